@@ -1,0 +1,143 @@
+# Lattice wire schema: every message between launcher and agents, and between agents, travels
+# inside one Envelope. The union discriminant is the method; requestId pairs a response with
+# its request (0 = one-way notification).
+@0xc1b7e3a0f4d25a91;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("lattice::schema");
+
+enum PmiMode {
+  pmi2 @0;   # the simple PMI server: PMI-1 and PMI-2 wires on one fd (MPICH, Slurm libpmi2)
+  pmix @1;   # OpenPMIx server (Open MPI); not available in this build yet
+}
+
+struct CxiCredentials {
+  # Slingshot CXI service credentials for the launch (filled by the fabric manager issue).
+  vnis @0 :List(UInt32);
+  serviceId @1 :UInt32;
+  trafficClass @2 :Text;
+}
+
+struct PeerInfo {
+  nodeId @0 :Text;   # the agent's node name (LATTICE_NODELIST entry)
+  host @1 :Text;     # address other agents and the launcher reach it at
+  port @2 :UInt16;
+}
+
+struct EnvVar {
+  name @0 :Text;
+  value @1 :Text;
+}
+
+struct LaunchProcessesRequest {
+  launchId @0 :Text;
+  allocationId @1 :Text;
+  entrypoint @2 :Text;           # program path (resolved on PATH by the agent when bare)
+  args @3 :List(Text);           # argv[1..]
+  tasksPerNode @4 :UInt32;       # block layout shorthand: ranks on this node when rankNodes is empty
+  firstRank @5 :UInt32;          # block layout shorthand: first global rank on this node
+  worldSize @6 :UInt32;
+  env @7 :List(EnvVar);          # added to the agent's base environment for every rank
+  pmiMode @8 :PmiMode;
+  cxiCredentials @9 :CxiCredentials;
+  peers @10 :List(PeerInfo);     # every node of the launch, by node index
+  headNodeIndex @11 :UInt32;     # node of rank 0: root of the fence tree, decides aborts
+  # Beyond the seed's fields:
+  nodeIndex @12 :UInt32;         # which entry of peers the receiving agent is
+  rankNodes @13 :List(UInt32);   # node index of every rank (length worldSize); empty = block
+  fenceTimeoutMs @14 :UInt32;    # 0 = the agent's configured default
+  slurmCompat @15 :Bool;         # also export SLURM_* variables (or the agent's config says so)
+  workdir @16 :Text;             # ranks' working directory; empty = the agent's
+  fanout @17 :UInt32;            # fence tree fanout; 0 = the agent's configured default
+}
+
+struct RankPid {
+  rank @0 :UInt32;
+  pid @1 :Int32;
+}
+
+struct LaunchAccepted {
+  ranks @0 :List(RankPid);
+}
+
+struct KvEntry {
+  key @0 :Text;
+  value @1 :Text;
+}
+
+struct PmiFence {
+  # An agent's contribution (its subtree's puts) to fence `epoch`, sent up the tree.
+  launchId @0 :Text;
+  epoch @1 :UInt64;
+  fromNode @2 :UInt32;
+  entries @3 :List(KvEntry);
+}
+
+struct PmiFenceComplete {
+  # The merged store of fence `epoch`, sent down the tree (failed: errorMessage set).
+  launchId @0 :Text;
+  epoch @1 :UInt64;
+  entries @2 :List(KvEntry);
+  errorMessage @3 :Text;
+}
+
+struct AbortProcesses {
+  launchId @0 :Text;
+  reason @1 :Text;
+}
+
+enum OutputStream {
+  stdout @0;
+  stderr @1;
+}
+
+struct OutputChunk {
+  launchId @0 :Text;
+  rank @1 :UInt32;
+  stream @2 :OutputStream;
+  data @3 :Data;                 # whole lines only (a final unterminated line at EOF)
+}
+
+struct RankExit {
+  launchId @0 :Text;
+  rank @1 :UInt32;
+  nodeIndex @2 :UInt32;
+  exitCode @3 :Int32;
+  signal @4 :Int32;              # 0 when the rank exited normally
+  pid @5 :Int32;
+}
+
+struct LaunchTimings {
+  # Microseconds since the agent received LaunchProcesses (0 = never happened).
+  spawnedUs @0 :UInt64;          # last local rank spawned
+  firstInitUs @1 :UInt64;        # first local rank's PMI init
+  lastFinalizeUs @2 :UInt64;     # last local rank's PMI finalize
+  exitedUs @3 :UInt64;           # last local rank exited
+}
+
+struct LaunchEnded {
+  # Sent by an agent once every local rank of the launch has exited and been reaped.
+  launchId @0 :Text;
+  nodeIndex @1 :UInt32;
+  failed @2 :Bool;
+  reason @3 :Text;               # first failure this agent saw, e.g. "rank 3 exited with status 7"
+  timings @4 :LaunchTimings;
+}
+
+struct Envelope {
+  requestId @0 :UInt64;          # 0 = notification; otherwise a request or its response
+  isResponse @1 :Bool;
+  error @2 :Text;                # non-empty on a failed response
+  body :union {
+    none @3 :Void;
+    launchProcesses @4 :LaunchProcessesRequest;   # launcher -> agent, response launchAccepted
+    launchAccepted @5 :LaunchAccepted;
+    abortProcesses @6 :AbortProcesses;            # launcher/head -> agent
+    output @7 :OutputChunk;                       # agent -> launcher
+    rankExit @8 :RankExit;                        # agent -> launcher
+    launchEnded @9 :LaunchEnded;                  # agent -> launcher
+    pmiFence @10 :PmiFence;                       # agent -> parent agent
+    pmiFenceComplete @11 :PmiFenceComplete;       # agent -> child agents
+    heartbeat @12 :Void;
+  }
+}

@@ -1,0 +1,51 @@
+#include "base/log.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+namespace lattice {
+namespace {
+// Process-wide by nature (stderr is); written only by main() before the loop runs.
+LogLevel g_level = LogLevel::info;
+std::string g_tag = "lattice";
+}  // namespace
+
+std::optional<LogLevel> parse_log_level(std::string_view name) {
+  for (int i = 0; i <= static_cast<int>(LogLevel::trace); ++i) {
+    auto level = static_cast<LogLevel>(i);
+    if (log_level_name(level) == name) return level;
+  }
+  return std::nullopt;
+}
+
+std::string_view log_level_name(LogLevel level) {
+  switch (level) {
+    case LogLevel::error: return "error";
+    case LogLevel::warn: return "warn";
+    case LogLevel::info: return "info";
+    case LogLevel::debug: return "debug";
+    case LogLevel::trace: return "trace";
+  }
+  return "?";
+}
+
+void set_log_level(LogLevel level) { g_level = level; }
+LogLevel log_level() { return g_level; }
+void set_log_tag(std::string tag) { g_tag = std::move(tag); }
+
+void log_write(LogLevel level, std::string_view topic, std::string_view message) {
+  auto now = std::chrono::system_clock::now();
+  auto secs = std::chrono::system_clock::to_time_t(now);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() %
+            1000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%H:%M:%S", &tm);
+  std::string line = cat(stamp, '.', ms / 100, (ms / 10) % 10, ms % 10, ' ', g_tag, ' ',
+                         log_level_name(level), ' ', topic, ": ", message, '\n');
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+}  // namespace lattice

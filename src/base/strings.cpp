@@ -1,0 +1,55 @@
+#include "base/strings.hpp"
+
+#include <limits>
+
+namespace lattice {
+
+std::optional<int64_t> parse_int(std::string_view s) {
+  bool negative = false;
+  if (!s.empty() && s[0] == '-') {
+    negative = true;
+    s.remove_prefix(1);
+  }
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  int64_t value = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  return negative ? -value : value;
+}
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t pos = s.find(sep, start);
+    out.emplace_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos
+                                                                    : pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+std::optional<HostPort> parse_host_port(std::string_view s) {
+  std::string_view host;
+  std::string_view port;
+  if (!s.empty() && s[0] == '[') {
+    size_t close = s.find(']');
+    if (close == std::string_view::npos || close + 1 >= s.size() || s[close + 1] != ':')
+      return std::nullopt;
+    host = s.substr(1, close - 1);
+    port = s.substr(close + 2);
+  } else {
+    size_t colon = s.rfind(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    host = s.substr(0, colon);
+    port = s.substr(colon + 1);
+  }
+  auto p = parse_int(port);
+  if (host.empty() || !p || *p < 0 || *p > 65535) return std::nullopt;
+  return HostPort{std::string(host), static_cast<int>(*p)};
+}
+
+}  // namespace lattice

@@ -1,0 +1,34 @@
+#include <doctest/doctest.h>
+
+#include "base/strings.hpp"
+
+using namespace lattice;
+
+TEST_CASE("parse_int is strict") {
+  CHECK(parse_int("42") == 42);
+  CHECK(parse_int("-1") == -1);
+  CHECK_FALSE(parse_int(""));
+  CHECK_FALSE(parse_int("-"));
+  CHECK_FALSE(parse_int("4 2"));
+  CHECK_FALSE(parse_int("+4"));
+  CHECK_FALSE(parse_int("12x"));
+  CHECK_FALSE(parse_int("9999999999999999999999"));
+}
+
+TEST_CASE("parse_host_port") {
+  auto hp = parse_host_port("127.0.0.2:7400");
+  REQUIRE(hp);
+  CHECK(hp->host == "127.0.0.2");
+  CHECK(hp->port == 7400);
+  auto v6 = parse_host_port("[::1]:0");
+  REQUIRE(v6);
+  CHECK(v6->host == "::1");
+  CHECK_FALSE(parse_host_port("nohost"));
+  CHECK_FALSE(parse_host_port(":80"));
+  CHECK_FALSE(parse_host_port("h:99999"));
+}
+
+TEST_CASE("split keeps empty fields") {
+  CHECK(split("a,,b", ',') == std::vector<std::string>{"a", "", "b"});
+  CHECK(split("", ',') == std::vector<std::string>{""});
+}
