@@ -49,6 +49,7 @@ struct LaunchProcessesRequest {
   slurmCompat @15 :Bool;         # also export SLURM_* variables (or the agent's config says so)
   workdir @16 :Text;             # ranks' working directory; empty = the agent's
   fanout @17 :UInt32;            # fence tree fanout; 0 = the agent's configured default
+  usePmiPort @18 :Bool;          # ranks dial a per-launch loopback port (PMI_PORT + PMI_ID) instead of PMI_FD
 }
 
 struct RankPid {
@@ -84,6 +85,12 @@ struct PmiFenceComplete {
 struct AbortProcesses {
   launchId @0 :Text;
   reason @1 :Text;
+}
+
+struct SignalProcesses {
+  # Forward a signal (SIGINT, SIGTERM, ...) to every rank's process group of the launch.
+  launchId @0 :Text;
+  signal @1 :Int32;
 }
 
 enum OutputStream {
@@ -122,6 +129,8 @@ struct LaunchEnded {
   failed @2 :Bool;
   reason @3 :Text;               # first failure this agent saw, e.g. "rank 3 exited with status 7"
   timings @4 :LaunchTimings;
+  exitCode @5 :Int32;            # the job status this agent proposes (0 when not failed)
+  failedRank @6 :Int32;          # rank of the first failure, -1 when none or not a rank's
 }
 
 struct Envelope {
@@ -139,5 +148,6 @@ struct Envelope {
     pmiFence @10 :PmiFence;                       # agent -> parent agent
     pmiFenceComplete @11 :PmiFenceComplete;       # agent -> child agents
     heartbeat @12 :Void;
+    signalProcesses @13 :SignalProcesses;         # launcher -> agent
   }
 }

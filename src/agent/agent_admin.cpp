@@ -1,0 +1,73 @@
+// The agent's side of the admin socket: one request line in, the rendered answer out, then the
+// connection is closed. The protocol and rendering live in admin/; this only moves bytes and
+// collects the live state.
+#include <uv.h>
+
+#include "agent/agent.hpp"
+#include "base/log.hpp"
+#include "lattice_version.h"
+
+namespace lattice::agent {
+namespace {
+constexpr size_t kMaxAdminRequest = 1024;  // one short line; anything longer is refused
+}
+
+void Agent::accept_admin(std::unique_ptr<net::Stream> stream) {
+  uint64_t id = next_conn_id_++;
+  net::Stream* s = stream.get();
+  admin_clients_[id] = std::move(stream);
+  auto buffer = std::make_shared<std::string>();
+  s->start(
+      [this, s, buffer](std::string_view bytes) {
+        buffer->append(bytes);
+        size_t eol = buffer->find('\n');
+        if (eol == std::string::npos && buffer->size() < kMaxAdminRequest) return;
+        std::string line = buffer->substr(0, std::min(eol, buffer->size()));
+        s->end(admin::handle_request(line, *this));
+      },
+      [this, id](const std::string&) {
+        reaper_.start(0, 0, [this, id] {
+          admin_clients_.erase(id);
+          reap();
+        });
+      });
+}
+
+admin::AgentStatus Agent::status() {
+  admin::AgentStatus st;
+  st.version = LATTICE_VERSION;
+  st.node_id = config_.node_id;
+  if (listener_) {
+    auto bound = listener_->bound();
+    st.listen = cat(bound.host, ':', bound.port);
+  }
+  st.uptime_ms = loop_.now_ms() - started_ms_;
+  for (auto& [id, entry] : launches_) {
+    const Launch& launch = *entry.launch;
+    admin::LaunchRow row;
+    row.launch_id = id;
+    row.node_index = launch.spec().node_index;
+    row.nnodes = launch.spec().nnodes();
+    row.world_size = launch.spec().world_size;
+    row.fence_epoch = launch.pmi().fence_epoch();
+    row.fence_waiting_for = launch.pmi().ranks_not_in_fence();
+    row.age_ms = launch.age_ms();
+    auto pids = launch.rank_pids();
+    uint64_t now = uv_hrtime() / 1000000;
+    for (const auto& rank : launch.pmi().status()) {
+      admin::RankRow r;
+      r.rank = rank.rank;
+      for (auto [rk, pid] : pids)
+        if (rk == rank.rank) r.pid = pid;
+      r.pmi_state = std::string(pmi::rank_state_name(rank.state));
+      r.last_command = rank.last_command;
+      r.idle_ms = rank.last_activity_ms ? now - rank.last_activity_ms : 0;
+      r.fence_epoch = rank.fences_entered;
+      row.ranks.push_back(std::move(r));
+    }
+    st.launches.push_back(std::move(row));
+  }
+  return st;
+}
+
+}  // namespace lattice::agent

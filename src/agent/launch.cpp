@@ -1,0 +1,284 @@
+#include "agent/launch.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <algorithm>
+#include <csignal>
+
+#include "agent/local_fence.hpp"
+#include "base/log.hpp"
+#include "pmi/mapping.hpp"
+#include "proc/environment.hpp"
+#include "proc/executable.hpp"
+
+namespace lattice::agent {
+namespace {
+
+// How long ranks get between SIGTERM and SIGKILL when a launch ends on a forwarded signal or
+// agent shutdown; aborts on failure use SIGKILL at once.
+constexpr uint64_t kKillGraceMs = 2000;
+// After the last rank exits, how long its output pipes may stay open (a daemonised grandchild
+// can hold them) before the launch ends without them.
+constexpr uint64_t kOutputDrainMs = 3000;
+// A rank that dropped its PMI connection without finalize usually exits a moment later; its exit
+// status is the better reason. If it lives on, fail the launch with the PMI reason after this.
+constexpr uint64_t kLostPmiGraceMs = 2000;
+// Period of the watchdog that checks fence deadlines and lost-PMI ranks.
+constexpr uint64_t kWatchPeriodMs = 200;
+
+pmi::LaunchInfo pmi_info(const LaunchSpec& spec) {
+  pmi::LaunchInfo info;
+  info.jobid = spec.launch_id;
+  info.world_size = spec.world_size;
+  info.local_ranks = spec.local_ranks();
+  info.process_mapping = pmi::process_mapping(spec.rank_nodes);
+  return info;
+}
+
+}  // namespace
+
+struct Launch::Rank {
+  int rank = 0;
+  int local_rank = 0;
+  std::unique_ptr<net::Process> process;
+  int pid = -1;
+  std::unique_ptr<net::Stream> out_stream, err_stream;
+  proc::LineBuffer out_lines, err_lines;
+  int open_streams = 0;
+  bool exited = false;
+  bool initialized = false;
+  bool finalized = false;
+  uint64_t pmi_lost_at_ms = 0;  // PMI connection lost without finalize (0 = not)
+  std::string pmi_lost_reason;
+};
+
+Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, LaunchSink& sink)
+    : loop_(loop),
+      spec_(std::move(spec)),
+      env_(env),
+      sink_(sink),
+      started_ns_(uv_hrtime()),
+      pmi_(pmi_info(spec_), *this),
+      kill_timer_(loop),
+      watch_timer_(loop) {
+  fence_ = std::make_unique<LocalFence>(
+      loop, FenceCallbacks{
+                [this](uint64_t epoch, const pmi::KvList& merged) {
+                  pmi_.fence_complete(epoch, merged);
+                },
+                [this](uint64_t epoch, const std::string& message) {
+                  pmi_.fence_failed(epoch, message);
+                }});
+  auto local = spec_.local_ranks();
+  for (size_t i = 0; i < local.size(); ++i) {
+    auto rank = std::make_unique<Rank>();
+    rank->rank = local[i];
+    rank->local_rank = static_cast<int>(i);
+    ranks_.push_back(std::move(rank));
+  }
+}
+
+Launch::~Launch() {
+  // The owner destroys a launch only after it ended; anything still alive here (agent
+  // teardown) is killed rather than orphaned.
+  for (auto& rank : ranks_)
+    if (rank->process && !rank->exited) rank->process->kill_group(SIGKILL);
+}
+
+Status Launch::start() {
+  std::string path_env;
+  for (const auto& kv : env_.base_env)
+    if (starts_with(kv, "PATH=")) path_env = kv.substr(5);
+  std::string cwd = spec_.workdir.empty() ? env_.agent_cwd : spec_.workdir;
+  auto program = proc::resolve_executable(spec_.entrypoint, path_env, cwd);
+  if (!program)
+    return make_error(cat("cannot execute '", spec_.entrypoint, "' on ", env_.node_id,
+                          ": not found or not executable"));
+
+  ::mkdir(env_.pmi_socket_dir.c_str(), 0755);
+  std::string socket_path =
+      cat(env_.pmi_socket_dir, "/lattice-pmi-", spec_.launch_id, ".sock");
+  auto accept = [this](std::unique_ptr<net::Stream> stream) {
+    serve_pmi(std::move(stream), std::nullopt);
+  };
+  auto listener = net::UnixListener::listen(loop_, socket_path, accept);
+  if (!listener) return make_error(cat("PMI socket ", socket_path, ": ", listener.error().message));
+  socket_listener_ = std::move(listener.value());
+  if (spec_.use_pmi_port) {
+    auto tcp = net::TcpListener::listen(loop_, "127.0.0.1", 0, accept);
+    if (!tcp) return make_error(cat("PMI port: ", tcp.error().message));
+    port_listener_ = std::move(tcp.value());
+  }
+
+  watch_timer_.start(kWatchPeriodMs, kWatchPeriodMs, [this] { check_fence_deadline(); });
+  for (auto& rank : ranks_) {
+    if (failure_) {  // an earlier spawn failed: start no more
+      rank->exited = true;
+      continue;
+    }
+    auto spawned = spawn_rank(*rank, *program);
+    if (!spawned) {
+      fail(Failure{cat("cannot spawn ", where(rank->rank), ": ", spawned.error().message), 1,
+                   rank->rank});
+      rank->exited = true;  // never ran: nothing to reap
+    }
+  }
+  times_.spawned_us = elapsed_us();
+  LAT_LOG(info, "launch", spec_.launch_id, ": spawned ", ranks_.size(), " ranks of ",
+          spec_.world_size);
+  maybe_end();
+  return {};
+}
+
+Status Launch::spawn_rank(Rank& rank, const std::string& program) {
+  proc::RankEnvInput in;
+  in.rank = rank.rank;
+  in.world_size = spec_.world_size;
+  in.local_rank = rank.local_rank;
+  in.local_size = static_cast<int>(ranks_.size());
+  in.node_index = spec_.node_index;
+  in.nnodes = spec_.nnodes();
+  in.jobid = spec_.launch_id;
+  in.launch_id = spec_.launch_id;
+  in.allocation_id = spec_.allocation_id;
+  in.nodelist = spec_.nodelist();
+  in.slurm_compat = spec_.slurm_compat;
+  in.user_env = spec_.env;
+
+  net::SpawnSpec spawn;
+  std::optional<net::UniqueFd> child_end;
+  if (port_listener_) {
+    auto bound = port_listener_->bound();
+    in.pmi_port = cat(bound.host, ':', bound.port);
+  } else {
+    auto pair = net::make_socketpair();
+    if (!pair) return pair.error();
+    auto [parent, child] = std::move(pair.value());
+    auto stream = net::Stream::open_fd(loop_, std::move(parent));
+    if (!stream) return stream.error();
+    serve_pmi(std::move(stream.value()), rank.rank);
+    in.pmi_fd = 3;
+    spawn.inherit_fds.push_back(child.get());
+    child_end = std::move(child);
+  }
+  spawn.file = env_.rank_exec;
+  spawn.argv = {env_.rank_exec, program};
+  spawn.argv.insert(spawn.argv.end(), spec_.args.begin(), spec_.args.end());
+  spawn.env = proc::rank_environment(env_.base_env, in);
+  spawn.env.push_back(cat("LATTICE_AGENT_PID=", ::getpid()));
+  spawn.cwd = spec_.workdir;
+
+  Rank* r = &rank;
+  auto process = net::Process::spawn(loop_, spawn, [this, r](net::ExitInfo info) { on_exit(*r, info); });
+  // The child's end must close here, or the PMI connection never sees EOF (build-notes.md).
+  child_end.reset();
+  if (!process) return process.error();
+  rank.process = std::move(process.value());
+  rank.pid = rank.process->pid();
+  attach_output(rank, rank.process->take_stdout(), false);
+  attach_output(rank, rank.process->take_stderr(), true);
+  return {};
+}
+
+void Launch::attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool is_stderr) {
+  if (!stream) return;
+  Rank* r = &rank;
+  net::Stream* s = stream.get();
+  (is_stderr ? rank.err_stream : rank.out_stream) = std::move(stream);
+  ++rank.open_streams;
+  s->start(
+      [this, r, is_stderr](std::string_view bytes) {
+        auto& lines = is_stderr ? r->err_lines : r->out_lines;
+        std::string batch;
+        for (auto& line : lines.feed(bytes)) batch += line;
+        if (!batch.empty()) sink_.output(*this, r->rank, is_stderr, std::move(batch));
+      },
+      [this, r, is_stderr](const std::string&) {
+        auto& lines = is_stderr ? r->err_lines : r->out_lines;
+        if (auto rest = lines.flush()) sink_.output(*this, r->rank, is_stderr, std::move(*rest));
+        --r->open_streams;
+        maybe_end();
+      });
+}
+
+void Launch::on_exit(Rank& rank, net::ExitInfo info) {
+  rank.exited = true;
+  proc::ExitStatus status{static_cast<int>(info.exit_status), info.term_signal};
+  LAT_LOG(debug, "launch", spec_.launch_id, ": ", where(rank.rank), " ", proc::describe(status));
+  sink_.rank_exited(*this, rank.rank, rank.pid, status);
+  if (status.code != 0 || status.signal != 0) {
+    fail(Failure{cat(where(rank.rank), " ", proc::describe(status)), proc::job_exit_code(status),
+                 rank.rank});
+  } else if (rank.initialized && !rank.finalized) {
+    fail(Failure{cat(where(rank.rank), " exited without calling PMI finalize"), 1, rank.rank});
+  }
+  bool all_exited = std::all_of(ranks_.begin(), ranks_.end(), [](auto& r) { return r->exited; });
+  if (all_exited) {
+    times_.exited_us = elapsed_us();
+    // Give pipes held by stray grandchildren a bounded time, then stop waiting for them.
+    kill_timer_.start(kOutputDrainMs, 0, [this] {
+      for (auto& r : ranks_) {
+        if (r->out_stream) r->out_stream->close();
+        if (r->err_stream) r->err_stream->close();
+        r->open_streams = 0;
+      }
+      maybe_end();
+    });
+  }
+  maybe_end();
+}
+
+void Launch::fail(Failure failure, int signum) {
+  if (!failure_) {
+    LAT_LOG(warn, "launch", spec_.launch_id, ": ", failure.reason);
+    failure_ = std::move(failure);
+  }
+  for (auto& rank : ranks_)
+    if (rank->process && !rank->exited) rank->process->kill_group(signum);
+  if (signum != SIGKILL) {
+    kill_timer_.start(kKillGraceMs, 0, [this] {
+      for (auto& rank : ranks_)
+        if (rank->process && !rank->exited) rank->process->kill_group(SIGKILL);
+    });
+  }
+}
+
+void Launch::forward_signal(int signum) {
+  for (auto& rank : ranks_)
+    if (rank->process && !rank->exited) rank->process->kill_group(signum);
+}
+
+void Launch::maybe_end() {
+  if (ended_) return;
+  for (auto& rank : ranks_)
+    if (!rank->exited || rank->open_streams > 0) return;
+  ended_ = true;
+  watch_timer_.stop();
+  kill_timer_.stop();
+  conns_.clear();
+  socket_listener_.reset();  // removes the socket file
+  port_listener_.reset();
+  sink_.ended(*this, failure_, times_);
+}
+
+std::vector<std::pair<int, int>> Launch::rank_pids() const {
+  std::vector<std::pair<int, int>> out;
+  for (auto& rank : ranks_) out.emplace_back(rank->rank, rank->pid);
+  return out;
+}
+
+uint64_t Launch::elapsed_us() const { return (uv_hrtime() - started_ns_) / 1000; }
+uint64_t Launch::age_ms() const { return elapsed_us() / 1000; }
+uint64_t Launch::now_ms() { return uv_hrtime() / 1000000; }
+
+Launch::Rank* Launch::find_rank(int rank) {
+  for (auto& r : ranks_)
+    if (r->rank == rank) return r.get();
+  return nullptr;
+}
+
+std::string Launch::where(int rank) const { return cat("rank ", rank, " on ", env_.node_id); }
+
+}  // namespace lattice::agent

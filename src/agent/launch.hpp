@@ -1,0 +1,126 @@
+// One launch on this node: spawns its local ranks through lattice-rank-exec, serves them PMI
+// (PMI_FD socketpairs, the per-launch Unix socket, optionally PMI_PORT), streams their output
+// and exit statuses to the launcher, and applies the failure policy: the first rank that fails
+// (non-zero exit, signal, abort, PMI protocol error, fence timeout) ends the whole launch.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/fence.hpp"
+#include "agent/launch_spec.hpp"
+#include "net/listener.hpp"
+#include "net/loop.hpp"
+#include "net/process.hpp"
+#include "net/stream.hpp"
+#include "net/timer.hpp"
+#include "pmi/server.hpp"
+#include "proc/exit_status.hpp"
+#include "proc/line_buffer.hpp"
+
+namespace lattice::agent {
+
+struct Failure {
+  std::string reason;  // e.g. "rank 3 on n1 exited with status 7"
+  int exit_code = 1;   // the job status it implies
+  int rank = -1;
+};
+
+struct LaunchTimes {  // microseconds since the request arrived; 0 = not yet
+  uint64_t spawned_us = 0, first_init_us = 0, last_finalize_us = 0, exited_us = 0;
+};
+
+class Launch;
+
+// Where a launch reports; the agent forwards these to the launcher's connection.
+class LaunchSink {
+ public:
+  virtual ~LaunchSink() = default;
+  virtual void output(Launch& launch, int rank, bool is_stderr, std::string data) = 0;
+  virtual void rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) = 0;
+  // Every local rank is reaped and its output drained; the owner may destroy the launch later
+  // (not from inside this call).
+  virtual void ended(Launch& launch, const std::optional<Failure>& failure,
+                     const LaunchTimes& times) = 0;
+};
+
+struct LaunchEnvironment {
+  std::string node_id;
+  std::string pmi_socket_dir;
+  std::string rank_exec;                // path of lattice-rank-exec
+  std::vector<std::string> base_env;    // the agent's environment, "K=V"
+  std::string agent_cwd;
+};
+
+class Launch : private pmi::ServerHooks {
+ public:
+  Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, LaunchSink& sink);
+  ~Launch() override;
+  Launch(const Launch&) = delete;
+  Launch& operator=(const Launch&) = delete;
+
+  // Checks what can be checked before anything runs (program, socket), then spawns every local
+  // rank. An error means nothing was started. A spawn failure midway is a launch failure.
+  Status start();
+  // Ends the launch: `signum` to every live rank's process group now, SIGKILL after a grace.
+  void fail(Failure failure, int signum = 9);
+  void forward_signal(int signum);
+
+  const LaunchSpec& spec() const { return spec_; }
+  const std::string& id() const { return spec_.launch_id; }
+  const pmi::Server& pmi() const { return pmi_; }
+  std::vector<std::pair<int, int>> rank_pids() const;  // (rank, pid)
+  uint64_t age_ms() const;
+  bool ended() const { return ended_; }
+
+ private:
+  struct Rank;
+  struct PmiConn {
+    std::unique_ptr<net::Stream> stream;
+    int rank = -1;
+  };
+
+  // pmi::ServerHooks
+  void send(pmi::ConnId conn, std::string bytes) override;
+  void fence_ready(uint64_t epoch, pmi::KvList local_puts) override;
+  void abort_requested(int rank, std::optional<int> exit_code, std::string message) override;
+  void client_failed(pmi::ConnId conn, int rank, std::string message) override;
+  void rank_initialized(int rank) override;
+  void rank_finalized(int rank) override;
+  void trace(pmi::ConnId conn, char direction, std::string_view message) override;
+  uint64_t now_ms() override;
+
+  Status spawn_rank(Rank& rank, const std::string& program);
+  void attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool is_stderr);
+  void serve_pmi(std::unique_ptr<net::Stream> stream, std::optional<int> rank);
+  void on_exit(Rank& rank, net::ExitInfo info);
+  void check_fence_deadline();
+  void maybe_end();
+  Rank* find_rank(int rank);
+  std::string where(int rank) const;  // "rank 3 on n1"
+  uint64_t elapsed_us() const;
+
+  net::Loop& loop_;
+  LaunchSpec spec_;
+  const LaunchEnvironment& env_;
+  LaunchSink& sink_;
+  uint64_t started_ns_;
+  pmi::Server pmi_;
+  std::unique_ptr<Fence> fence_;
+  std::vector<std::unique_ptr<Rank>> ranks_;
+  std::map<pmi::ConnId, PmiConn> conns_;
+  std::unique_ptr<net::UnixListener> socket_listener_;
+  std::unique_ptr<net::TcpListener> port_listener_;
+  net::Timer kill_timer_;
+  net::Timer watch_timer_;
+  std::optional<Failure> failure_;
+  LaunchTimes times_;
+  int finalized_ = 0;
+  bool ended_ = false;
+};
+
+}  // namespace lattice::agent

@@ -1,0 +1,43 @@
+#include "launcher/admin_client.hpp"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/strings.hpp"
+
+namespace lattice::launcher {
+
+Result<std::string> admin_request(const std::string& socket_path, const std::string& request) {
+  sockaddr_un addr{};
+  if (socket_path.size() >= sizeof addr.sun_path)
+    return make_error(cat("socket path too long: ", socket_path));
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return make_error(cat("socket: ", std::strerror(errno)));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+    return make_error(cat("cannot connect to ", socket_path, ": ", std::strerror(errno)));
+  std::string line = request + "\n";
+  if (::send(fd, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size()))
+    return make_error(cat("cannot send to ", socket_path, ": ", std::strerror(errno)));
+  std::string answer;
+  char buf[4096];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return make_error(cat("reading ", socket_path, ": ", std::strerror(errno)));
+    if (n == 0) break;
+    answer.append(buf, static_cast<size_t>(n));
+  }
+  return answer;
+}
+
+}  // namespace lattice::launcher

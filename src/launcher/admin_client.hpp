@@ -1,0 +1,15 @@
+// `lattice admin status`: one request line to an agent's admin socket, its answer to stdout.
+// A short blocking exchange; the CLI has no event loop to keep responsive.
+#pragma once
+
+#include <string>
+
+#include "base/result.hpp"
+
+namespace lattice::launcher {
+
+inline constexpr const char* kDefaultAdminSocket = "/run/lattice/agentd.sock";
+
+Result<std::string> admin_request(const std::string& socket_path, const std::string& request);
+
+}  // namespace lattice::launcher

@@ -1,0 +1,258 @@
+#include "launcher/job.hpp"
+
+#include <uv.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <random>
+
+#include "base/log.hpp"
+
+namespace lattice::launcher {
+namespace {
+
+// An agent that neither connects nor answers LaunchProcesses within this is treated as
+// unreachable (TCP's own SYN timeout is minutes).
+constexpr uint64_t kAgentResponseMs = 15000;
+
+void write_all(FILE* out, const std::string& data) {
+  std::fwrite(data.data(), 1, data.size(), out);
+  std::fflush(out);
+}
+
+}  // namespace
+
+std::string new_launch_id() {
+  std::random_device rd;
+  std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd() ^ uv_hrtime());
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(gen()));
+  return buf;
+}
+
+Job::Job(net::Loop& loop, const LaunchOptions& options, Layout layout,
+         std::vector<AgentAddress> agents, std::string launch_id, std::function<void()> done)
+    : loop_(loop),
+      options_(options),
+      layout_(std::move(layout)),
+      launch_id_(std::move(launch_id)),
+      done_(std::move(done)),
+      deadline_timer_(loop),
+      start_ns_(uv_hrtime()) {
+  agents.resize(static_cast<size_t>(layout_.nodes));
+  for (auto& address : agents) nodes_.push_back(Node{std::move(address), nullptr});
+}
+
+Job::~Job() = default;
+
+double Job::now_ms() const { return static_cast<double>(uv_hrtime() - start_ns_) / 1e6; }
+
+void Job::start() {
+  for (auto& node : nodes_) {
+    Node* n = &node;
+    net::connect_tcp(loop_, node.address.host, node.address.port,
+                     [this, n](Result<std::unique_ptr<net::Stream>> stream) {
+                       if (!stream)
+                         return node_out(*n, JobFailure{cat("cannot reach agent ", n->address.node_id,
+                                                            " at ", n->address.host, ':',
+                                                            n->address.port, ": ",
+                                                            stream.error().message)});
+                       connected(*n, std::move(stream.value()));
+                     });
+  }
+  deadline_timer_.start(kAgentResponseMs, 0, [this] {
+    for (auto& node : nodes_)
+      if (!node.done && !node.launched)
+        node_out(node, JobFailure{cat("agent ", node.address.node_id, " at ", node.address.host,
+                                      ':', node.address.port, " did not answer within ",
+                                      kAgentResponseMs / 1000, " s")});
+  });
+}
+
+void Job::connected(Node& node, std::unique_ptr<net::Stream> stream) {
+  if (node.done) return;  // gave up on it already; dropping the stream closes it
+  Node* n = &node;
+  rpc::Session::Handlers handlers;
+  handlers.on_message = [this, n](uint64_t, schema::Envelope::Reader envelope) {
+    on_message(*n, envelope);
+  };
+  node.conn = std::make_unique<link::Connection>(
+      std::move(stream), std::move(handlers), [this, n](const std::string& reason) {
+        if (!n->done)
+          node_out(*n, JobFailure{cat("lost connection to agent ", n->address.node_id, " (",
+                                      reason, ")")});
+      });
+  if (std::all_of(nodes_.begin(), nodes_.end(), [](const Node& x) { return x.conn || x.done; }))
+    connected_ms_ = now_ms();
+  if (aborting_) return node_out(node, JobFailure{"launch aborted before it started"});
+  send_launch(node);
+}
+
+void Job::send_launch(Node& node) {
+  int index = static_cast<int>(&node - nodes_.data());
+  rpc::Outgoing msg;
+  auto req = msg.envelope().initBody().initLaunchProcesses();
+  req.setLaunchId(launch_id_);
+  req.setAllocationId(launch_id_);
+  req.setEntrypoint(options_.program);
+  auto args = req.initArgs(static_cast<unsigned>(options_.args.size()));
+  for (unsigned i = 0; i < args.size(); ++i) args.set(i, options_.args[i]);
+  req.setWorldSize(static_cast<uint32_t>(layout_.ntasks));
+  auto env = req.initEnv(static_cast<unsigned>(options_.env.size()));
+  for (unsigned i = 0; i < env.size(); ++i) {
+    env[i].setName(options_.env[i].first);
+    env[i].setValue(options_.env[i].second);
+  }
+  req.setPmiMode(options_.pmix ? schema::PmiMode::PMIX : schema::PmiMode::PMI2);
+  auto peers = req.initPeers(static_cast<unsigned>(nodes_.size()));
+  for (unsigned i = 0; i < peers.size(); ++i) {
+    peers[i].setNodeId(nodes_[i].address.node_id);
+    peers[i].setHost(nodes_[i].address.host);
+    peers[i].setPort(static_cast<uint16_t>(nodes_[i].address.port));
+  }
+  req.setHeadNodeIndex(static_cast<uint32_t>(layout_.rank_nodes.front()));
+  req.setNodeIndex(static_cast<uint32_t>(index));
+  auto rank_nodes = req.initRankNodes(static_cast<unsigned>(layout_.rank_nodes.size()));
+  for (unsigned i = 0; i < rank_nodes.size(); ++i)
+    rank_nodes.set(i, static_cast<uint32_t>(layout_.rank_nodes[i]));
+  req.setFenceTimeoutMs(options_.fence_timeout_ms);
+  req.setFanout(options_.fanout);
+  req.setSlurmCompat(options_.slurm_compat);
+  req.setUsePmiPort(options_.pmi_port);
+
+  Node* n = &node;
+  node.sent_ms = now_ms();
+  node.conn->session().call(
+      std::move(msg), loop_.now_ms() + kAgentResponseMs,
+      [this, n](Result<schema::Envelope::Reader> reply) {
+        if (!reply)
+          return node_out(*n, JobFailure{cat("agent ", n->address.node_id, " refused the launch: ",
+                                             reply.error().message)});
+        n->launched = true;
+        n->accepted_ms = now_ms();
+        if (aborting_) abort_all("launch aborted");
+      });
+}
+
+void Job::on_message(Node& node, schema::Envelope::Reader envelope) {
+  auto body = envelope.getBody();
+  switch (body.which()) {
+    case schema::Envelope::Body::OUTPUT: {
+      auto chunk = body.getOutput();
+      auto data = chunk.getData();
+      std::string text(reinterpret_cast<const char*>(data.begin()), data.size());
+      if (options_.label) text = label_lines(static_cast<int>(chunk.getRank()), text);
+      write_all(chunk.getStream() == schema::OutputStream::STDERR ? stderr : stdout, text);
+      return;
+    }
+    case schema::Envelope::Body::RANK_EXIT: {
+      auto exit = body.getRankExit();
+      ranks_[static_cast<int>(exit.getRank())] =
+          RankResult{static_cast<int>(exit.getNodeIndex()), exit.getExitCode(), exit.getSignal()};
+      return;
+    }
+    case schema::Envelope::Body::LAUNCH_ENDED: {
+      auto end = body.getLaunchEnded();
+      auto t = end.getTimings();
+      node.spawned_us = t.getSpawnedUs();
+      node.first_init_us = t.getFirstInitUs();
+      node.last_finalize_us = t.getLastFinalizeUs();
+      node.exited_us = t.getExitedUs();
+      node.done = true;
+      if (end.getFailed()) {
+        record_failure(failure_, JobFailure{end.getReason(), end.getExitCode(), end.getFailedRank()});
+        abort_all(end.getReason());
+      }
+      check_done();
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void Job::node_out(Node& node, JobFailure failure) {
+  if (node.done) return;
+  node.done = true;
+  if (node.conn) node.conn->close();
+  record_failure(failure_, failure);
+  abort_all(failure.reason);
+  check_done();
+}
+
+void Job::abort_all(const std::string& reason) {
+  aborting_ = true;
+  for (auto& node : nodes_) {
+    if (node.done || !node.launched || !node.conn || !node.conn->open()) continue;
+    rpc::Outgoing msg;
+    auto abort = msg.envelope().initBody().initAbortProcesses();
+    abort.setLaunchId(launch_id_);
+    abort.setReason(reason);
+    node.conn->session().notify(std::move(msg));
+  }
+}
+
+void Job::signal(int signum) {
+  if (finished_) return;
+  if (signum == SIGINT && ++interrupts_ >= 2) {
+    record_failure(failure_, JobFailure{"interrupted (second SIGINT): ranks killed", 128 + SIGINT});
+    abort_all("interrupted by the user");
+    return;
+  }
+  if (signum == SIGINT)
+    write_all(stderr, "lattice: forwarding SIGINT to every rank (Ctrl-C again to kill them)\n");
+  for (auto& node : nodes_) {
+    if (node.done || !node.launched || !node.conn || !node.conn->open()) continue;
+    rpc::Outgoing msg;
+    auto sig = msg.envelope().initBody().initSignalProcesses();
+    sig.setLaunchId(launch_id_);
+    sig.setSignal(signum);
+    node.conn->session().notify(std::move(msg));
+  }
+}
+
+void Job::check_done() {
+  if (finished_) return;
+  for (auto& node : nodes_)
+    if (!node.done) return;
+  finished_ = true;
+  deadline_timer_.stop();
+  for (auto& node : nodes_)
+    if (node.conn) node.conn->close();
+  done_();
+}
+
+int Job::exit_code() const { return job_exit_code(failure_, ranks_, layout_.ntasks); }
+
+std::string Job::final_report() const {
+  std::string out;
+  int code = exit_code();
+  if (failure_) out += cat("lattice: job failed: ", failure_->reason, '\n');
+  if (code != 0)
+    out += cat("lattice: exit statuses: ", summarize_exits(ranks_, layout_.ntasks), '\n');
+  if (options_.verbose) {
+    Timings t;
+    t.connect = connected_ms_;
+    double accepted = -1, first_init = -1, last_fin = -1, exited = -1;
+    for (const auto& node : nodes_) {
+      if (node.sent_ms < 0) continue;
+      accepted = std::max(accepted, node.accepted_ms);
+      double base = node.sent_ms;
+      if (node.first_init_us)
+        first_init = first_init < 0 ? base + node.first_init_us / 1e3
+                                    : std::min(first_init, base + node.first_init_us / 1e3);
+      if (node.last_finalize_us) last_fin = std::max(last_fin, base + node.last_finalize_us / 1e3);
+      if (node.exited_us) exited = std::max(exited, base + node.exited_us / 1e3);
+    }
+    t.spawn = accepted;
+    t.first_init = first_init;
+    t.last_finalize = last_fin;
+    t.exit = exited;
+    t.total = now_ms();
+    out += format_timings(t);
+  }
+  return out;
+}
+
+}  // namespace lattice::launcher

@@ -1,0 +1,51 @@
+#include "launcher/layout.hpp"
+
+#include <algorithm>
+
+namespace lattice::launcher {
+namespace {
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+Result<Layout> make_layout(const LaunchOptions& o, int available_agents) {
+  Layout layout;
+  int t = o.tasks_per_node;
+  // Nodes: as asked; else as many as the tasks per node imply; else, with agents given, one
+  // per rank up to the agents available; else one.
+  int nodes = o.nodes;
+  if (nodes == 0) {
+    if (t > 0 && o.ntasks > 0) nodes = ceil_div(o.ntasks, t);
+    else if (available_agents > 0) nodes = std::min(available_agents, std::max(o.ntasks, 1));
+    else nodes = 1;
+  }
+  if (available_agents > 0 && nodes > available_agents)
+    return make_error(cat("the layout needs ", nodes, " nodes but only ", available_agents,
+                          " agents were given"));
+  int n = o.ntasks > 0 ? o.ntasks : (t > 0 ? nodes * t : nodes);
+  if (t > 0 && static_cast<long>(nodes) * t < n)
+    return make_error(cat(n, " ranks do not fit on ", nodes, " nodes at ", t, " per node"));
+  if (nodes > n)
+    return make_error(cat(nodes, " nodes for ", n, " ranks would leave nodes without ranks"));
+
+  layout.ntasks = n;
+  layout.nodes = nodes;
+  layout.rank_nodes.resize(static_cast<size_t>(n));
+  if (o.distribution == Distribution::cyclic) {
+    for (int r = 0; r < n; ++r) layout.rank_nodes[static_cast<size_t>(r)] = r % nodes;
+  } else if (t > 0) {  // node i gets ranks i*T .. i*T+T-1; the last nodes may get fewer
+    for (int r = 0; r < n; ++r) layout.rank_nodes[static_cast<size_t>(r)] = r / t;
+    if (layout.rank_nodes.back() != nodes - 1)
+      return make_error(cat("with ", t, " ranks per node, ", n, " ranks fill only ",
+                            layout.rank_nodes.back() + 1, " of ", nodes, " nodes"));
+  } else {  // balanced blocks: the first n % nodes nodes get one rank more
+    int base = n / nodes, extra = n % nodes, r = 0;
+    for (int node = 0; node < nodes; ++node)
+      for (int k = 0; k < base + (node < extra ? 1 : 0); ++k)
+        layout.rank_nodes[static_cast<size_t>(r++)] = node;
+  }
+  return layout;
+}
+
+}  // namespace lattice::launcher

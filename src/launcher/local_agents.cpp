@@ -1,0 +1,135 @@
+#include "launcher/local_agents.hpp"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+
+#include "base/log.hpp"
+#include "base/strings.hpp"
+
+extern char** environ;
+
+namespace lattice::launcher {
+
+struct LocalAgents::Agent {
+  AgentAddress address;
+  std::unique_ptr<net::Process> process;
+  std::unique_ptr<net::Stream> ready_stream;
+  std::string ready_line;
+  bool ready = false;
+  bool exited = false;
+};
+
+LocalAgents::LocalAgents(net::Loop& loop, LocalAgentPaths paths)
+    : loop_(loop), paths_(std::move(paths)) {}
+
+LocalAgents::~LocalAgents() {
+  for (auto& agent : agents_)
+    if (agent->process && !agent->exited) agent->process->kill_group(SIGKILL);
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+void LocalAgents::start(int count, ReadyFn ready) {
+  ready_ = std::move(ready);
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = cat(tmp && *tmp ? tmp : "/tmp", "/lattice-XXXXXX");
+  if (!::mkdtemp(pattern.data()))
+    return ready_(make_error(cat("cannot create ", pattern, " for local agents")));
+  dir_ = pattern;
+
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  env.push_back(cat("LATTICE_AGENT_PID=", ::getpid()));
+  waiting_ = count;
+  for (int i = 0; i < count; ++i) {
+    auto agent = std::make_unique<Agent>();
+    Agent* a = agent.get();
+    // Each node its own address: 127.0.0.1, 127.0.0.2, ... (all of 127/8 is loopback).
+    a->address.node_id = cat('n', i + 1);
+    a->address.host = cat("127.0.0.", i + 1);
+    agents_.push_back(std::move(agent));
+
+    auto pair = net::make_socketpair();
+    if (!pair) return agent_failed(*a, pair.error().message);
+    auto [parent, child] = std::move(pair.value());
+    net::SpawnSpec spec;
+    spec.file = paths_.rank_exec;
+    spec.argv = {paths_.rank_exec, paths_.agentd,
+                 "--listen", a->address.host + ":0",
+                 "--node-id", a->address.node_id,
+                 "--admin-socket", cat(dir_, '/', a->address.node_id, ".sock"),
+                 "--pmi-socket-dir", dir_,
+                 "--log-level", paths_.log_level,
+                 "--ready-fd", "3"};
+    spec.env = env;
+    spec.inherit_fds = {child.get()};
+    spec.capture_stdout = false;
+    spec.capture_stderr = false;
+    auto process = net::Process::spawn(loop_, spec, [this, a](net::ExitInfo info) {
+      a->exited = true;
+      if (!a->ready)
+        agent_failed(*a, cat("exited before it was ready (status ", info.exit_status,
+                             info.term_signal ? cat(", signal ", info.term_signal) : "", ")"));
+      check_stopped();
+    });
+    child.reset();
+    if (!process) return agent_failed(*a, process.error().message);
+    a->process = std::move(process.value());
+
+    auto stream = net::Stream::open_fd(loop_, std::move(parent));
+    if (!stream) return agent_failed(*a, stream.error().message);
+    a->ready_stream = std::move(stream.value());
+    a->ready_stream->start(
+        [this, a](std::string_view bytes) {
+          a->ready_line.append(bytes);
+          if (a->ready_line.find('\n') != std::string::npos) agent_ready(*a, a->ready_line);
+        },
+        [](const std::string&) {});
+  }
+}
+
+void LocalAgents::agent_ready(Agent& agent, const std::string& line) {
+  if (agent.ready) return;
+  auto hp = parse_host_port(line.substr(0, line.find('\n')));
+  if (!hp) return agent_failed(agent, cat("reported a bad address '", line, "'"));
+  agent.ready = true;
+  agent.address.port = hp->port;
+  agent.ready_stream->close();
+  if (--waiting_ == 0 && ready_) {
+    std::vector<AgentAddress> out;
+    for (auto& a : agents_) out.push_back(a->address);
+    auto fn = std::move(ready_);
+    ready_ = nullptr;
+    fn(std::move(out));
+  }
+}
+
+void LocalAgents::agent_failed(Agent& agent, const std::string& why) {
+  if (!ready_) return;  // reported already
+  auto fn = std::move(ready_);
+  ready_ = nullptr;
+  fn(make_error(cat("local agent ", agent.address.node_id, " (", paths_.agentd, "): ", why)));
+}
+
+void LocalAgents::stop(std::function<void()> done) {
+  stopped_ = std::move(done);
+  for (auto& agent : agents_)
+    if (agent->process && !agent->exited) agent->process->kill_group(SIGTERM);
+  check_stopped();  // finishes at once when none is alive
+}
+
+void LocalAgents::check_stopped() {
+  if (!stopped_) return;
+  for (auto& agent : agents_)
+    if (agent->process && !agent->exited) return;
+  auto fn = std::move(stopped_);
+  stopped_ = nullptr;
+  fn();
+}
+
+}  // namespace lattice::launcher

@@ -1,0 +1,140 @@
+// `lattice`: the launcher CLI. `lattice launch` runs a job through agents (started locally on
+// loopback unless --agents names running ones); `lattice admin status` asks an agent how it is.
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/log.hpp"
+#include "base/paths.hpp"
+#include "lattice_version.h"
+#include "launcher/admin_client.hpp"
+#include "launcher/job.hpp"
+#include "launcher/layout.hpp"
+#include "launcher/local_agents.hpp"
+#include "launcher/options.hpp"
+#include "net/loop.hpp"
+#include "net/signal.hpp"
+
+namespace {
+
+using namespace lattice;
+using namespace lattice::launcher;
+
+const char* kUsage =
+    "usage: lattice launch [options] PROGRAM [ARGS...]   (lattice launch --help)\n"
+    "       lattice admin status [--socket PATH] [LAUNCH_ID]\n"
+    "       lattice --version\n";
+
+int fail(int code, const std::string& message) {
+  std::fprintf(stderr, "lattice: %s\n", message.c_str());
+  return code;
+}
+
+int admin_main(const std::vector<std::string>& args) {
+  std::string socket = kDefaultAdminSocket;
+  std::string request;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--socket" && i + 1 < args.size()) {
+      socket = args[++i];
+    } else if (args[i] == "--help" || args[i] == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else {
+      request += (request.empty() ? "" : " ") + args[i];
+    }
+  }
+  if (request.empty()) return fail(2, cat("admin: what to ask? (status)\n", kUsage));
+  auto answer = admin_request(socket, request);
+  if (!answer) return fail(1, cat("admin: ", answer.error().message));
+  std::fputs(answer->c_str(), stdout);
+  return starts_with(*answer, "error:") ? 1 : 0;
+}
+
+int launch_main(const std::vector<std::string>& args) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    std::fputs(kLaunchUsage, stdout);
+    return 0;
+  }
+  auto parsed = parse_launch_options(args);
+  if (!parsed) return fail(2, cat(parsed.error().message, "\n", kLaunchUsage));
+  const LaunchOptions& options = *parsed;
+  if (options.pmix)
+    return fail(1, "--pmi pmix: PMIx is not available in this build (use --pmi pmi2)");
+  auto layout = make_layout(options, static_cast<int>(options.agents.size()));
+  if (!layout) return fail(2, layout.error().message);
+
+  net::ignore_sigpipe();
+  set_log_tag("lattice");
+  set_log_level(options.verbose ? LogLevel::info : LogLevel::warn);
+  net::Loop loop;
+  std::unique_ptr<LocalAgents> local;
+  std::unique_ptr<Job> job;
+  int early_exit = -1;  // set when the launch never started
+
+  auto finish = [&] {
+    if (local)
+      local->stop([&] { loop.stop(); });
+    else
+      loop.stop();
+  };
+  auto run_job = [&](std::vector<AgentAddress> agents) {
+    job = std::make_unique<Job>(loop, options, *layout, std::move(agents), new_launch_id(), finish);
+    job->start();
+  };
+
+  std::vector<std::unique_ptr<net::SignalWatcher>> signals;
+  for (int signum : {SIGINT, SIGTERM, SIGHUP})
+    signals.push_back(std::make_unique<net::SignalWatcher>(loop, signum, [&](int s) {
+      if (job) return job->signal(s == SIGHUP ? SIGTERM : s);
+      early_exit = 128 + s;  // still starting agents
+      finish();
+    }));
+
+  if (options.agents.empty()) {
+    LocalAgentPaths paths{find_sibling("lattice-agentd", LATTICE_SBINDIR),
+                          find_sibling("lattice-rank-exec", LATTICE_LIBEXECDIR),
+                          options.verbose ? "info" : "warn"};
+    local = std::make_unique<LocalAgents>(loop, paths);
+    local->start(layout->nodes, [&](Result<std::vector<AgentAddress>> agents) {
+      if (!agents) {
+        std::fprintf(stderr, "lattice: %s\n", agents.error().message.c_str());
+        early_exit = 1;
+        return finish();
+      }
+      run_job(std::move(agents.value()));
+    });
+  } else {
+    std::vector<AgentAddress> agents;
+    for (size_t i = 0; i < options.agents.size(); ++i)
+      agents.push_back(
+          AgentAddress{options.agents[i].host, options.agents[i].host, options.agents[i].port});
+    run_job(std::move(agents));
+  }
+  loop.run();
+  signals.clear();
+  if (early_exit >= 0 || !job) return early_exit >= 0 ? early_exit : 1;
+  std::fputs(job->final_report().c_str(), stderr);
+  return job->exit_code();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) return fail(2, cat("no command\n", kUsage));
+  std::string command = args[0];
+  args.erase(args.begin());
+  if (command == "launch") return launch_main(args);
+  if (command == "admin") return admin_main(args);
+  if (command == "--version") {
+    std::printf("lattice %s\n", LATTICE_VERSION);
+    return 0;
+  }
+  if (command == "--help" || command == "-h") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  return fail(2, cat("unknown command '", command, "'\n", kUsage));
+}

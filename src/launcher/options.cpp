@@ -1,0 +1,138 @@
+#include "launcher/options.hpp"
+
+#include <cmath>
+
+namespace lattice::launcher {
+
+const char* const kLaunchUsage =
+    "usage: lattice launch [options] PROGRAM [ARGS...]\n"
+    "  -n, --ntasks N            number of ranks\n"
+    "  -N, --nodes N             number of nodes (agents)\n"
+    "      --tasks-per-node T    ranks per node (block layout: node i gets ranks i*T..i*T+T-1)\n"
+    "      --distribution D      block (default) or cyclic\n"
+    "  -l, --label               prefix every output line with 'RANK: '\n"
+    "      --env K=V             set a variable in every rank's environment (repeatable)\n"
+    "      --pmi pmi2|pmix       PMI flavour (pmi2 serves PMI-1 and PMI-2; default pmi2)\n"
+    "      --fence-timeout SEC   fail a fence that is not complete after SEC seconds\n"
+    "      --fanout K            fence tree fanout between agents\n"
+    "      --agents H:P[,H:P..]  use running agents; otherwise start local ones on loopback\n"
+    "      --slurm-compat        also export SLURM_PROCID, SLURM_NPROCS, ... to ranks\n"
+    "      --pmi-port            ranks dial PMI_PORT (+PMI_ID) instead of inheriting PMI_FD\n"
+    "  -v, --verbose             print a timing breakdown at the end\n";
+
+namespace {
+
+Result<int> positive(const std::string& flag, const std::string& value, int max) {
+  auto n = parse_int(value);
+  if (!n || *n < 1 || *n > max)
+    return make_error(cat(flag, ": expected a whole number from 1 to ", max, ", got '", value, "'"));
+  return static_cast<int>(*n);
+}
+
+}  // namespace
+
+Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv) {
+  LaunchOptions o;
+  constexpr int kMaxCount = 1 << 20;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    std::string arg = argv[i];
+    if (arg.empty() || arg[0] != '-') {  // the program: everything after it is its own
+      o.program = arg;
+      o.args.assign(argv.begin() + static_cast<long>(i) + 1, argv.end());
+      break;
+    }
+    if (arg == "--") {
+      if (i + 1 < argv.size()) {
+        o.program = argv[i + 1];
+        o.args.assign(argv.begin() + static_cast<long>(i) + 2, argv.end());
+      }
+      break;
+    }
+    std::string value;
+    bool inline_value = false;
+    if (auto eq = arg.find('='); starts_with(arg, "--") && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      inline_value = true;
+    } else if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-' &&
+               (arg[1] == 'n' || arg[1] == 'N')) {  // -n4
+      value = arg.substr(2);
+      arg = arg.substr(0, 2);
+      inline_value = true;
+    }
+    auto take = [&]() -> Result<std::string> {
+      if (inline_value) return value;
+      if (i + 1 >= argv.size()) return make_error(cat(arg, " needs a value"));
+      return argv[++i];
+    };
+    auto flag_only = [&]() -> Status {
+      if (inline_value) return make_error(cat(arg, " takes no value"));
+      return {};
+    };
+
+    if (arg == "-n" || arg == "--ntasks" || arg == "-N" || arg == "--nodes" ||
+        arg == "--tasks-per-node" || arg == "--fanout") {
+      auto v = take();
+      if (!v) return v.error();
+      auto n = positive(arg, *v, kMaxCount);
+      if (!n) return n.error();
+      (arg == "-n" || arg == "--ntasks")   ? o.ntasks = *n
+      : (arg == "-N" || arg == "--nodes")  ? o.nodes = *n
+      : (arg == "--tasks-per-node")        ? o.tasks_per_node = *n
+                                           : o.fanout = static_cast<uint32_t>(*n);
+    } else if (arg == "--distribution") {
+      auto v = take();
+      if (!v) return v.error();
+      if (*v == "block") o.distribution = Distribution::block;
+      else if (*v == "cyclic") o.distribution = Distribution::cyclic;
+      else return make_error(cat("--distribution: block or cyclic, got '", *v, "'"));
+    } else if (arg == "--env") {
+      auto v = take();
+      if (!v) return v.error();
+      auto eq = v->find('=');
+      if (eq == std::string::npos || eq == 0)
+        return make_error(cat("--env: expected K=V, got '", *v, "'"));
+      o.env.emplace_back(v->substr(0, eq), v->substr(eq + 1));
+    } else if (arg == "--pmi") {
+      auto v = take();
+      if (!v) return v.error();
+      if (*v == "pmix") o.pmix = true;
+      else if (*v != "pmi2") return make_error(cat("--pmi: pmi2 or pmix, got '", *v, "'"));
+    } else if (arg == "--fence-timeout") {
+      auto v = take();
+      if (!v) return v.error();
+      char* end = nullptr;
+      double secs = std::strtod(v->c_str(), &end);
+      if (v->empty() || *end != '\0' || !(secs > 0) || secs > 86400 * 7)
+        return make_error(cat("--fence-timeout: expected seconds > 0, got '", *v, "'"));
+      o.fence_timeout_ms = static_cast<uint32_t>(std::ceil(secs * 1000));
+    } else if (arg == "--agents") {
+      auto v = take();
+      if (!v) return v.error();
+      for (const auto& item : split(*v, ',')) {
+        auto hp = parse_host_port(item);
+        if (!hp || hp->port == 0)
+          return make_error(cat("--agents: expected HOST:PORT[,HOST:PORT...], got '", item, "'"));
+        o.agents.push_back(*hp);
+      }
+    } else if (arg == "-l" || arg == "--label" || arg == "--slurm-compat" || arg == "-v" ||
+               arg == "--verbose" || arg == "--pmi-port") {
+      auto ok = flag_only();
+      if (!ok) return ok.error();
+      bool& target = (arg == "-l" || arg == "--label") ? o.label
+                     : arg == "--slurm-compat"         ? o.slurm_compat
+                     : arg == "--pmi-port"             ? o.pmi_port
+                                                       : o.verbose;
+      target = true;
+    } else {
+      return make_error(cat("unknown option '", arg, "'"));
+    }
+  }
+  if (o.program.empty()) return make_error("no program given");
+  if (!o.agents.empty() && o.nodes > static_cast<int>(o.agents.size()))
+    return make_error(cat("-N ", o.nodes, " asks for more nodes than the ", o.agents.size(),
+                          " agents given"));
+  return o;
+}
+
+}  // namespace lattice::launcher

@@ -1,0 +1,40 @@
+// `lattice launch` command line -> LaunchOptions. Pure: parsing and validation only, so every
+// flag and every error message is unit-tested without starting anything.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/result.hpp"
+#include "base/strings.hpp"
+
+namespace lattice::launcher {
+
+enum class Distribution { block, cyclic };
+
+struct LaunchOptions {
+  int ntasks = 0;          // 0 = derive from nodes x tasks per node, else 1
+  int nodes = 0;           // 0 = derive (agents given: as many as needed; local: 1)
+  int tasks_per_node = 0;  // 0 = spread evenly
+  Distribution distribution = Distribution::block;
+  bool label = false;
+  std::vector<std::pair<std::string, std::string>> env;
+  bool pmix = false;
+  uint32_t fence_timeout_ms = 0;  // 0 = the agents' default
+  uint32_t fanout = 0;            // 0 = the agents' default
+  std::vector<HostPort> agents;   // empty = local mode
+  bool slurm_compat = false;
+  bool pmi_port = false;
+  bool verbose = false;
+  std::string program;
+  std::vector<std::string> args;
+};
+
+// argv after "launch". Errors name the flag and what it wanted.
+Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv);
+
+extern const char* const kLaunchUsage;
+
+}  // namespace lattice::launcher

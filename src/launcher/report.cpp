@@ -1,0 +1,79 @@
+#include "launcher/report.hpp"
+
+#include <cstdio>
+
+#include "base/strings.hpp"
+#include "proc/exit_status.hpp"
+
+namespace lattice::launcher {
+
+void record_failure(std::optional<JobFailure>& current, JobFailure candidate) {
+  if (!current || (current->rank < 0 && candidate.rank >= 0)) current = std::move(candidate);
+}
+
+int job_exit_code(const std::optional<JobFailure>& failure,
+                  const std::map<int, RankResult>& ranks, int world_size) {
+  if (failure) return failure->exit_code != 0 ? failure->exit_code : 1;
+  if (static_cast<int>(ranks.size()) < world_size) return 1;
+  for (const auto& [rank, result] : ranks)
+    if (result.code != 0 || result.signal != 0)
+      return proc::job_exit_code(proc::ExitStatus{result.code, result.signal});
+  return 0;
+}
+
+std::string compress_ranks(const std::vector<int>& r) {
+  std::string out;
+  for (size_t i = 0; i < r.size();) {
+    size_t j = i;
+    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
+    out += cat(out.empty() ? "" : ",", r[i]);
+    if (j > i) out += cat('-', r[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string summarize_exits(const std::map<int, RankResult>& ranks, int world_size) {
+  std::map<std::string, std::vector<int>> groups;  // outcome -> ranks
+  for (int rank = 0; rank < world_size; ++rank) {
+    auto it = ranks.find(rank);
+    std::string outcome =
+        it == ranks.end() ? "no exit status"
+        : (it->second.code == 0 && it->second.signal == 0)
+            ? "exited 0"
+            : proc::describe(proc::ExitStatus{it->second.code, it->second.signal});
+    groups[outcome].push_back(rank);
+  }
+  std::string out;
+  for (const auto& [outcome, list] : groups)
+    out += cat(out.empty() ? "" : "; ", list.size() == 1 ? "rank " : "ranks ",
+               compress_ranks(list), ": ", outcome);
+  return out;
+}
+
+std::string label_lines(int rank, const std::string& data) {
+  std::string prefix = cat(rank, ": ");
+  std::string out;
+  out.reserve(data.size() + prefix.size() * 2);
+  bool at_start = true;
+  for (char c : data) {
+    if (at_start) out += prefix;
+    out += c;
+    at_start = c == '\n';
+  }
+  return out;
+}
+
+std::string format_timings(const Timings& t) {
+  auto ms = [](double v) {
+    if (v < 0) return std::string("-");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f ms", v);
+    return std::string(buf);
+  };
+  return cat("lattice: timing: connect ", ms(t.connect), ", spawn ", ms(t.spawn),
+             ", first PMI init ", ms(t.first_init), ", last finalize ", ms(t.last_finalize),
+             ", exit ", ms(t.exit), ", total ", ms(t.total), '\n');
+}
+
+}  // namespace lattice::launcher

@@ -1,0 +1,46 @@
+// What the launcher prints about a finished job: the job's exit status, the one-line failure
+// reason, the per-rank exit summary and the -v timing table. Pure, so formats are unit-tested.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lattice::launcher {
+
+struct RankResult {
+  int node = -1;
+  int code = 0;
+  int signal = 0;
+};
+
+struct JobFailure {
+  std::string reason;
+  int exit_code = 1;
+  int rank = -1;  // -1: not one rank's doing (lost node, timeout, refusal)
+};
+
+// Keeps the failure that explains the job: the first one that names a rank, else the first.
+void record_failure(std::optional<JobFailure>& current, JobFailure candidate);
+
+// 0 when nothing failed and every rank exited 0.
+int job_exit_code(const std::optional<JobFailure>& failure,
+                  const std::map<int, RankResult>& ranks, int world_size);
+
+// "ranks 0-2,5: exited 0; rank 3: exited with status 7; rank 4: killed by signal 9 (SIGKILL);
+// rank 6: no exit status", grouped by outcome.
+std::string summarize_exits(const std::map<int, RankResult>& ranks, int world_size);
+
+std::string compress_ranks(const std::vector<int>& sorted_ranks);  // "0-3,7"
+
+// Prefixes every line of `data` with "RANK: ".
+std::string label_lines(int rank, const std::string& data);
+
+struct Timings {  // milliseconds since the launcher started the launch; <0 = unknown
+  double connect = -1, spawn = -1, first_init = -1, last_finalize = -1, exit = -1, total = -1;
+};
+std::string format_timings(const Timings& t);
+
+}  // namespace lattice::launcher

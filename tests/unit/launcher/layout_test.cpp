@@ -1,0 +1,61 @@
+#include <doctest/doctest.h>
+
+#include "launcher/layout.hpp"
+
+using namespace lattice::launcher;
+
+namespace {
+Layout layout_of(int n, int nodes, int tpn, Distribution d = Distribution::block, int agents = 0) {
+  LaunchOptions o;
+  o.ntasks = n;
+  o.nodes = nodes;
+  o.tasks_per_node = tpn;
+  o.distribution = d;
+  auto l = make_layout(o, agents);
+  REQUIRE_MESSAGE(l, l.error().message);
+  return l.value();
+}
+}  // namespace
+
+TEST_CASE("layout: one node by default") {
+  auto l = layout_of(4, 0, 0);
+  CHECK(l.nodes == 1);
+  CHECK(l.rank_nodes == std::vector<int>{0, 0, 0, 0});
+}
+
+TEST_CASE("layout: block with tasks per node, last node short") {
+  auto l = layout_of(10, 4, 3);
+  CHECK(l.rank_nodes == std::vector<int>{0, 0, 0, 1, 1, 1, 2, 2, 2, 3});
+}
+
+TEST_CASE("layout: balanced block when tasks per node is not given") {
+  auto l = layout_of(10, 4, 0);
+  CHECK(l.rank_nodes == std::vector<int>{0, 0, 0, 1, 1, 1, 2, 2, 3, 3});
+}
+
+TEST_CASE("layout: cyclic") {
+  auto l = layout_of(5, 2, 0, Distribution::cyclic);
+  CHECK(l.rank_nodes == std::vector<int>{0, 1, 0, 1, 0});
+}
+
+TEST_CASE("layout: nodes derived from tasks per node, ntasks from nodes") {
+  CHECK(layout_of(256, 0, 4, Distribution::block, 64).nodes == 64);
+  CHECK(layout_of(0, 2, 3).ntasks == 6);
+  CHECK(layout_of(3, 0, 0, Distribution::block, 8).nodes == 3);
+}
+
+TEST_CASE("layout: impossible requests are refused") {
+  LaunchOptions o;
+  o.ntasks = 10;
+  o.nodes = 2;
+  o.tasks_per_node = 4;
+  CHECK_FALSE(make_layout(o, 0));  // 10 ranks do not fit 2 x 4
+  o.tasks_per_node = 0;
+  o.nodes = 11;
+  CHECK_FALSE(make_layout(o, 0));  // nodes without ranks
+  o.nodes = 3;
+  CHECK_FALSE(make_layout(o, 2));  // more nodes than agents
+  o.nodes = 4;
+  o.tasks_per_node = 5;
+  CHECK_FALSE(make_layout(o, 0));  // block of 5 fills only 2 of 4 nodes
+}

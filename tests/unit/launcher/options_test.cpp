@@ -1,0 +1,55 @@
+#include <doctest/doctest.h>
+
+#include "launcher/options.hpp"
+
+using namespace lattice::launcher;
+using Args = std::vector<std::string>;
+
+TEST_CASE("launch options: the srun-like flags") {
+  auto o = parse_launch_options(Args{"-n", "8", "-l", "--env", "A=b=c", "--env", "X=",
+                                     "--fence-timeout", "2.5", "./prog", "-n", "3"});
+  REQUIRE(o);
+  CHECK(o->ntasks == 8);
+  CHECK(o->label);
+  CHECK(o->env == std::vector<std::pair<std::string, std::string>>{{"A", "b=c"}, {"X", ""}});
+  CHECK(o->fence_timeout_ms == 2500);
+  CHECK(o->program == "./prog");
+  CHECK(o->args == Args{"-n", "3"});  // the program's own flags stay its own
+}
+
+TEST_CASE("launch options: joined and = forms") {
+  auto o = parse_launch_options(Args{"-n4", "-N2", "--tasks-per-node=2", "--distribution",
+                                     "cyclic", "--agents", "127.0.0.1:7400,[::1]:7401", "prog"});
+  REQUIRE(o);
+  CHECK(o->ntasks == 4);
+  CHECK(o->nodes == 2);
+  CHECK(o->tasks_per_node == 2);
+  CHECK(o->distribution == Distribution::cyclic);
+  REQUIRE(o->agents.size() == 2);
+  CHECK(o->agents[1].host == "::1");
+}
+
+TEST_CASE("launch options: errors name the flag") {
+  auto check = [](Args args, const std::string& needle) {
+    auto o = parse_launch_options(args);
+    REQUIRE_FALSE(o);
+    CHECK_MESSAGE(o.error().message.find(needle) != std::string::npos, o.error().message);
+  };
+  check({"-n", "0", "p"}, "-n");
+  check({"-n", "x", "p"}, "-n");
+  check({"-n"}, "needs a value");
+  check({"--pmi", "pmi3", "p"}, "--pmi");
+  check({"--env", "=v", "p"}, "--env");
+  check({"--agents", "hostonly", "p"}, "--agents");
+  check({"--fence-timeout", "-1", "p"}, "--fence-timeout");
+  check({"--bogus", "p"}, "unknown option");
+  check({"-l"}, "no program");
+  check({"-N", "3", "--agents", "a:1,b:2", "p"}, "more nodes");
+  check({"--label=yes", "p"}, "takes no value");
+}
+
+TEST_CASE("launch options: --pmi pmix is parsed (and refused later, clearly)") {
+  auto o = parse_launch_options(Args{"--pmi", "pmix", "p"});
+  REQUIRE(o);
+  CHECK(o->pmix);
+}

@@ -1,0 +1,43 @@
+#include <doctest/doctest.h>
+
+#include "launcher/report.hpp"
+
+using namespace lattice::launcher;
+
+TEST_CASE("labels prefix every line, including an unterminated last one") {
+  CHECK(label_lines(3, "a\nb\n") == "3: a\n3: b\n");
+  CHECK(label_lines(12, "x") == "12: x");
+}
+
+TEST_CASE("rank lists compress into ranges") {
+  CHECK(compress_ranks({0, 1, 2, 3, 7}) == "0-3,7");
+  CHECK(compress_ranks({1, 3, 4}) == "1,3-4");
+  CHECK(compress_ranks({}) == "");
+}
+
+TEST_CASE("job exit code: first failing rank's code, 128+signal, 0 when clean") {
+  std::map<int, RankResult> ranks{{0, {0, 0, 0}}, {1, {0, 0, 0}}};
+  CHECK(job_exit_code(std::nullopt, ranks, 2) == 0);
+  CHECK(job_exit_code(std::nullopt, ranks, 3) == 1);  // a rank never reported
+  ranks[1] = {0, 0, 9};
+  CHECK(job_exit_code(std::nullopt, ranks, 2) == 137);
+  CHECK(job_exit_code(JobFailure{"rank 1 called abort", 7, 1}, ranks, 2) == 7);
+}
+
+TEST_CASE("the failure that names a rank wins over consequences") {
+  std::optional<JobFailure> f;
+  record_failure(f, JobFailure{"aborted by the launcher", 1, -1});
+  record_failure(f, JobFailure{"rank 3 on n1 exited with status 7", 7, 3});
+  record_failure(f, JobFailure{"rank 4 on n1 killed by signal 9", 137, 4});
+  REQUIRE(f);
+  CHECK(f->rank == 3);
+  CHECK(f->exit_code == 7);
+}
+
+TEST_CASE("exit summary groups ranks by outcome") {
+  std::map<int, RankResult> ranks{{0, {0, 0, 0}}, {1, {0, 7, 0}}, {2, {0, 0, 0}}};
+  auto s = summarize_exits(ranks, 4);
+  CHECK(s.find("ranks 0,2: exited 0") != std::string::npos);
+  CHECK(s.find("rank 1: exited with status 7") != std::string::npos);
+  CHECK(s.find("rank 3: no exit status") != std::string::npos);
+}
