@@ -67,19 +67,25 @@ struct KvEntry {
 }
 
 struct PmiFence {
-  # An agent's contribution (its subtree's puts) to fence `epoch`, sent up the tree.
+  # One chunk of an agent's contribution (its subtree's puts) to fence `epoch`, sent up the tree.
   launchId @0 :Text;
   epoch @1 :UInt64;
   fromNode @2 :UInt32;
   entries @3 :List(KvEntry);
+  chunkIndex @4 :UInt32;         # 0 .. chunkCount-1; chunks may arrive in any order
+  chunkCount @5 :UInt32;
 }
 
 struct PmiFenceComplete {
-  # The merged store of fence `epoch`, sent down the tree (failed: errorMessage set).
+  # One chunk of the merged store of fence `epoch`, sent down the tree and forwarded by each
+  # agent as it arrives (failed: errorMessage set, no entries).
   launchId @0 :Text;
   epoch @1 :UInt64;
   entries @2 :List(KvEntry);
   errorMessage @3 :Text;
+  chunkIndex @4 :UInt32;
+  chunkCount @5 :UInt32;
+  fromNode @6 :UInt32;
 }
 
 struct AbortProcesses {

@@ -1,0 +1,55 @@
+// Chunks: the unit a fence contribution or merged store travels in between agents, and the
+// per-sender reassembly that validates them. Chunks of one sender may arrive in any order;
+// malformed or duplicate ones are refused as values, never thrown.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace lattice::fence {
+
+using KvList = std::vector<std::pair<std::string, std::string>>;
+
+struct Chunk {  // one piece of a contribution or of the merged store
+  uint64_t epoch = 0;
+  uint32_t index = 0;  // 0..count-1
+  uint32_t count = 1;  // chunks in this contribution/result (>= 1; an empty store is 1 empty chunk)
+  KvList entries;
+};
+
+// 64 KiB of key+value bytes per chunk: large enough that per-message costs (framing, AEAD, a
+// loop turn) vanish next to the payload, small enough that a 1 MiB store (1024 ranks x 1 KiB)
+// is ~16 chunks an intermediate agent can forward down while the rest is still arriving, and
+// that no single frame holds the event loop for long.
+inline constexpr size_t kDefaultChunkBytes = 64 * 1024;
+
+// Splits a store into chunks of at most `max_chunk_bytes` of key+value bytes, keeping the entry
+// order; an entry larger than the limit gets a chunk of its own (every chunk has >= 1 entry,
+// except the single chunk of an empty store). The rvalue form moves the strings.
+std::vector<Chunk> make_chunks(uint64_t epoch, KvList&& store, size_t max_chunk_bytes);
+std::vector<Chunk> make_chunks(uint64_t epoch, const KvList& store, size_t max_chunk_bytes);
+
+// Collects the chunks of one (epoch, sender). The caller checks the epoch; this checks the
+// index/count framing. Memory grows with chunks actually received, never with a claimed count.
+class ChunkAssembly {
+ public:
+  // Refuses (and ignores) count 0, index >= count, a count differing from the first chunk's,
+  // and an index already received.
+  Status add(Chunk chunk);
+  bool started() const { return count_ > 0; }
+  bool complete() const { return started() && parts_.size() == count_; }
+  // Every entry in chunk order, moved out; the assembly is empty afterwards. Only when complete().
+  KvList take();
+
+ private:
+  uint32_t count_ = 0;  // 0 until the first chunk arrives
+  std::map<uint32_t, KvList> parts_;
+};
+
+}  // namespace lattice::fence
