@@ -91,6 +91,7 @@ struct PmiFenceComplete {
 struct AbortProcesses {
   launchId @0 :Text;
   reason @1 :Text;
+  fenceEpoch @2 :UInt64;         # non-zero: the abort is a timeout of this fence (report stragglers)
 }
 
 struct SignalProcesses {
@@ -137,6 +138,7 @@ struct LaunchEnded {
   timings @4 :LaunchTimings;
   exitCode @5 :Int32;            # the job status this agent proposes (0 when not failed)
   failedRank @6 :Int32;          # rank of the first failure, -1 when none or not a rank's
+  stragglers @7 :List(Text);     # after a fence timeout: this node's ranks that never entered it
 }
 
 struct Envelope {

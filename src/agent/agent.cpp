@@ -13,6 +13,33 @@ namespace {
 
 // Pending rpc calls are checked against their deadlines this often.
 constexpr uint64_t kExpiryPeriodMs = 500;
+// Fence chunks held for launches this agent has not been asked to run yet: enough for a large
+// store arriving early from several children, bounded so a confused peer cannot fill memory.
+constexpr size_t kMaxEarlyFenceMessages = 16384;
+
+FenceMessage decode_fence(schema::PmiFence::Reader m) {
+  FenceMessage out;
+  out.launch_id = m.getLaunchId();
+  out.from = static_cast<int>(m.getFromNode());
+  out.chunk.epoch = m.getEpoch();
+  out.chunk.index = m.getChunkIndex();
+  out.chunk.count = m.getChunkCount();
+  for (auto e : m.getEntries()) out.chunk.entries.emplace_back(e.getKey(), e.getValue());
+  return out;
+}
+
+FenceMessage decode_fence(schema::PmiFenceComplete::Reader m) {
+  FenceMessage out;
+  out.launch_id = m.getLaunchId();
+  out.down = true;
+  out.from = static_cast<int>(m.getFromNode());
+  out.error = m.getErrorMessage();
+  out.chunk.epoch = m.getEpoch();
+  out.chunk.index = m.getChunkIndex();
+  out.chunk.count = m.getChunkCount();
+  for (auto e : m.getEntries()) out.chunk.entries.emplace_back(e.getKey(), e.getValue());
+  return out;
+}
 
 }  // namespace
 
@@ -21,6 +48,10 @@ Agent::Agent(net::Loop& loop, config::AgentConfig config, LaunchEnvironment envi
       config_(std::move(config)),
       environment_(std::move(environment)),
       started_ms_(loop.now_ms()),
+      peers_(loop, config_.heartbeat_interval_ms, config_.heartbeat_misses,
+             [this](const std::string& peer, const std::string& reason) {
+               for (auto& [id, entry] : launches_) entry.launch->peer_lost(peer, reason);
+             }),
       reaper_(loop),
       expiry_(loop) {}
 
@@ -81,11 +112,15 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
       if (request_id == 0) return;  // a launch needs a reply channel
       launch_processes(conn_id, request_id, body.getLaunchProcesses());
       return;
+    case schema::Envelope::Body::PMI_FENCE:
+      return fence_message(decode_fence(body.getPmiFence()));
+    case schema::Envelope::Body::PMI_FENCE_COMPLETE:
+      return fence_message(decode_fence(body.getPmiFenceComplete()));
     case schema::Envelope::Body::ABORT_PROCESSES: {
       auto abort = body.getAbortProcesses();
       Launch* launch = find_launch(abort.getLaunchId());
       if (launch)
-        launch->fail(Failure{cat("aborted by the launcher: ", abort.getReason().cStr()), 1, -1});
+        launch->abort_from_peer(Failure{abort.getReason(), 1, -1, abort.getFenceEpoch()});
       if (request_id) {
         if (launch)
           session.respond(request_id, rpc::Outgoing());
@@ -117,20 +152,24 @@ void Agent::launch_processes(uint64_t conn_id, uint64_t request_id,
                           config_.compat_set_slurm_env};
   auto spec = decode_launch_request(request, defaults);
   if (!spec) return session.respond_error(request_id, spec.error().message);
-  if (spec->nnodes() > 1)  // the fence between agents is the multi-node issue's work
-    return session.respond_error(request_id,
-                                 "multi-node launches are not available in this build yet");
   if (launches_.count(spec->launch_id))
     return session.respond_error(request_id, cat("launch '", spec->launch_id, "' already exists"));
 
   std::string id = spec->launch_id;
-  auto launch = std::make_unique<Launch>(loop_, std::move(spec.value()), environment_, *this);
+  auto launch =
+      std::make_unique<Launch>(loop_, std::move(spec.value()), environment_, *this, peers_);
   Launch* raw = launch.get();
   launches_[id] = LaunchEntry{std::move(launch), conn_id};
   auto started = raw->start();
   if (!started) {
     launches_.erase(id);  // nothing was spawned
     return session.respond_error(request_id, started.error().message);
+  }
+  if (auto early = early_fence_.find(id); early != early_fence_.end()) {
+    auto messages = std::move(early->second);
+    early_fence_.erase(early);
+    early_fence_count_ -= messages.size();
+    for (auto& message : messages) raw->fence_message(std::move(message));
   }
   rpc::Outgoing reply;
   auto pids = reply.envelope().initBody().initLaunchAccepted().initRanks(
@@ -141,6 +180,16 @@ void Agent::launch_processes(uint64_t conn_id, uint64_t request_id,
     pids[i++].setPid(pid);
   }
   session.respond(request_id, std::move(reply));
+}
+
+void Agent::fence_message(FenceMessage message) {
+  if (Launch* launch = find_launch(message.launch_id)) return launch->fence_message(std::move(message));
+  if (early_fence_count_ >= kMaxEarlyFenceMessages) {
+    LAT_LOG(warn, "fence", "dropping a fence message for unknown launch ", message.launch_id);
+    return;
+  }
+  ++early_fence_count_;
+  early_fence_[message.launch_id].push_back(std::move(message));
 }
 
 void Agent::connection_closed(uint64_t conn_id, const std::string& reason) {
@@ -179,7 +228,8 @@ void Agent::rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus stat
   notify(launches_.at(launch.id()).launcher_conn, std::move(msg));
 }
 
-void Agent::ended(Launch& launch, const std::optional<Failure>& failure, const LaunchTimes& times) {
+void Agent::ended(Launch& launch, const std::optional<Failure>& failure,
+                  const std::vector<std::string>& stragglers, const LaunchTimes& times) {
   rpc::Outgoing msg;
   auto end = msg.envelope().initBody().initLaunchEnded();
   end.setLaunchId(launch.id());
@@ -188,6 +238,8 @@ void Agent::ended(Launch& launch, const std::optional<Failure>& failure, const L
   end.setReason(failure ? failure->reason : "");
   end.setExitCode(failure ? failure->exit_code : 0);
   end.setFailedRank(failure ? failure->rank : -1);
+  auto late = end.initStragglers(static_cast<unsigned>(stragglers.size()));
+  for (unsigned i = 0; i < late.size(); ++i) late.set(i, stragglers[i]);
   auto t = end.initTimings();
   t.setSpawnedUs(times.spawned_us);
   t.setFirstInitUs(times.first_init_us);

@@ -11,6 +11,7 @@
 
 #include "admin/status.hpp"
 #include "agent/launch.hpp"
+#include "agent/peer_links.hpp"
 #include "config/config.hpp"
 #include "link/connection.hpp"
 #include "net/listener.hpp"
@@ -40,6 +41,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   void on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::Reader envelope);
   void launch_processes(uint64_t conn_id, uint64_t request_id,
                         schema::LaunchProcessesRequest::Reader request);
+  void fence_message(FenceMessage message);
   void connection_closed(uint64_t conn_id, const std::string& reason);
   void accept_admin(std::unique_ptr<net::Stream> stream);
   void shutdown(int signum);
@@ -51,7 +53,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   void output(Launch& launch, int rank, bool is_stderr, std::string data) override;
   void rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) override;
   void ended(Launch& launch, const std::optional<Failure>& failure,
-             const LaunchTimes& times) override;
+             const std::vector<std::string>& stragglers, const LaunchTimes& times) override;
 
   net::Loop& loop_;
   config::AgentConfig config_;
@@ -63,6 +65,10 @@ class Agent : private LaunchSink, public admin::AgentControl {
   std::map<uint64_t, std::unique_ptr<link::Connection>> connections_;
   std::map<uint64_t, std::unique_ptr<net::Stream>> admin_clients_;
   std::map<std::string, LaunchEntry> launches_;
+  PeerLinks peers_;
+  // Fence chunks that arrived before this agent's own LaunchProcesses (fan-out is concurrent).
+  std::map<std::string, std::vector<FenceMessage>> early_fence_;
+  size_t early_fence_count_ = 0;
   net::Timer reaper_;
   net::Timer expiry_;
   uint64_t next_conn_id_ = 1;

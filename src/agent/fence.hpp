@@ -1,13 +1,17 @@
-// The seam between a launch's PMI server and whatever completes its fences. On one node the
-// local fence completes at once; the multi-node issue plugs the agent tree in here. Completion
-// is always delivered asynchronously (never from inside enter()), so the PMI engine is never
-// re-entered from one of its own hooks.
+// The seam between a launch's PMI server and whatever completes its fences: on one node the
+// local fence completes at once; across nodes the agent tree does (tree_fence.hpp). Completion
+// is always delivered on a later loop turn (CompletionQueue), never from inside enter(), so the
+// PMI engine is never re-entered from one of its own hooks.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "net/timer.hpp"
 #include "pmi/server.hpp"
 
 namespace lattice::agent {
@@ -17,11 +21,44 @@ class Fence {
   virtual ~Fence() = default;
   // All local ranks entered `epoch`; `puts` are theirs since the previous fence.
   virtual void enter(uint64_t epoch, pmi::KvList puts) = 0;
+  // Children whose contribution to `epoch` has not fully arrived (admin, straggler reports).
+  virtual std::vector<int> children_pending(uint64_t epoch) const = 0;
 };
 
-struct FenceCallbacks {
-  std::function<void(uint64_t epoch, const pmi::KvList& merged)> complete;
-  std::function<void(uint64_t epoch, const std::string& message)> failed;
+using FenceCompleteFn = std::function<void(uint64_t epoch, const pmi::KvList& merged)>;
+
+// Delivers completed fences on the next loop turn, in order.
+class CompletionQueue {
+ public:
+  CompletionQueue(net::Loop& loop, FenceCompleteFn complete)
+      : timer_(loop), complete_(std::move(complete)) {}
+
+  void push(uint64_t epoch, pmi::KvList merged) {
+    ready_.emplace_back(epoch, std::move(merged));
+    timer_.start(0, 0, [this] {
+      while (!ready_.empty()) {
+        auto [epoch_done, store] = std::move(ready_.front());
+        ready_.pop_front();
+        complete_(epoch_done, store);
+      }
+    });
+  }
+
+ private:
+  net::Timer timer_;
+  FenceCompleteFn complete_;
+  std::deque<std::pair<uint64_t, pmi::KvList>> ready_;
+};
+
+// Every rank on this node: the local puts are the merged store.
+class LocalFence : public Fence {
+ public:
+  LocalFence(net::Loop& loop, FenceCompleteFn complete) : queue_(loop, std::move(complete)) {}
+  void enter(uint64_t epoch, pmi::KvList puts) override { queue_.push(epoch, std::move(puts)); }
+  std::vector<int> children_pending(uint64_t) const override { return {}; }
+
+ private:
+  CompletionQueue queue_;
 };
 
 }  // namespace lattice::agent

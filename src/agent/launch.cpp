@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <csignal>
 
-#include "agent/local_fence.hpp"
 #include "base/log.hpp"
 #include "pmi/mapping.hpp"
 #include "proc/environment.hpp"
@@ -54,23 +53,35 @@ struct Launch::Rank {
   std::string pmi_lost_reason;
 };
 
-Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, LaunchSink& sink)
+Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, LaunchSink& sink,
+               PeerLinks& peers)
     : loop_(loop),
       spec_(std::move(spec)),
       env_(env),
       sink_(sink),
+      peers_(peers),
       started_ns_(uv_hrtime()),
       pmi_(pmi_info(spec_), *this),
       kill_timer_(loop),
       watch_timer_(loop) {
-  fence_ = std::make_unique<LocalFence>(
-      loop, FenceCallbacks{
-                [this](uint64_t epoch, const pmi::KvList& merged) {
-                  pmi_.fence_complete(epoch, merged);
-                },
-                [this](uint64_t epoch, const std::string& message) {
-                  pmi_.fence_failed(epoch, message);
-                }});
+  auto complete = [this](uint64_t epoch, const pmi::KvList& merged) {
+    pmi_.fence_complete(epoch, merged);
+  };
+  if (spec_.nnodes() == 1) {
+    fence_ = std::make_unique<LocalFence>(loop, complete);
+  } else {
+    auto tree = std::make_unique<TreeFence>(
+        loop, spec_.launch_id, spec_.node_index,
+        fence::Tree(spec_.nnodes(), spec_.head_node, static_cast<int>(spec_.fanout)),
+        [this](int node, rpc::Outgoing message) { send_to_node(node, std::move(message)); },
+        complete,
+        [this](uint64_t epoch, const std::string& message) {
+          pmi_.fence_failed(epoch, message);
+          fail(Failure{message, 1, -1});
+        });
+    tree_fence_ = tree.get();
+    fence_ = std::move(tree);
+  }
   auto local = spec_.local_ranks();
   for (size_t i = 0; i < local.size(); ++i) {
     auto rank = std::make_unique<Rank>();
@@ -234,6 +245,15 @@ void Launch::fail(Failure failure, int signum) {
   if (!failure_) {
     LAT_LOG(warn, "launch", spec_.launch_id, ": ", failure.reason);
     failure_ = std::move(failure);
+    if (failure_->fence_epoch) stragglers_ = stragglers(failure_->fence_epoch);
+    // The head decides for the whole launch: a node reports its failure to the head, and the
+    // head aborts every other node.
+    if (spec_.node_index != spec_.head_node) {
+      send_abort(spec_.head_node, *failure_);
+    } else {
+      for (int node = 0; node < spec_.nnodes(); ++node)
+        if (node != spec_.node_index) send_abort(node, *failure_);
+    }
   }
   for (auto& rank : ranks_)
     if (rank->process && !rank->exited) rank->process->kill_group(signum);
@@ -260,7 +280,7 @@ void Launch::maybe_end() {
   conns_.clear();
   socket_listener_.reset();  // removes the socket file
   port_listener_.reset();
-  sink_.ended(*this, failure_, times_);
+  sink_.ended(*this, failure_, stragglers_, times_);
 }
 
 std::vector<std::pair<int, int>> Launch::rank_pids() const {
@@ -280,5 +300,50 @@ Launch::Rank* Launch::find_rank(int rank) {
 }
 
 std::string Launch::where(int rank) const { return cat("rank ", rank, " on ", env_.node_id); }
+
+}  // namespace lattice::agent
+
+namespace lattice::agent {
+
+void Launch::send_to_node(int node, rpc::Outgoing message) {
+  const Peer& peer = spec_.peers[static_cast<size_t>(node)];
+  peers_.send(peer.host, peer.port, std::move(message));
+}
+
+void Launch::send_abort(int node, const Failure& failure) {
+  rpc::Outgoing message;
+  auto abort = message.envelope().initBody().initAbortProcesses();
+  abort.setLaunchId(spec_.launch_id);
+  abort.setReason(failure.reason);
+  abort.setFenceEpoch(failure.fence_epoch);
+  send_to_node(node, std::move(message));
+}
+
+void Launch::fence_message(FenceMessage message) {
+  if (!tree_fence_) {
+    LAT_LOG(warn, "fence", spec_.launch_id, ": fence message for a single-node launch dropped");
+    return;
+  }
+  tree_fence_->receive(std::move(message));
+}
+
+void Launch::abort_from_peer(Failure failure) {
+  // The head relays a node's failure to everyone; others just end (failure_ set first keeps
+  // fail() from echoing the abort back to the head).
+  if (spec_.node_index != spec_.head_node && !failure_) {
+    failure_ = failure;
+    if (failure.fence_epoch) stragglers_ = stragglers(failure.fence_epoch);
+  }
+  fail(std::move(failure));
+}
+
+void Launch::peer_lost(const std::string& peer, const std::string& reason) {
+  if (spec_.nnodes() < 2 || ended_) return;
+  for (const auto& p : spec_.peers) {
+    if (cat(p.host, ':', p.port) != peer) continue;
+    fail(Failure{cat("node ", p.node_id, " lost (", reason, ")"), 1, -1});
+    return;
+  }
+}
 
 }  // namespace lattice::agent

@@ -13,6 +13,8 @@
 
 #include "agent/fence.hpp"
 #include "agent/launch_spec.hpp"
+#include "agent/peer_links.hpp"
+#include "agent/tree_fence.hpp"
 #include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "net/process.hpp"
@@ -28,6 +30,7 @@ struct Failure {
   std::string reason;  // e.g. "rank 3 on n1 exited with status 7"
   int exit_code = 1;   // the job status it implies
   int rank = -1;
+  uint64_t fence_epoch = 0;  // non-zero: a timeout of this fence
 };
 
 struct LaunchTimes {  // microseconds since the request arrived; 0 = not yet
@@ -45,7 +48,7 @@ class LaunchSink {
   // Every local rank is reaped and its output drained; the owner may destroy the launch later
   // (not from inside this call).
   virtual void ended(Launch& launch, const std::optional<Failure>& failure,
-                     const LaunchTimes& times) = 0;
+                     const std::vector<std::string>& stragglers, const LaunchTimes& times) = 0;
 };
 
 struct LaunchEnvironment {
@@ -58,7 +61,8 @@ struct LaunchEnvironment {
 
 class Launch : private pmi::ServerHooks {
  public:
-  Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, LaunchSink& sink);
+  Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, LaunchSink& sink,
+         PeerLinks& peers);
   ~Launch() override;
   Launch(const Launch&) = delete;
   Launch& operator=(const Launch&) = delete;
@@ -69,6 +73,12 @@ class Launch : private pmi::ServerHooks {
   // Ends the launch: `signum` to every live rank's process group now, SIGKILL after a grace.
   void fail(Failure failure, int signum = 9);
   void forward_signal(int signum);
+  // A fence chunk from a peer agent (multi-node launches only).
+  void fence_message(FenceMessage message);
+  // An abort that came from another agent (the head, or a node reporting to the head).
+  void abort_from_peer(Failure failure);
+  // A peer link ("host:port") was lost: fails the launch when that peer is one of its nodes.
+  void peer_lost(const std::string& peer, const std::string& reason);
 
   const LaunchSpec& spec() const { return spec_; }
   const std::string& id() const { return spec_.launch_id; }
@@ -99,7 +109,11 @@ class Launch : private pmi::ServerHooks {
   void serve_pmi(std::unique_ptr<net::Stream> stream, std::optional<int> rank);
   void on_exit(Rank& rank, net::ExitInfo info);
   void check_fence_deadline();
+  // Local ranks that never entered fence `epoch`, with their last PMI command and its age.
+  std::vector<std::string> stragglers(uint64_t epoch) const;
   void maybe_end();
+  void send_to_node(int node, rpc::Outgoing message);
+  void send_abort(int node, const Failure& failure);
   Rank* find_rank(int rank);
   std::string where(int rank) const;  // "rank 3 on n1"
   uint64_t elapsed_us() const;
@@ -108,9 +122,11 @@ class Launch : private pmi::ServerHooks {
   LaunchSpec spec_;
   const LaunchEnvironment& env_;
   LaunchSink& sink_;
+  PeerLinks& peers_;
   uint64_t started_ns_;
   pmi::Server pmi_;
   std::unique_ptr<Fence> fence_;
+  TreeFence* tree_fence_ = nullptr;  // fence_ when the launch spans nodes
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::map<pmi::ConnId, PmiConn> conns_;
   std::unique_ptr<net::UnixListener> socket_listener_;
@@ -118,6 +134,7 @@ class Launch : private pmi::ServerHooks {
   net::Timer kill_timer_;
   net::Timer watch_timer_;
   std::optional<Failure> failure_;
+  std::vector<std::string> stragglers_;  // snapshot taken when a fence timeout ended the launch
   LaunchTimes times_;
   int finalized_ = 0;
   bool ended_ = false;

@@ -1,6 +1,9 @@
 // The PMI side of a launch: connections from ranks into the launch's pmi::Server, the server's
 // hooks (responses, fences, aborts, client failures), and the watchdog for fence deadlines and
 // ranks that dropped PMI without finalize.
+#include <uv.h>
+
+#include <algorithm>
 #include <csignal>
 
 #include "agent/launch.hpp"
@@ -85,27 +88,36 @@ void Launch::check_fence_deadline() {
     }
   }
   if (failure_) return;
-  // A fence is pending when some rank is parked in it; it started when the first one entered
-  // (a parked rank's last activity is its fence request).
-  auto statuses = pmi_.status();
+  // A fence is pending when some local rank is parked in it; it started when the first one
+  // entered (a parked rank's last activity is its fence request).
   uint64_t started = 0;
-  for (const auto& st : statuses)
-    if (st.state == pmi::RankState::in_fence && (started == 0 || st.last_activity_ms < started))
-      started = st.last_activity_ms;
-  if (started == 0 || now - started < spec_.fence_timeout_ms) return;
-
-  std::string stragglers;
-  for (const auto& st : statuses) {
-    if (st.state == pmi::RankState::in_fence) continue;
-    stragglers += cat("\n  rank ", st.rank, " on ", env_.node_id, ": ",
-                      pmi::rank_state_name(st.state), ", last PMI command '",
-                      st.last_command.empty() ? "(none)" : st.last_command, "' ",
-                      (now - st.last_activity_ms) / 1000.0, " s ago");
+  uint64_t epoch = 0;
+  for (const auto& st : pmi_.status()) {
+    if (st.state != pmi::RankState::in_fence) continue;
+    if (started == 0 || st.last_activity_ms < started) started = st.last_activity_ms;
+    epoch = std::max<uint64_t>(epoch, st.fences_entered);
   }
-  std::string message = cat("fence timed out after ", spec_.fence_timeout_ms / 1000.0,
-                            " s; ranks that never entered it:", stragglers);
-  pmi_.fence_failed(pmi_.fence_epoch() + 1, message);
-  fail(Failure{message, 1, -1});
+  if (started == 0 || now - started < spec_.fence_timeout_ms) return;
+  std::string message = cat("fence ", epoch, " timed out after ", spec_.fence_timeout_ms / 1000.0,
+                            " s");
+  pmi_.fence_failed(epoch, message);
+  if (tree_fence_) tree_fence_->fail_down(epoch, message);
+  fail(Failure{message, 1, -1, epoch});
+}
+
+std::vector<std::string> Launch::stragglers(uint64_t epoch) const {
+  std::vector<std::string> out;
+  uint64_t now = uv_hrtime() / 1000000;
+  for (const auto& st : pmi_.status()) {
+    if (st.fences_entered >= epoch) continue;
+    std::string last = st.last_command.empty()
+                           ? std::string("no PMI command yet")
+                           : cat("last PMI command '", st.last_command, "' ",
+                                 (now - st.last_activity_ms) / 100 / 10.0, " s ago");
+    out.push_back(cat("rank ", st.rank, " on ", env_.node_id, ": ",
+                      pmi::rank_state_name(st.state), ", ", last));
+  }
+  return out;
 }
 
 }  // namespace lattice::agent

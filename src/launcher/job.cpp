@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <random>
 
@@ -160,6 +161,7 @@ void Job::on_message(Node& node, schema::Envelope::Reader envelope) {
       node.last_finalize_us = t.getLastFinalizeUs();
       node.exited_us = t.getExitedUs();
       node.done = true;
+      for (auto line : end.getStragglers()) stragglers_.emplace_back(line);
       if (end.getFailed()) {
         record_failure(failure_, JobFailure{end.getReason(), end.getExitCode(), end.getFailedRank()});
         abort_all(end.getReason());
@@ -229,6 +231,14 @@ std::string Job::final_report() const {
   std::string out;
   int code = exit_code();
   if (failure_) out += cat("lattice: job failed: ", failure_->reason, '\n');
+  if (!stragglers_.empty()) {
+    auto sorted = stragglers_;
+    std::sort(sorted.begin(), sorted.end(), [](const std::string& a, const std::string& b) {
+      return std::strtol(a.c_str() + 5, nullptr, 10) < std::strtol(b.c_str() + 5, nullptr, 10);
+    });
+    out += "lattice: straggler report: ranks that never entered the fence:\n";
+    for (const auto& line : sorted) out += cat("lattice:   ", line, '\n');
+  }
   if (code != 0)
     out += cat("lattice: exit statuses: ", summarize_exits(ranks_, layout_.ntasks), '\n');
   if (options_.verbose) {

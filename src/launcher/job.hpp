@@ -61,6 +61,7 @@ class Job {
   std::vector<Node> nodes_;
   std::map<int, RankResult> ranks_;
   std::optional<JobFailure> failure_;
+  std::vector<std::string> stragglers_;  // "rank R on NODE: ..." from every node's LaunchEnded
   net::Timer deadline_timer_;
   uint64_t start_ns_;
   double connected_ms_ = -1;

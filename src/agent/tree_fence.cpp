@@ -1,0 +1,91 @@
+#include "agent/tree_fence.hpp"
+
+#include "base/log.hpp"
+
+namespace lattice::agent {
+
+TreeFence::TreeFence(net::Loop& loop, std::string launch_id, int self, fence::Tree tree,
+                     SendFn send, FenceCompleteFn complete, FailFn failed)
+    : launch_id_(std::move(launch_id)),
+      reducer_(self, std::move(tree)),
+      send_(std::move(send)),
+      failed_(std::move(failed)),
+      queue_(loop, std::move(complete)) {}
+
+void TreeFence::enter(uint64_t epoch, pmi::KvList puts) {
+  run(reducer_.local_ready(epoch, std::move(puts)));
+}
+
+std::vector<int> TreeFence::children_pending(uint64_t epoch) const {
+  return reducer_.children_pending(epoch);
+}
+
+void TreeFence::receive(FenceMessage message) {
+  if (!message.error.empty()) {
+    for (int child : reducer_.tree().children(reducer_.self()))
+      send_(child, chunk_message(true, message.chunk, message.error));
+    failed_(message.chunk.epoch, message.error);
+    return;
+  }
+  if (message.down) {
+    if (message.from != reducer_.tree().parent(reducer_.self())) {
+      LAT_LOG(warn, "fence", launch_id_, ": merged store from node ", message.from,
+              ", which is not this node's parent: dropped");
+      return;
+    }
+    run(reducer_.from_parent(std::move(message.chunk)));
+  } else {
+    run(reducer_.from_child(message.from, std::move(message.chunk)));
+  }
+}
+
+void TreeFence::fail_down(uint64_t epoch, const std::string& message) {
+  fence::Chunk chunk;
+  chunk.epoch = epoch;
+  for (int child : reducer_.tree().children(reducer_.self()))
+    send_(child, chunk_message(true, chunk, message));
+}
+
+void TreeFence::run(std::vector<fence::Action> actions) {
+  int parent = reducer_.tree().parent(reducer_.self());
+  for (auto& action : actions) {
+    if (auto* up = std::get_if<fence::SendUp>(&action)) {
+      send_(parent, chunk_message(false, up->chunk, ""));
+    } else if (auto* down = std::get_if<fence::SendDown>(&action)) {
+      send_(down->child, chunk_message(true, down->chunk, ""));
+    } else if (auto* done = std::get_if<fence::Complete>(&action)) {
+      LAT_LOG(debug, "fence", launch_id_, ": fence ", done->epoch, " complete, ",
+              done->merged.size(), " keys");
+      queue_.push(done->epoch, std::move(done->merged));
+    } else if (auto* reject = std::get_if<fence::Reject>(&action)) {
+      LAT_LOG(warn, "fence", launch_id_, ": rejected a message from node ", reject->from,
+              " for fence ", reject->epoch, ": ", reject->why);
+    }
+  }
+}
+
+rpc::Outgoing TreeFence::chunk_message(bool down, const fence::Chunk& chunk,
+                                       const std::string& error) const {
+  rpc::Outgoing msg;
+  auto body = msg.envelope().initBody();
+  auto fill = [&](auto m) {
+    m.setLaunchId(launch_id_);
+    m.setEpoch(chunk.epoch);
+    m.setFromNode(static_cast<uint32_t>(reducer_.self()));
+    m.setChunkIndex(chunk.index);
+    m.setChunkCount(chunk.count);
+    auto entries = m.initEntries(static_cast<unsigned>(chunk.entries.size()));
+    for (unsigned i = 0; i < entries.size(); ++i) {
+      entries[i].setKey(chunk.entries[i].first);
+      entries[i].setValue(chunk.entries[i].second);
+    }
+    return m;
+  };
+  if (down)
+    fill(body.initPmiFenceComplete()).setErrorMessage(error);
+  else
+    fill(body.initPmiFence());
+  return msg;
+}
+
+}  // namespace lattice::agent

@@ -1,0 +1,49 @@
+// The fence of a multi-node launch: this node's fence::Reducer (the pure tree reduction) wired
+// to peer agents. Local readiness and peers' chunks go in; chunks go out to the parent or the
+// children through a send function; completions reach the PMI server via the CompletionQueue.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "agent/fence.hpp"
+#include "fence/reducer.hpp"
+#include "rpc/session.hpp"
+
+namespace lattice::agent {
+
+// A fence message from a peer, decoded out of capnp (readers die with their callback).
+struct FenceMessage {
+  std::string launch_id;
+  bool down = false;  // PmiFenceComplete (parent -> child) rather than PmiFence (child -> parent)
+  int from = -1;      // sending node index
+  fence::Chunk chunk;
+  std::string error;  // a failed fence sent down (PmiFenceComplete.errorMessage)
+};
+
+class TreeFence : public Fence {
+ public:
+  using SendFn = std::function<void(int node, rpc::Outgoing message)>;
+  using FailFn = std::function<void(uint64_t epoch, const std::string& message)>;
+  TreeFence(net::Loop& loop, std::string launch_id, int self, fence::Tree tree, SendFn send,
+            FenceCompleteFn complete, FailFn failed);
+
+  void enter(uint64_t epoch, pmi::KvList puts) override;
+  std::vector<int> children_pending(uint64_t epoch) const override;
+  void receive(FenceMessage message);
+  // Tells the children that `epoch` failed (the launch is being aborted anyway; this makes
+  // their ranks' fence answers say why, at once).
+  void fail_down(uint64_t epoch, const std::string& message);
+
+ private:
+  void run(std::vector<fence::Action> actions);
+  rpc::Outgoing chunk_message(bool down, const fence::Chunk& chunk, const std::string& error) const;
+
+  std::string launch_id_;
+  fence::Reducer reducer_;
+  SendFn send_;
+  FailFn failed_;
+  CompletionQueue queue_;
+};
+
+}  // namespace lattice::agent
