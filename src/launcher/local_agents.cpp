@@ -49,9 +49,9 @@ void LocalAgents::start(int count, ReadyFn ready) {
   for (int i = 0; i < count; ++i) {
     auto agent = std::make_unique<Agent>();
     Agent* a = agent.get();
-    // Each node its own address: 127.0.0.1, 127.0.0.2, ... (all of 127/8 is loopback).
+    // Each node its own address: 127.0.0.1, 127.0.0.2, ... 127.0.1.0 (all of 127/8 is loopback).
     a->address.node_id = cat('n', i + 1);
-    a->address.host = cat("127.0.0.", i + 1);
+    a->address.host = cat("127.0.", (i + 1) / 256, '.', (i + 1) % 256);
     agents_.push_back(std::move(agent));
 
     auto pair = net::make_socketpair();
