@@ -1,0 +1,188 @@
+// Test support: the example bodies use every field so a decode slip in any of them shows up in
+// the text comparison; Wire keeps queued and synchronous delivery in one place.
+#include "rpc_test_support.hpp"
+
+#include <kj/string.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "rpc/framing.hpp"
+
+namespace lattice::rpc::test {
+namespace {
+
+void fill_launch(schema::LaunchProcessesRequest::Builder r) {
+  r.setLaunchId("job-1");
+  r.setAllocationId("alloc-7");
+  r.setEntrypoint("/bin/hostname");
+  auto args = r.initArgs(2);
+  args.set(0, "-s");
+  args.set(1, "--verbose");
+  r.setTasksPerNode(4);
+  r.setFirstRank(8);
+  r.setWorldSize(16);
+  auto env = r.initEnv(1);
+  env[0].setName("OMP_NUM_THREADS");
+  env[0].setValue("2");
+  r.setPmiMode(schema::PmiMode::PMIX);
+  auto cxi = r.initCxiCredentials();
+  cxi.initVnis(2).set(1, 1025);
+  cxi.setServiceId(42);
+  cxi.setTrafficClass("BEST_EFFORT");
+  auto peers = r.initPeers(2);
+  peers[1].setNodeId("n2");
+  peers[1].setHost("10.0.0.2");
+  peers[1].setPort(7001);
+  r.setHeadNodeIndex(1);
+  r.setNodeIndex(1);
+  auto nodes = r.initRankNodes(3);
+  nodes.set(2, 1);
+  r.setFenceTimeoutMs(30000);
+  r.setSlurmCompat(true);
+  r.setWorkdir("/scratch");
+  r.setFanout(8);
+  r.setUsePmiPort(true);
+}
+
+void fill_entries(capnp::List<schema::KvEntry>::Builder entries) {
+  for (unsigned i = 0; i < entries.size(); ++i) {
+    entries[i].setKey(kj::str("key-", i));
+    entries[i].setValue(kj::str("value-", i * 7));
+  }
+}
+
+}  // namespace
+
+std::vector<Outgoing> one_of_each_body() {
+  std::vector<std::function<void(schema::Envelope::Body::Builder)>> fillers = {
+      [](auto b) { b.setNone(); },
+      [](auto b) { fill_launch(b.initLaunchProcesses()); },
+      [](auto b) {
+        auto ranks = b.initLaunchAccepted().initRanks(2);
+        ranks[0].setRank(3);
+        ranks[0].setPid(4242);
+        ranks[1].setRank(4);
+        ranks[1].setPid(-1);
+      },
+      [](auto b) {
+        auto a = b.initAbortProcesses();
+        a.setLaunchId("job-1");
+        a.setReason("rank 3 exited with status 7");
+      },
+      [](auto b) {
+        auto o = b.initOutput();
+        o.setLaunchId("job-1");
+        o.setRank(5);
+        o.setStream(schema::OutputStream::STDERR);
+        const capnp::byte data[] = {'h', 'i', '\n', 0, 0xff};
+        o.setData(capnp::Data::Reader(data, sizeof data));
+      },
+      [](auto b) {
+        auto e = b.initRankExit();
+        e.setLaunchId("job-1");
+        e.setRank(6);
+        e.setNodeIndex(2);
+        e.setExitCode(-3);
+        e.setSignal(9);
+        e.setPid(777);
+      },
+      [](auto b) {
+        auto e = b.initLaunchEnded();
+        e.setLaunchId("job-1");
+        e.setNodeIndex(1);
+        e.setFailed(true);
+        e.setReason("rank 2 was killed by signal 9");
+        auto t = e.initTimings();
+        t.setSpawnedUs(10);
+        t.setFirstInitUs(20);
+        t.setLastFinalizeUs(30);
+        t.setExitedUs(40);
+        e.setExitCode(137);
+        e.setFailedRank(2);
+      },
+      [](auto b) {
+        auto f = b.initPmiFence();
+        f.setLaunchId("job-1");
+        f.setEpoch(3);
+        f.setFromNode(5);
+        fill_entries(f.initEntries(3));
+        f.setChunkIndex(1);
+        f.setChunkCount(2);
+      },
+      [](auto b) {
+        auto f = b.initPmiFenceComplete();
+        f.setLaunchId("job-1");
+        f.setEpoch(3);
+        fill_entries(f.initEntries(2));
+        f.setErrorMessage("");
+        f.setChunkIndex(0);
+        f.setChunkCount(1);
+        f.setFromNode(0);
+      },
+      [](auto b) { b.setHeartbeat(); },
+      [](auto b) {
+        auto s = b.initSignalProcesses();
+        s.setLaunchId("job-1");
+        s.setSignal(15);
+      },
+  };
+  std::vector<Outgoing> out;
+  for (auto& fill : fillers) {
+    Outgoing msg;
+    fill(msg.body());
+    out.push_back(std::move(msg));
+  }
+  return out;
+}
+
+std::vector<std::string_view> random_pieces(std::string_view bytes, size_t max_piece,
+                                            std::mt19937& rng) {
+  std::uniform_int_distribution<size_t> size(1, max_piece);
+  std::vector<std::string_view> pieces;
+  while (!bytes.empty()) {
+    size_t n = std::min(size(rng), bytes.size());
+    pieces.push_back(bytes.substr(0, n));
+    bytes.remove_prefix(n);
+  }
+  return pieces;
+}
+
+std::string text_of(schema::Envelope::Reader envelope) {
+  return std::string(kj::str(envelope).cStr());
+}
+
+std::string frame_of(Outgoing& msg) {
+  return std::move(encode_frame(msg.message(), kMaxMessageBytes).value());
+}
+
+void Wire::write(std::string bytes) {
+  if (closed) return;
+  if (synchronous)
+    peer->receive(bytes);
+  else
+    queued += bytes;
+}
+
+bool Wire::flush(size_t piece) {
+  if (queued.empty() || closed) return false;
+  std::string bytes = std::exchange(queued, std::string());
+  for (size_t at = 0; at < bytes.size(); at += piece)
+    peer->receive(std::string_view(bytes).substr(at, piece));
+  return true;
+}
+
+Link::Link(Session::Handlers a_handlers, Session::Handlers b_handlers, SessionOptions options)
+    : a(a_to_b, std::move(a_handlers), options), b(b_to_a, std::move(b_handlers), options) {
+  a_to_b.peer = &b;
+  b_to_a.peer = &a;
+}
+
+void Link::pump(size_t piece) {
+  for (bool moved = true; moved;) {
+    moved = a_to_b.flush(piece);
+    moved = b_to_a.flush(piece) || moved;
+  }
+}
+
+}  // namespace lattice::rpc::test

@@ -1,0 +1,248 @@
+// Session against a hostile or buggy peer, and against owners that re-enter or destroy it from
+// their handlers: every failure ends in on_error and a closed transport, never in a throw.
+#include "rpc/session.hpp"
+
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "rpc_test_support.hpp"
+
+using namespace lattice;
+using namespace lattice::rpc;
+
+namespace {
+
+// A session on a recording transport that logs on_error reasons and counts messages.
+struct Harness {
+  explicit Harness(SessionOptions options = {},
+                   std::function<void(uint64_t, schema::Envelope::Reader)> on_message = {})
+      : session(transport, handlers(std::move(on_message)), options) {}
+
+  Session::Handlers handlers(std::function<void(uint64_t, schema::Envelope::Reader)> on_message) {
+    Session::Handlers h;
+    h.on_message = on_message ? std::move(on_message)
+                              : [this](uint64_t, schema::Envelope::Reader) { ++messages; };
+    h.on_error = [this](const std::string& reason) { errors.push_back(reason); };
+    return h;
+  }
+
+  test::RecordingTransport transport;
+  std::vector<std::string> errors;
+  int messages = 0;
+  Session session;
+};
+
+std::string fence_frame(unsigned entries) {
+  Outgoing msg;
+  auto list = msg.body().initPmiFence().initEntries(entries);
+  for (unsigned i = 0; i < entries; ++i) list[i].setKey("some-key");
+  return test::frame_of(msg);
+}
+
+std::string heartbeat_frame() {
+  Outgoing msg;
+  msg.body().setHeartbeat();
+  return test::frame_of(msg);
+}
+
+std::string bytes_of(std::initializer_list<unsigned> values) {
+  std::string s;
+  for (unsigned v : values) s += static_cast<char>(v);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a 16 GiB header closes the session and fails its pending calls") {
+  Harness h;
+  std::string failure;
+  h.session.call(Outgoing(), 1000,
+                 [&](Result<schema::Envelope::Reader> r) { failure = r.error().message; });
+  std::string header = bytes_of({0, 0, 0, 0, 0, 0, 0, 0x80});
+  CHECK_NOTHROW(h.session.receive(header));
+  REQUIRE(h.errors.size() == 1);
+  CHECK(h.errors[0].find("17179869192 bytes") != std::string::npos);
+  CHECK(h.transport.closes == 1);
+  CHECK(failure == "connection closed: " + h.errors[0]);
+  CHECK(h.session.closed());
+  // Whatever else the peer sends is ignored; on_error is not repeated.
+  h.session.receive(heartbeat_frame());
+  CHECK(h.messages == 0);
+  CHECK(h.errors.size() == 1);
+}
+
+TEST_CASE("a huge message read past the traversal limit -> on_error, not a crash") {
+  SessionOptions tight;
+  tight.traversal_limit_words = 64;
+  int read = 0;
+  Harness h(tight, [&](uint64_t, schema::Envelope::Reader envelope) {
+    for (auto entry : envelope.getBody().getPmiFence().getEntries()) read += entry.hasKey();
+  });
+  std::string frame = fence_frame(500) + heartbeat_frame();
+  CHECK_NOTHROW(h.session.receive(frame));
+  REQUIRE(h.errors.size() == 1);
+  CHECK(h.errors[0].find("traversal limit") != std::string::npos);
+  CHECK(h.transport.closes == 1);
+  CHECK(read < 500);
+
+  SUBCASE("the default limit lets the same message through") {
+    int full = 0;
+    Harness ok({}, [&](uint64_t, schema::Envelope::Reader envelope) {
+      for (auto entry : envelope.getBody().getPmiFence().getEntries()) full += entry.hasKey();
+    });
+    ok.session.receive(frame);
+    CHECK(ok.errors.empty());
+    CHECK(full == 500);
+  }
+}
+
+TEST_CASE("a message nested deeper than the nesting limit -> on_error") {
+  SessionOptions shallow;
+  shallow.nesting_limit = 2;
+  Harness h(shallow, [](uint64_t, schema::Envelope::Reader envelope) {
+    auto peers = envelope.getBody().getLaunchProcesses().getPeers();
+    (void)peers[0].getHost();
+  });
+  Outgoing msg;
+  msg.body().initLaunchProcesses().initPeers(1)[0].setHost("10.0.0.1");
+  CHECK_NOTHROW(h.session.receive(test::frame_of(msg)));
+  REQUIRE(h.errors.size() == 1);
+  CHECK(h.errors[0].find("nest") != std::string::npos);
+}
+
+TEST_CASE("a root pointer out of bounds -> on_error") {
+  Harness h;
+  // One segment of one word whose root struct pointer points 1000 words past the segment.
+  std::string frame = bytes_of({0, 0, 0, 0, 1, 0, 0, 0, 0xa0, 0x0f, 0, 0, 1, 0, 0, 0});
+  CHECK_NOTHROW(h.session.receive(frame));
+  REQUIRE(h.errors.size() == 1);
+  CHECK(h.errors[0].find("cannot handle a message") == 0);
+  CHECK(h.transport.closes == 1);
+}
+
+TEST_CASE("a handler that throws closes the connection; later messages are not dispatched") {
+  int calls = 0;
+  Harness h({}, [&](uint64_t, schema::Envelope::Reader) {
+    ++calls;
+    throw std::runtime_error("boom");
+  });
+  CHECK_NOTHROW(h.session.receive(heartbeat_frame() + heartbeat_frame()));
+  CHECK(calls == 1);
+  REQUIRE(h.errors.size() == 1);
+  CHECK(h.errors[0] == "cannot handle a message: boom");
+  CHECK(h.transport.closes == 1);
+}
+
+TEST_CASE("a response to an unknown request is dropped and the connection kept") {
+  Harness h;
+  test::RecordingTransport out;
+  Session replier(out, {});
+  replier.respond(77, Outgoing());
+  REQUIRE(out.writes.size() == 1);
+  h.session.receive(out.writes[0]);
+  h.session.receive(heartbeat_frame());
+  CHECK(h.errors.empty());
+  CHECK(h.messages == 1);
+  CHECK(h.transport.closes == 0);
+}
+
+TEST_CASE("the session may be destroyed from inside its handlers") {
+  test::RecordingTransport transport;
+  std::unique_ptr<Session> session;
+  int messages = 0;
+  std::vector<std::string> errors;
+  bool called_back = false;
+  Session::Handlers handlers;
+
+  SUBCASE("in on_message: the rest of the input is not dispatched") {
+    handlers.on_message = [&](uint64_t, schema::Envelope::Reader) {
+      ++messages;
+      session.reset();
+    };
+    session = std::make_unique<Session>(transport, handlers);
+    session->receive(heartbeat_frame() + heartbeat_frame());
+    CHECK(messages == 1);
+    CHECK_FALSE(session);
+  }
+  SUBCASE("in on_error: pending calls are dropped uncalled") {
+    handlers.on_error = [&](const std::string& reason) {
+      errors.push_back(reason);
+      session.reset();
+    };
+    session = std::make_unique<Session>(transport, handlers);
+    session->call(Outgoing(), 100, [&](Result<schema::Envelope::Reader>) { called_back = true; });
+    session->receive(bytes_of({0xff, 0xff, 0, 0, 0, 0, 0, 0}));
+    CHECK(errors.size() == 1);
+    CHECK_FALSE(called_back);
+    CHECK_FALSE(session);
+  }
+  SUBCASE("in a response callback") {
+    session = std::make_unique<Session>(transport, handlers);
+    uint64_t id = session->call(Outgoing(), 100, [&](Result<schema::Envelope::Reader> r) {
+      called_back = r.ok();
+      session.reset();
+    });
+    test::RecordingTransport out;
+    Session replier(out, {});
+    replier.respond(id, Outgoing());
+    session->receive(out.writes.at(0) + heartbeat_frame());
+    CHECK(called_back);
+    CHECK_FALSE(session);
+  }
+  SUBCASE("in an expiry callback: the other expired calls still complete") {
+    session = std::make_unique<Session>(transport, handlers);
+    int expired = 0;
+    for (int i = 0; i < 3; ++i)
+      session->call(Outgoing(), 100, [&](Result<schema::Envelope::Reader>) {
+        ++expired;
+        session.reset();
+      });
+    session->expire(100);
+    CHECK(expired == 3);
+    CHECK_FALSE(session);
+  }
+}
+
+TEST_CASE("a synchronous loopback re-enters the session safely") {
+  std::vector<std::string> order;
+  Session::Handlers server;
+  test::Link* link_ptr = nullptr;
+  server.on_message = [&](uint64_t id, schema::Envelope::Reader envelope) {
+    if (id == 0) return;
+    // The request's body tells the server whether to also notify the client first.
+    if (envelope.getBody().isHeartbeat()) link_ptr->b.notify(Outgoing());
+    link_ptr->b.respond(id, Outgoing());
+  };
+  Session::Handlers client;
+  client.on_message = [&](uint64_t, schema::Envelope::Reader) {
+    order.push_back("notification");
+    // A call from inside a handler: its response loops back while we are still dispatching,
+    // and must wait until this handler returns.
+    link_ptr->a.call(Outgoing(), 100, [&](auto r) { order.push_back(r.ok() ? "inner" : "error"); });
+    order.push_back("handler returns");
+  };
+  test::Link link(client, server);
+  link_ptr = &link;
+  link.a_to_b.synchronous = true;
+  link.b_to_a.synchronous = true;
+
+  SUBCASE("the client's own receive is re-entered: the response waits for the handler") {
+    link.b.notify(Outgoing());
+    CHECK(order == std::vector<std::string>{"notification", "handler returns", "inner"});
+  }
+  SUBCASE("the server's receive is re-entered: the inner request waits for its handler") {
+    Outgoing request;
+    request.body().setHeartbeat();
+    link.a.call(std::move(request), 100,
+                [&](auto r) { order.push_back(r.ok() ? "outer" : "error"); });
+    CHECK(order ==
+          std::vector<std::string>{"notification", "handler returns", "outer", "inner"});
+  }
+  CHECK(link.a.pending() == 0);
+  CHECK_FALSE(link.a.closed());
+  CHECK_FALSE(link.b.closed());
+}
