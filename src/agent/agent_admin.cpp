@@ -51,6 +51,7 @@ admin::AgentStatus Agent::status() {
     row.world_size = launch.spec().world_size;
     row.fence_epoch = launch.pmi().fence_epoch();
     row.fence_waiting_for = launch.pmi().ranks_not_in_fence();
+    row.children_pending = launch.fence_children_pending();
     row.age_ms = launch.age_ms();
     auto pids = launch.rank_pids();
     uint64_t now = uv_hrtime() / 1000000;

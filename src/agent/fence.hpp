@@ -21,8 +21,8 @@ class Fence {
   virtual ~Fence() = default;
   // All local ranks entered `epoch`; `puts` are theirs since the previous fence.
   virtual void enter(uint64_t epoch, pmi::KvList puts) = 0;
-  // Children whose contribution to `epoch` has not fully arrived (admin, straggler reports).
-  virtual std::vector<int> children_pending(uint64_t epoch) const = 0;
+  // Child nodes whose contribution to the fence in flight has not fully arrived (admin).
+  virtual std::vector<int> children_pending() const = 0;
 };
 
 using FenceCompleteFn = std::function<void(uint64_t epoch, const pmi::KvList& merged)>;
@@ -55,7 +55,7 @@ class LocalFence : public Fence {
  public:
   LocalFence(net::Loop& loop, FenceCompleteFn complete) : queue_(loop, std::move(complete)) {}
   void enter(uint64_t epoch, pmi::KvList puts) override { queue_.push(epoch, std::move(puts)); }
-  std::vector<int> children_pending(uint64_t) const override { return {}; }
+  std::vector<int> children_pending() const override { return {}; }
 
  private:
   CompletionQueue queue_;

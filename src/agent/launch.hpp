@@ -83,6 +83,7 @@ class Launch : private pmi::ServerHooks {
   const LaunchSpec& spec() const { return spec_; }
   const std::string& id() const { return spec_.launch_id; }
   const pmi::Server& pmi() const { return pmi_; }
+  std::vector<int> fence_children_pending() const { return fence_->children_pending(); }
   std::vector<std::pair<int, int>> rank_pids() const;  // (rank, pid)
   uint64_t age_ms() const;
   bool ended() const { return ended_; }

@@ -16,8 +16,8 @@ void TreeFence::enter(uint64_t epoch, pmi::KvList puts) {
   run(reducer_.local_ready(epoch, std::move(puts)));
 }
 
-std::vector<int> TreeFence::children_pending(uint64_t epoch) const {
-  return reducer_.children_pending(epoch);
+std::vector<int> TreeFence::children_pending() const {
+  return reducer_.children_pending(reducer_.completed_epoch() + 1);
 }
 
 void TreeFence::receive(FenceMessage message) {

@@ -29,7 +29,7 @@ class TreeFence : public Fence {
             FenceCompleteFn complete, FailFn failed);
 
   void enter(uint64_t epoch, pmi::KvList puts) override;
-  std::vector<int> children_pending(uint64_t epoch) const override;
+  std::vector<int> children_pending() const override;
   void receive(FenceMessage message);
   // Tells the children that `epoch` failed (the launch is being aborted anyway; this makes
   // their ranks' fence answers say why, at once).

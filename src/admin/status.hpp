@@ -1,0 +1,52 @@
+// The admin socket's protocol and what it shows: one request line in ("status", or "status
+// LAUNCH_ID"), text out. Pure: the agent supplies its state through AgentControl and moves the
+// bytes; this decides what an operator reads when a job hangs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lattice::admin {
+
+struct RankRow {
+  int rank = 0;
+  int pid = 0;
+  std::string pmi_state;
+  std::string last_command;
+  uint64_t idle_ms = 0;
+  uint64_t fence_epoch = 0;  // fences this rank has entered
+};
+
+struct LaunchRow {
+  std::string launch_id;
+  int node_index = 0;
+  int nnodes = 1;
+  int world_size = 0;
+  uint64_t fence_epoch = 0;             // highest fence every local rank has entered
+  std::vector<int> fence_waiting_for;   // local ranks a pending fence still waits for
+  std::vector<int> children_pending;    // child nodes whose fence contribution has not arrived
+  std::vector<RankRow> ranks;
+  uint64_t age_ms = 0;
+};
+
+struct AgentStatus {
+  std::string version;
+  std::string node_id;
+  std::string listen;
+  uint64_t uptime_ms = 0;
+  std::vector<LaunchRow> launches;
+};
+
+class AgentControl {
+ public:
+  virtual ~AgentControl() = default;
+  virtual AgentStatus status() = 0;
+};
+
+std::string handle_request(std::string_view line, AgentControl& control);
+std::string render_status(const AgentStatus& status, const std::string& only_launch = "");
+std::string compress_list(const std::vector<int>& sorted);  // "0-3,7"
+
+}  // namespace lattice::admin

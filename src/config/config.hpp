@@ -1,0 +1,34 @@
+// The agent's configuration: YAML (conf/agent.yaml documents every key) into a typed struct.
+// Errors are values that name the file, the key path and what was wrong; unknown keys are errors
+// so that a typo is caught at start-up rather than silently ignored.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/log.hpp"
+#include "base/result.hpp"
+
+namespace lattice::config {
+
+struct AgentConfig {
+  std::string node_id;  // default: the host name
+  std::string listen_host = "0.0.0.0";
+  int listen_port = 7400;
+  std::string pmi_socket_dir = "/run/lattice";
+  uint32_t fence_timeout_ms = 60000;
+  uint32_t tree_fanout = 8;
+  uint32_t heartbeat_interval_ms = 1000;
+  uint32_t heartbeat_misses = 3;
+  LogLevel log_level = LogLevel::info;
+  std::string admin_socket = "/run/lattice/agentd.sock";
+  bool compat_set_slurm_env = false;
+};
+
+Result<AgentConfig> parse_config(std::string_view yaml_text, const std::string& source_name);
+Result<AgentConfig> load_config_file(const std::string& path);
+// The effective configuration in the file's own layout (for --check-config).
+std::string describe(const AgentConfig& config);
+
+}  // namespace lattice::config
