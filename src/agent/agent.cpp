@@ -157,7 +157,8 @@ void Agent::launch_processes(uint64_t conn_id, uint64_t request_id,
 
   std::string id = spec->launch_id;
   auto launch =
-      std::make_unique<Launch>(loop_, std::move(spec.value()), environment_, *this, peers_);
+      std::make_unique<Launch>(loop_, std::move(spec.value()), environment_,
+                               static_cast<LaunchSink&>(*this), peers_);
   Launch* raw = launch.get();
   launches_[id] = LaunchEntry{std::move(launch), conn_id};
   auto started = raw->start();

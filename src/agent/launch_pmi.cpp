@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include "agent/launch.hpp"
+#include "agent/launch_rank.hpp"
 #include "base/log.hpp"
 
 namespace lattice::agent {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "link/connection.hpp"
+#include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "net/timer.hpp"
 

@@ -16,6 +16,7 @@
 #include "launcher/options.hpp"
 #include "launcher/report.hpp"
 #include "link/connection.hpp"
+#include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "net/timer.hpp"
 
