@@ -26,12 +26,12 @@ class Handle {
   // Marks the handle initialised (uv_*_init succeeded): only then does it need uv_close.
   void initialised(void* owner) {
     live_ = true;
-    h_->data = owner;
+    base()->data = owner;
   }
   void close() {
     if (!h_) return;
     if (live_) {
-      h_->data = nullptr;
+      base()->data = nullptr;
       if (!uv_is_closing(base())) uv_close(base(), [](uv_handle_t* h) { std::free(h); });
     } else {
       std::free(h_);
