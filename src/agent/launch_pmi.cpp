@@ -61,6 +61,9 @@ void Launch::client_failed(pmi::ConnId conn, int rank, std::string message) {
     return;
   }
   if (lost) return;  // the exit has been judged already
+  // The engine names the rank itself ("rank 2: ..."); say it once, with the node.
+  std::string prefix = cat("rank ", rank, ": ");
+  if (starts_with(message, prefix)) message.erase(0, prefix.size());
   fail(Failure{cat(rank >= 0 ? where(rank) : cat("a client on ", env_.node_id),
                    ": PMI protocol error: ", message),
                1, rank});

@@ -63,7 +63,8 @@ void LocalAgents::start(int count, ReadyFn ready) {
                  "--listen", a->address.host + ":0",
                  "--node-id", a->address.node_id,
                  "--admin-socket", cat(dir_, '/', a->address.node_id, ".sock"),
-                 "--pmi-socket-dir", dir_,
+                 // Per-node socket dirs: every node serves the launch's socket under one name.
+                 "--pmi-socket-dir", cat(dir_, '/', a->address.node_id),
                  "--log-level", paths_.log_level,
                  "--ready-fd", "3"};
     spec.env = env;
