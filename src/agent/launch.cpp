@@ -52,7 +52,7 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
         complete,
         [this](uint64_t epoch, const std::string& message) {
           pmi_.fence_failed(epoch, message);
-          fail(Failure{message, 1, -1});
+          fail(Failure{message, 1, -1, epoch});
         });
     tree_fence_ = tree.get();
     fence_ = std::move(tree);

@@ -1,5 +1,6 @@
 #include "launcher/job.hpp"
 
+#include <unistd.h>
 #include <uv.h>
 
 #include <algorithm>
@@ -121,6 +122,9 @@ void Job::send_launch(Node& node) {
   req.setFanout(options_.fanout);
   req.setSlurmCompat(options_.slurm_compat);
   req.setUsePmiPort(options_.pmi_port);
+  // Like srun and mpiexec: ranks start in the launcher's working directory.
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof cwd)) req.setWorkdir(cwd);
 
   Node* n = &node;
   node.sent_ms = now_ms();
