@@ -1,0 +1,73 @@
+// The launch's key-value store as one node sees it: puts wait for the next fence (uniformly,
+// on one node or many), the merged store of a completed fence becomes visible to gets, and
+// node attributes are node-local and visible at once. Every client key, value and rank budget
+// is checked against Limits; engine-internal entries use reserved keys no client can name.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "base/result.hpp"
+#include "pmi/limits.hpp"
+
+namespace lattice::pmi {
+
+using KvList = std::vector<std::pair<std::string, std::string>>;
+
+// First byte of engine-internal keys (ring inputs). A control byte: check_key refuses every
+// byte <= 0x20 in client keys, so clients can neither put nor get these.
+constexpr char kReservedKeyMark = '\x01';
+
+inline bool is_reserved_key(std::string_view key) {
+  return !key.empty() && key[0] == kReservedKeyMark;
+}
+
+// A client key: 1..max_key bytes, each in 0x21..0x7e, none of '=' or ';' (they would break
+// PMI-1 tokens and PMI-2 pairs).
+Status check_key(std::string_view key, const Limits& limits);
+// A client value: at most max_value bytes, no NUL (PMI-2 parsing stops there; capnp Text).
+Status check_value(std::string_view key, std::string_view value, const Limits& limits);
+
+class Kvs {
+ public:
+  explicit Kvs(Limits limits) : limits_(limits) {}
+
+  // A client put, visible after the next fence.
+  Status put(int rank, std::string_view key, std::string_view value);
+  // An engine-internal entry (reserved key) carried by the next fence; never visible to gets.
+  void put_reserved(std::string key, std::string value);
+  // Puts since the previous call, in first-put order, each key once with its latest value.
+  KvList take_pending();
+  // The merged store of a completed fence: its client entries become visible (last one wins).
+  void publish(const KvList& merged);
+  const std::string* get(std::string_view key) const;
+
+  // Node attributes: node-local, visible at once, charged to the putting rank's budget.
+  Status put_node_attr(int rank, std::string_view key, std::string_view value);
+  const std::string* node_attr(std::string_view key) const;
+
+ private:
+  enum class Space : char { kvs = 'k', node = 'n' };
+  Status check_put(int rank, Space space, std::string_view key, std::string_view value);
+  Status charge(int rank, Space space, std::string_view key, size_t bytes);
+  void queue(std::string key, std::string value);
+
+  struct Usage {
+    size_t keys = 0;
+    size_t bytes = 0;
+  };
+
+  Limits limits_;
+  std::unordered_map<std::string, std::string> visible_;
+  std::unordered_map<std::string, std::string> node_attrs_;
+  KvList pending_;
+  std::unordered_map<std::string, size_t> pending_index_;  // key -> position in pending_
+  std::unordered_map<int, Usage> usage_;
+  std::map<std::pair<int, std::string>, size_t> charged_;  // (rank, space+key) -> bytes
+};
+
+}  // namespace lattice::pmi

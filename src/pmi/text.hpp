@@ -1,0 +1,24 @@
+// Small text helpers of the PMI engine: quoting client bytes for messages and traces (non-
+// printable bytes become \xNN), and the token rule of PMI-1, whose values cannot hold spaces.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace lattice::pmi {
+
+// Client bytes quoted into an error message are cut after this many bytes, so one hostile
+// frame cannot make a multi-kilobyte log line.
+constexpr size_t kQuoteMaxBytes = 64;
+
+// `bytes` with every byte outside 0x20..0x7e and every backslash written as \xNN.
+std::string printable(std::string_view bytes);
+// printable(), cut to kQuoteMaxBytes (marked "..."), in double quotes.
+std::string quoted(std::string_view bytes);
+// True when a PMI-1 client can read `value` back as one token: no byte <= 0x20, no 0x7f.
+bool is_pmi1_token(std::string_view value);
+// Free text (a message) made into one PMI-1 token: spaces and control bytes become '_'.
+std::string pmi1_token(std::string_view text);
+
+}  // namespace lattice::pmi
