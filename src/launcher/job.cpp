@@ -82,7 +82,7 @@ void Job::connected(Node& node, std::unique_ptr<net::Stream> stream) {
   node.conn = std::make_unique<link::Connection>(
       std::move(stream), std::move(handlers), [this, n](const std::string& reason) {
         if (!n->done)
-          node_out(*n, JobFailure{cat("lost connection to agent ", n->address.node_id, " (",
+          node_out(*n, JobFailure{cat("node ", n->address.node_id, " lost: its agent's connection closed (",
                                       reason, ")")});
       });
   if (std::all_of(nodes_.begin(), nodes_.end(), [](const Node& x) { return x.conn || x.done; }))
