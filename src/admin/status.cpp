@@ -74,7 +74,8 @@ std::string render_status(const AgentStatus& s, const std::string& only_launch) 
 }
 
 std::string handle_request(std::string_view line, AgentControl& control) {
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' '))
+    line.remove_suffix(1);
   auto words = split(line, ' ');
   if (!words.empty() && words[0] == "status" && words.size() <= 2)
     return render_status(control.status(), words.size() == 2 ? words[1] : "");
