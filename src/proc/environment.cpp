@@ -1,3 +1,5 @@
+// rank_environment: one sorted map, filled in precedence order (agent's scrubbed base, then the
+// user's --env, then the launch's own variables), so later keys win and none is duplicated.
 #include "proc/environment.hpp"
 
 #include <map>
@@ -7,9 +9,14 @@
 namespace lattice::proc {
 namespace {
 
+// Names only the launch may set: a user's PMI_* or PMIX_* would confuse the rank's PMI client
+// (pmi-wire.md T4) and LATTICE_* describe the launch itself.
+bool reserved(const std::string& name) {
+  return starts_with(name, "PMI_") || starts_with(name, "PMIX_") || starts_with(name, "LATTICE_");
+}
+
 bool scrubbed(const std::string& name, bool slurm_compat) {
-  return starts_with(name, "PMI_") || starts_with(name, "PMIX_") ||
-         starts_with(name, "LATTICE_") || (!slurm_compat && starts_with(name, "SLURM_"));
+  return reserved(name) || (!slurm_compat && starts_with(name, "SLURM_"));
 }
 
 }  // namespace
@@ -24,8 +31,7 @@ std::vector<std::string> rank_environment(const std::vector<std::string>& base,
     if (!scrubbed(name, in.slurm_compat)) env[name] = kv.substr(eq + 1);
   }
   for (const auto& [name, value] : in.user_env)
-    if (!starts_with(name, "PMI_") && !starts_with(name, "PMIX_") && !starts_with(name, "LATTICE_"))
-      env[name] = value;
+    if (!name.empty() && name.find('=') == std::string::npos && !reserved(name)) env[name] = value;
 
   if (in.pmi_fd >= 0) {
     env["PMI_FD"] = std::to_string(in.pmi_fd);
