@@ -59,6 +59,7 @@ struct RankPid {
 
 struct LaunchAccepted {
   ranks @0 :List(RankPid);
+  nodeId @1 :Text;               # the agent's own node name (launchers given bare addresses learn it here)
 }
 
 struct KvEntry {

@@ -136,6 +136,8 @@ void Job::send_launch(Node& node) {
                                              reply.error().message)});
         n->launched = true;
         n->accepted_ms = now_ms();
+        std::string node_id = reply->getBody().getLaunchAccepted().getNodeId();
+        if (!node_id.empty()) n->address.node_id = node_id;
         if (aborting_) abort_all("launch aborted");
       });
 }

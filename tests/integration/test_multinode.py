@@ -1,0 +1,137 @@
+"""Several real agents, each its own process on its own loopback address, and jobs spread across
+them: the fence tree between agents (block, cyclic, uneven layouts; chains and stars), Slurm
+libpmi2 rounds and PMIX_Ring across nodes, and the failures that must end a launch everywhere:
+a rank killed on one node, an agent killed while its ranks wait in a fence, a fence timeout with
+its straggler report. After each fault the surviving agents serve the next launch."""
+import os
+import signal
+import time
+
+from harness import (check, expect_status, prog, processes_with_env, run_cases, wait_until)
+
+
+def agents(c, count):
+    """`count` agents on 127.0.0.1, 127.0.0.2, ...: one address per node."""
+    return [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0"]) for i in range(count)]
+
+
+def addresses(nodes):
+    return ",".join(a.address for a in nodes)
+
+
+def ok(c, result, expect_lines, needle):
+    expect_status(result, 0)
+    lines = [l for l in result.out.splitlines() if needle in l]
+    check(len(lines) == expect_lines, f"expected {expect_lines} '{needle}' lines, got {len(lines)}"
+                                      f"\n{result.describe()}")
+    c.check_clean(result)
+
+
+def mpich_block(c):
+    nodes = agents(c, 4)
+    r = c.run_launch(["--agents", addresses(nodes), "-n", "16", prog("mpi_check")], timeout=120)
+    ok(c, r, 16, "ok")
+
+
+def mpich_cyclic(c):
+    nodes = agents(c, 4)
+    r = c.run_launch(["--agents", addresses(nodes), "-n", "16", "--distribution", "cyclic",
+                      prog("mpi_check")], timeout=120)
+    ok(c, r, 16, "ok")
+
+
+def mpich_uneven(c):
+    nodes = agents(c, 4)
+    r = c.run_launch(["--agents", addresses(nodes), "-N", "4", "-n", "10", prog("mpi_check")],
+                     timeout=120)
+    ok(c, r, 10, "ok")
+
+
+def mpich_local_mode(c):
+    r = c.run_launch(["-N", "4", "-n", "8", "-l", prog("mpi_check")], timeout=120)
+    ok(c, r, 8, "ok")
+    check(all(l.split(":")[0].isdigit() for l in r.out.splitlines() if l),
+          f"unlabelled output\n{r.describe()}")
+
+
+def pmi2_rounds_and_ring(c):
+    nodes = agents(c, 4)
+    for fanout in ("1", "2", "3"):  # a chain, a binary tree, a star
+        r = c.run_launch(["--agents", addresses(nodes), "-n", "8", "--fanout", fanout,
+                          prog("pmi2_client"), "--rounds", "3"])
+        ok(c, r, 8, "ok")
+
+
+def find_rank(c, rank, timeout=30):
+    """Pid of the live process of `rank` (its rank program, not the exec helper) in this case."""
+    entry = f"PMI_RANK={rank}"
+    def pids():
+        return [p for p in c.survivors() if p in processes_with_env(entry)]
+    wait_until(lambda: pids(), timeout)
+    found = pids()
+    check(found, f"rank {rank} never started")
+    return found[0]
+
+
+def kill_rank_on_node2(c):
+    nodes = agents(c, 3)
+    p = c.start_launch(["--agents", addresses(nodes), "-n", "6", prog("mpi_hold"), "hold", "60"])
+    started = time.monotonic()
+    # Ranks 2-3 run on node n2 (block layout, 2 per node); give the job time to pass MPI_Init.
+    victim = find_rank(c, 3)
+    time.sleep(1.5)
+    os.kill(victim, signal.SIGKILL)
+    r = c.finish_launch(p, ["mpi_hold"], started, 60)
+    check(r.code == 128 + 9, f"expected 137 (rank 3 killed)\n{r.describe()}")
+    check(any("rank 3" in l and "n2" in l and "SIGKILL" in l for l in r.err.splitlines()),
+          f"no line naming rank 3 on n2 and SIGKILL\n{r.describe()}")
+    c.check_clean(r)
+    again = c.run_launch(["--agents", addresses(nodes), "-n", "6", prog("mpi_check")])
+    ok(c, again, 6, "ok")
+
+
+def kill_agent_in_fence(c):
+    nodes = agents(c, 3)
+    # Rank 1 never fences, so every other rank waits in MPI_Init's fence, on every node.
+    p = c.start_launch(["--agents", addresses(nodes), "-n", "6", prog("mpi_hold"), "no-fence", "1"])
+    started = time.monotonic()
+    find_rank(c, 5)  # a rank on n3 is up
+    time.sleep(1.5)  # ... and in the fence
+    os.kill(nodes[2].proc.pid, signal.SIGKILL)
+    r = c.finish_launch(p, ["mpi_hold"], started, 60)
+    check(r.code not in (0, None), f"the launch must fail when n3 dies\n{r.describe()}")
+    check(any("node n3 lost" in l for l in r.err.splitlines()),
+          f"no line naming the lost node\n{r.describe()}")
+    c.check_clean(r)
+    survivors = nodes[:2]
+    check(all(a.alive() for a in survivors), "a surviving agent died")
+    again = c.run_launch(["--agents", addresses(survivors), "-n", "4", prog("mpi_check")])
+    ok(c, again, 4, "ok")
+
+
+def fence_timeout_stragglers(c):
+    nodes = agents(c, 3)
+    r = c.run_launch(["--agents", addresses(nodes), "-n", "6", "--fence-timeout", "2",
+                      prog("mpi_hold"), "no-fence", "4"])
+    check(r.code not in (0, None), f"a fence timeout must fail the launch\n{r.describe()}")
+    check("timed out" in r.err, f"no fence timeout reported\n{r.describe()}")
+    stragglers = [l for l in r.err.splitlines() if "rank 4 on n3" in l]
+    check(stragglers, f"the straggler report does not name rank 4 on n3\n{r.describe()}")
+    check(not any("rank 0 on" in l for l in r.err.splitlines() if "waiting" in l),
+          f"a rank that entered the fence is reported as a straggler\n{r.describe()}")
+    c.check_clean(r)
+    again = c.run_launch(["--agents", addresses(nodes), "-n", "3", prog("mpi_check")])
+    ok(c, again, 3, "ok")
+
+
+if __name__ == "__main__":
+    run_cases([
+        ("mpich_block", mpich_block),
+        ("mpich_cyclic", mpich_cyclic),
+        ("mpich_uneven", mpich_uneven),
+        ("mpich_local_mode", mpich_local_mode),
+        ("pmi2_rounds_and_ring", pmi2_rounds_and_ring),
+        ("kill_rank_on_node2", kill_rank_on_node2),
+        ("kill_agent_in_fence", kill_agent_in_fence),
+        ("fence_timeout_stragglers", fence_timeout_stragglers),
+    ])
