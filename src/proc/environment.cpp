@@ -30,8 +30,11 @@ std::vector<std::string> rank_environment(const std::vector<std::string>& base,
     std::string name = kv.substr(0, eq);
     if (!scrubbed(name, in.slurm_compat)) env[name] = kv.substr(eq + 1);
   }
+  // The user's values win over the agent's; the launch's own variables below win over both.
+  // PMIX_* is never passed: beside PMI_SIZE it makes MPICH abort (T4).
   for (const auto& [name, value] : in.user_env)
-    if (!name.empty() && name.find('=') == std::string::npos && !reserved(name)) env[name] = value;
+    if (!name.empty() && name.find('=') == std::string::npos && !starts_with(name, "PMIX_"))
+      env[name] = value;
 
   if (in.pmi_fd >= 0) {
     env["PMI_FD"] = std::to_string(in.pmi_fd);
