@@ -1,9 +1,13 @@
 #include "agent/agent.hpp"
 
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include <csignal>
+#include <cstring>
+#include <filesystem>
 
 #include "base/log.hpp"
 #include "lattice_version.h"
@@ -16,6 +20,19 @@ constexpr uint64_t kExpiryPeriodMs = 500;
 // Fence chunks held for launches this agent has not been asked to run yet: enough for a large
 // store arriving early from several children, bounded so a confused peer cannot fill memory.
 constexpr size_t kMaxEarlyFenceMessages = 16384;
+
+// Start-up only (before the loop runs): a connect to a Unix socket answers or fails at once.
+bool unix_socket_answers(const std::string& path) {
+  sockaddr_un addr{};
+  if (path.size() >= sizeof addr.sun_path) return false;
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  bool live = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return live;
+}
 
 FenceMessage decode_fence(schema::PmiFence::Reader m) {
   FenceMessage out;
@@ -79,6 +96,7 @@ Status Agent::start(int ready_fd) {
     for (auto& [id, conn] : connections_) conn->session().expire(now);
   });
 
+  remove_stale_pmi_sockets();
   auto bound = listener_->bound();
   LAT_LOG(info, "agent", "node ", config_.node_id, " listening on ", bound.host, ':', bound.port,
           ", admin socket ", config_.admin_socket);
@@ -89,6 +107,18 @@ Status Agent::start(int ready_fd) {
     ::close(ready_fd);
   }
   return {};
+}
+
+// A crashed agent leaves its launches' PMI sockets behind; nobody answers on them any more.
+void Agent::remove_stale_pmi_sockets() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(config_.pmi_socket_dir, ec)) {
+    std::string name = entry.path().filename();
+    if (!starts_with(name, "lattice-pmi-") || !entry.is_socket(ec)) continue;
+    if (unix_socket_answers(entry.path())) continue;
+    LAT_LOG(info, "agent", "removing stale PMI socket ", entry.path().string());
+    std::filesystem::remove(entry.path(), ec);
+  }
 }
 
 void Agent::accept(std::unique_ptr<net::Stream> stream) {

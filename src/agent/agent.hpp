@@ -38,6 +38,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   };
 
   void accept(std::unique_ptr<net::Stream> stream);
+  void remove_stale_pmi_sockets();
   void on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::Reader envelope);
   void launch_processes(uint64_t conn_id, uint64_t request_id,
                         schema::LaunchProcessesRequest::Reader request);
