@@ -1,0 +1,291 @@
+"""Integration-test harness: real `lattice` launches and real `lattice-agentd` daemons, each case in
+a fresh temp dir, with a per-case tag that finds every process the case left behind.
+
+Python 3 standard library only. Environment: LATTICE_BUILD_DIR (binaries at its root) and
+LATTICE_PROGRAMS (the built tests/programs). A test file lists its cases and calls run_cases().
+"""
+import glob
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+
+BUILD = os.environ.get("LATTICE_BUILD_DIR", "")
+PROGRAMS = os.environ.get("LATTICE_PROGRAMS", os.path.join(BUILD, "tests", "programs"))
+SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LATTICE = os.path.join(BUILD, "lattice")
+AGENTD = os.path.join(BUILD, "lattice-agentd")
+
+# Cap on one launch: failures must end the job on their own; this only keeps a hung launch from
+# hanging the suite (meson's own timeout is 300 s per file).
+LAUNCH_TIMEOUT = 60
+# An agent writes its address right after binding; anything slower than this is a failure.
+AGENT_READY_TIMEOUT = 15
+# Killing a rank is asynchronous: its exit may trail the launcher's by a few milliseconds.
+SURVIVOR_GRACE = 3.0
+POLL_INTERVAL = 0.05
+
+
+class CaseFailure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise CaseFailure(message)
+
+
+def prog(name):
+    return os.path.join(PROGRAMS, name)
+
+
+def tail(text, lines=15):
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+class LaunchResult:
+    def __init__(self, args, code, out, err, seconds):
+        self.args, self.code, self.out, self.err, self.seconds = args, code, out, err, seconds
+
+    def describe(self):
+        status = "timed out" if self.code is None else f"exit {self.code}"
+        return (f"`lattice launch {' '.join(self.args)}`: {status} after {self.seconds:.1f} s\n"
+                f"--- stdout (tail)\n{tail(self.out)}\n--- stderr (tail)\n{tail(self.err)}")
+
+    def __iter__(self):  # (exit code, stdout, stderr, seconds), as the brief's run_launch returns
+        return iter((self.code, self.out, self.err, self.seconds))
+
+
+def processes_with_env(entry):
+    """Pids of live processes whose environment holds `entry` (e.g. b"K=V"); zombies have none."""
+    needle = entry.encode() + b"\0"
+    found = []
+    for path in glob.glob("/proc/[0-9]*"):
+        pid = int(path[6:])
+        if pid == os.getpid():
+            continue
+        try:
+            with open(f"{path}/environ", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if (b"\0" + data).find(b"\0" + needle) >= 0:
+            found.append(pid)
+    return found
+
+
+def wait_until(predicate, timeout):
+    """Polls predicate until it is truthy or timeout passes; returns its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() >= deadline:
+            return value
+        time.sleep(POLL_INTERVAL)
+
+
+class Agent:
+    """A `lattice-agentd` started by the test, on loopback port 0, in its own directory."""
+
+    def __init__(self, node_id, directory, extra_args=(), env=None):
+        self.node_id, self.dir = node_id, directory
+        os.makedirs(directory, exist_ok=True)
+        self.admin_socket = os.path.join(directory, "admin.sock")
+        self.log_path = os.path.join(directory, "agent.log")
+        r, w = os.pipe()
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [AGENTD, "--listen", "127.0.0.1:0", "--node-id", node_id,
+                 "--admin-socket", self.admin_socket, "--pmi-socket-dir", directory,
+                 "--ready-fd", str(w), *extra_args],
+                pass_fds=[w], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                env=env, start_new_session=True)
+        os.close(w)
+        try:
+            self.address = self._read_ready(r)
+        finally:
+            os.close(r)
+
+    def _read_ready(self, fd):
+        data = b""
+        deadline = time.monotonic() + AGENT_READY_TIMEOUT
+        while not data.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise CaseFailure(f"agent {self.node_id} wrote no address within "
+                                  f"{AGENT_READY_TIMEOUT} s\n{self.log()}")
+            chunk = os.read(fd, 256)
+            if not chunk:
+                raise CaseFailure(f"agent {self.node_id} closed its ready fd without an address "
+                                  f"(exit {self.proc.poll()})\n{self.log()}")
+            data += chunk
+        address = data.decode().strip()
+        check(":" in address, f"agent {self.node_id} ready line is not HOST:PORT: {address!r}")
+        return address
+
+    def log(self):
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return "--- agent log (tail)\n" + tail(f.read())
+        except OSError:
+            return "(no agent log)"
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
+class Case:
+    """What one test case owns: a fresh temp dir, a tag for its ranks, the agents it started."""
+
+    def __init__(self, name):
+        self.name = name
+        self.dir = tempfile.mkdtemp(prefix="lattice-it-")
+        self.tag = uuid.uuid4().hex
+        self.agents = []
+        self.launchers = []
+
+    def launch_command(self, args):
+        return [LATTICE, "launch", "--env", f"LATTICE_TEST_TAG={self.tag}", *args]
+
+    def case_env(self):
+        # Local mode makes its agents' directory under TMPDIR, and ranks inherit the agent's
+        # environment: with TMPDIR inside the case's dir, every launcher, agent and rank of the
+        # case carries it, and leftovers (sockets, directories, processes) are visible to checks.
+        return dict(os.environ, TMPDIR=self.dir)
+
+    def start_launch(self, args):
+        """Starts `lattice launch` in the background (its own process group); returns the Popen."""
+        p = subprocess.Popen(self.launch_command(args), stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=self.case_env(), start_new_session=True)
+        self.launchers.append(p)
+        return p
+
+    def finish_launch(self, p, args, started, timeout):
+        try:
+            out, err = p.communicate(timeout=timeout)
+            code = p.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+            code = None
+        return LaunchResult(args, code, out, err, time.monotonic() - started)
+
+    def run_launch(self, args, timeout=LAUNCH_TIMEOUT):
+        """Runs `lattice launch ARGS` to its end: LaunchResult (code None when it timed out)."""
+        started = time.monotonic()
+        return self.finish_launch(self.start_launch(args), args, started, timeout)
+
+    def start_agent(self, node_id, extra_args=()):
+        agent = Agent(node_id, os.path.join(self.dir, node_id), extra_args, self.case_env())
+        self.agents.append(agent)
+        return agent
+
+    def survivors(self):
+        return processes_with_env(f"LATTICE_TEST_TAG={self.tag}")
+
+    def leftovers(self):
+        """Processes of this case other than the agents it started: launchers, local-mode agents
+        and ranks (found by TMPDIR, independent of --env reaching the ranks)."""
+        mine = {a.proc.pid for a in self.agents}
+        return [p for p in processes_with_env(f"TMPDIR={self.dir}") if p not in mine]
+
+    def stale_sockets(self):
+        return glob.glob(os.path.join(self.dir, "**", "lattice-pmi-*.sock"), recursive=True)
+
+    def check_clean(self, result=None):
+        """No rank of this case alive (after a short grace), no PMI socket file left behind."""
+        context = f"\n{result.describe()}" if result else ""
+        wait_until(lambda: not self.survivors(), SURVIVOR_GRACE)
+        left = self.survivors()
+        check(not left, f"ranks still running after the launch: {describe_pids(left)}{context}")
+        wait_until(lambda: not self.leftovers(), SURVIVOR_GRACE)
+        stray = self.leftovers()
+        check(not stray, f"launcher/agent processes left behind: {describe_pids(stray)}{context}")
+        check(not self.stale_sockets(), f"PMI socket files left behind: {self.stale_sockets()}")
+
+    def cleanup(self):
+        for p in self.launchers:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        for pid in self.survivors() + self.leftovers():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for agent in self.agents:
+            agent.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def describe_pids(pids):
+    out = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            out.append(f"{pid} {argv}")
+        except OSError:
+            out.append(str(pid))
+    return out
+
+
+def expect_status(result, code):
+    check(result.code == code, f"expected exit {code}\n{result.describe()}")
+
+
+def expect_failure_line(result, *needles):
+    """One stderr line of the launcher names the rank, the node and the reason (every needle)."""
+    lines = [l for l in result.err.splitlines() if all(n.lower() in l.lower() for n in needles)]
+    check(lines, f"no stderr line containing all of {list(needles)}\n{result.describe()}")
+
+
+def preflight():
+    missing = [p for p in (LATTICE, AGENTD) if not os.access(p, os.X_OK)]
+    if not BUILD or missing:
+        print(f"FAIL setup: missing binaries {missing or '(LATTICE_BUILD_DIR unset)'}")
+        sys.exit(1)
+
+
+def run_cases(cases, only=None):
+    """Runs (name, fn(case)) pairs; prints "ok NAME" / "FAIL NAME: why"; exits 1 on any failure.
+    Command-line arguments, when given, select cases by name."""
+    preflight()
+    only = set(only if only is not None else sys.argv[1:])
+    failures = 0
+    for name, fn in cases:
+        if only and name not in only:
+            continue
+        case = Case(name)
+        try:
+            fn(case)
+            print(f"ok {name}", flush=True)
+        except CaseFailure as e:
+            failures += 1
+            first, _, rest = str(e).partition("\n")
+            print(f"FAIL {name}: {first}", flush=True)
+            if rest:
+                print(rest, file=sys.stderr, flush=True)
+        except Exception as e:  # a bug in the test itself still counts as a failure, loudly
+            failures += 1
+            print(f"FAIL {name}: test error {type(e).__name__}: {e}", flush=True)
+            traceback.print_exc()
+        finally:
+            case.cleanup()
+    sys.exit(1 if failures else 0)

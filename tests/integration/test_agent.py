@@ -1,0 +1,96 @@
+"""The agent as a daemon: admin status, a clean SIGTERM while ranks run (no rank, no socket file
+left), and --check-config on the shipped example config and on broken files."""
+import os
+import signal
+import subprocess
+import time
+
+from harness import AGENTD, LATTICE, SOURCE_ROOT, CaseFailure, check, run_cases, wait_until
+
+COMMAND_TIMEOUT = 30
+RANKS_RUNNING_TIMEOUT = 20
+
+
+def run(cmd):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=COMMAND_TIMEOUT)
+
+
+def agent_version():
+    p = run([AGENTD, "--version"])
+    check(p.returncode == 0 and p.stdout.split(),
+          f"lattice-agentd --version: exit {p.returncode}\n{p.stderr}")
+    return p.stdout.split()[-1]
+
+
+def admin_status(c):
+    agent = c.start_agent("node-a")
+    p = run([LATTICE, "admin", "status", "--socket", agent.admin_socket])
+    what = f"exit {p.returncode}\n--- stdout\n{p.stdout}\n--- stderr\n{p.stderr}"
+    check(p.returncode == 0, f"admin status failed: {what}")
+    check(agent_version() in p.stdout, f"status does not show version {agent_version()}: {what}")
+    check("node-a" in p.stdout, f"status does not show the node id: {what}")
+
+
+def env_reaches_ranks(c):
+    r = c.run_launch(["-n", "2", "-l", "--env", "LT_EXTRA=two words", "/usr/bin/env"])
+    check(r.code == 0, f"launch of /usr/bin/env failed\n{r.describe()}")
+    for rank in range(2):
+        for var in (f"LATTICE_TEST_TAG={c.tag}", "LT_EXTRA=two words", "PMI_RANK=" + str(rank)):
+            check(f"{rank}: {var}" in r.out.splitlines(),
+                  f"rank {rank} lacks {var}\n{r.describe()}")
+    c.check_clean(r)
+
+
+def sigterm_during_launch(c):
+    agent = c.start_agent("n1")
+    args = ["--agents", agent.address, "-n", "2", "/bin/sleep", "300"]
+    started = time.monotonic()
+    launcher = c.start_launch(args)
+    running = wait_until(lambda: len(c.survivors()) == 2, RANKS_RUNNING_TIMEOUT)
+    check(running, f"2 ranks not running after {RANKS_RUNNING_TIMEOUT} s: {c.survivors()}\n"
+                   f"{agent.log()}")
+    agent.proc.send_signal(signal.SIGTERM)
+    try:
+        code = agent.proc.wait(timeout=COMMAND_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise CaseFailure(f"agent still running {COMMAND_TIMEOUT} s after SIGTERM\n{agent.log()}")
+    check(code == 0, f"agent exited {code} on SIGTERM\n{agent.log()}")
+    result = c.finish_launch(launcher, args, started, COMMAND_TIMEOUT)
+    check(result.code is not None,
+          f"the launcher did not end after its agent stopped\n{result.describe()}")
+    check(result.code != 0, f"the launcher reported success for killed ranks\n{result.describe()}")
+    c.check_clean(result)
+    check(not os.path.exists(agent.admin_socket), f"admin socket {agent.admin_socket} left behind")
+
+
+def check_config_example(c):
+    path = os.path.join(SOURCE_ROOT, "conf", "agent.yaml")
+    check(os.path.exists(path), f"{path} does not exist")
+    p = run([AGENTD, "--check-config", "--config", path])
+    check(p.returncode == 0, f"--check-config {path}: exit {p.returncode}\n{p.stderr}")
+
+
+def check_config_broken(c):
+    broken = {
+        "syntax.yaml": ("listen: [127.0.0.1:7400\n", "syntax.yaml"),
+        "typo.yaml": ("node_idd: n1\n", "node_idd"),
+    }
+    for name, (text, needle) in broken.items():
+        path = os.path.join(c.dir, name)
+        with open(path, "w") as f:
+            f.write(text)
+        p = run([AGENTD, "--check-config", "--config", path])
+        what = f"--check-config on {name}: exit {p.returncode}\n{p.stderr}"
+        check(p.returncode == 2, f"expected exit 2: {what}")
+        check(needle in p.stderr, f"stderr does not name '{needle}': {what}")
+
+
+if __name__ == "__main__":
+    run_cases([
+        ("admin_status", admin_status),
+        ("env_reaches_ranks", env_reaches_ranks),
+        ("sigterm_during_launch", sigterm_during_launch),
+        ("check_config_example", check_config_example),
+        ("check_config_broken", check_config_broken),
+    ])

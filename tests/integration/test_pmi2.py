@@ -1,0 +1,33 @@
+"""Slurm's libpmi2 client (PMI-2) through `lattice launch` in local mode: job attributes, node
+attributes, KVS rounds, PMIX_Ring, and the benchmark mode the bench script relies on."""
+import re
+
+from harness import check, expect_status, prog, run_cases
+
+
+def pmi2_checks(n, rounds):
+    def case(c):
+        r = c.run_launch(["-n", str(n), "-l", prog("pmi2_client"), "--rounds", str(rounds)])
+        expect_status(r, 0)
+        for rank in range(n):
+            want = rf"^{rank}: pmi2 rank {rank}/{n} ok .*{rounds} rounds, ring\)$"
+            check(re.search(want, r.out, re.M), f"no ok line from rank {rank}\n{r.describe()}")
+        c.check_clean(r)
+    return case
+
+
+def pmi2_bench(c):
+    r = c.run_launch(["-n", "4", prog("pmi2_client"), "--bench", "5", "--size", "1000"])
+    expect_status(r, 0)
+    check(re.search(r"ranks=4 rounds=5 size=1000 p50_us=\d+ p99_us=\d+", r.out),
+          f"no p50/p99 line\n{r.describe()}")
+    c.check_clean(r)
+
+
+if __name__ == "__main__":
+    run_cases([
+        ("pmi2_n4_two_rounds_ring", pmi2_checks(4, 2)),
+        ("pmi2_n1_singleton_ring", pmi2_checks(1, 2)),
+        ("pmi2_n3_five_rounds", pmi2_checks(3, 5)),
+        ("pmi2_bench_n4", pmi2_bench),
+    ])

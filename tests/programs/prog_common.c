@@ -1,0 +1,73 @@
+/* Helpers shared by the real-client test programs (see prog_common.h). Plain C and libc only, so
+ * the MPICH programs and the Slurm libpmi2 programs can both link it. */
+#define _GNU_SOURCE
+#include "prog_common.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static const char* prog_name = "program";
+static int prog_rank = -1;
+
+void prog_set_identity(const char* name, int rank) {
+  prog_name = name;
+  prog_rank = rank;
+}
+
+void prog_fail(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (prog_rank >= 0)
+    fprintf(stderr, "%s: rank %d: ", prog_name, prog_rank);
+  else
+    fprintf(stderr, "%s: ", prog_name);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  fflush(stdout);
+  exit(PROG_CHECK_FAILED);
+}
+
+static int parse_int(const char* text, long min, int* out) {
+  char* end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < min || v > INT_MAX) return 0;
+  *out = (int)v;
+  return 1;
+}
+
+int prog_env_int(const char* name, int fallback) {
+  const char* text = getenv(name);
+  int v;
+  if (text == NULL) return fallback;
+  if (!parse_int(text, INT_MIN, &v)) prog_fail("environment %s='%s' is not an integer", name, text);
+  return v;
+}
+
+int prog_env_int_any(const char* const names[], int fallback, const char** which) {
+  *which = names[0];
+  for (; *names != NULL; ++names) {
+    if (getenv(*names) == NULL) continue;
+    *which = *names;
+    return prog_env_int(*names, fallback);
+  }
+  return fallback;
+}
+
+int prog_parse_positive(const char* option, const char* text) {
+  int v;
+  if (text == NULL || !parse_int(text, 1, &v))
+    prog_fail("%s expects a positive integer, got '%s'", option, text ? text : "(nothing)");
+  return v;
+}
+
+long long prog_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
