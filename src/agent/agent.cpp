@@ -34,23 +34,13 @@ bool unix_socket_answers(const std::string& path) {
   return live;
 }
 
-FenceMessage decode_fence(schema::PmiFence::Reader m) {
+// PmiFence (up) and PmiFenceComplete (down) carry a chunk the same way.
+template <class Reader>
+FenceMessage decode_fence(Reader m, bool down) {
   FenceMessage out;
   out.launch_id = m.getLaunchId();
+  out.down = down;
   out.from = static_cast<int>(m.getFromNode());
-  out.chunk.epoch = m.getEpoch();
-  out.chunk.index = m.getChunkIndex();
-  out.chunk.count = m.getChunkCount();
-  for (auto e : m.getEntries()) out.chunk.entries.emplace_back(e.getKey(), e.getValue());
-  return out;
-}
-
-FenceMessage decode_fence(schema::PmiFenceComplete::Reader m) {
-  FenceMessage out;
-  out.launch_id = m.getLaunchId();
-  out.down = true;
-  out.from = static_cast<int>(m.getFromNode());
-  out.error = m.getErrorMessage();
   out.chunk.epoch = m.getEpoch();
   out.chunk.index = m.getChunkIndex();
   out.chunk.count = m.getChunkCount();
@@ -143,9 +133,13 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
       launch_processes(conn_id, request_id, body.getLaunchProcesses());
       return;
     case schema::Envelope::Body::PMI_FENCE:
-      return fence_message(decode_fence(body.getPmiFence()));
-    case schema::Envelope::Body::PMI_FENCE_COMPLETE:
-      return fence_message(decode_fence(body.getPmiFenceComplete()));
+      return fence_message(decode_fence(body.getPmiFence(), false));
+    case schema::Envelope::Body::PMI_FENCE_COMPLETE: {
+      auto down = body.getPmiFenceComplete();
+      auto message = decode_fence(down, true);
+      message.error = down.getErrorMessage();
+      return fence_message(std::move(message));
+    }
     case schema::Envelope::Body::ABORT_PROCESSES: {
       auto abort = body.getAbortProcesses();
       Launch* launch = find_launch(abort.getLaunchId());

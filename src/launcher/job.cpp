@@ -189,16 +189,22 @@ void Job::node_out(Node& node, JobFailure failure) {
   check_done();
 }
 
-void Job::abort_all(const std::string& reason) {
-  aborting_ = true;
+void Job::notify_live_nodes(const std::function<void(schema::Envelope::Body::Builder)>& fill) {
   for (auto& node : nodes_) {
     if (node.done || !node.launched || !node.conn || !node.conn->open()) continue;
     rpc::Outgoing msg;
-    auto abort = msg.envelope().initBody().initAbortProcesses();
-    abort.setLaunchId(launch_id_);
-    abort.setReason(reason);
+    fill(msg.envelope().initBody());
     node.conn->session().notify(std::move(msg));
   }
+}
+
+void Job::abort_all(const std::string& reason) {
+  aborting_ = true;
+  notify_live_nodes([&](schema::Envelope::Body::Builder body) {
+    auto abort = body.initAbortProcesses();
+    abort.setLaunchId(launch_id_);
+    abort.setReason(reason);
+  });
 }
 
 void Job::signal(int signum) {
@@ -210,14 +216,11 @@ void Job::signal(int signum) {
   }
   if (signum == SIGINT)
     write_all(stderr, "lattice: forwarding SIGINT to every rank (Ctrl-C again to kill them)\n");
-  for (auto& node : nodes_) {
-    if (node.done || !node.launched || !node.conn || !node.conn->open()) continue;
-    rpc::Outgoing msg;
-    auto sig = msg.envelope().initBody().initSignalProcesses();
+  notify_live_nodes([&](schema::Envelope::Body::Builder body) {
+    auto sig = body.initSignalProcesses();
     sig.setLaunchId(launch_id_);
     sig.setSignal(signum);
-    node.conn->session().notify(std::move(msg));
-  }
+  });
 }
 
 void Job::check_done() {

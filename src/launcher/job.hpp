@@ -51,6 +51,8 @@ class Job {
   void on_message(Node& node, schema::Envelope::Reader envelope);
   void node_out(Node& node, JobFailure failure);
   void abort_all(const std::string& reason);
+  // Sends a notification, filled by `fill`, to every node still running the launch.
+  void notify_live_nodes(const std::function<void(schema::Envelope::Body::Builder)>& fill);
   void check_done();
   double now_ms() const;
 
