@@ -15,6 +15,7 @@
 #include "agent/launch_spec.hpp"
 #include "agent/peer_links.hpp"
 #include "agent/tree_fence.hpp"
+#include "base/log.hpp"
 #include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "net/process.hpp"
@@ -102,6 +103,7 @@ class Launch : private pmi::ServerHooks {
   void client_failed(pmi::ConnId conn, int rank, std::string message) override;
   void rank_initialized(int rank) override;
   void rank_finalized(int rank) override;
+  bool tracing() const override { return log_level() >= LogLevel::trace; }
   void trace(pmi::ConnId conn, char direction, std::string_view message) override;
   uint64_t now_ms() override;
 

@@ -131,29 +131,53 @@ Result<Command> decode(const Frame& frame) {
   return frame.wire == Wire::pmi1 ? decode_pmi1(frame.body) : decode_pmi2(frame.body);
 }
 
-std::string escape_pmi2(std::string_view value) {
-  std::string out;
-  out.reserve(value.size());
+namespace {
+
+// Appends `value` with every ';' doubled (PMI-2's only escape).
+void append_escaped(std::string& out, std::string_view value) {
   for (char c : value) {
     if (c == ';') out += ';';
     out += c;
   }
+}
+
+}  // namespace
+
+std::string escape_pmi2(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  append_escaped(out, value);
   return out;
 }
 
+// Hot path (every kvs-get answer): plain appends into one reserved buffer, no streams.
 std::string encode(Wire wire, const Response& response) {
+  size_t size = kPmi2HeaderBytes + response.name.size() + 8;
+  for (const auto& [key, value] : response.fields) size += key.size() + value.size() + 2;
+  std::string out;
+  out.reserve(size + size / 8);
   if (wire == Wire::pmi1) {
-    std::string line = cat("cmd=", response.name);
-    for (const auto& [key, value] : response.fields) line += cat(' ', key, '=', value);
-    return line + '\n';
+    out.append("cmd=").append(response.name);
+    for (const auto& [key, value] : response.fields) out.append(" ").append(key).append("=").append(value);
+    out += '\n';
+    return out;
   }
-  std::string body = cat("cmd=", escape_pmi2(response.name), ';');
-  for (const auto& [key, value] : response.fields) body += cat(key, '=', escape_pmi2(value), ';');
+  out.append(kPmi2HeaderBytes, ' ');
+  out.append("cmd=");
+  append_escaped(out, response.name);
+  out += ';';
+  for (const auto& [key, value] : response.fields) {
+    out.append(key).append("=");
+    append_escaped(out, value);
+    out += ';';
+  }
+  std::string_view body(out.data() + kPmi2HeaderBytes, out.size() - kPmi2HeaderBytes);
   // Callers bound values by the value limit, so a body never outgrows the length field.
   assert(body.size() <= kPmi2MaxEncodableBody);
-  char header[kPmi2HeaderBytes + 1];
-  std::snprintf(header, sizeof header, "%-6zu", body.size());
-  return std::string(header, kPmi2HeaderBytes) + body;
+  // The length, left-aligned and space-padded in the first six bytes (as MPICH writes it).
+  std::string length = std::to_string(body.size());
+  out.replace(0, length.size(), length);
+  return out;
 }
 
 }  // namespace lattice::pmi

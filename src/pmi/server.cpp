@@ -84,7 +84,8 @@ void Server::receive_frames(Conn& conn) {
     if (!next) return fail_conn(conn, next.error().message);
     if (!*next) return;
     const Frame& frame = **next;
-    hooks_.trace(conn.id, 'C', printable(without_newline(frame.header + frame.body)));
+    if (hooks_.tracing())
+      hooks_.trace(conn.id, 'C', printable(without_newline(frame.header + frame.body)));
     auto request = decode(frame);
     if (!request) return fail_conn(conn, request.error().message);
     dispatch(conn, *request);
@@ -156,7 +157,7 @@ void Server::reply(Conn& conn, const Command& request, Response response) {
       response.fields.insert(response.fields.begin(), {std::string(kThridKey), *thrid});
   }
   std::string bytes = encode(request.wire, response);
-  hooks_.trace(conn.id, 'S', printable(without_newline(bytes)));
+  if (hooks_.tracing()) hooks_.trace(conn.id, 'S', printable(without_newline(bytes)));
   hooks_.send(conn.id, std::move(bytes));
 }
 

@@ -56,7 +56,9 @@ class ServerHooks {
   virtual void client_failed(ConnId conn, int rank, std::string message) = 0;
   virtual void rank_initialized(int rank) {}
   virtual void rank_finalized(int rank) {}
-  // Each request ('C') and response ('S') as printable text (non-printable bytes as \xNN).
+  // Each request ('C') and response ('S') as printable text (non-printable bytes as \xNN),
+  // only while tracing() says so: making the text costs more than answering a kvs-get.
+  virtual bool tracing() const { return false; }
   virtual void trace(ConnId conn, char direction, std::string_view message) {}
   virtual uint64_t now_ms() = 0;
 };

@@ -43,6 +43,7 @@ class FakeHooks : public ServerHooks {
   void client_failed(ConnId conn, int rank, std::string message) override;
   void rank_initialized(int rank) override { initialized.push_back(rank); }
   void rank_finalized(int rank) override { finalized.push_back(rank); }
+  bool tracing() const override { return true; }
   void trace(ConnId conn, char direction, std::string_view message) override {
     traces.push_back(std::string(1, direction) + ":" + std::string(message));
   }
