@@ -4,7 +4,8 @@
  *   pmi2_client --bench ROUNDS [--size B]    times put -> fence -> get-all; rank 0 prints p50/p99
  *   pmi2_client --abort                      rank 1 calls PMI2_Abort after init, the others fence
  * Hydra (MPICH 4.0.2) answers neither the "ring" command nor the universeSize attribute: --hydra
- * skips those two checks, so the program can be checked under mpiexec.hydra too. */
+ * skips those two checks, so the program can be checked under mpiexec.hydra too. --size must stay
+ * below PMI2_MAX_VALLEN (1024 counts the NUL; Hydra cuts a 1024-byte value to 1023). */
 #define _GNU_SOURCE
 #include <slurm/pmi2.h>
 #include <stdio.h>
