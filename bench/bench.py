@@ -37,7 +37,8 @@ class Agents:
             node = f"n{i + 1}"
             p = subprocess.Popen(
                 [f"{build}/lattice-agentd", "--listen", f"{loopback(i)}:0", "--node-id", node,
-                 "--admin-socket", f"{self.dir}/{node}.sock", "--pmi-socket-dir", self.dir,
+                 "--admin-socket", f"{self.dir}/{node}.sock", "--pmi-socket-dir",
+                 f"{self.dir}/{node}",
                  "--log-level", log_level, "--ready-fd", str(w)],
                 pass_fds=[w], stdout=subprocess.DEVNULL)
             os.close(w)
