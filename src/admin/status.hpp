@@ -24,9 +24,9 @@ struct LaunchRow {
   int node_index = 0;
   int nnodes = 1;
   int world_size = 0;
-  uint64_t fence_epoch = 0;             // highest fence every local rank has entered
-  std::vector<int> fence_waiting_for;   // local ranks a pending fence still waits for
-  std::vector<int> children_pending;    // child nodes whose fence contribution has not arrived
+  uint64_t fence_epoch = 0;            // highest fence every local rank has entered
+  std::vector<int> fence_waiting_for;  // ranks fence_epoch + 1 still waits for (some are in it)
+  std::vector<int> children_pending;   // child node indexes whose fence part has not arrived
   std::vector<RankRow> ranks;
   uint64_t age_ms = 0;
 };
@@ -47,6 +47,8 @@ class AgentControl {
 
 std::string handle_request(std::string_view line, AgentControl& control);
 std::string render_status(const AgentStatus& status, const std::string& only_launch = "");
-std::string compress_list(const std::vector<int>& sorted);  // "0-3,7"
+// Pieces of the rendering, usable on their own.
+std::string compress_list(std::vector<int> ranks);  // {7,0,1,2,3} -> "0-3,7"
+std::string format_duration(uint64_t ms);           // "4.2s", "3m07s", "2h05m", "3d01h"
 
 }  // namespace lattice::admin

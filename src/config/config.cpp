@@ -1,11 +1,18 @@
+// YAML → AgentConfig. A table maps every dotted key path to the function that reads it, so
+// unknown keys, duplicates and misplaced sections are all caught by one walk over the document.
+// yaml-cpp reports problems by throwing; nothing is allowed to leave this file except an Error.
 #include "config/config.hpp"
 
+#include <sys/un.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
-#include <limits>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -14,62 +21,216 @@
 namespace lattice::config {
 namespace {
 
-// Seconds in the file, milliseconds inside; bounded so the conversion cannot overflow.
+// Durations are seconds in the file and milliseconds inside; a week is far beyond any sane fence
+// or heartbeat and keeps the conversion well inside uint32_t.
 constexpr double kMaxSeconds = 7 * 24 * 3600;
+// Wider trees than this would have one agent fan a fence out to thousands of peers at once.
+constexpr int64_t kMaxFanout = 1 << 16;
+// More misses than this at a 1 s interval would keep a dead peer's launch alive for ~17 minutes.
+constexpr int64_t kMaxHeartbeatMisses = 1000;
+// A Unix socket path must fit sockaddr_un::sun_path with its terminating NUL.
+constexpr size_t kMaxSocketPath = sizeof(sockaddr_un{}.sun_path) - 1;
+// Unknown keys this close to a known one (edits) get a "did you mean" hint.
+constexpr size_t kTypoDistance = 2;
 
+// Builds "source:LINE: path: what" messages from the node's position in the text.
 class Reader {
  public:
   explicit Reader(std::string source) : source_(std::move(source)) {}
 
-  Error error(const YAML::Node& node, const std::string& path, const std::string& what) const {
+  Error at(const YAML::Node& node, const std::string& what) const {
     auto mark = node.Mark();
-    std::string where = mark.is_null() ? source_ : cat(source_, ':', mark.line + 1);
-    return make_error(cat(where, ": ", path, ": ", what));
+    return make_error(mark.is_null() ? cat(source_, ": ", what)
+                                     : cat(source_, ':', mark.line + 1, ": ", what));
   }
-
-  Status keys(const YAML::Node& map, const std::string& path, const std::set<std::string>& known) const {
-    if (!map.IsMap()) return error(map, path.empty() ? "(top level)" : path, "expected a mapping");
-    for (const auto& kv : map) {
-      auto key = kv.first.as<std::string>();
-      if (!known.count(key))
-        return error(kv.first, path.empty() ? key : cat(path, '.', key),
-                     cat("unknown key '", key, "'"));
-    }
-    return {};
-  }
-
-  Result<std::string> text(const YAML::Node& node, const std::string& path) const {
-    if (!node.IsScalar() || node.Scalar().empty()) return error(node, path, "expected a non-empty string");
-    return node.Scalar();
-  }
-
-  Result<double> seconds(const YAML::Node& node, const std::string& path) const {
-    char* end = nullptr;
-    std::string s = node.IsScalar() ? node.Scalar() : "";
-    double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || *end != '\0' || !(v > 0) || v > kMaxSeconds)
-      return error(node, path, cat("expected a number of seconds > 0, got '", s, "'"));
-    return v;
-  }
-
-  Result<uint32_t> count(const YAML::Node& node, const std::string& path, int64_t lo, int64_t hi) const {
-    auto v = node.IsScalar() ? parse_int(node.Scalar()) : std::nullopt;
-    if (!v || *v < lo || *v > hi)
-      return error(node, path, cat("expected a whole number from ", lo, " to ", hi, ", got '",
-                                   node.IsScalar() ? node.Scalar() : "(not a scalar)", "'"));
-    return static_cast<uint32_t>(*v);
-  }
-
-  Result<bool> boolean(const YAML::Node& node, const std::string& path) const {
-    std::string s = node.IsScalar() ? node.Scalar() : "";
-    if (s == "true" || s == "yes" || s == "on") return true;
-    if (s == "false" || s == "no" || s == "off") return false;
-    return error(node, path, cat("expected true or false, got '", s, "'"));
+  Error bad(const YAML::Node& node, const std::string& path, const std::string& what) const {
+    return at(node, cat(path, ": ", what));
   }
 
  private:
   std::string source_;
 };
+
+std::string scalar_or_kind(const YAML::Node& node) {
+  if (node.IsScalar()) return node.Scalar();
+  return node.IsMap() ? "(a mapping)" : node.IsSequence() ? "(a list)" : "(nothing)";
+}
+
+Result<std::string> text(const Reader& r, const YAML::Node& node, const std::string& path) {
+  if (!node.IsScalar() || node.Scalar().empty())
+    return r.bad(node, path, cat("expected a non-empty string, got ", scalar_or_kind(node)));
+  return node.Scalar();
+}
+
+Result<std::string> socket_path(const Reader& r, const YAML::Node& node, const std::string& path) {
+  auto s = text(r, node, path);
+  if (s && s->size() > kMaxSocketPath)
+    return r.bad(node, path, cat("a Unix socket path is limited to ", kMaxSocketPath, " bytes"));
+  return s;
+}
+
+Result<uint32_t> milliseconds(const Reader& r, const YAML::Node& node, const std::string& path) {
+  std::string s = node.IsScalar() ? node.Scalar() : "";
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  double ms = std::round(v * 1000);
+  if (s.empty() || *end != '\0' || !(ms >= 1) || v > kMaxSeconds)
+    return r.bad(node, path,
+                 cat("expected a number of seconds (at least 0.001, at most ", kMaxSeconds,
+                     "), got '", scalar_or_kind(node), "'"));
+  return static_cast<uint32_t>(ms);
+}
+
+Result<uint32_t> count(const Reader& r, const YAML::Node& node, const std::string& path, int64_t lo,
+                       int64_t hi) {
+  auto v = node.IsScalar() ? parse_int(node.Scalar()) : std::nullopt;
+  if (!v || *v < lo || *v > hi)
+    return r.bad(
+        node, path,
+        cat("expected a whole number from ", lo, " to ", hi, ", got '", scalar_or_kind(node), "'"));
+  return static_cast<uint32_t>(*v);
+}
+
+Result<bool> boolean(const Reader& r, const YAML::Node& node, const std::string& path) {
+  std::string s = node.IsScalar() ? node.Scalar() : "";
+  if (s == "true" || s == "yes" || s == "on") return true;
+  if (s == "false" || s == "no" || s == "off") return false;
+  return r.bad(node, path, cat("expected true or false, got '", scalar_or_kind(node), "'"));
+}
+
+// Stores a successfully read value; passes an error through.
+template <class T, class U>
+Status store(Result<T> value, U& target) {
+  if (!value) return value.error();
+  target = std::move(value.value());
+  return {};
+}
+
+using Setter = Status (*)(const Reader&, const YAML::Node&, const std::string&, AgentConfig&);
+struct Key {
+  const char* path;
+  Setter set;
+};
+
+// Every key the file may hold. A path's prefix before '.' is a section (a nested mapping).
+const Key kKeys[] = {
+    {"node_id",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) -> Status {
+       auto id = text(r, n, p);
+       // Node ids are joined with ',' into LATTICE_NODELIST / SLURM_NODELIST.
+       if (id && id->find(',') != std::string::npos) return r.bad(n, p, "must not contain ','");
+       return store(std::move(id), c.node_id);
+     }},
+    {"listen",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) -> Status {
+       auto s = text(r, n, p);
+       if (!s) return s.error();
+       auto hp = parse_host_port(*s);
+       if (!hp)
+         return r.bad(n, p, cat("expected HOST:PORT with a port from 0 to 65535, got '", *s, "'"));
+       c.listen_host = hp->host;
+       c.listen_port = hp->port;
+       return {};
+     }},
+    {"log_level",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) -> Status {
+       auto s = text(r, n, p);
+       if (!s) return s.error();
+       auto level = parse_log_level(*s);
+       if (!level)
+         return r.bad(n, p, cat("expected error, warn, info, debug or trace, got '", *s, "'"));
+       c.log_level = *level;
+       return {};
+     }},
+    {"admin_socket", [](const Reader& r, const YAML::Node& n, const std::string& p,
+                        AgentConfig& c) { return store(socket_path(r, n, p), c.admin_socket); }},
+    {"pmi.socket_dir", [](const Reader& r, const YAML::Node& n, const std::string& p,
+                          AgentConfig& c) { return store(text(r, n, p), c.pmi_socket_dir); }},
+    {"fence.timeout",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return store(milliseconds(r, n, p), c.fence_timeout_ms);
+     }},
+    {"fence.fanout",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return store(count(r, n, p, 1, kMaxFanout), c.tree_fanout);
+     }},
+    {"links.heartbeat_interval",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return store(milliseconds(r, n, p), c.heartbeat_interval_ms);
+     }},
+    {"links.heartbeat_misses",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return store(count(r, n, p, 1, kMaxHeartbeatMisses), c.heartbeat_misses);
+     }},
+    {"compat.set_slurm_env",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return store(boolean(r, n, p), c.compat_set_slurm_env);
+     }},
+};
+
+const Key* find_key(const std::string& path) {
+  for (const Key& k : kKeys)
+    if (path == k.path) return &k;
+  return nullptr;
+}
+
+bool is_section(const std::string& path) {
+  return std::any_of(std::begin(kKeys), std::end(kKeys),
+                     [&](const Key& k) { return starts_with(k.path, path + '.'); });
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// "unknown key 'fense' (did you mean 'fence'?)": candidates are every key and section path.
+std::string unknown_key(const std::string& path) {
+  std::string best;
+  size_t best_distance = kTypoDistance + 1;
+  for (const Key& k : kKeys) {
+    std::string full = k.path;
+    for (size_t dot = full.find('.');; dot = full.find('.', dot + 1)) {
+      std::string candidate = full.substr(0, dot);  // "fence", then "fence.timeout"
+      size_t d = edit_distance(path, candidate);
+      if (d < best_distance) best_distance = d, best = candidate;
+      if (dot == std::string::npos) break;
+    }
+  }
+  return best.empty() ? cat("unknown key '", path, "'")
+                      : cat("unknown key '", path, "' (did you mean '", best, "'?)");
+}
+
+// Applies one mapping level; `prefix` is the section's path ("" at the top).
+Status walk(const Reader& r, const YAML::Node& map, const std::string& prefix, AgentConfig& cfg) {
+  if (map.IsNull()) return {};  // an empty file, or a section whose keys are all commented out
+  if (!map.IsMap())
+    return r.bad(map, prefix.empty() ? "(top level)" : prefix,
+                 cat("expected a mapping of keys, got ", scalar_or_kind(map)));
+  std::set<std::string> seen;
+  for (const auto& kv : map) {
+    if (!kv.first.IsScalar()) return r.at(kv.first, "expected a key name");
+    std::string key = kv.first.Scalar();
+    std::string path = prefix.empty() ? key : cat(prefix, '.', key);
+    if (!seen.insert(key).second) return r.at(kv.first, cat("duplicate key '", path, "'"));
+    Status ok;
+    if (const Key* k = find_key(path))
+      ok = k->set(r, kv.second, path, cfg);
+    else if (is_section(path))
+      ok = walk(r, kv.second, path, cfg);
+    else
+      ok = r.at(kv.first, unknown_key(path));
+    if (!ok) return ok;
+  }
+  return {};
+}
 
 std::string host_name() {
   char buf[256] = {};
@@ -77,74 +238,31 @@ std::string host_name() {
   return buf;
 }
 
-uint32_t to_ms(double seconds) { return static_cast<uint32_t>(std::llround(seconds * 1000)); }
+// Strings that YAML would read as something else (null, a list, a comment...) are single-quoted.
+std::string yaml_string(const std::string& s) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  auto plain = [&](char c) {
+    return word(c) || std::string_view("./-@+:").find(c) != std::string_view::npos;
+  };
+  std::string lower(s);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  bool safe = !s.empty() && (word(s[0]) || s[0] == '/' || s[0] == '.') &&
+              std::all_of(s.begin(), s.end(), plain) && lower != "null";
+  if (safe) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
 
-// Applies the document to `cfg`; every failure names its key path.
-Status apply(const YAML::Node& root, const Reader& r, AgentConfig& cfg) {
-  if (!root || root.IsNull()) return {};
-  if (auto ok = r.keys(root, "", {"node_id", "listen", "log_level", "admin_socket", "pmi", "fence",
-                                  "links", "compat"});
-      !ok)
-    return ok;
-#define TAKE(expr, target)         \
-  do {                             \
-    auto v_ = (expr);              \
-    if (!v_) return v_.error();    \
-    target = v_.value();           \
-  } while (0)
-  if (root["node_id"]) {
-    TAKE(r.text(root["node_id"], "node_id"), cfg.node_id);
-    if (cfg.node_id.find(',') != std::string::npos)
-      return r.error(root["node_id"], "node_id", "must not contain ','");
+// Milliseconds back to the file's seconds, exactly: 60000 -> "60", 2500 -> "2.5".
+std::string seconds(uint32_t ms) {
+  std::string out = std::to_string(ms / 1000);
+  if (uint32_t frac = ms % 1000) {
+    std::string digits = std::to_string(1000 + frac).substr(1);  // zero-padded to 3
+    out += '.' + digits.substr(0, digits.find_last_not_of('0') + 1);
   }
-  if (root["listen"]) {
-    std::string s;
-    TAKE(r.text(root["listen"], "listen"), s);
-    auto hp = parse_host_port(s);
-    if (!hp) return r.error(root["listen"], "listen", cat("expected HOST:PORT, got '", s, "'"));
-    cfg.listen_host = hp->host;
-    cfg.listen_port = hp->port;
-  }
-  if (root["log_level"]) {
-    std::string s;
-    TAKE(r.text(root["log_level"], "log_level"), s);
-    auto level = parse_log_level(s);
-    if (!level)
-      return r.error(root["log_level"], "log_level",
-                     cat("expected error, warn, info, debug or trace, got '", s, "'"));
-    cfg.log_level = *level;
-  }
-  if (root["admin_socket"]) TAKE(r.text(root["admin_socket"], "admin_socket"), cfg.admin_socket);
-  if (auto pmi = root["pmi"]) {
-    if (auto ok = r.keys(pmi, "pmi", {"socket_dir"}); !ok) return ok;
-    if (pmi["socket_dir"]) TAKE(r.text(pmi["socket_dir"], "pmi.socket_dir"), cfg.pmi_socket_dir);
-  }
-  if (auto fence = root["fence"]) {
-    if (auto ok = r.keys(fence, "fence", {"timeout", "fanout"}); !ok) return ok;
-    double secs = 0;
-    if (fence["timeout"]) {
-      TAKE(r.seconds(fence["timeout"], "fence.timeout"), secs);
-      cfg.fence_timeout_ms = to_ms(secs);
-    }
-    if (fence["fanout"]) TAKE(r.count(fence["fanout"], "fence.fanout", 1, 1 << 16), cfg.tree_fanout);
-  }
-  if (auto links = root["links"]) {
-    if (auto ok = r.keys(links, "links", {"heartbeat_interval", "heartbeat_misses"}); !ok) return ok;
-    double secs = 0;
-    if (links["heartbeat_interval"]) {
-      TAKE(r.seconds(links["heartbeat_interval"], "links.heartbeat_interval"), secs);
-      cfg.heartbeat_interval_ms = to_ms(secs);
-    }
-    if (links["heartbeat_misses"])
-      TAKE(r.count(links["heartbeat_misses"], "links.heartbeat_misses", 1, 1000), cfg.heartbeat_misses);
-  }
-  if (auto compat = root["compat"]) {
-    if (auto ok = r.keys(compat, "compat", {"set_slurm_env"}); !ok) return ok;
-    if (compat["set_slurm_env"])
-      TAKE(r.boolean(compat["set_slurm_env"], "compat.set_slurm_env"), cfg.compat_set_slurm_env);
-  }
-#undef TAKE
-  return {};
+  return out;
 }
 
 }  // namespace
@@ -154,10 +272,10 @@ Result<AgentConfig> parse_config(std::string_view yaml_text, const std::string& 
   cfg.node_id = host_name();
   Reader reader(source_name);
   try {
-    YAML::Node root = YAML::Load(std::string(yaml_text));
-    auto ok = apply(root, reader, cfg);
+    auto ok = walk(reader, YAML::Load(std::string(yaml_text)), "", cfg);
     if (!ok) return ok.error();
   } catch (const YAML::Exception& e) {
+    if (e.mark.is_null()) return make_error(cat(source_name, ": YAML syntax error: ", e.msg));
     return make_error(cat(source_name, ':', e.mark.line + 1, ':', e.mark.column + 1,
                           ": YAML syntax error: ", e.msg));
   } catch (const std::exception& e) {
@@ -171,16 +289,22 @@ Result<AgentConfig> load_config_file(const std::string& path) {
   if (!in) return make_error(cat("cannot read config file ", path));
   std::stringstream text;
   text << in.rdbuf();
+  if (in.bad()) return make_error(cat("cannot read config file ", path));
   return parse_config(text.str(), path);
 }
 
 std::string describe(const AgentConfig& c) {
-  return cat("node_id: ", c.node_id, "\nlisten: ", c.listen_host, ':', c.listen_port,
-             "\nlog_level: ", log_level_name(c.log_level), "\nadmin_socket: ", c.admin_socket,
-             "\npmi:\n  socket_dir: ", c.pmi_socket_dir, "\nfence:\n  timeout: ",
-             c.fence_timeout_ms / 1000.0, "\n  fanout: ", c.tree_fanout,
-             "\nlinks:\n  heartbeat_interval: ", c.heartbeat_interval_ms / 1000.0,
-             "\n  heartbeat_misses: ", c.heartbeat_misses,
+  std::string host =
+      c.listen_host.find(':') != std::string::npos ? cat('[', c.listen_host, ']') : c.listen_host;
+  return cat("node_id: ", yaml_string(c.node_id),                                   //
+             "\nlisten: ", yaml_string(cat(host, ':', c.listen_port)),              //
+             "\nlog_level: ", log_level_name(c.log_level),                          //
+             "\nadmin_socket: ", yaml_string(c.admin_socket),                       //
+             "\npmi:\n  socket_dir: ", yaml_string(c.pmi_socket_dir),               //
+             "\nfence:\n  timeout: ", seconds(c.fence_timeout_ms),                  //
+             "\n  fanout: ", c.tree_fanout,                                         //
+             "\nlinks:\n  heartbeat_interval: ", seconds(c.heartbeat_interval_ms),  //
+             "\n  heartbeat_misses: ", c.heartbeat_misses,                          //
              "\ncompat:\n  set_slurm_env: ", c.compat_set_slurm_env ? "true" : "false", '\n');
 }
 

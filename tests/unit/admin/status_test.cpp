@@ -1,62 +1,133 @@
-#include <doctest/doctest.h>
-
+// Admin protocol and rendering: requests in, the exact text an operator reads out. A fake
+// AgentControl supplies the state, so these cover rendering with 0, 1 and 2 launches, the
+// pending-fence lines, column alignment and the error answers.
 #include "admin/status.hpp"
+
+#include <doctest/doctest.h>
 
 using namespace lattice::admin;
 
 namespace {
-struct Fake : AgentControl {
-  AgentStatus s;
-  AgentStatus status() override { return s; }
+
+struct FakeControl : AgentControl {
+  AgentStatus state;
+  int calls = 0;
+  AgentStatus status() override {
+    ++calls;
+    return state;
+  }
 };
+
 bool contains(const std::string& s, const std::string& needle) {
   return s.find(needle) != std::string::npos;
 }
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t eol; (eol = text.find('\n', start)) != std::string::npos; start = eol + 1)
+    out.push_back(text.substr(start, eol - start));
+  return out;
+}
+
+AgentStatus agent(std::vector<LaunchRow> launches) {
+  return {"0.1.0", "n1", "127.0.0.1:7400", 61500, std::move(launches)};
+}
+
 LaunchRow launch(const std::string& id) {
   LaunchRow l;
   l.launch_id = id;
+  l.node_index = 0;
   l.nnodes = 2;
   l.world_size = 4;
   l.fence_epoch = 1;
-  l.ranks = {{0, 100, "in_fence", "barrier_in", 1500, 2}, {1, 101, "initialized", "put", 20, 1}};
-  l.fence_waiting_for = {1};
-  l.children_pending = {1};
+  l.age_ms = 2300;
+  l.ranks = {{0, 4242, "in_fence", "kvs-fence", 1500, 2},
+             {1, 101, "initialized", "put", 20, 1},
+             {2, 0, "", "", 0, 0}};
   return l;
 }
+
 }  // namespace
 
-TEST_CASE("status with no launches") {
-  Fake f;
-  f.s = {"0.1.0", "n1", "127.0.0.1:7400", 61000, {}};
-  auto out = handle_request("status\n", f);
-  CHECK(contains(out, "lattice-agentd 0.1.0 on node n1"));
-  CHECK(contains(out, "127.0.0.1:7400"));
-  CHECK(contains(out, "0 launches"));
+TEST_CASE("status with no launches is the header alone") {
+  FakeControl control;
+  control.state = agent({});
+  std::string out = handle_request("status\n", control);
+  CHECK(out ==
+        "lattice-agentd 0.1.0 on node n1, listening on 127.0.0.1:7400, up 1m01s, 0 launches\n");
+  CHECK(control.calls == 1);
 }
 
-TEST_CASE("a launch shows its ranks, the pending fence and whom it waits for") {
-  Fake f;
-  f.s = {"0.1.0", "n1", "h:1", 0, {launch("abc"), launch("def")}};
-  auto out = handle_request("status", f);
-  CHECK(contains(out, "2 launches"));
-  CHECK(contains(out, "launch abc"));
-  CHECK(contains(out, "fence 2 waiting for local ranks 1"));
-  CHECK(contains(out, "waiting for child nodes 1"));
-  CHECK(contains(out, "RANK  PID"));
-  CHECK(contains(out, "barrier_in"));
-  auto one = handle_request("status def", f);
-  CHECK_FALSE(contains(one, "launch abc"));
-  CHECK(contains(one, "launch def"));
-  CHECK(contains(handle_request("status zzz", f), "error: no launch 'zzz'"));
+TEST_CASE("one launch: summary line and an aligned rank table") {
+  FakeControl control;
+  control.state = agent({launch("abc")});
+  auto out = lines(handle_request("status", control));
+  REQUIRE(out.size() == 6);
+  CHECK(out[0] ==
+        "lattice-agentd 0.1.0 on node n1, listening on 127.0.0.1:7400, up 1m01s, 1 launch");
+  CHECK(out[1] == "launch abc: node 0 of 2, 3 of 4 ranks here, age 2.3s, fence epoch 1");
+  CHECK(out[2] == "  RANK  PID   PMI-STATE    LAST-CMD   IDLE  FENCE");
+  CHECK(out[3] == "  0     4242  in_fence     kvs-fence  1.5s  2");
+  CHECK(out[4] == "  1     101   initialized  put        0.0s  1");
+  CHECK(out[5] == "  2     -     -            -          0.0s  0");  // not spawned yet, never spoke
 }
 
-TEST_CASE("unknown requests get an error line") {
-  Fake f;
-  CHECK(contains(handle_request("reboot", f), "error: unknown request 'reboot'"));
-  CHECK(contains(handle_request("", f), "error: unknown request"));
+TEST_CASE("a pending fence says whom it waits for, compressed") {
+  FakeControl control;
+  LaunchRow l = launch("abc");
+  l.fence_waiting_for = {5, 1, 2, 3, 9, 10};
+  l.children_pending = {1};
+  control.state = agent({l});
+  std::string out = handle_request("status", control);
+  CHECK(contains(out, "\n  fence 2 waiting for ranks 1-3,5,9-10\n"));
+  CHECK(contains(out, "\n  fence waiting for child nodes 1\n"));
+
+  l.fence_waiting_for.clear();
+  l.children_pending.clear();
+  control.state = agent({l});
+  CHECK_FALSE(contains(handle_request("status", control), "waiting for"));
 }
 
-TEST_CASE("rank lists compress") {
+TEST_CASE("two launches, and asking for one of them") {
+  FakeControl control;
+  control.state = agent({launch("abc"), launch("def")});
+  std::string all = handle_request("status\r\n", control);
+  CHECK(contains(all, "2 launches\n"));
+  CHECK(all.find("launch abc:") < all.find("launch def:"));
+
+  std::string one = handle_request("status def\n", control);
+  CHECK(contains(one, "2 launches\n"));  // the header still counts every launch
+  CHECK_FALSE(contains(one, "launch abc:"));
+  CHECK(contains(one, "launch def:"));
+
+  CHECK(handle_request("status zzz", control) == "error: no launch 'zzz' on this agent\n");
+}
+
+TEST_CASE("unknown or malformed requests get one error line and no status call") {
+  FakeControl control;
+  CHECK(handle_request("reboot\n", control) == "error: unknown request 'reboot' (try: status)\n");
+  CHECK(handle_request("", control) == "error: unknown request '' (try: status)\n");
+  CHECK(handle_request("status a b", control) ==
+        "error: unknown request 'status a b' (try: status)\n");
+  CHECK(handle_request("STATUS", control) == "error: unknown request 'STATUS' (try: status)\n");
+  CHECK(control.calls == 0);
+}
+
+TEST_CASE("rank lists compress into runs") {
   CHECK(compress_list({0, 1, 2, 3, 7}) == "0-3,7");
   CHECK(compress_list({5}) == "5");
+  CHECK(compress_list({}).empty());
+  CHECK(compress_list({3, 5}) == "3,5");
+  CHECK(compress_list({4, 2, 3, 3, 0}) == "0,2-4");  // unsorted and duplicated input
+}
+
+TEST_CASE("durations are human-sized") {
+  CHECK(format_duration(0) == "0.0s");
+  CHECK(format_duration(1999) == "1.9s");
+  CHECK(format_duration(59999) == "59.9s");
+  CHECK(format_duration(60000) == "1m00s");
+  CHECK(format_duration(3599000) == "59m59s");
+  CHECK(format_duration(3600000 + 5 * 60000) == "1h05m");
+  CHECK(format_duration(3 * 86400000ULL + 3600000) == "3d01h");
 }

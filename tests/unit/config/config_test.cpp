@@ -1,49 +1,71 @@
-#include <doctest/doctest.h>
-
+// Agent configuration: every key, the defaults, each kind of error with its file/line/key, the
+// round trip through describe(), and the shipped conf/agent.yaml (LATTICE_SOURCE_DIR comes from
+// tests/unit/config/meson.build).
 #include "config/config.hpp"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 
 using namespace lattice;
 using namespace lattice::config;
 
 namespace {
+
 std::string error_of(const std::string& yaml) {
   auto c = parse_config(yaml, "agent.yaml");
   REQUIRE_FALSE(c);
   return c.error().message;
 }
+
 bool contains(const std::string& s, const std::string& needle) {
   return s.find(needle) != std::string::npos;
 }
-}  // namespace
 
-TEST_CASE("an empty file gives every default") {
-  auto c = parse_config("", "agent.yaml");
-  REQUIRE(c);
+void check_defaults_except_node_id(const AgentConfig& c) {
   AgentConfig d;
-  CHECK_FALSE(c->node_id.empty());  // the host name
-  CHECK(c->listen_host == d.listen_host);
-  CHECK(c->listen_port == 7400);
-  CHECK(c->fence_timeout_ms == 60000);
-  CHECK(c->tree_fanout == 8);
-  CHECK(c->log_level == LogLevel::info);
-  CHECK_FALSE(c->compat_set_slurm_env);
+  CHECK(c.listen_host == "0.0.0.0");
+  CHECK(c.listen_port == 7400);
+  CHECK(c.pmi_socket_dir == "/run/lattice");
+  CHECK(c.fence_timeout_ms == 60000);
+  CHECK(c.tree_fanout == 8);
+  CHECK(c.heartbeat_interval_ms == 1000);
+  CHECK(c.heartbeat_misses == 3);
+  CHECK(c.log_level == LogLevel::info);
+  CHECK(c.admin_socket == "/run/lattice/agentd.sock");
+  CHECK(c.compat_set_slurm_env == false);
+  // The struct's own initialisers are the same documented defaults.
+  CHECK(d.listen_port == c.listen_port);
+  CHECK(d.fence_timeout_ms == c.fence_timeout_ms);
 }
 
-TEST_CASE("the shipped conf/agent.yaml parses and states the defaults") {
+}  // namespace
+
+TEST_CASE("an empty file, or only comments, gives every default") {
+  for (const char* text : {"", "# nothing here\n", "---\n"}) {
+    CAPTURE(text);
+    auto c = parse_config(text, "agent.yaml");
+    REQUIRE_MESSAGE(c, c.error().message);
+    CHECK_FALSE(c->node_id.empty());  // the host name
+    check_defaults_except_node_id(*c);
+  }
+}
+
+TEST_CASE("a section whose keys are all commented out is empty, not an error") {
+  auto c = parse_config("fence:\n  # timeout: 5\nlinks:\n", "agent.yaml");
+  REQUIRE_MESSAGE(c, c.error().message);
+  CHECK(c->fence_timeout_ms == 60000);
+}
+
+TEST_CASE("the shipped conf/agent.yaml parses and states the documented defaults") {
   auto c = load_config_file(LATTICE_SOURCE_DIR "/conf/agent.yaml");
   REQUIRE_MESSAGE(c, c.error().message);
-  AgentConfig d;
-  CHECK(c->node_id == "n1");  // the example names its node; the default is the host name
-  CHECK(c->listen_host == d.listen_host);
-  CHECK(c->listen_port == d.listen_port);
-  CHECK(c->admin_socket == d.admin_socket);
-  CHECK(c->pmi_socket_dir == d.pmi_socket_dir);
-  CHECK(c->fence_timeout_ms == d.fence_timeout_ms);
-  CHECK(c->tree_fanout == d.tree_fanout);
-  CHECK(c->heartbeat_interval_ms == d.heartbeat_interval_ms);
-  CHECK(c->heartbeat_misses == d.heartbeat_misses);
-  CHECK(c->log_level == d.log_level);
-  CHECK(c->compat_set_slurm_env == d.compat_set_slurm_env);
+  // node_id stays commented out so the file can be copied to every node: the host name.
+  CHECK(c->node_id == parse_config("", "empty")->node_id);
+  check_defaults_except_node_id(*c);
 }
 
 TEST_CASE("every key is read") {
@@ -54,9 +76,10 @@ log_level: debug
 admin_socket: /tmp/a.sock
 pmi: {socket_dir: /tmp/pmi}
 fence: {timeout: 2.5, fanout: 3}
-links: {heartbeat_interval: 0.5, heartbeat_misses: 5}
+links: {heartbeat_interval: 0.25, heartbeat_misses: 5}
 compat: {set_slurm_env: true}
-)", "agent.yaml");
+)",
+                        "agent.yaml");
   REQUIRE_MESSAGE(c, c.error().message);
   CHECK(c->node_id == "gpu17");
   CHECK(c->listen_host == "127.0.0.2");
@@ -66,37 +89,125 @@ compat: {set_slurm_env: true}
   CHECK(c->pmi_socket_dir == "/tmp/pmi");
   CHECK(c->fence_timeout_ms == 2500);
   CHECK(c->tree_fanout == 3);
-  CHECK(c->heartbeat_interval_ms == 500);
+  CHECK(c->heartbeat_interval_ms == 250);
   CHECK(c->heartbeat_misses == 5);
   CHECK(c->compat_set_slurm_env);
 }
 
-TEST_CASE("errors name the file, the line and the key") {
-  auto e = error_of("node_id: a\nfense:\n  timeout: 3\n");
-  CHECK(contains(e, "agent.yaml:2"));
-  CHECK(contains(e, "unknown key 'fense'"));
-  CHECK(contains(error_of("fence:\n  timeout: abc\n"), "fence.timeout"));
-  CHECK(contains(error_of("fence:\n  timeout: -1\n"), "fence.timeout"));
-  CHECK(contains(error_of("fence:\n  fanout: 0\n"), "fence.fanout"));
-  CHECK(contains(error_of("listen: 0.0.0.0:70000\n"), "listen"));
-  CHECK(contains(error_of("log_level: loud\n"), "log_level"));
-  CHECK(contains(error_of("compat:\n  set_slurm_env: maybe\n"), "compat.set_slurm_env"));
-  CHECK(contains(error_of("node_id: a,b\n"), "node_id"));
-  CHECK(contains(error_of("pmi: [1, 2]\n"), "pmi"));
-  CHECK(contains(error_of("fence: {timeout: [1\n"), "YAML syntax error"));
+TEST_CASE("listen takes IPv6 in brackets; yes/no are booleans") {
+  auto c = parse_config("listen: '[::1]:7401'\ncompat: {set_slurm_env: yes}\n", "agent.yaml");
+  REQUIRE_MESSAGE(c, c.error().message);
+  CHECK(c->listen_host == "::1");
+  CHECK(c->listen_port == 7401);
+  CHECK(c->compat_set_slurm_env);
 }
 
-TEST_CASE("a missing file is a clear error") {
-  auto c = load_config_file("/nonexistent/agent.yaml");
-  REQUIRE_FALSE(c);
-  CHECK(contains(c.error().message, "/nonexistent/agent.yaml"));
+TEST_CASE("unknown keys are errors with their line, and a hint for typos") {
+  CHECK(error_of("node_id: a\nlisten: 0.0.0.0:1\n\nfense:\n  timeout: 3\n") ==
+        "agent.yaml:4: unknown key 'fense' (did you mean 'fence'?)");
+  CHECK(error_of("fence:\n  timout: 3\n") ==
+        "agent.yaml:2: unknown key 'fence.timout' (did you mean 'fence.timeout'?)");
+  CHECK(error_of("colour: blue\n") == "agent.yaml:1: unknown key 'colour'");
+  CHECK(error_of("timeout: 3\n") == "agent.yaml:1: unknown key 'timeout'");  // belongs in fence:
+  CHECK(contains(error_of("pmi:\n  socket_dir: /a\n  socket_dir: /b\n"),
+                 "agent.yaml:3: duplicate key 'pmi.socket_dir'"));
 }
 
-TEST_CASE("describe prints what --check-config shows, and it parses back") {
-  auto c = parse_config("node_id: x\nfence: {timeout: 7}\n", "agent.yaml");
-  REQUIRE(c);
-  auto again = parse_config(describe(*c), "described");
-  REQUIRE_MESSAGE(again, again.error().message);
-  CHECK(again->node_id == "x");
-  CHECK(again->fence_timeout_ms == 7000);
+TEST_CASE("bad values name the key path and what was wrong") {
+  CHECK(error_of("fence:\n  timeout: abc\n") ==
+        "agent.yaml:2: fence.timeout: expected a number of seconds (at least 0.001, at most "
+        "604800), got 'abc'");
+  CHECK(contains(error_of("fence: {timeout: 0}\n"), "fence.timeout: expected a number of seconds"));
+  CHECK(contains(error_of("fence: {timeout: -1}\n"), "fence.timeout"));
+  CHECK(contains(error_of("fence: {timeout: 0.0001}\n"), "fence.timeout"));  // rounds to 0 ms
+  CHECK(contains(error_of("fence: {timeout: 1e9}\n"), "fence.timeout"));
+  CHECK(contains(error_of("fence: {timeout: nan}\n"), "fence.timeout"));
+  CHECK(contains(error_of("fence: {fanout: 0}\n"),
+                 "fence.fanout: expected a whole number from 1 to 65536, got '0'"));
+  CHECK(contains(error_of("fence: {fanout: 2.5}\n"), "fence.fanout"));
+  CHECK(contains(error_of("links: {heartbeat_interval: soon}\n"), "links.heartbeat_interval"));
+  CHECK(contains(error_of("links: {heartbeat_misses: 0}\n"), "links.heartbeat_misses"));
+  CHECK(contains(error_of("listen: 0.0.0.0:70000\n"), "agent.yaml:1: listen: expected HOST:PORT"));
+  CHECK(contains(error_of("listen: 7400\n"), "listen: expected HOST:PORT"));
+  CHECK(contains(error_of("log_level: loud\n"),
+                 "log_level: expected error, warn, info, debug or trace, got 'loud'"));
+  CHECK(contains(error_of("compat:\n  set_slurm_env: maybe\n"),
+                 "agent.yaml:2: compat.set_slurm_env: expected true or false, got 'maybe'"));
+  CHECK(contains(error_of("node_id: a,b\n"), "node_id: must not contain ','"));
+  CHECK(contains(error_of("node_id:\n"), "node_id: expected a non-empty string"));
+  CHECK(contains(error_of("admin_socket: /" + std::string(200, 'x') + "\n"),
+                 "admin_socket: a Unix socket path is limited to"));
+}
+
+TEST_CASE("wrong shapes are errors") {
+  CHECK(contains(error_of("pmi: [1, 2]\n"),
+                 "agent.yaml:1: pmi: expected a mapping of keys, got (a list)"));
+  CHECK(contains(error_of("fence: 60\n"), "fence: expected a mapping of keys, got 60"));
+  CHECK(contains(error_of("node_id: {a: 1}\n"),
+                 "node_id: expected a non-empty string, got (a mapping)"));
+  CHECK(contains(error_of("just text\n"), "(top level): expected a mapping of keys"));
+  CHECK(contains(error_of("- node_id\n"), "(top level): expected a mapping of keys"));
+}
+
+TEST_CASE("a YAML syntax error names the line and column") {
+  auto e = error_of("node_id: a\nfence: {timeout: [1\n");
+  CHECK(contains(e, "agent.yaml:"));
+  CHECK(contains(e, "YAML syntax error"));
+  CHECK(contains(error_of("a: b: c\n"), "agent.yaml:1:"));
+}
+
+TEST_CASE("files: a missing one is a clear error, a real one is read") {
+  auto missing = load_config_file("/nonexistent/agent.yaml");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message == "cannot read config file /nonexistent/agent.yaml");
+
+  char name[] = "/tmp/lattice-config-test-XXXXXX";
+  int fd = ::mkstemp(name);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  std::string path = name;
+  std::ofstream(path) << "fence:\n  fanout: 2\n  timeoutt: 1\n";
+  auto bad = load_config_file(path);
+  std::remove(path.c_str());
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message ==
+        path + ":3: unknown key 'fence.timeoutt' (did you mean 'fence.timeout'?)");
+}
+
+TEST_CASE("describe shows the effective config and parses back to the same values") {
+  auto c = parse_config(R"(
+node_id: "null"
+listen: '[::1]:0'
+log_level: trace
+admin_socket: "/tmp/it's here.sock"
+fence: {timeout: 7.125, fanout: 2}
+links: {heartbeat_interval: 0.5, heartbeat_misses: 9}
+compat: {set_slurm_env: true}
+)",
+                        "agent.yaml");
+  REQUIRE_MESSAGE(c, c.error().message);
+  std::string text = describe(*c);
+  CHECK(contains(text, "  timeout: 7.125\n"));
+  CHECK(contains(text, "  heartbeat_interval: 0.5\n"));
+  auto again = parse_config(text, "described");
+  REQUIRE_MESSAGE(again, (again.error().message + "\n" + text));
+  CHECK(again->node_id == "null");
+  CHECK(again->listen_host == "::1");
+  CHECK(again->listen_port == 0);
+  CHECK(again->log_level == LogLevel::trace);
+  CHECK(again->admin_socket == "/tmp/it's here.sock");
+  CHECK(again->pmi_socket_dir == c->pmi_socket_dir);
+  CHECK(again->fence_timeout_ms == 7125);
+  CHECK(again->tree_fanout == 2);
+  CHECK(again->heartbeat_interval_ms == 500);
+  CHECK(again->heartbeat_misses == 9);
+  CHECK(again->compat_set_slurm_env);
+
+  AgentConfig defaults;
+  defaults.node_id = "n1";
+  CHECK(
+      describe(defaults) ==
+      "node_id: n1\nlisten: 0.0.0.0:7400\nlog_level: info\nadmin_socket: /run/lattice/agentd.sock\n"
+      "pmi:\n  socket_dir: /run/lattice\nfence:\n  timeout: 60\n  fanout: 8\n"
+      "links:\n  heartbeat_interval: 1\n  heartbeat_misses: 3\ncompat:\n  set_slurm_env: false\n");
 }
