@@ -99,6 +99,13 @@ Status Launch::start() {
   }
 
   watch_timer_.start(kWatchPeriodMs, kWatchPeriodMs, [this] { check_fence_deadline(); });
+  // Links to the tree neighbours now, not at the first fence: their heartbeats then notice a
+  // hung (not only a dead) neighbour while ranks still compute.
+  if (tree_fence_)
+    for (int node : tree_fence_->neighbors()) {
+      const Peer& peer = spec_.peers[static_cast<size_t>(node)];
+      peers_.watch(peer.host, peer.port);
+    }
   for (auto& rank : ranks_) {
     if (failure_) {  // an earlier spawn failed: start no more
       rank->exited = true;

@@ -39,6 +39,12 @@ void TreeFence::receive(FenceMessage message) {
   }
 }
 
+std::vector<int> TreeFence::neighbors() const {
+  auto out = reducer_.tree().children(reducer_.self());
+  if (int parent = reducer_.tree().parent(reducer_.self()); parent >= 0) out.push_back(parent);
+  return out;
+}
+
 void TreeFence::fail_down(uint64_t epoch, const std::string& message) {
   fence::Chunk chunk;
   chunk.epoch = epoch;

@@ -34,6 +34,8 @@ class TreeFence : public Fence {
   // Tells the children that `epoch` failed (the launch is being aborted anyway; this makes
   // their ranks' fence answers say why, at once).
   void fail_down(uint64_t epoch, const std::string& message);
+  // This node's parent and children: the links the fence uses, watched from the start.
+  std::vector<int> neighbors() const;
 
  private:
   void run(std::vector<fence::Action> actions);

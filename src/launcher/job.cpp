@@ -17,6 +17,10 @@ namespace {
 // An agent that neither connects nor answers LaunchProcesses within this is treated as
 // unreachable (TCP's own SYN timeout is minutes).
 constexpr uint64_t kAgentResponseMs = 15000;
+// Heartbeats to every agent of a running launch: a hung (stopped, partitioned) agent keeps its
+// TCP connection open, so only missed answers reveal it.
+constexpr uint64_t kHeartbeatMs = 1000;
+constexpr uint32_t kHeartbeatMisses = 3;
 
 void write_all(FILE* out, const std::string& data) {
   std::fwrite(data.data(), 1, data.size(), out);
@@ -41,6 +45,7 @@ Job::Job(net::Loop& loop, const LaunchOptions& options, Layout layout,
       launch_id_(std::move(launch_id)),
       done_(std::move(done)),
       deadline_timer_(loop),
+      heartbeat_timer_(loop),
       start_ns_(uv_hrtime()) {
   agents.resize(static_cast<size_t>(layout_.nodes));
   for (auto& address : agents) nodes_.push_back(Node{std::move(address), nullptr});
@@ -63,6 +68,7 @@ void Job::start() {
                        connected(*n, std::move(stream.value()));
                      });
   }
+  heartbeat_timer_.start(kHeartbeatMs, kHeartbeatMs, [this] { heartbeat(); });
   deadline_timer_.start(kAgentResponseMs, 0, [this] {
     for (auto& node : nodes_)
       if (!node.done && !node.launched)
@@ -223,12 +229,35 @@ void Job::signal(int signum) {
   });
 }
 
+void Job::heartbeat() {
+  uint64_t now = loop_.now_ms();
+  for (auto& node : nodes_) {
+    if (node.done || !node.launched || !node.conn || !node.conn->open()) continue;
+    node.conn->session().expire(now);
+    if (node.done) continue;
+    if (node.unanswered >= kHeartbeatMisses) {
+      node_out(node, JobFailure{cat("node ", node.address.node_id, " lost: no heartbeat answer for ",
+                                    kHeartbeatMisses * kHeartbeatMs / 1000, " s")});
+      continue;
+    }
+    ++node.unanswered;
+    rpc::Outgoing beat;
+    beat.envelope().initBody().setHeartbeat();
+    Node* n = &node;
+    node.conn->session().call(std::move(beat), now + kHeartbeatMs * (kHeartbeatMisses + 1),
+                              [n](Result<schema::Envelope::Reader> reply) {
+                                if (reply) n->unanswered = 0;
+                              });
+  }
+}
+
 void Job::check_done() {
   if (finished_) return;
   for (auto& node : nodes_)
     if (!node.done) return;
   finished_ = true;
   deadline_timer_.stop();
+  heartbeat_timer_.stop();
   for (auto& node : nodes_)
     if (node.conn) node.conn->close();
   done_();

@@ -41,6 +41,7 @@ class Job {
     std::unique_ptr<link::Connection> conn;
     bool launched = false;  // the agent accepted the launch
     bool done = false;      // LaunchEnded arrived, or the node is out of the launch
+    uint32_t unanswered = 0;  // heartbeats sent and not yet answered
     double accepted_ms = -1;
     double sent_ms = -1;
     uint64_t spawned_us = 0, first_init_us = 0, last_finalize_us = 0, exited_us = 0;
@@ -54,6 +55,7 @@ class Job {
   // Sends a notification, filled by `fill`, to every node still running the launch.
   void notify_live_nodes(const std::function<void(schema::Envelope::Body::Builder)>& fill);
   void check_done();
+  void heartbeat();
   double now_ms() const;
 
   net::Loop& loop_;
@@ -66,6 +68,7 @@ class Job {
   std::optional<JobFailure> failure_;
   std::vector<std::string> stragglers_;  // "rank R on NODE: ..." from every node's LaunchEnded
   net::Timer deadline_timer_;
+  net::Timer heartbeat_timer_;
   uint64_t start_ns_;
   double connected_ms_ = -1;
   int interrupts_ = 0;

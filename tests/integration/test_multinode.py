@@ -111,6 +111,26 @@ def kill_agent_in_fence(c):
     ok(c, again, 4, "ok")
 
 
+def hung_agent_detected(c):
+    nodes = agents(c, 3)
+    p = c.start_launch(["--agents", addresses(nodes), "-n", "6", prog("mpi_hold"), "hold", "60"])
+    started = time.monotonic()
+    find_rank(c, 5)
+    time.sleep(1.5)
+    # A stopped agent keeps its connections open: only missed heartbeats give it away.
+    os.kill(nodes[2].proc.pid, signal.SIGSTOP)
+    try:
+        r = c.finish_launch(p, ["mpi_hold"], started, 60)
+    finally:
+        os.kill(nodes[2].proc.pid, signal.SIGCONT)
+    check(r.code not in (0, None), f"the launch must fail when n3 hangs\n{r.describe()}")
+    # Named by the launcher (n3) or by a peer agent (its address), whichever noticed first.
+    check(any(("n3 lost" in l or "127.0.0.3 lost" in l) and "heartbeat" in l
+              for l in r.err.splitlines()),
+          f"no line naming n3 lost through missed heartbeats\n{r.describe()}")
+    c.check_clean(r)
+
+
 def fence_timeout_stragglers(c):
     nodes = agents(c, 3)
     r = c.run_launch(["--agents", addresses(nodes), "-n", "6", "--fence-timeout", "2",
@@ -135,5 +155,6 @@ if __name__ == "__main__":
         ("pmi2_rounds_and_ring", pmi2_rounds_and_ring),
         ("kill_rank_on_node2", kill_rank_on_node2),
         ("kill_agent_in_fence", kill_agent_in_fence),
+        ("hung_agent_detected", hung_agent_detected),
         ("fence_timeout_stragglers", fence_timeout_stragglers),
     ])
