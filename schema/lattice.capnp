@@ -52,14 +52,10 @@ struct LaunchProcessesRequest {
   usePmiPort @18 :Bool;          # ranks dial a per-launch loopback port (PMI_PORT + PMI_ID) instead of PMI_FD
 }
 
-struct RankPid {
-  rank @0 :UInt32;
-  pid @1 :Int32;
-}
-
 struct LaunchAccepted {
-  ranks @0 :List(RankPid);
-  nodeId @1 :Text;               # the agent's own node name (launchers given bare addresses learn it here)
+  # Sent once the launch is validated and its sockets exist; ranks are spawned right after
+  # (their pids arrive with their exits).
+  nodeId @0 :Text;               # the agent's own node name (launchers given bare addresses learn it here)
 }
 
 struct KvEntry {

@@ -197,14 +197,7 @@ void Agent::launch_processes(uint64_t conn_id, uint64_t request_id,
     for (auto& message : messages) raw->fence_message(std::move(message));
   }
   rpc::Outgoing reply;
-  auto accepted = reply.envelope().initBody().initLaunchAccepted();
-  accepted.setNodeId(config_.node_id);
-  auto pids = accepted.initRanks(static_cast<unsigned>(raw->rank_pids().size()));
-  unsigned i = 0;
-  for (auto [rank, pid] : raw->rank_pids()) {
-    pids[i].setRank(static_cast<uint32_t>(rank));
-    pids[i++].setPid(pid);
-  }
+  reply.envelope().initBody().initLaunchAccepted().setNodeId(config_.node_id);
   session.respond(request_id, std::move(reply));
 }
 

@@ -38,7 +38,8 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       started_ns_(uv_hrtime()),
       pmi_(pmi_info(spec_), *this),
       kill_timer_(loop),
-      watch_timer_(loop) {
+      watch_timer_(loop),
+      spawn_timer_(loop) {
   auto complete = [this](uint64_t epoch, const pmi::KvList& merged) {
     pmi_.fence_complete(epoch, merged);
   };
@@ -106,12 +107,19 @@ Status Launch::start() {
       const Peer& peer = spec_.peers[static_cast<size_t>(node)];
       peers_.watch(peer.host, peer.port);
     }
+  // Spawning waits for the next loop turn: the launcher hears "accepted" first, so fan-out to
+  // many agents is not serialised behind each agent's forks.
+  spawn_timer_.start(0, 0, [this, program = *program] { spawn_all(program); });
+  return {};
+}
+
+void Launch::spawn_all(const std::string& program) {
   for (auto& rank : ranks_) {
-    if (failure_) {  // an earlier spawn failed: start no more
+    if (failure_) {  // an earlier spawn failed (or the launch was aborted): start no more
       rank->exited = true;
       continue;
     }
-    auto spawned = spawn_rank(*rank, *program);
+    auto spawned = spawn_rank(*rank, program);
     if (!spawned) {
       fail(Failure{cat("cannot spawn ", where(rank->rank), ": ", spawned.error().message), 1,
                    rank->rank});
@@ -122,7 +130,6 @@ Status Launch::start() {
   LAT_LOG(info, "launch", spec_.launch_id, ": spawned ", ranks_.size(), " ranks of ",
           spec_.world_size);
   maybe_end();
-  return {};
 }
 
 Status Launch::spawn_rank(Rank& rank, const std::string& program) {

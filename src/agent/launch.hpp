@@ -68,8 +68,9 @@ class Launch : private pmi::ServerHooks {
   Launch(const Launch&) = delete;
   Launch& operator=(const Launch&) = delete;
 
-  // Checks what can be checked before anything runs (program, socket), then spawns every local
-  // rank. An error means nothing was started. A spawn failure midway is a launch failure.
+  // Checks what can be checked before anything runs (program, sockets); on success every local
+  // rank is spawned on the next loop turn. An error means nothing was started. A spawn failure
+  // is a launch failure, reported like any other.
   Status start();
   // Ends the launch: `signum` to every live rank's process group now, SIGKILL after a grace.
   void fail(Failure failure, int signum = 9);
@@ -107,6 +108,7 @@ class Launch : private pmi::ServerHooks {
   void trace(pmi::ConnId conn, char direction, std::string_view message) override;
   uint64_t now_ms() override;
 
+  void spawn_all(const std::string& program);
   Status spawn_rank(Rank& rank, const std::string& program);
   void attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool is_stderr);
   void serve_pmi(std::unique_ptr<net::Stream> stream, std::optional<int> rank);
@@ -136,6 +138,7 @@ class Launch : private pmi::ServerHooks {
   std::unique_ptr<net::TcpListener> port_listener_;
   net::Timer kill_timer_;
   net::Timer watch_timer_;
+  net::Timer spawn_timer_;
   std::optional<Failure> failure_;
   std::vector<std::string> stragglers_;  // snapshot taken when a fence timeout ended the launch
   LaunchTimes times_;

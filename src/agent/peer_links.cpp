@@ -60,7 +60,8 @@ void PeerLinks::lose(const std::string& key, const std::string& reason) {
   auto it = links_.find(key);
   if (it == links_.end() || it->second->lost) return;
   it->second->lost = true;
-  LAT_LOG(warn, "link", "peer ", key, " lost: ", reason);
+  // Launches that use the peer say so at warn level; a peer going away is otherwise routine.
+  LAT_LOG(info, "link", "peer ", key, " lost: ", reason);
   // Destroy the connection outside its own callbacks.
   reaper_.start(0, 0, [this] {
     for (auto i = links_.begin(); i != links_.end();)

@@ -282,18 +282,20 @@ std::string Job::final_report() const {
   if (options_.verbose) {
     Timings t;
     t.connect = connected_ms_;
-    double accepted = -1, first_init = -1, last_fin = -1, exited = -1;
+    double accepted = -1, spawned = -1, first_init = -1, last_fin = -1, exited = -1;
     for (const auto& node : nodes_) {
       if (node.sent_ms < 0) continue;
       accepted = std::max(accepted, node.accepted_ms);
-      double base = node.sent_ms;
+      double base = node.sent_ms;  // agent times count from the request's arrival
+      if (node.spawned_us) spawned = std::max(spawned, base + node.spawned_us / 1e3);
       if (node.first_init_us)
         first_init = first_init < 0 ? base + node.first_init_us / 1e3
                                     : std::min(first_init, base + node.first_init_us / 1e3);
       if (node.last_finalize_us) last_fin = std::max(last_fin, base + node.last_finalize_us / 1e3);
       if (node.exited_us) exited = std::max(exited, base + node.exited_us / 1e3);
     }
-    t.spawn = accepted;
+    t.fan_out = accepted;
+    t.spawn = spawned;
     t.first_init = first_init;
     t.last_finalize = last_fin;
     t.exit = exited;

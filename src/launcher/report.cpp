@@ -71,7 +71,8 @@ std::string format_timings(const Timings& t) {
     std::snprintf(buf, sizeof buf, "%.1f ms", v);
     return std::string(buf);
   };
-  return cat("lattice: timing: connect ", ms(t.connect), ", spawn ", ms(t.spawn),
+  return cat("lattice: timing: connect ", ms(t.connect), ", fan-out ", ms(t.fan_out), ", spawn ",
+             ms(t.spawn),
              ", first PMI init ", ms(t.first_init), ", last finalize ", ms(t.last_finalize),
              ", exit ", ms(t.exit), ", total ", ms(t.total), '\n');
 }

@@ -58,13 +58,7 @@ std::vector<Outgoing> one_of_each_body() {
   std::vector<std::function<void(schema::Envelope::Body::Builder)>> fillers = {
       [](auto b) { b.setNone(); },
       [](auto b) { fill_launch(b.initLaunchProcesses()); },
-      [](auto b) {
-        auto ranks = b.initLaunchAccepted().initRanks(2);
-        ranks[0].setRank(3);
-        ranks[0].setPid(4242);
-        ranks[1].setRank(4);
-        ranks[1].setPid(-1);
-      },
+      [](auto b) { b.initLaunchAccepted().setNodeId("n7"); },
       [](auto b) {
         auto a = b.initAbortProcesses();
         a.setLaunchId("job-1");

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/strings.hpp"
 #include "rpc_test_support.hpp"
 
 using namespace lattice;
@@ -52,8 +53,8 @@ TEST_CASE("two sessions back to back: a call and its response, in any chunking")
       seen_ids.push_back(id);
       REQUIRE(request.getBody().isLaunchProcesses());
       Outgoing reply;
-      auto ranks = reply.body().initLaunchAccepted().initRanks(1);
-      ranks[0].setPid(static_cast<int32_t>(request.getBody().getLaunchProcesses().getWorldSize()));
+      reply.body().initLaunchAccepted().setNodeId(
+          cat("n", request.getBody().getLaunchProcesses().getWorldSize()));
       link_ptr->b.respond(id, std::move(reply));
     };
     test::Link link({}, server);
@@ -61,17 +62,17 @@ TEST_CASE("two sessions back to back: a call and its response, in any chunking")
 
     Outgoing request;
     request.body().initLaunchProcesses().setWorldSize(1234);
-    int pid = 0;
+    std::string node;
     uint64_t id = link.a.call(std::move(request), 1000, [&](Result<schema::Envelope::Reader> r) {
       REQUIRE(r.ok());
       REQUIRE(r->getIsResponse());
-      pid = r->getBody().getLaunchAccepted().getRanks()[0].getPid();
+      node = r->getBody().getLaunchAccepted().getNodeId();
     });
     CHECK(id != 0);
     CHECK(link.a.pending() == 1);
     link.pump(piece);
     CHECK(seen_ids == std::vector<uint64_t>{id});
-    CHECK(pid == 1234);
+    CHECK(node == "n1234");
     CHECK(link.a.pending() == 0);
   }
 }
