@@ -1,3 +1,4 @@
+// socketpair for ranks' PMI_FD and agents' ready fd.
 #include "net/fd.hpp"
 
 #include <sys/socket.h>

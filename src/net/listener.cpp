@@ -1,3 +1,5 @@
+// TcpListener and UnixListener. The Unix one checks a leftover socket file by connecting to it:
+// refused means its server died and the file may go; an answer means another agent is live.
 #include "net/listener.hpp"
 
 #include <sys/socket.h>
@@ -9,213 +11,130 @@
 #include <cstring>
 
 #include "base/log.hpp"
+#include "net/address.hpp"
+#include "net/fd.hpp"
 
 namespace lattice::net {
-namespace {
+namespace detail {
 
-std::string address_text(const sockaddr_storage& ss) {
-  char host[INET6_ADDRSTRLEN] = "?";
-  int port = 0;
-  if (ss.ss_family == AF_INET) {
-    auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
-    uv_ip4_name(in, host, sizeof host);
-    port = ntohs(in->sin_port);
-  } else if (ss.ss_family == AF_INET6) {
-    auto* in6 = reinterpret_cast<const sockaddr_in6*>(&ss);
-    uv_ip6_name(in6, host, sizeof host);
-    port = ntohs(in6->sin6_port);
+int Acceptor::start_listening(uv_stream_t* server) {
+  return uv_listen(server, SOMAXCONN, on_connection);
+}
+
+void Acceptor::on_connection(uv_stream_t* server, int status) {
+  auto* self = owner_of<Acceptor>(server);
+  if (!self) return;
+  if (status < 0) {
+    LAT_LOG(warn, "net", "accept: ", uv_error(status));
+    return;
   }
-  return cat(host, ':', port);
-}
-
-Result<sockaddr_storage> numeric_address(const std::string& host, int port) {
-  sockaddr_storage ss{};
-  if (uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in*>(&ss)) == 0) return ss;
-  if (uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6*>(&ss)) == 0) return ss;
-  return make_error(cat("'", host, "' is not a numeric address"));
-}
-
-// Accept one pending connection into a fresh handle of the listener's kind.
-std::unique_ptr<Stream> accept_one(uv_stream_t* server, bool tcp) {
   auto handle = std::make_unique<Handle<uv_any_handle>>();
-  int rc = tcp ? uv_tcp_init(server->loop, &handle->get()->tcp)
-               : uv_pipe_init(server->loop, &handle->get()->pipe, 0);
-  if (rc != 0) return nullptr;
-  handle->initialised(nullptr);
-  if (uv_accept(server, reinterpret_cast<uv_stream_t*>(handle->get())) != 0) return nullptr;
+  int rc = self->tcp_ ? uv_tcp_init(server->loop, &handle->get()->tcp)
+                      : uv_pipe_init(server->loop, &handle->get()->pipe, 0);
+  if (rc == 0) {
+    handle->initialised(nullptr);
+    rc = uv_accept(server, handle->stream());
+  }
+  if (rc != 0) {
+    LAT_LOG(warn, "net", "accept: ", uv_error(rc));
+    return;
+  }
   std::string peer = "unix";
-  if (tcp) {
+  if (self->tcp_) {
     sockaddr_storage ss{};
     int len = sizeof ss;
     if (uv_tcp_getpeername(&handle->get()->tcp, reinterpret_cast<sockaddr*>(&ss), &len) == 0)
       peer = address_text(ss);
-    uv_tcp_nodelay(&handle->get()->tcp, 1);
+    uv_tcp_nodelay(&handle->get()->tcp, 1);  // request/response traffic: no Nagle delays
   }
-  return std::make_unique<Stream>(std::move(handle), peer);
+  auto callback = self->on_accept_;  // a copy: the callback may destroy the listener
+  guarded("accept", callback, std::make_unique<Stream>(std::move(handle), std::move(peer)));
 }
 
-}  // namespace
+}  // namespace detail
 
 // ---- TCP ----
 
-TcpListener::TcpListener(Loop& loop, AcceptFn on_accept)
-    : loop_(loop), on_accept_(std::move(on_accept)) {}
-
 Result<std::unique_ptr<TcpListener>> TcpListener::listen(Loop& loop, const std::string& host,
-                                                          int port, AcceptFn on_accept) {
+                                                         int port, AcceptFn on_accept) {
   auto addr = numeric_address(host, port);
   if (!addr) return addr.error();
-  std::unique_ptr<TcpListener> self(new TcpListener(loop, std::move(on_accept)));
+  std::string where = address_text(addr.value());
+  std::unique_ptr<TcpListener> self(new TcpListener(std::move(on_accept)));
   int rc = uv_tcp_init(loop.raw(), self->handle_.get());
-  if (rc != 0) return make_error(cat("uv_tcp_init: ", uv_error(rc)));
-  self->handle_.initialised(self.get());
+  if (rc != 0) return make_error(cat("listen on ", where, ": ", uv_error(rc)));
+  self->handle_.initialised(static_cast<detail::Acceptor*>(self.get()));
   rc = uv_tcp_bind(self->handle_.get(), reinterpret_cast<const sockaddr*>(&addr.value()), 0);
-  if (rc == 0)
-    rc = uv_listen(reinterpret_cast<uv_stream_t*>(self->handle_.get()), SOMAXCONN,
-                   [](uv_stream_t* server, int status) {
-                     auto* l = static_cast<TcpListener*>(server->data);
-                     if (!l || status < 0) return;
-                     if (auto stream = accept_one(server, true)) l->on_accept_(std::move(stream));
-                   });
-  if (rc != 0) return make_error(uv_error(rc));
+  if (rc == 0) rc = start_listening(self->handle_.stream());
+  if (rc != 0) return make_error(cat("listen on ", where, ": ", uv_error(rc)));
   sockaddr_storage ss{};
   int len = sizeof ss;
-  uv_tcp_getsockname(self->handle_.get(), reinterpret_cast<sockaddr*>(&ss), &len);
-  std::string text = address_text(ss);
-  auto hp = parse_host_port(ss.ss_family == AF_INET6 ? cat('[', text.substr(0, text.rfind(':')),
-                                                           ']', text.substr(text.rfind(':')))
-                                                     : text);
-  if (hp) self->bound_ = *hp;
+  rc = uv_tcp_getsockname(self->handle_.get(), reinterpret_cast<sockaddr*>(&ss), &len);
+  if (rc != 0) return make_error(cat("listen on ", where, ": getsockname: ", uv_error(rc)));
+  self->bound_ = host_port_of(ss);
   return self;
 }
 
 // ---- Unix ----
 
-UnixListener::UnixListener(Loop& loop, std::string path, AcceptFn on_accept)
-    : loop_(loop), path_(std::move(path)), on_accept_(std::move(on_accept)) {}
-
-UnixListener::~UnixListener() {
-  handle_.close();
-  ::unlink(path_.c_str());
-}
-
-Result<std::unique_ptr<UnixListener>> UnixListener::listen(Loop& loop, const std::string& path,
-                                                            AcceptFn on_accept) {
-  sockaddr_un probe{};
-  if (path.empty() || path.size() >= sizeof probe.sun_path)
-    return make_error(cat("socket path '", path, "' is empty or too long"));
-  // A socket file left by a dead process is replaced; one with a live server is not.
-  struct stat st{};
-  if (::lstat(path.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) return make_error(cat(path, " exists and is not a socket"));
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    probe.sun_family = AF_UNIX;
-    std::memcpy(probe.sun_path, path.c_str(), path.size() + 1);
-    bool live = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&probe), sizeof probe) == 0;
-    if (fd >= 0) ::close(fd);
-    if (live) return make_error(cat(path, " is in use by a running server"));
-    ::unlink(path.c_str());
-  }
-  std::unique_ptr<UnixListener> self(new UnixListener(loop, path, std::move(on_accept)));
-  int rc = uv_pipe_init(loop.raw(), self->handle_.get(), 0);
-  if (rc != 0) return make_error(cat("uv_pipe_init: ", uv_error(rc)));
-  self->handle_.initialised(self.get());
-  mode_t old = ::umask(0077);  // the socket file is created 0600
-  rc = uv_pipe_bind(self->handle_.get(), path.c_str());
-  ::umask(old);
-  if (rc == 0)
-    rc = uv_listen(reinterpret_cast<uv_stream_t*>(self->handle_.get()), SOMAXCONN,
-                   [](uv_stream_t* server, int status) {
-                     auto* l = static_cast<UnixListener*>(server->data);
-                     if (!l || status < 0) return;
-                     if (auto stream = accept_one(server, false)) l->on_accept_(std::move(stream));
-                   });
-  if (rc != 0) {
-    self->path_.clear();  // not ours to unlink
-    return make_error(uv_error(rc));
-  }
-  ::chmod(path.c_str(), 0600);
-  return self;
-}
-
-// ---- connect ----
-
 namespace {
 
-struct ConnectOp {
-  uv_connect_t req;
-  std::unique_ptr<Handle<uv_any_handle>> handle;
-  std::string peer;
-  std::function<void(Result<std::unique_ptr<Stream>>)> done;
-};
-
-void start_connect(uv_loop_t* loop, const sockaddr* addr, std::string peer,
-                   std::function<void(Result<std::unique_ptr<Stream>>)> done) {
-  auto* op = new ConnectOp{};
-  op->peer = std::move(peer);
-  op->done = std::move(done);
-  op->handle = std::make_unique<Handle<uv_any_handle>>();
-  int rc = uv_tcp_init(loop, &op->handle->get()->tcp);
-  if (rc == 0) {
-    op->handle->initialised(nullptr);
-    op->req.data = op;
-    rc = uv_tcp_connect(&op->req, &op->handle->get()->tcp, addr, [](uv_connect_t* req, int status) {
-      std::unique_ptr<ConnectOp> op(static_cast<ConnectOp*>(req->data));
-      if (status < 0) return op->done(make_error(uv_error(status)));
-      uv_tcp_nodelay(&op->handle->get()->tcp, 1);
-      op->done(std::make_unique<Stream>(std::move(op->handle), op->peer));
-    });
-  }
-  if (rc != 0) {
-    std::unique_ptr<ConnectOp> owned(op);
-    owned->done(make_error(uv_error(rc)));
-  }
+// Removes a socket file whose server is gone; refuses a live one or a non-socket.
+Status clear_stale_socket(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return {};  // nothing there
+  if (!S_ISSOCK(st.st_mode)) return make_error(cat(path, " exists and is not a socket"));
+  UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!probe) return make_error(cat("socket: ", std::strerror(errno)));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  if (::connect(probe.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0)
+    return make_error(cat(path, " is in use by a running server"));
+  if (errno != ECONNREFUSED)
+    return make_error(cat("cannot check ", path, ": ", std::strerror(errno)));
+  LAT_LOG(info, "net", "removing stale socket ", path);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    return make_error(cat("cannot remove stale socket ", path, ": ", std::strerror(errno)));
+  return {};
 }
-
-struct ResolveOp {
-  uv_getaddrinfo_t req;
-  int port;
-  std::string peer;
-  std::function<void(Result<std::unique_ptr<Stream>>)> done;
-};
 
 }  // namespace
 
-void connect_tcp(Loop& loop, const std::string& host, int port,
-                 std::function<void(Result<std::unique_ptr<Stream>>)> done) {
-  std::string peer = cat(host, ':', port);
-  if (auto addr = numeric_address(host, port))
-    return start_connect(loop.raw(), reinterpret_cast<const sockaddr*>(&addr.value()), peer,
-                         std::move(done));
-  auto* op = new ResolveOp{};
-  op->port = port;
-  op->peer = peer;
-  op->done = std::move(done);
-  op->req.data = op;
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  int rc = uv_getaddrinfo(
-      loop.raw(), &op->req,
-      [](uv_getaddrinfo_t* req, int status, addrinfo* res) {
-        std::unique_ptr<ResolveOp> op(static_cast<ResolveOp*>(req->data));
-        if (status < 0 || !res) {
-          if (res) uv_freeaddrinfo(res);
-          return op->done(make_error(cat("cannot resolve: ", uv_error(status))));
-        }
-        sockaddr_storage ss{};
-        std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
-        uv_freeaddrinfo(res);
-        if (ss.ss_family == AF_INET)
-          reinterpret_cast<sockaddr_in*>(&ss)->sin_port = htons(static_cast<uint16_t>(op->port));
-        else
-          reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port = htons(static_cast<uint16_t>(op->port));
-        start_connect(req->loop, reinterpret_cast<sockaddr*>(&ss), op->peer, std::move(op->done));
-      },
-      host.c_str(), nullptr, &hints);
-  if (rc != 0) {
-    std::unique_ptr<ResolveOp> owned(op);
-    owned->done(make_error(cat("cannot resolve: ", uv_error(rc))));
+UnixListener::~UnixListener() {
+  handle_.close();
+  struct stat st {};
+  if (!path_.empty() && ::lstat(path_.c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_)
+    ::unlink(path_.c_str());
+}
+
+Result<std::unique_ptr<UnixListener>> UnixListener::listen(Loop& loop, const std::string& path,
+                                                           AcceptFn on_accept) {
+  sockaddr_un probe{};
+  if (path.empty() || path.size() >= sizeof probe.sun_path)
+    return make_error(cat("socket path '", path, "' is empty or longer than ",
+                          sizeof probe.sun_path - 1, " bytes"));
+  if (auto cleared = clear_stale_socket(path); !cleared) return cleared.error();
+
+  std::unique_ptr<UnixListener> self(new UnixListener(std::move(on_accept)));
+  int rc = uv_pipe_init(loop.raw(), self->handle_.get(), 0);
+  if (rc != 0) return make_error(cat("listen on ", path, ": ", uv_error(rc)));
+  self->handle_.initialised(static_cast<detail::Acceptor*>(self.get()));
+  // Sockets are created 0777 & ~umask: this umask makes the file 0600 from the start (a chmod
+  // after bind would leave a window). umask is process-wide; the agent binds from one thread.
+  mode_t old_mask = ::umask(0177);
+  rc = uv_pipe_bind(self->handle_.get(), path.c_str());
+  ::umask(old_mask);
+  if (rc != 0) return make_error(cat("listen on ", path, ": ", uv_error(rc)));
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    self->path_ = path;  // ours from here on: the destructor removes it
+    self->dev_ = st.st_dev;
+    self->ino_ = st.st_ino;
   }
+  rc = start_listening(self->handle_.stream());
+  if (rc != 0) return make_error(cat("listen on ", path, ": ", uv_error(rc)));
+  return self;
 }
 
 }  // namespace lattice::net

@@ -1,27 +1,36 @@
+// Loop lifetime and deferred work. The deferred queue rides on one idle handle that is active
+// only while work is queued, so an idle loop still blocks in poll.
 #include "net/loop.hpp"
 
-#include <csignal>
 #include <cstdlib>
 #include <string>
-
-#include "net/handle.hpp"
 
 namespace lattice::net {
 
 std::string uv_error(int code) { return uv_strerror(code); }
 
+void close_and_free(uv_handle_t* handle) {
+  uv_close(handle, [](uv_handle_t* h) { std::free(h); });
+}
+
 Loop::Loop() {
+  // Failing here means no epoll/eventfd: the process cannot do anything useful.
   if (uv_loop_init(&loop_) != 0) std::abort();
+  loop_.data = this;
+  if (uv_idle_init(&loop_, idle_.get()) != 0) std::abort();
+  idle_.initialised(this);
 }
 
 Loop::~Loop() {
+  closing_ = true;
+  deferred_.clear();
+  idle_.close();
   uv_walk(
       &loop_,
       [](uv_handle_t* h, void*) {
-        if (!uv_is_closing(h)) {
-          h->data = nullptr;
-          uv_close(h, [](uv_handle_t* handle) { std::free(handle); });
-        }
+        if (uv_is_closing(h)) return;
+        h->data = nullptr;
+        close_and_free(h);
       },
       nullptr);
   while (uv_run(&loop_, UV_RUN_DEFAULT) != 0) {
@@ -37,7 +46,21 @@ uint64_t Loop::now_ms() {
   return uv_now(&loop_);
 }
 
-// A write to a vanished peer must be an EPIPE error, not a silent death (build-notes.md).
-void ignore_sigpipe() { std::signal(SIGPIPE, SIG_IGN); }
+void Loop::defer(std::function<void()> fn) {
+  if (closing_) return;
+  deferred_.push_back(std::move(fn));
+  if (deferred_.size() == 1)
+    uv_idle_start(idle_.get(), [](uv_idle_t* h) {
+      if (auto* self = owner_of<Loop>(h)) self->run_deferred();
+    });
+}
+
+void Loop::run_deferred() {
+  // Work deferred by these callbacks waits for the next iteration.
+  auto batch = std::move(deferred_);
+  deferred_.clear();
+  uv_idle_stop(idle_.get());
+  for (auto& fn : batch) guarded("deferred", fn);
+}
 
 }  // namespace lattice::net

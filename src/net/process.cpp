@@ -1,27 +1,45 @@
+// Process::spawn maps SpawnSpec onto uv_process_options_t: the stdio array index is the child's
+// fd number, so stdin/stdout/stderr take slots 0-2 and inherited fds follow from slot 3.
 #include "net/process.hpp"
 
 #include <signal.h>
 
 #include <cerrno>
 
-#include "base/log.hpp"
 #include "base/strings.hpp"
 
 namespace lattice::net {
+namespace {
+
+constexpr int kFirstInheritedFd = 3;  // after stdin, stdout, stderr
+
+std::vector<char*> c_strings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spec, ExitFn on_exit) {
+  if (spec.file.empty() || spec.argv.empty())
+    return make_error("cannot execute: no program or no argv[0] given");
   std::unique_ptr<Process> self(new Process(std::move(on_exit)));
+  std::vector<char*> argv = c_strings(spec.argv);
+  std::vector<char*> env = c_strings(spec.env);
 
-  std::vector<char*> argv, env;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  for (const auto& e : spec.env) env.push_back(const_cast<char*>(e.c_str()));
-  env.push_back(nullptr);
-
+  std::vector<uv_stdio_container_t> stdio(kFirstInheritedFd + spec.inherit_fds.size());
+  if (spec.stdin_null) {
+    stdio[0].flags = UV_IGNORE;  // libuv opens /dev/null for an ignored fd 0-2
+  } else {
+    stdio[0].flags = UV_INHERIT_FD;
+    stdio[0].data.fd = 0;
+  }
+  // Output pipes live in Handles until they become Streams; an early return closes them.
   std::unique_ptr<Handle<uv_any_handle>> pipes[2];
-  std::vector<uv_stdio_container_t> stdio(3 + spec.inherit_fds.size());
-  stdio[0].flags = UV_IGNORE;  // /dev/null
-  bool capture[2] = {spec.capture_stdout, spec.capture_stderr};
+  const bool capture[2] = {spec.capture_stdout, spec.capture_stderr};
   for (int i = 0; i < 2; ++i) {
     auto& slot = stdio[static_cast<size_t>(i + 1)];
     if (!capture[i]) {
@@ -30,15 +48,15 @@ Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spe
       continue;
     }
     pipes[i] = std::make_unique<Handle<uv_any_handle>>();
-    if (uv_pipe_init(loop.raw(), &pipes[i]->get()->pipe, 0) != 0)
-      return make_error("cannot create an output pipe");
+    int rc = uv_pipe_init(loop.raw(), &pipes[i]->get()->pipe, 0);
+    if (rc != 0) return make_error(cat("cannot create an output pipe: ", uv_error(rc)));
     pipes[i]->initialised(nullptr);
     slot.flags = static_cast<uv_stdio_flags>(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
-    slot.data.stream = reinterpret_cast<uv_stream_t*>(pipes[i]->get());
+    slot.data.stream = pipes[i]->stream();
   }
   for (size_t i = 0; i < spec.inherit_fds.size(); ++i) {
-    stdio[3 + i].flags = UV_INHERIT_FD;
-    stdio[3 + i].data.fd = spec.inherit_fds[i];
+    stdio[kFirstInheritedFd + i].flags = UV_INHERIT_FD;
+    stdio[kFirstInheritedFd + i].data.fd = spec.inherit_fds[i];
   }
 
   uv_process_options_t options{};
@@ -49,37 +67,41 @@ Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spe
   options.stdio_count = static_cast<int>(stdio.size());
   options.stdio = stdio.data();
   options.flags = spec.new_session ? UV_PROCESS_DETACHED : 0;
-  options.exit_cb = [](uv_process_t* p, int64_t status, int term_signal) {
-    auto* owner = static_cast<Process*>(p->data);
-    if (!owner) return;
-    owner->exited_ = true;
-    auto fn = owner->on_exit_;  // the callback may destroy the Process
-    try {
-      fn(ExitInfo{status, term_signal});
-    } catch (const std::exception& e) {
-      LAT_LOG(error, "net", "exit callback threw: ", e.what());
-    }
-  };
+  options.exit_cb = on_process_exit;
 
   int rc = uv_spawn(loop.raw(), self->handle_.get(), &options);
-  self->handle_.initialised(self.get());  // initialised even when uv_spawn fails: must be closed
-  if (rc != 0)
-    return make_error(cat("cannot execute '", spec.file, "': ", uv_error(rc)));
+  // The handle is initialised even when uv_spawn fails, and must then be closed (self does).
+  self->handle_.initialised(self.get());
+  if (rc != 0) return make_error(cat("cannot execute '", spec.file, "': ", uv_error(rc)));
   self->pid_ = self->handle_.get()->pid;
   for (int i = 0; i < 2; ++i) {
     if (!pipes[i]) continue;
-    auto stream = std::make_unique<Stream>(std::move(pipes[i]), cat("pid ", self->pid_));
+    auto stream = std::make_unique<Stream>(std::move(pipes[i]),
+                                           cat("pid ", self->pid_, i == 0 ? " stdout" : " stderr"));
     (i == 0 ? self->stdout_ : self->stderr_) = std::move(stream);
   }
   return self;
 }
 
-Process::~Process() = default;
+void Process::on_process_exit(uv_process_t* handle, int64_t exit_status, int term_signal) {
+  auto* self = owner_of<Process>(handle);
+  if (!self) {  // abandoned by ~Process while running: reaped now, nobody to tell
+    close_and_free(reinterpret_cast<uv_handle_t*>(handle));
+    return;
+  }
+  self->exited_ = true;
+  auto callback = self->on_exit_;  // a copy: the callback may destroy the Process
+  guarded("exit", callback, ExitInfo{exit_status, term_signal});
+}
+
+Process::~Process() {
+  if (pid_ > 0 && !exited_) handle_.abandon();
+}
 
 int Process::kill_group(int signum) {
   if (exited_ || pid_ <= 0) return 0;
   if (::kill(-pid_, signum) == 0) return 0;
-  if (::kill(pid_, signum) == 0) return 0;
+  if (errno == ESRCH && ::kill(pid_, signum) == 0) return 0;
   return -errno;
 }
 

@@ -1,6 +1,7 @@
 // Child processes on the loop (uv_spawn): stdout/stderr captured as Streams, extra fds inherited
 // at 3, 4, ..., each child in its own session and process group so that a kill reaches its
-// whole tree. libuv reaps the child; its exit arrives through the exit callback.
+// whole tree. libuv reaps the child; its exit arrives through the exit callback. Caveat:
+// uv_spawn is fork()+exec and blocks the loop until the exec (build-notes.md).
 #pragma once
 
 #include <uv.h>
@@ -21,36 +22,45 @@ namespace lattice::net {
 struct SpawnSpec {
   std::string file;               // path given to execve (already resolved)
   std::vector<std::string> argv;  // argv[0..]
-  std::vector<std::string> env;   // the complete environment, "K=V"
+  std::vector<std::string> env;   // the complete environment, "K=V" (replaces the agent's)
   std::string cwd;                // empty = inherit
-  std::vector<int> inherit_fds;   // become the child's fds 3, 4, ...
-  bool capture_stdout = true;     // else inherited
+  std::vector<int> inherit_fds;   // become the child's fds 3, 4, ... (the parent keeps its copies)
+  bool capture_stdout = true;     // a pipe read through take_stdout(); else inherited
   bool capture_stderr = true;
-  bool new_session = true;        // setsid(): own session and process group
+  bool stdin_null = true;   // stdin from /dev/null; else inherited
+  bool new_session = true;  // setsid(): own session and process group
 };
 
 struct ExitInfo {
   int64_t exit_status = 0;
-  int term_signal = 0;
+  int term_signal = 0;  // 0 when the child exited normally
 };
 
 class Process {
  public:
   using ExitFn = std::function<void(ExitInfo)>;
+  // A binary that cannot be executed is an Error ("cannot execute 'X': no such file or
+  // directory"), reported synchronously, with every handle released. on_exit runs once, from
+  // the loop; it may destroy the Process.
   static Result<std::unique_ptr<Process>> spawn(Loop& loop, const SpawnSpec& spec, ExitFn on_exit);
+  // A child still running is not killed: it is left to libuv, which still reaps it (no zombie)
+  // without keeping the loop alive; on_exit is not called. Kill first if it must die.
   ~Process();
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
 
   int pid() const { return pid_; }
   bool exited() const { return exited_; }
+  // The captured output pipes (null when not captured, or taken already).
   std::unique_ptr<Stream> take_stdout() { return std::move(stdout_); }
   std::unique_ptr<Stream> take_stderr() { return std::move(stderr_); }
-  // kill(-pid, sig): the whole process group; the pid alone if the group is gone. 0 or -errno.
+  // kill(-pid, sig): the whole process group; the pid alone if there is no such group.
+  // 0 or -errno; a no-op (0) once the child has been reaped, so a reused pid is never hit.
   int kill_group(int signum);
 
  private:
   explicit Process(ExitFn on_exit) : on_exit_(std::move(on_exit)) {}
+  static void on_process_exit(uv_process_t* handle, int64_t exit_status, int term_signal);
 
   Handle<uv_process_t> handle_;
   ExitFn on_exit_;

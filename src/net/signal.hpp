@@ -1,5 +1,30 @@
-// Signal watchers live beside timers (timer.hpp); this header exists for callers that only
-// need signals.
+// Process signals on the loop (SIGTERM, SIGINT, SIGHUP for the daemon and the launcher), and the
+// process-wide SIGPIPE setting every main() needs. A SignalWatcher stops when destroyed.
 #pragma once
 
-#include "net/timer.hpp"
+#include <uv.h>
+
+#include <functional>
+
+#include "net/handle.hpp"
+#include "net/loop.hpp"
+
+namespace lattice::net {
+
+class SignalWatcher {
+ public:
+  // Started here. Aborts if libuv refuses the signal number (a programming error).
+  SignalWatcher(Loop& loop, int signum, std::function<void(int signum)> fn);
+  SignalWatcher(const SignalWatcher&) = delete;
+  SignalWatcher& operator=(const SignalWatcher&) = delete;
+
+ private:
+  Handle<uv_signal_t> handle_;
+  std::function<void(int)> fn_;
+};
+
+// A uv_write to a vanished peer must be an EPIPE error, not a silent exit 141 (build-notes.md).
+// Call once from main, before anything writes. Children get default dispositions back (libuv).
+void ignore_sigpipe();
+
+}  // namespace lattice::net

@@ -1,52 +1,56 @@
+// Stream: reads into one reusable buffer that is moved out while the read callback runs (so the
+// owner may destroy the Stream mid-callback without freeing the bytes under its feet), writes
+// own their bytes until libuv is done with them.
 #include "net/stream.hpp"
 
-#include "base/log.hpp"
 #include "base/strings.hpp"
 
 namespace lattice::net {
 namespace {
 
-// One read's worth of buffer; a PMI frame or rpc chunk larger than this arrives in pieces.
+// One read's worth of buffer: a PMI frame or rpc chunk larger than this arrives in pieces, and
+// a chatty rank costs at most this much per read callback.
 constexpr size_t kReadBufferBytes = 64 * 1024;
 
 // A write in flight: the request and the bytes it points into, freed together.
 struct WriteReq {
   uv_write_t req;
   std::string bytes;
-  Stream* owner;  // cleared when the owner closes (see Stream::close)
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Stream>> Stream::open_fd(Loop& loop, UniqueFd fd) {
   auto handle = std::make_unique<Handle<uv_any_handle>>();
-  auto* pipe = reinterpret_cast<uv_pipe_t*>(handle->get());
-  int rc = uv_pipe_init(loop.raw(), pipe, 0);
+  int rc = uv_pipe_init(loop.raw(), &handle->get()->pipe, 0);
   if (rc != 0) return make_error(cat("uv_pipe_init: ", uv_error(rc)));
   handle->initialised(nullptr);
-  rc = uv_pipe_open(pipe, fd.get());
-  if (rc != 0) return make_error(cat("uv_pipe_open: ", uv_error(rc)));
-  fd.release();  // the handle owns it now
-  return std::make_unique<Stream>(std::move(handle), "fd");
+  int raw_fd = fd.get();
+  rc = uv_pipe_open(&handle->get()->pipe, raw_fd);
+  if (rc != 0) return make_error(cat("uv_pipe_open(", raw_fd, "): ", uv_error(rc)));
+  fd.release();  // the handle owns it now and closes it
+  return std::make_unique<Stream>(std::move(handle), cat("fd ", raw_fd));
 }
 
 Stream::Stream(std::unique_ptr<Handle<uv_any_handle>> handle, std::string peer)
-    : handle_(std::move(handle)), peer_(std::move(peer)) {
-  handle_->get()->handle.data = this;
+    : handle_(std::move(handle)), peer_(std::move(peer)), self_(std::make_shared<Stream*>(this)) {
+  handle_->set_owner(this);
 }
 
 Stream::~Stream() { close(); }
 
 void Stream::start(ReadFn on_read_fn, CloseFn on_close_fn) {
-  callbacks_ = std::make_shared<Callbacks>(Callbacks{std::move(on_read_fn), std::move(on_close_fn)});
+  if (finished_) return;
+  callbacks_ =
+      std::make_shared<Callbacks>(Callbacks{std::move(on_read_fn), std::move(on_close_fn)});
   int rc = uv_read_start(raw(), on_alloc, on_read);
-  if (rc != 0) finish(cat("read: ", uv_error(rc)));
+  if (rc != 0) finish_later(cat("read: ", uv_error(rc)), false);
 }
 
 void Stream::on_alloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
-  auto* self = static_cast<Stream*>(h->data);
+  auto* self = owner_of<Stream>(h);
   if (!self) {
-    *buf = uv_buf_init(nullptr, 0);
+    *buf = uv_buf_init(nullptr, 0);  // libuv reports UV_ENOBUFS, which on_read ignores
     return;
   }
   self->read_buffer_.resize(kReadBufferBytes);
@@ -54,71 +58,78 @@ void Stream::on_alloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
 }
 
 void Stream::on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
-  auto* self = static_cast<Stream*>(s->data);
-  if (!self || n == 0) return;
+  auto* self = owner_of<Stream>(s);
+  if (!self || n == 0 || self->finished_) return;
   if (n < 0) {
-    self->finish(n == UV_EOF ? "eof" : uv_error(static_cast<int>(n)));
+    self->finish(n == UV_EOF ? "eof" : cat("read: ", uv_error(static_cast<int>(n))), false);
     return;
   }
-  // Keep the callbacks alive for the call even if the owner destroys this Stream inside it.
+  // The buffer and callbacks leave the Stream for the call: the owner may destroy it meanwhile.
+  std::string bytes = std::move(self->read_buffer_);
   auto callbacks = self->callbacks_;
-  try {
-    callbacks->on_read(std::string_view(buf->base, static_cast<size_t>(n)));
-  } catch (const std::exception& e) {
-    LAT_LOG(error, "net", "read callback threw: ", e.what());
-  }
+  auto alive = self->self_;
+  guarded("read", callbacks->on_read, std::string_view(buf->base, static_cast<size_t>(n)));
+  if (*alive) (*alive)->read_buffer_ = std::move(bytes);  // reuse the allocation
 }
 
 void Stream::write(std::string bytes) {
-  if (finished_ || !handle_->get() || bytes.empty()) return;
+  if (finished_ || ending_ || bytes.empty()) return;
   auto* w = new WriteReq{};
   w->bytes = std::move(bytes);
-  w->owner = this;
   w->req.data = w;
-  queued_ += w->bytes.size();
   uv_buf_t buf = uv_buf_init(w->bytes.data(), static_cast<unsigned>(w->bytes.size()));
-  int rc = uv_write(&w->req, raw(), &buf, 1, [](uv_write_t* req, int status) {
-    auto* wr = static_cast<WriteReq*>(req->data);
-    // The stream's data pointer tells whether the owner is still there.
-    auto* self = static_cast<Stream*>(req->handle->data);
-    size_t size = wr->bytes.size();
-    delete wr;
-    if (!self) return;
-    self->queued_ -= size;
-    if (status < 0) return self->finish(cat("write: ", uv_error(status)));
-    if (self->closing_after_writes_ && self->queued_ == 0) self->finish("closed after writing");
-  });
+  int rc = uv_write(&w->req, raw(), &buf, 1, on_written);
   if (rc != 0) {
-    queued_ -= w->bytes.size();
     delete w;
-    finish(cat("write: ", uv_error(rc)));
+    finish_later(cat("write: ", uv_error(rc)), false);
+    return;
   }
+  queued_ += buf.len;
+}
+
+void Stream::on_written(uv_write_t* req, int status) {
+  std::unique_ptr<WriteReq> w(static_cast<WriteReq*>(req->data));
+  auto* self = owner_of<Stream>(req->handle);  // null once the owner has closed the stream
+  if (!self) return;
+  self->queued_ -= w->bytes.size();
+  if (status < 0) return self->finish(cat("write: ", uv_error(status)), false);
+  if (self->ending_ && self->queued_ == 0) self->finish("closed after writing", true);
 }
 
 void Stream::end(std::string bytes) {
-  write(std::move(bytes));
-  closing_after_writes_ = true;
-  if (queued_ == 0) finish("closed after writing");
+  if (ending_) return;
+  write(std::move(bytes));  // dropped when the stream has ended already
+  ending_ = true;
+  if (queued_ > 0) return;  // on_written closes once the queue drains
+  if (finished_)
+    close();
+  else
+    finish_later("closed after writing", true);
 }
 
-void Stream::finish(const std::string& reason) {
-  if (finished_) return;
+void Stream::finish(const std::string& reason, bool close_handle) {
+  auto callbacks = finished_ ? nullptr : callbacks_;
   finished_ = true;
-  uv_read_stop(raw());
-  auto callbacks = callbacks_;
-  if (callbacks && callbacks->on_close) {
-    try {
-      callbacks->on_close(reason);
-    } catch (const std::exception& e) {
-      LAT_LOG(error, "net", "close callback threw: ", e.what());
-    }
-  }
+  if (close_handle)
+    close();
+  else
+    uv_read_stop(raw());
+  if (callbacks && callbacks->on_close) guarded("close", callbacks->on_close, reason);
+}
+
+void Stream::finish_later(std::string reason, bool close_handle) {
+  Loop::from(handle_->base()->loop)
+      .defer([alive = self_, reason = std::move(reason), close_handle] {
+        if (*alive) (*alive)->finish(reason, close_handle);
+      });
 }
 
 void Stream::close() {
   finished_ = true;
+  queued_ = 0;
   callbacks_.reset();
-  if (handle_) handle_->close();  // pending write callbacks then see no owner
+  if (self_) *self_ = nullptr;
+  if (handle_) handle_->close();  // pending writes complete with UV_ECANCELED, without an owner
 }
 
 }  // namespace lattice::net

@@ -1,6 +1,7 @@
-// A connected byte stream (TCP or Unix/pipe) on the loop: reads delivered as they come, writes
-// queued. EOF or an error ends the stream once, through the close callback. The owner may
-// destroy the Stream from inside its own callbacks.
+// A connected byte stream (TCP, Unix socket or pipe) on the loop: reads delivered as they come,
+// writes queued. EOF, a read or write error, or a drained end() ends the stream once, through
+// the close callback, never from inside write() or start(). The owner may destroy the Stream
+// from inside any of its callbacks; the bytes of a read stay valid until that callback returns.
 #pragma once
 
 #include <uv.h>
@@ -20,25 +21,32 @@ namespace lattice::net {
 class Stream {
  public:
   using ReadFn = std::function<void(std::string_view bytes)>;
-  using CloseFn = std::function<void(const std::string& reason)>;  // "eof" or the error; once
+  // "eof", "closed after writing" (end()), or "read: ..."/"write: ..." with libuv's words. Once.
+  using CloseFn = std::function<void(const std::string& reason)>;
 
   // Wraps an existing connected socket or pipe fd (the parent's end of a socketpair, a pipe).
   static Result<std::unique_ptr<Stream>> open_fd(Loop& loop, UniqueFd fd);
 
-  // Takes an initialised uv_tcp_t/uv_pipe_t (listeners and connect use this).
+  // Adopts an initialised, connected uv_tcp_t/uv_pipe_t (listeners, connect_tcp and Process
+  // make Streams this way). `peer` names the other end in logs.
   Stream(std::unique_ptr<Handle<uv_any_handle>> handle, std::string peer);
   ~Stream();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
+  // Begins reading. Call once.
   void start(ReadFn on_read, CloseFn on_close);
+  // Queued; dropped once the stream has ended. Errors arrive through on_close.
   void write(std::string bytes);
-  // Writes `bytes`, then closes once everything queued has been written.
-  void end(std::string bytes);
-  void close();  // idempotent; no callbacks afterwards
+  // Writes `bytes` (may be empty), then closes the connection once everything queued has gone
+  // out (the peer sees EOF) and reports "closed after writing" unless the stream ended before.
+  void end(std::string bytes = {});
+  // Abortive and idempotent: unsent bytes are dropped and no callback runs afterwards.
+  void close();
+
+  bool ended() const { return finished_; }
   size_t write_queue_bytes() const { return queued_; }
   const std::string& peer() const { return peer_; }
-  uv_stream_t* raw() const { return reinterpret_cast<uv_stream_t*>(handle_->get()); }
 
  private:
   struct Callbacks {
@@ -47,14 +55,21 @@ class Stream {
   };
   static void on_alloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
   static void on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf);
-  void finish(const std::string& reason);
+  static void on_written(uv_write_t* req, int status);
+  // Ends the stream: stops reading (or closes the handle too) and reports `reason` unless it
+  // ended before.
+  void finish(const std::string& reason, bool close_handle);
+  // The same, from the next loop iteration: for failures found inside write()/start().
+  void finish_later(std::string reason, bool close_handle);
+  uv_stream_t* raw() const { return handle_->stream(); }
 
   std::unique_ptr<Handle<uv_any_handle>> handle_;
   std::string peer_;
-  std::shared_ptr<Callbacks> callbacks_;
+  std::shared_ptr<Callbacks> callbacks_;  // shared: kept alive while a callback runs
+  std::shared_ptr<Stream*> self_;         // nulled by close(); deferred work checks it
   std::string read_buffer_;
   size_t queued_ = 0;
-  bool closing_after_writes_ = false;
+  bool ending_ = false;
   bool finished_ = false;
 };
 

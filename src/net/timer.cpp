@@ -1,12 +1,13 @@
+// Timer: a uv_timer_t behind the handle template; the callback runs from a copy so that it may
+// replace or destroy its own Timer.
 #include "net/timer.hpp"
 
 #include <cstdlib>
 
-#include "base/log.hpp"
-
 namespace lattice::net {
 
 Timer::Timer(Loop& loop) {
+  // uv_timer_init cannot fail on a live loop; failing means the loop itself is broken.
   if (uv_timer_init(loop.raw(), handle_.get()) != 0) std::abort();
   handle_.initialised(this);
 }
@@ -16,38 +17,16 @@ void Timer::start(uint64_t timeout_ms, uint64_t repeat_ms, std::function<void()>
   uv_timer_start(
       handle_.get(),
       [](uv_timer_t* t) {
-        auto* self = static_cast<Timer*>(t->data);
+        auto* self = owner_of<Timer>(t);
         if (!self) return;
-        // A copy: the callback may restart or destroy this timer.
-        auto fn = self->fn_;
-        try {
-          fn();
-        } catch (const std::exception& e) {
-          LAT_LOG(error, "net", "timer callback threw: ", e.what());
-        }
+        auto callback = self->fn_;
+        guarded("timer", callback);
       },
       timeout_ms, repeat_ms);
 }
 
 void Timer::stop() { uv_timer_stop(handle_.get()); }
 
-SignalWatcher::SignalWatcher(Loop& loop, int signum, std::function<void(int)> fn)
-    : fn_(std::move(fn)) {
-  if (uv_signal_init(loop.raw(), handle_.get()) != 0) std::abort();
-  handle_.initialised(this);
-  uv_signal_start(
-      handle_.get(),
-      [](uv_signal_t* s, int sig) {
-        auto* self = static_cast<SignalWatcher*>(s->data);
-        if (!self) return;
-        auto fn = self->fn_;
-        try {
-          fn(sig);
-        } catch (const std::exception& e) {
-          LAT_LOG(error, "net", "signal callback threw: ", e.what());
-        }
-      },
-      signum);
-}
+bool Timer::active() const { return uv_is_active(handle_.base()) != 0; }
 
 }  // namespace lattice::net

@@ -1,5 +1,5 @@
-// Timers and signal watchers on the loop. Both are owned objects: destroying one stops it, and
-// its callback never runs afterwards.
+// Timers on the loop. A Timer is an owned object: destroying it stops it, and its callback
+// never runs afterwards. Not movable (libuv holds a pointer back to it).
 #pragma once
 
 #include <uv.h>
@@ -17,24 +17,16 @@ class Timer {
   explicit Timer(Loop& loop);
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;
-  // (Re)starts: fires after timeout_ms, then every repeat_ms (0 = once).
+
+  // (Re)starts: fires after timeout_ms, then every repeat_ms (0 = once). The callback may
+  // restart, stop or destroy this timer.
   void start(uint64_t timeout_ms, uint64_t repeat_ms, std::function<void()> fn);
   void stop();
+  bool active() const;
 
  private:
   Handle<uv_timer_t> handle_;
   std::function<void()> fn_;
-};
-
-class SignalWatcher {
- public:
-  SignalWatcher(Loop& loop, int signum, std::function<void(int signum)> fn);
-  SignalWatcher(const SignalWatcher&) = delete;
-  SignalWatcher& operator=(const SignalWatcher&) = delete;
-
- private:
-  Handle<uv_signal_t> handle_;
-  std::function<void(int)> fn_;
 };
 
 }  // namespace lattice::net

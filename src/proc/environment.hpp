@@ -1,8 +1,8 @@
 // A rank's environment: the agent's own, scrubbed of every PMI_*/PMIX_* variable (and SLURM_*
 // unless compat is on), plus the user's --env values, plus the PMI and LATTICE_* variables of
 // the launch. A rank never sees PMIX_* beside PMI_SIZE (pmi-wire.md T4), nor a stale PMI_* of
-// the agent's. User values override the agent's but never the launch's own variables: a user
-// PMI_*, PMIX_* or LATTICE_* is dropped, and with slurm_compat the launch's SLURM_* win.
+// the agent's. User values override the agent's but never the launch's own variables (PMI_*,
+// LATTICE_* and, with slurm_compat, SLURM_* set below win); a user PMIX_* is dropped.
 #pragma once
 
 #include <string>

@@ -7,8 +7,10 @@
 
 namespace lattice::proc {
 
-// A name with '/' is taken as a path (relative to `cwd`); a bare name is searched on `path_env`.
-// Returns an absolute path to an executable regular file, or nullopt.
+// A name with '/' is taken as a path (relative to `cwd`); a bare name is searched on `path_env`
+// ("/bin:/usr/bin" when empty, as execvp does without PATH; empty entries mean `cwd`).
+// Returns the path of an executable regular file (absolute when cwd is), or nullopt. An empty
+// cwd means the agent's own working directory.
 std::optional<std::string> resolve_executable(const std::string& name, const std::string& path_env,
                                               const std::string& cwd);
 

@@ -1,3 +1,5 @@
+// Exit decoding with our own table of signal names: strsignal() gives prose ("Killed") that
+// varies by libc and locale, while users and srun speak of SIGKILL.
 #include "proc/exit_status.hpp"
 
 #include <csignal>
@@ -8,32 +10,35 @@ namespace lattice::proc {
 
 int job_exit_code(ExitStatus status) { return status.signal ? 128 + status.signal : status.code; }
 
+namespace {
+
+struct SignalName {
+  int signum;
+  const char* name;
+};
+
+// The signals a rank realistically dies of; others print as numbers.
+constexpr SignalName kSignalNames[] = {
+    {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
+    {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+    {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+    {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"},
+    {SIGXFSZ, "SIGXFSZ"},
+};
+
+}  // namespace
+
 std::string signal_name(int signum) {
-  switch (signum) {
-    case SIGHUP: return "SIGHUP";
-    case SIGINT: return "SIGINT";
-    case SIGQUIT: return "SIGQUIT";
-    case SIGILL: return "SIGILL";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGKILL: return "SIGKILL";
-    case SIGUSR1: return "SIGUSR1";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGUSR2: return "SIGUSR2";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGALRM: return "SIGALRM";
-    case SIGTERM: return "SIGTERM";
-    case SIGXCPU: return "SIGXCPU";
-    case SIGXFSZ: return "SIGXFSZ";
-    default: return cat("signal ", signum);
-  }
+  for (const auto& entry : kSignalNames)
+    if (entry.signum == signum) return entry.name;
+  return cat("signal ", signum);
 }
 
 std::string describe(ExitStatus status) {
-  if (status.signal) return cat("killed by signal ", status.signal, " (", signal_name(status.signal), ")");
-  return cat("exited with status ", status.code);
+  if (!status.signal) return cat("exited with status ", status.code);
+  std::string name = signal_name(status.signal);
+  if (!starts_with(name, "SIG")) return cat("killed by signal ", status.signal);
+  return cat("killed by signal ", status.signal, " (", name, ")");
 }
 
 }  // namespace lattice::proc

@@ -1,3 +1,4 @@
+// LineBuffer: at most kMaxLineBytes are ever held, whatever the input looks like.
 #include "proc/line_buffer.hpp"
 
 namespace lattice::proc {
@@ -5,19 +6,13 @@ namespace lattice::proc {
 std::vector<std::string> LineBuffer::feed(std::string_view bytes) {
   std::vector<std::string> lines;
   while (!bytes.empty()) {
-    size_t eol = bytes.find('\n');
-    size_t take = eol == std::string_view::npos ? bytes.size() : eol + 1;
-    if (partial_.size() + take > kMaxLineBytes && eol == std::string_view::npos) {
-      take = kMaxLineBytes - partial_.size();
-      partial_.append(bytes.substr(0, take));
-      lines.push_back(std::move(partial_));
-      partial_.clear();
-      bytes.remove_prefix(take);
-      continue;
-    }
+    // Look for the end of the line only within what still fits in one piece.
+    size_t room = kMaxLineBytes - partial_.size();
+    size_t eol = bytes.substr(0, room).find('\n');
+    size_t take = eol == std::string_view::npos ? std::min(room, bytes.size()) : eol + 1;
     partial_.append(bytes.substr(0, take));
     bytes.remove_prefix(take);
-    if (eol != std::string_view::npos) {
+    if (eol != std::string_view::npos || partial_.size() == kMaxLineBytes) {
       lines.push_back(std::move(partial_));
       partial_.clear();
     }

@@ -1,0 +1,110 @@
+"""The launcher's and agent's user-facing features beyond wire-up: PMI_PORT mode with a real MPICH
+client, the per-launch Unix PMI socket (mode 0600, served, removed afterwards), SIGINT forwarding
+(a second SIGINT kills), Slurm-compatible variables, and the -v timing breakdown."""
+import glob
+import os
+import signal
+import socket
+import stat
+import time
+
+from harness import check, expect_status, prog, run_cases, wait_until
+
+
+def pmi_port_mode(c):
+    r = c.run_launch(["-n", "4", "--pmi-port", prog("mpi_check")])
+    expect_status(r, 0)
+    check(r.out.count("ok") == 4, f"expected 4 ranks ok\n{r.describe()}")
+    c.check_clean(r)
+
+
+def unix_socket_served(c):
+    agent = c.start_agent("n1")
+    p = c.start_launch(["--agents", agent.address, "-n", "2", "/bin/sleep", "30"])
+    started = time.monotonic()
+    pattern = os.path.join(agent.dir, "lattice-pmi-*.sock")
+    wait_until(lambda: glob.glob(pattern), 10)
+    paths = glob.glob(pattern)
+    check(len(paths) == 1, f"expected one per-launch PMI socket, found {paths}")
+    mode = stat.S_IMODE(os.stat(paths[0]).st_mode)
+    check(mode == 0o600, f"socket mode is {oct(mode)}, not 0600")
+    # A client on the socket identifies itself the PMI_PORT way (initack) and gets its rank.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(10)
+        s.connect(paths[0])
+        s.sendall(b"cmd=initack pmiid=1\n")
+        data = b""
+        while data.count(b"\n") < 4:
+            chunk = s.recv(4096)
+            check(chunk, f"socket closed after {data!r}")
+            data += chunk
+    check(data == b"cmd=initack\ncmd=set size=2\ncmd=set rank=1\ncmd=set debug=0\n",
+          f"unexpected initack answer {data!r}")
+    os.killpg(p.pid, signal.SIGTERM)  # ends the launch (forwarded as SIGTERM)
+    r = c.finish_launch(p, ["sleep"], started, 30)
+    check(r.code == 128 + signal.SIGTERM, f"expected 143 after SIGTERM\n{r.describe()}")
+    wait_until(lambda: not glob.glob(pattern), 10)
+    check(not glob.glob(pattern), "the per-launch PMI socket outlived its launch")
+    c.check_clean(r)
+
+
+def sigint_forwarded(c):
+    p = c.start_launch(["-n", "2", "/bin/sh", "-c", "trap 'echo got-int; exit 9' INT; "
+                        "while :; do sleep 0.1; done"])
+    started = time.monotonic()
+    wait_until(lambda: len(c.survivors()) >= 2, 15)
+    time.sleep(0.5)
+    os.kill(p.pid, signal.SIGINT)
+    r = c.finish_launch(p, ["sh"], started, 30)
+    check(r.out.count("got-int") == 2, f"SIGINT did not reach both ranks\n{r.describe()}")
+    check(r.code == 9, f"expected the ranks' own status 9\n{r.describe()}")
+    c.check_clean(r)
+
+
+def second_sigint_kills(c):
+    p = c.start_launch(["-n", "2", "/bin/sh", "-c", "trap '' INT; while :; do sleep 0.1; done"])
+    started = time.monotonic()
+    wait_until(lambda: len(c.survivors()) >= 2, 15)
+    time.sleep(0.5)
+    os.kill(p.pid, signal.SIGINT)
+    time.sleep(0.5)
+    check(p.poll() is None, "one SIGINT ended a job whose ranks ignore it")
+    os.kill(p.pid, signal.SIGINT)
+    r = c.finish_launch(p, ["sh"], started, 30)
+    check(r.code == 128 + signal.SIGINT, f"expected 130 after a second SIGINT\n{r.describe()}")
+    c.check_clean(r)
+
+
+def slurm_compat_env(c):
+    r = c.run_launch(["-n", "2", "-l", "--slurm-compat", "/bin/sh", "-c",
+                      "echo procid=$SLURM_PROCID nprocs=$SLURM_NPROCS localid=$SLURM_LOCALID "
+                      "pmix=${PMIX_NAMESPACE-unset}"])
+    expect_status(r, 0)
+    for rank in (0, 1):
+        line = f"{rank}: procid={rank} nprocs=2 localid={rank} pmix=unset"
+        check(line in r.out, f"missing '{line}'\n{r.describe()}")
+    plain = c.run_launch(["-n", "1", "/bin/sh", "-c", "echo procid=${SLURM_PROCID-unset}"])
+    check("procid=unset" in plain.out, f"SLURM_* without --slurm-compat\n{plain.describe()}")
+    c.check_clean(r)
+
+
+def verbose_timings(c):
+    r = c.run_launch(["-n", "2", "-v", prog("mpi_hello")])
+    expect_status(r, 0)
+    lines = [l for l in r.err.splitlines() if l.startswith("lattice: timing:")]
+    check(lines, f"no timing line\n{r.describe()}")
+    for part in ("connect", "fan-out", "spawn", "first PMI init", "last finalize", "exit", "total"):
+        check(part in lines[0], f"timing line lacks '{part}': {lines[0]}")
+    check("first PMI init -" not in lines[0], f"MPICH's init was not timed: {lines[0]}")
+    c.check_clean(r)
+
+
+if __name__ == "__main__":
+    run_cases([
+        ("pmi_port_mode", pmi_port_mode),
+        ("unix_socket_served", unix_socket_served),
+        ("sigint_forwarded", sigint_forwarded),
+        ("second_sigint_kills", second_sigint_kills),
+        ("slurm_compat_env", slurm_compat_env),
+        ("verbose_timings", verbose_timings),
+    ])

@@ -1,0 +1,246 @@
+// Process::spawn with real children (/bin/sh): captured output, exit statuses, group kills that
+// reach grandchildren, inherited fds, failures without leaks, and the lattice-rank-exec helper.
+#include "net/process.hpp"
+
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "net/fd.hpp"
+#include "net_test_support.hpp"
+
+namespace lattice::net {
+namespace {
+
+using test::run_until;
+
+// A spawned child with both outputs collected until EOF and its exit recorded.
+struct Child {
+  std::unique_ptr<Process> process;
+  std::unique_ptr<Stream> out_stream, err_stream;
+  std::string out, err;
+  int open_streams = 0;
+  bool exited = false;
+  ExitInfo info;
+
+  bool done() const { return exited && open_streams == 0; }
+};
+
+SpawnSpec shell(const std::string& script) {
+  SpawnSpec spec;
+  spec.file = "/bin/sh";
+  spec.argv = {"sh", "-c", script};
+  spec.env = {"PATH=/usr/bin:/bin"};
+  return spec;
+}
+
+void collect(Child& c, std::unique_ptr<Stream> stream, std::string& into,
+             std::unique_ptr<Stream>& slot) {
+  if (!stream) return;
+  ++c.open_streams;
+  stream->start([&into](std::string_view s) { into.append(s); },
+                [&c](const std::string&) { --c.open_streams; });
+  slot = std::move(stream);
+}
+
+std::unique_ptr<Child> spawn(Loop& loop, const SpawnSpec& spec) {
+  auto c = std::make_unique<Child>();
+  Child* raw = c.get();
+  auto p = Process::spawn(loop, spec, [raw](ExitInfo info) {
+    raw->exited = true;
+    raw->info = info;
+  });
+  REQUIRE_MESSAGE(p.ok(), (p.ok() ? "" : p.error().message));
+  c->process = std::move(p.value());
+  collect(*c, c->process->take_stdout(), c->out, c->out_stream);
+  collect(*c, c->process->take_stderr(), c->err, c->err_stream);
+  return c;
+}
+
+TEST_CASE("spawn captures stdout and stderr and reports the exit status") {
+  Loop loop;
+  auto c = spawn(loop, shell("echo out; echo err >&2; exit 3"));
+  CHECK(c->process->pid() > 0);
+  REQUIRE(run_until(loop, [&] { return c->done(); }));
+  CHECK(c->out == "out\n");
+  CHECK(c->err == "err\n");
+  CHECK(c->info.exit_status == 3);
+  CHECK(c->info.term_signal == 0);
+  CHECK(c->process->exited());
+  CHECK(c->process->kill_group(SIGKILL) == 0);  // no-op after exit
+}
+
+TEST_CASE("the environment, cwd and stdin of the child are the spec's") {
+  Loop loop;
+  test::TempDir dir;
+  SpawnSpec spec = shell("echo \"$FOO|$HOME|$(pwd)\"; cat; echo end");
+  spec.env = {"FOO=bar", "PATH=/usr/bin:/bin"};
+  spec.cwd = dir.path();
+  auto c = spawn(loop, spec);
+  REQUIRE(run_until(loop, [&] { return c->done(); }));
+  CHECK(c->out == "bar||" + dir.path() + "\nend\n");  // no HOME: the env was replaced
+}
+
+TEST_CASE("kill_group(SIGKILL) ends the child with term_signal 9") {
+  Loop loop;
+  auto c = spawn(loop, shell("echo started; exec sleep 100"));
+  REQUIRE(run_until(loop, [&] { return c->out == "started\n"; }));
+  CHECK(c->process->kill_group(SIGKILL) == 0);
+  REQUIRE(run_until(loop, [&] { return c->done(); }));
+  CHECK(c->info.term_signal == SIGKILL);
+}
+
+TEST_CASE("kill_group reaches a grandchild in the child's process group") {
+  Loop loop;
+  // The background sleep holds stdout open: EOF proves every holder died.
+  auto c = spawn(loop, shell("sleep 100 & echo $!; wait"));
+  REQUIRE(run_until(loop, [&] { return c->out.find('\n') != std::string::npos; }));
+  int grandchild = std::stoi(c->out);
+  CHECK(::getpgid(grandchild) == c->process->pid());  // new_session: the child leads its group
+  CHECK(c->process->kill_group(SIGKILL) == 0);
+  REQUIRE(run_until(loop, [&] { return c->done(); }));
+  CHECK(c->info.term_signal == SIGKILL);
+}
+
+TEST_CASE("a missing binary is an Error value and leaves no handle behind") {
+  Loop loop;
+  int baseline = test::live_handles(loop);
+  bool exit_called = false;
+  SpawnSpec spec = shell("true");
+  spec.file = "/nonexistent/lattice-no-such-binary";
+  auto p = Process::spawn(loop, spec, [&](ExitInfo) { exit_called = true; });
+  REQUIRE(!p.ok());
+  CHECK(p.error().message.find("cannot execute '/nonexistent/lattice-no-such-binary'") == 0);
+  CHECK(p.error().message.find("no such file") != std::string::npos);
+  CHECK(test::live_handles(loop) == baseline);
+  CHECK(loop.run() == 0);  // nothing keeps the loop alive
+  CHECK(!exit_called);
+
+  SpawnSpec empty;
+  CHECK(!Process::spawn(loop, empty, [](ExitInfo) {}).ok());
+}
+
+TEST_CASE("inherit_fds puts a socketpair end at fd 3 in the child") {
+  Loop loop;
+  auto pair = make_socketpair();
+  REQUIRE(pair.ok());
+  auto [parent, child_end] = std::move(pair.value());
+  SpawnSpec spec = shell("echo hi >&3");
+  spec.inherit_fds = {child_end.get()};
+  auto c = spawn(loop, spec);
+  child_end.reset();  // or EOF never arrives
+  auto stream = Stream::open_fd(loop, std::move(parent));
+  REQUIRE(stream.ok());
+  std::string got;
+  bool eof = false;
+  (*stream)->start([&](std::string_view s) { got.append(s); },
+                   [&](const std::string& why) { eof = why == "eof"; });
+  REQUIRE(run_until(loop, [&] { return c->done() && eof; }));
+  CHECK(got == "hi\n");
+  CHECK(c->info.exit_status == 0);
+}
+
+TEST_CASE("uncaptured output is inherited, not piped") {
+  Loop loop;
+  SpawnSpec spec = shell("exit 0");
+  spec.capture_stdout = false;
+  spec.capture_stderr = false;
+  auto c = spawn(loop, spec);
+  CHECK(!c->out_stream);
+  CHECK(!c->err_stream);
+  REQUIRE(run_until(loop, [&] { return c->done(); }));
+}
+
+TEST_CASE("destroying the owner inside on_exit is safe") {
+  Loop loop;
+  std::unique_ptr<Process> owner;
+  int calls = 0;
+  SpawnSpec spec = shell("exit 0");
+  spec.capture_stdout = spec.capture_stderr = false;
+  auto p = Process::spawn(loop, spec, [&](ExitInfo) {
+    ++calls;
+    owner.reset();
+  });
+  REQUIRE(p.ok());
+  owner = std::move(p.value());
+  loop.run();
+  CHECK(calls == 1);
+  CHECK(!owner);
+}
+
+// Our child stays in /proc (running, then a zombie) until it is waited for: gone means reaped.
+bool reaped(int pid) { return ::access(("/proc/" + std::to_string(pid)).c_str(), F_OK) != 0; }
+
+TEST_CASE(
+    "a Process destroyed while its child runs gets no exit callback, and the child is reaped") {
+  Loop loop;
+  bool exit_called = false;
+  SpawnSpec spec = shell("exec sleep 100");
+  spec.capture_stdout = spec.capture_stderr = false;
+  auto p = Process::spawn(loop, spec, [&](ExitInfo) { exit_called = true; });
+  REQUIRE(p.ok());
+  int pid = (*p)->pid();
+  p.value().reset();
+  CHECK(loop.run() == 0);  // the abandoned child does not keep the loop alive
+  REQUIRE(::kill(pid, SIGKILL) == 0);
+  REQUIRE(run_until(loop, [&] { return reaped(pid); }));
+  CHECK(!exit_called);
+}
+
+// ---- lattice-rank-exec ----
+
+SpawnSpec rank_exec(const std::vector<std::string>& args, const std::string& agent_pid) {
+  SpawnSpec spec;
+  spec.file = LATTICE_TEST_RANK_EXEC;
+  spec.argv = {spec.file};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = {"PATH=/usr/bin:/bin"};
+  if (!agent_pid.empty()) spec.env.push_back("LATTICE_AGENT_PID=" + agent_pid);
+  return spec;
+}
+
+TEST_CASE("lattice-rank-exec runs the program without LATTICE_AGENT_PID in its environment") {
+  Loop loop;
+  auto c = spawn(loop, rank_exec({"sh", "-c", "echo \"[$LATTICE_AGENT_PID]\"; exit 5"},
+                                 std::to_string(::getpid())));
+  REQUIRE(run_until(loop, [&] { return c->done(); }));
+  CHECK(c->out == "[]\n");
+  CHECK(c->info.exit_status == 5);
+}
+
+TEST_CASE("lattice-rank-exec exits 127 when its agent is already gone") {
+  Loop loop;
+  auto c = spawn(loop, rank_exec({"sh", "-c", "echo ran"}, "1"));  // pid 1 is not our parent
+  REQUIRE(run_until(loop, [&] { return c->done(); }));
+  CHECK(c->out.empty());
+  CHECK(c->info.exit_status == 127);
+}
+
+TEST_CASE(
+    "lattice-rank-exec explains a program it cannot execute: 127 missing, 126 not executable") {
+  Loop loop;
+  test::TempDir dir;
+  std::string plain = dir.path() + "/not-executable";
+  std::ofstream(plain) << "#!/bin/sh\n";
+  REQUIRE(::chmod(plain.c_str(), 0644) == 0);
+  std::string self = std::to_string(::getpid());
+
+  auto missing = spawn(loop, rank_exec({"lattice-no-such-program"}, self));
+  auto denied = spawn(loop, rank_exec({plain}, self));
+  REQUIRE(run_until(loop, [&] { return missing->done() && denied->done(); }));
+  CHECK(missing->info.exit_status == 127);
+  CHECK(missing->err.find("lattice-rank-exec: cannot execute 'lattice-no-such-program'") == 0);
+  if (::geteuid() != 0) {  // root may execute anything with an x bit; 0644 has none anyway
+    CHECK(denied->info.exit_status == 126);
+  }
+  CHECK(denied->err.find("cannot execute '" + plain + "'") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace lattice::net
