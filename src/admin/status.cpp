@@ -30,19 +30,6 @@ std::string format_duration(uint64_t ms) {
   return cat(s / kSecondsPerDay, 'd', two_digits(s % kSecondsPerDay / kSecondsPerHour), 'h');
 }
 
-std::string compress_list(std::vector<int> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  std::string out;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    out += cat(out.empty() ? "" : ",", ranks[i]);
-    if (j > i) out += cat('-', ranks[j]);
-    i = j + 1;
-  }
-  return out;
-}
 
 namespace {
 
@@ -70,9 +57,9 @@ std::string render_launch(const LaunchRow& l) {
                         format_duration(l.age_ms), ", fence epoch ", l.fence_epoch, '\n');
   if (!l.fence_waiting_for.empty())
     out += cat("  fence ", l.fence_epoch + 1, " waiting for ranks ",
-               compress_list(l.fence_waiting_for), '\n');
+               compress_ranges(l.fence_waiting_for), '\n');
   if (!l.children_pending.empty())
-    out += cat("  fence waiting for child nodes ", compress_list(l.children_pending), '\n');
+    out += cat("  fence waiting for child nodes ", compress_ranges(l.children_pending), '\n');
   std::vector<std::vector<std::string>> rows{
       {"RANK", "PID", "PMI-STATE", "LAST-CMD", "IDLE", "FENCE"}};
   for (const auto& r : l.ranks)

@@ -1,5 +1,6 @@
 #include "base/strings.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace lattice {
@@ -28,6 +29,20 @@ std::vector<std::string> split(std::string_view s, char sep) {
                                                                     : pos - start));
     if (pos == std::string_view::npos) break;
     start = pos + 1;
+  }
+  return out;
+}
+
+std::string compress_ranges(std::vector<int> values) {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  std::string out;
+  for (size_t i = 0; i < values.size();) {
+    size_t j = i;
+    while (j + 1 < values.size() && values[j + 1] == values[j] + 1) ++j;
+    out += cat(out.empty() ? "" : ",", values[i]);
+    if (j > i) out += cat('-', values[j]);
+    i = j + 1;
   }
   return out;
 }

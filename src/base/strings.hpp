@@ -27,6 +27,10 @@ std::optional<int64_t> parse_int(std::string_view s);
 
 std::vector<std::string> split(std::string_view s, char sep);
 
+// Ranks or node indices as ranges, for people: {7,0,1,2,3} -> "0-3,7" (sorted, duplicates
+// dropped).
+std::string compress_ranges(std::vector<int> values);
+
 // "host:port" (host may be [v6]); nullopt when malformed.
 struct HostPort {
   std::string host;

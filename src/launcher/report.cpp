@@ -21,17 +21,6 @@ int job_exit_code(const std::optional<JobFailure>& failure,
   return 0;
 }
 
-std::string compress_ranks(const std::vector<int>& r) {
-  std::string out;
-  for (size_t i = 0; i < r.size();) {
-    size_t j = i;
-    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
-    out += cat(out.empty() ? "" : ",", r[i]);
-    if (j > i) out += cat('-', r[j]);
-    i = j + 1;
-  }
-  return out;
-}
 
 std::string summarize_exits(const std::map<int, RankResult>& ranks, int world_size) {
   std::map<std::string, std::vector<int>> groups;  // outcome -> ranks
@@ -47,7 +36,7 @@ std::string summarize_exits(const std::map<int, RankResult>& ranks, int world_si
   std::string out;
   for (const auto& [outcome, list] : groups)
     out += cat(out.empty() ? "" : "; ", list.size() == 1 ? "rank " : "ranks ",
-               compress_ranks(list), ": ", outcome);
+               compress_ranges(list), ": ", outcome);
   return out;
 }
 

@@ -33,8 +33,6 @@ int job_exit_code(const std::optional<JobFailure>& failure,
 // rank 6: no exit status", grouped by outcome.
 std::string summarize_exits(const std::map<int, RankResult>& ranks, int world_size);
 
-std::string compress_ranks(const std::vector<int>& sorted_ranks);  // "0-3,7"
-
 // Prefixes every line of `data` with "RANK: ".
 std::string label_lines(int rank, const std::string& data);
 

@@ -114,14 +114,6 @@ TEST_CASE("unknown or malformed requests get one error line and no status call")
   CHECK(control.calls == 0);
 }
 
-TEST_CASE("rank lists compress into runs") {
-  CHECK(compress_list({0, 1, 2, 3, 7}) == "0-3,7");
-  CHECK(compress_list({5}) == "5");
-  CHECK(compress_list({}).empty());
-  CHECK(compress_list({3, 5}) == "3,5");
-  CHECK(compress_list({4, 2, 3, 3, 0}) == "0,2-4");  // unsorted and duplicated input
-}
-
 TEST_CASE("durations are human-sized") {
   CHECK(format_duration(0) == "0.0s");
   CHECK(format_duration(1999) == "1.9s");

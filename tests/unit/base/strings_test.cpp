@@ -32,3 +32,11 @@ TEST_CASE("split keeps empty fields") {
   CHECK(split("a,,b", ',') == std::vector<std::string>{"a", "", "b"});
   CHECK(split("", ',') == std::vector<std::string>{""});
 }
+
+TEST_CASE("rank lists compress into ranges") {
+  CHECK(compress_ranges({0, 1, 2, 3, 7}) == "0-3,7");
+  CHECK(compress_ranges({1, 3, 4}) == "1,3-4");
+  CHECK(compress_ranges({5}) == "5");
+  CHECK(compress_ranges({}).empty());
+  CHECK(compress_ranges({4, 2, 3, 3, 0}) == "0,2-4");  // unsorted and duplicated input
+}

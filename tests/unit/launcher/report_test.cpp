@@ -9,12 +9,6 @@ TEST_CASE("labels prefix every line, including an unterminated last one") {
   CHECK(label_lines(12, "x") == "12: x");
 }
 
-TEST_CASE("rank lists compress into ranges") {
-  CHECK(compress_ranks({0, 1, 2, 3, 7}) == "0-3,7");
-  CHECK(compress_ranks({1, 3, 4}) == "1,3-4");
-  CHECK(compress_ranks({}) == "");
-}
-
 TEST_CASE("job exit code: first failing rank's code, 128+signal, 0 when clean") {
   std::map<int, RankResult> ranks{{0, {0, 0, 0}}, {1, {0, 0, 0}}};
   CHECK(job_exit_code(std::nullopt, ranks, 2) == 0);
