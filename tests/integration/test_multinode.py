@@ -90,13 +90,19 @@ def kill_rank_on_node2(c):
     ok(c, again, 6, "ok")
 
 
+def held_launch(c, nodes, mode, value):
+    """6 ranks over the agents running mpi_hold; returns once rank 5 (on n3) has been up a while."""
+    p = c.start_launch(["--agents", addresses(nodes), "-n", "6", prog("mpi_hold"), mode, value])
+    started = time.monotonic()
+    find_rank(c, 5)
+    time.sleep(1.5)
+    return p, started
+
+
 def kill_agent_in_fence(c):
     nodes = agents(c, 3)
     # Rank 1 never fences, so every other rank waits in MPI_Init's fence, on every node.
-    p = c.start_launch(["--agents", addresses(nodes), "-n", "6", prog("mpi_hold"), "no-fence", "1"])
-    started = time.monotonic()
-    find_rank(c, 5)  # a rank on n3 is up
-    time.sleep(1.5)  # ... and in the fence
+    p, started = held_launch(c, nodes, "no-fence", "1")
     os.kill(nodes[2].proc.pid, signal.SIGKILL)
     r = c.finish_launch(p, ["mpi_hold"], started, 60)
     check(r.code not in (0, None), f"the launch must fail when n3 dies\n{r.describe()}")
@@ -113,10 +119,7 @@ def kill_agent_in_fence(c):
 
 def hung_agent_detected(c):
     nodes = agents(c, 3)
-    p = c.start_launch(["--agents", addresses(nodes), "-n", "6", prog("mpi_hold"), "hold", "60"])
-    started = time.monotonic()
-    find_rank(c, 5)
-    time.sleep(1.5)
+    p, started = held_launch(c, nodes, "hold", "60")
     # A stopped agent keeps its connections open: only missed heartbeats give it away.
     os.kill(nodes[2].proc.pid, signal.SIGSTOP)
     try:
