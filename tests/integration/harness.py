@@ -27,8 +27,9 @@ AGENTD = os.path.join(BUILD, "lattice-agentd")
 LAUNCH_TIMEOUT = 60
 # An agent writes its address right after binding; anything slower than this is a failure.
 AGENT_READY_TIMEOUT = 15
-# Killing a rank is asynchronous: its exit may trail the launcher's by a few milliseconds.
-SURVIVOR_GRACE = 3.0
+# Killing a rank is asynchronous: its exit may trail the launcher's by milliseconds, or by seconds
+# when the machine is loaded (2 cores shared with builds); a real survivor lives far longer.
+SURVIVOR_GRACE = 10.0
 POLL_INTERVAL = 0.05
 
 
