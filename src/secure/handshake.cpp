@@ -1,0 +1,271 @@
+// Handshake internals. Transcript: every byte both sides have seen, prefixed with a label;
+// each key is a keyed BLAKE2b (key = cluster key) over a direction label, the crypto_kx session
+// key of that direction and the transcript hash at that point. AEAD nonces are zero because
+// every handshake key is used exactly once.
+#include "secure/handshake.hpp"
+
+#include <sodium.h>
+
+#include <cstring>
+
+#include "base/strings.hpp"
+
+namespace lattice::secure {
+namespace {
+
+constexpr size_t kPublicKey = crypto_kx_PUBLICKEYBYTES;
+constexpr size_t kNonce = 32;
+constexpr size_t kHash = 32;
+constexpr size_t kKey = 32;
+constexpr size_t kTag = crypto_aead_xchacha20poly1305_ietf_ABYTES;
+constexpr size_t kM1 = kHandshakeMagic.size() + 1 + kPublicKey + kNonce;
+constexpr size_t kMinSealedIdentity = 3 + kTag;  // role, length, one name byte
+constexpr size_t kMaxSealedIdentity = 2 + kMaxIdentityName + kTag;
+static_assert(kPublicKey + kNonce + 2 + kMaxSealedIdentity <= kMaxHandshakeMessage);
+
+constexpr char kLabel[] = "lattice sealed link v1";
+constexpr char kHandshakeRI[] = "handshake responder->initiator";
+constexpr char kHandshakeIR[] = "handshake initiator->responder";
+constexpr char kTrafficRI[] = "traffic responder->initiator";
+constexpr char kTrafficIR[] = "traffic initiator->responder";
+
+const char* const kPeerLacksKey =
+    "handshake failed: the peer's proof does not verify (it holds another cluster key, or the "
+    "handshake was tampered with)";
+const char* const kInitiatorLacksKey =
+    "handshake failed: the initiator's proof does not verify (another cluster key, or a replayed "
+    "or tampered handshake)";
+
+uint16_t read_be16(const char* p) {
+  return static_cast<uint16_t>(static_cast<uint8_t>(p[0]) << 8 | static_cast<uint8_t>(p[1]));
+}
+
+void append_be16(std::string& out, size_t value) {
+  out.push_back(static_cast<char>((value >> 8) & 0xff));
+  out.push_back(static_cast<char>(value & 0xff));
+}
+
+const uint8_t* bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
+
+}  // namespace
+
+// Key material lives in one guarded block per handshake.
+struct Keys {
+  uint8_t ephemeral_secret[crypto_kx_SECRETKEYBYTES];
+  uint8_t rx[kKey];  // crypto_kx session key, peer -> us
+  uint8_t tx[kKey];  // us -> peer
+  uint8_t aead[kKey];
+};
+
+struct Handshake::State {
+  enum class Step { start, await_m1, await_m2, await_m3, done, failed };
+
+  State(Side s, const ClusterKey& k, Identity me) : side(s), key(k), self(std::move(me)) {}
+
+  Side side;
+  const ClusterKey& key;
+  Identity self;
+  Step step = Step::start;
+  Secret secret{sizeof(Keys)};
+  uint8_t ephemeral_public[kPublicKey] = {};
+  std::string transcript = kLabel;
+  std::string pending;  // the handshake message being gathered
+  HandshakeResult result;
+
+  Keys& keys() { return *reinterpret_cast<Keys*>(secret.data()); }
+
+  void hash(uint8_t out[kHash]) const {
+    crypto_generichash(out, kHash, bytes(transcript), transcript.size(), nullptr, 0);
+  }
+
+  // out = BLAKE2b(key = cluster key; label | direction key | transcript hash)
+  void derive(uint8_t* out, const char* label, const uint8_t direction_key[kKey]) const {
+    uint8_t h[kHash];
+    hash(h);
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, key.data(), kClusterKeyBytes, kKey);
+    crypto_generichash_update(&st, reinterpret_cast<const uint8_t*>(label), std::strlen(label));
+    crypto_generichash_update(&st, direction_key, kKey);
+    crypto_generichash_update(&st, h, kHash);
+    crypto_generichash_final(&st, out, kKey);
+    sodium_memzero(&st, sizeof st);
+  }
+
+  // AEAD of this side's identity under a one-time key; appended to out with its length.
+  void seal_identity(std::string& out, const char* label, const uint8_t direction_key[kKey]) {
+    derive(keys().aead, label, direction_key);
+    uint8_t h[kHash];
+    hash(h);
+    std::string plain = encode_identity(self);
+    std::string sealed(plain.size() + kTag, '\0');
+    unsigned long long sealed_len = 0;
+    uint8_t nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES] = {};
+    crypto_aead_xchacha20poly1305_ietf_encrypt(reinterpret_cast<uint8_t*>(sealed.data()),
+                                               &sealed_len, bytes(plain), plain.size(), h, kHash,
+                                               nullptr, nonce, keys().aead);
+    sealed.resize(static_cast<size_t>(sealed_len));
+    std::string message;
+    append_be16(message, sealed.size());
+    message += sealed;
+    transcript += message;
+    out += message;
+  }
+
+  // Opens the peer's sealed identity (`sealed` excludes the length prefix).
+  Result<Identity> open_identity(std::string_view framed, const char* label,
+                                 const uint8_t direction_key[kKey], const char* failure) {
+    derive(keys().aead, label, direction_key);
+    uint8_t h[kHash];
+    hash(h);
+    std::string_view sealed = framed.substr(2);
+    std::string plain(sealed.size() - kTag, '\0');
+    unsigned long long plain_len = 0;
+    uint8_t nonce[crypto_aead_xchacha20poly1305_ietf_NPUBBYTES] = {};
+    if (crypto_aead_xchacha20poly1305_ietf_decrypt(
+            reinterpret_cast<uint8_t*>(plain.data()), &plain_len, nullptr,
+            reinterpret_cast<const uint8_t*>(sealed.data()), sealed.size(), h, kHash, nonce,
+            keys().aead) != 0)
+      return make_error(failure);
+    plain.resize(static_cast<size_t>(plain_len));
+    auto identity = decode_identity(plain);
+    if (!identity) return make_error("handshake failed: the peer's identity is malformed");
+    transcript.append(framed.data(), framed.size());
+    return *identity;
+  }
+
+  // Gathers `want` bytes of the current message into `pending`; false when `in` ran out.
+  bool gather(std::string_view& in, size_t want) {
+    size_t take = std::min(want - std::min(want, pending.size()), in.size());
+    pending.append(in.data(), take);
+    in.remove_prefix(take);
+    return pending.size() >= want;
+  }
+
+  // A sealed identity message (u16 length, then the AEAD) complete in `pending` after `offset`?
+  Result<bool> gather_sealed(std::string_view& in, size_t offset) {
+    if (!gather(in, offset + 2)) return false;
+    size_t length = read_be16(pending.data() + offset);
+    if (length < kMinSealedIdentity || length > kMaxSealedIdentity)
+      return make_error(cat("handshake failed: a sealed identity of ", length, " bytes"));
+    return gather(in, offset + 2 + length);
+  }
+
+  // crypto_kx's tx is always this side's outgoing direction, rx the incoming one.
+  void finish(const char* send_label, const char* receive_label) {
+    derive(result.send_key.data(), send_label, keys().tx);
+    derive(result.receive_key.data(), receive_label, keys().rx);
+    secret.wipe();
+    transcript.clear();
+    pending.clear();
+    step = Step::done;
+  }
+
+  Result<bool> fail(Error error) {
+    step = Step::failed;
+    secret.wipe();
+    return error;
+  }
+
+  Result<bool> on_m1(std::string_view& in, std::string& out) {
+    // Judge the magic byte by byte, so garbage is refused at its first wrong byte.
+    size_t before = pending.size();
+    gather(in, kM1);
+    size_t check = std::min(pending.size(), kHandshakeMagic.size());
+    for (size_t i = before; i < check; ++i)
+      if (pending[i] != kHandshakeMagic[i])
+        return fail(make_error("not a Lattice handshake (plaintext rpc or another protocol?)"));
+    if (pending.size() < kM1) return false;
+    auto version = static_cast<uint8_t>(pending[kHandshakeMagic.size()]);
+    if (version != kHandshakeVersion)
+      return fail(make_error(cat("handshake version ", int{version}, " is not supported (this is ",
+                                 int{kHandshakeVersion}, ")")));
+    const auto* peer_public = reinterpret_cast<const uint8_t*>(pending.data()) + kHandshakeMagic.size() + 1;
+    crypto_kx_keypair(ephemeral_public, keys().ephemeral_secret);
+    // Server session keys: rx = initiator -> responder, tx = responder -> initiator.
+    if (crypto_kx_server_session_keys(keys().rx, keys().tx, ephemeral_public,
+                                      keys().ephemeral_secret, peer_public) != 0)
+      return fail(make_error("handshake failed: unusable ephemeral key"));
+    uint8_t nonce[kNonce];
+    randombytes_buf(nonce, sizeof nonce);
+    std::string m2(reinterpret_cast<const char*>(ephemeral_public), kPublicKey);
+    m2.append(reinterpret_cast<const char*>(nonce), kNonce);
+    transcript += pending;
+    transcript += m2;
+    out += m2;
+    seal_identity(out, kHandshakeRI, keys().tx);
+    pending.clear();
+    step = Step::await_m3;
+    return false;
+  }
+
+  Result<bool> on_m2(std::string_view& in, std::string& out) {
+    auto complete = gather_sealed(in, kPublicKey + kNonce);
+    if (!complete) return fail(complete.error());
+    if (!*complete) return false;
+    const auto* peer_public = reinterpret_cast<const uint8_t*>(pending.data());
+    // Client session keys: rx = responder -> initiator, tx = initiator -> responder.
+    if (crypto_kx_client_session_keys(keys().rx, keys().tx, ephemeral_public,
+                                      keys().ephemeral_secret, peer_public) != 0)
+      return fail(make_error("handshake failed: unusable ephemeral key"));
+    transcript.append(pending.data(), kPublicKey + kNonce);
+    auto peer = open_identity(std::string_view(pending).substr(kPublicKey + kNonce), kHandshakeRI,
+                              keys().rx, kPeerLacksKey);
+    if (!peer) return fail(peer.error());
+    result.peer = std::move(peer.value());
+    seal_identity(out, kHandshakeIR, keys().tx);
+    finish(kTrafficIR, kTrafficRI);
+    return true;
+  }
+
+  Result<bool> on_m3(std::string_view& in) {
+    auto complete = gather_sealed(in, 0);
+    if (!complete) return fail(complete.error());
+    if (!*complete) return false;
+    auto peer = open_identity(pending, kHandshakeIR, keys().rx, kInitiatorLacksKey);
+    if (!peer) return fail(peer.error());
+    result.peer = std::move(peer.value());
+    finish(kTrafficRI, kTrafficIR);
+    return true;
+  }
+};
+
+Handshake::Handshake(Side side, const ClusterKey& key, Identity self)
+    : s_(std::make_unique<State>(side, key, std::move(self))) {
+  if (side == Side::responder) s_->step = State::Step::await_m1;
+}
+
+Handshake::~Handshake() = default;
+
+std::string Handshake::start() {
+  if (s_->side != Side::initiator || s_->step != State::Step::start) return {};
+  crypto_kx_keypair(s_->ephemeral_public, s_->keys().ephemeral_secret);
+  uint8_t nonce[kNonce];
+  randombytes_buf(nonce, sizeof nonce);
+  std::string m1(kHandshakeMagic);
+  m1.push_back(static_cast<char>(kHandshakeVersion));
+  m1.append(reinterpret_cast<const char*>(s_->ephemeral_public), kPublicKey);
+  m1.append(reinterpret_cast<const char*>(nonce), kNonce);
+  s_->transcript += m1;
+  s_->step = State::Step::await_m2;
+  return m1;
+}
+
+Result<bool> Handshake::receive(std::string_view& in, std::string& out) {
+  while (true) {
+    Result<bool> progress = make_error("handshake failed earlier");
+    switch (s_->step) {
+      case State::Step::await_m1: progress = s_->on_m1(in, out); break;
+      case State::Step::await_m2: progress = s_->on_m2(in, out); break;
+      case State::Step::await_m3: progress = s_->on_m3(in); break;
+      case State::Step::done: return true;
+      case State::Step::start: return make_error("handshake not started");
+      case State::Step::failed: break;
+    }
+    // A finished message moves to the next step; bytes left over belong to it.
+    if (!progress || *progress || in.empty()) return progress;
+  }
+}
+
+HandshakeResult Handshake::take_result() { return std::move(s_->result); }
+
+}  // namespace lattice::secure

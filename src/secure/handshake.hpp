@@ -1,0 +1,58 @@
+// The three-message handshake that opens every TCP link (docs/security.md has the protocol):
+//   M1 initiator -> responder: magic, version, ephemeral X25519 key, nonce
+//   M2 responder -> initiator: ephemeral key, nonce, AEAD(identity) under a key that needs the
+//                              cluster key, both ephemerals and the transcript
+//   M3 initiator -> responder: AEAD(identity) likewise, over the transcript including M2
+// Both directions' traffic keys come from the ephemeral exchange (forward secrecy), keyed with
+// the cluster key and bound to the whole transcript (nonces and both identities). Pure: bytes
+// in, bytes out; the caller moves them and enforces the deadline.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/result.hpp"
+#include "secure/cluster_key.hpp"
+#include "secure/identity.hpp"
+#include "secure/secret.hpp"
+
+namespace lattice::secure {
+
+// 8 bytes no other protocol of ours starts with (a plaintext Cap'n Proto frame begins with a
+// little-endian segment count, HTTP with a verb): refused at the first byte that differs.
+constexpr std::string_view kHandshakeMagic = "LTCSEAL\x01";
+constexpr uint8_t kHandshakeVersion = 1;
+// The most bytes a responder holds for an unauthenticated peer: M1 and M3 are at most this big.
+constexpr size_t kMaxHandshakeMessage = 512;
+
+struct HandshakeResult {
+  Identity peer;
+  Secret send_key{32};     // this side's traffic key out
+  Secret receive_key{32};  // and in
+};
+
+class Handshake {
+ public:
+  enum class Side { initiator, responder };
+  Handshake(Side side, const ClusterKey& key, Identity self);
+  ~Handshake();
+  Handshake(const Handshake&) = delete;
+  Handshake& operator=(const Handshake&) = delete;
+
+  // The initiator's M1; empty for a responder.
+  std::string start();
+  // Consumes handshake bytes from the front of `in` (never more than the handshake needs, so
+  // what follows M3 stays in `in`) and appends what must be sent to `out`. True once complete;
+  // an error means the peer must be dropped (the text says why, for the log).
+  Result<bool> receive(std::string_view& in, std::string& out);
+  // Valid once receive() returned true; the handshake's own secrets are wiped by then.
+  HandshakeResult take_result();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace lattice::secure

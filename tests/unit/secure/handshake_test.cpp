@@ -1,0 +1,182 @@
+// The handshake between two in-memory channels: identities, keys that only agree with the same
+// cluster key, and refusals of garbage, plaintext, replays and tampering at every byte.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "secure_test_support.hpp"
+
+using namespace lattice::secure;
+using namespace lattice::secure::testing;
+
+TEST_CASE("a handshake with one cluster key establishes both sides and names them") {
+  auto key = key_of(7);
+  Pair p(key, key);
+  REQUIRE(p.handshake());
+  CHECK(p.initiator.peer().role == Role::agent);
+  CHECK(p.initiator.peer().name == "n1");
+  CHECK(p.responder.peer().role == Role::launcher);
+  CHECK(p.responder.peer().name == "launcher@test");
+  // Traffic flows both ways and only decrypts on the other side.
+  p.deliver_to_responder(p.initiator.seal("hello agent"));
+  p.deliver_to_initiator(p.responder.seal("hello launcher"));
+  CHECK(p.responder_plain == "hello agent");
+  CHECK(p.initiator_plain == "hello launcher");
+  CHECK(p.initiator_error.empty());
+  CHECK(p.responder_error.empty());
+}
+
+TEST_CASE("the handshake messages have their documented sizes and the magic comes first") {
+  auto key = key_of(1);
+  Pair p(key, key);
+  REQUIRE(p.handshake());
+  CHECK(p.to_responder.substr(0, kHandshakeMagic.size()) == kHandshakeMagic);
+  CHECK(p.to_responder.size() <= 2 * kMaxHandshakeMessage);
+  CHECK(p.to_initiator.size() <= kMaxHandshakeMessage);
+}
+
+TEST_CASE("different cluster keys fail on both sides, saying so") {
+  auto a = key_of(1), b = key_of(2);
+  Pair p(a, b);
+  CHECK_FALSE(p.handshake());
+  CHECK(p.initiator_error.find("does not verify") != std::string::npos);
+  CHECK_FALSE(p.responder.established());
+}
+
+TEST_CASE("the responder refuses bytes that are not a handshake at the first wrong byte") {
+  auto key = key_of(3);
+  Channel responder(Channel::Side::responder, key, {Role::agent, "n1"});
+  ChannelOutput out;
+  // A plaintext Cap'n Proto frame starts with its segment count: 00 00 00 00.
+  auto st = responder.receive(std::string("\0\0\0\0\x02\0\0\0", 8), out);
+  REQUIRE_FALSE(st);
+  CHECK(st.error().message.find("not a Lattice handshake") != std::string::npos);
+  CHECK(out.to_network.empty());
+  // The error sticks.
+  CHECK_FALSE(responder.receive("LTC", out));
+}
+
+TEST_CASE("garbage one byte at a time is refused without an answer") {
+  auto key = key_of(3);
+  Channel responder(Channel::Side::responder, key, {Role::agent, "n1"});
+  ChannelOutput out;
+  CHECK(responder.receive("L", out));
+  CHECK(responder.receive("T", out));
+  CHECK_FALSE(responder.receive("X", out));
+  CHECK(out.to_network.empty());
+}
+
+TEST_CASE("an unknown handshake version is refused by name") {
+  auto key = key_of(3);
+  Channel initiator(Channel::Side::initiator, key, {Role::launcher, "l"});
+  std::string m1 = initiator.start();
+  m1[kHandshakeMagic.size()] = 9;
+  Channel responder(Channel::Side::responder, key, {Role::agent, "n1"});
+  ChannelOutput out;
+  auto st = responder.receive(m1, out);
+  REQUIRE_FALSE(st);
+  CHECK(st.error().message.find("version 9") != std::string::npos);
+}
+
+TEST_CASE("a recorded initiator replayed to a new responder is refused at M3") {
+  auto key = key_of(4);
+  Pair original(key, key);
+  REQUIRE(original.handshake());
+  std::string recorded = original.to_responder;  // M1 then M3, as a wire tap saw them
+
+  Channel responder(Channel::Side::responder, key, {Role::agent, "n1"});
+  ChannelOutput out;
+  auto st = responder.receive(recorded, out);
+  REQUIRE_FALSE(st);
+  CHECK(st.error().message.find("replayed") != std::string::npos);
+  CHECK_FALSE(responder.established());
+}
+
+TEST_CASE("flipping any byte of the handshake makes it fail") {
+  auto key = key_of(5);
+  Pair clean(key, key);
+  REQUIRE(clean.handshake());
+  size_t m1 = kHandshakeMagic.size() + 1 + 32 + 32;
+  // Initiator -> responder bytes: M1 then M3; flip each byte of M3 (M1's key and nonce feed
+  // the transcript, so flipping them fails too; checked below).
+  for (size_t i = 0; i < clean.to_responder.size(); ++i) {
+    Pair p(key, key);
+    std::string m = p.initiator.start();
+    if (i < m.size()) {
+      m[i] ^= 0x01;
+      p.deliver_to_responder(m);
+    } else {
+      p.to_responder += m;
+      // Let the responder answer, then tamper with M3 on its way.
+      ChannelOutput r;
+      REQUIRE(p.responder.receive(m, r));
+      ChannelOutput i_out;
+      REQUIRE(p.initiator.receive(r.to_network, i_out));
+      std::string m3 = i_out.to_network;
+      m3[i - m1] ^= 0x01;
+      ChannelOutput r2;
+      CHECK_FALSE(p.responder.receive(m3, r2));
+      continue;
+    }
+    CHECK_FALSE((p.initiator.established() && p.responder.established()));
+  }
+  // Responder -> initiator bytes (M2): every flip is caught by the initiator.
+  for (size_t i = 0; i < clean.to_initiator.size(); ++i) {
+    Pair p(key, key);
+    std::string m1_bytes = p.initiator.start();
+    ChannelOutput r;
+    REQUIRE(p.responder.receive(m1_bytes, r));
+    std::string m2 = r.to_network;
+    m2[i] ^= 0x01;
+    ChannelOutput out;
+    auto st = p.initiator.receive(m2, out);
+    CHECK_FALSE(p.initiator.established());
+    // A length made larger only leaves the initiator waiting (its deadline ends that); every
+    // other flip fails at once.
+    if (st) CHECK((i == 64 || i == 65));
+  }
+}
+
+TEST_CASE("handshake bytes delivered one at a time still complete") {
+  auto key = key_of(6);
+  Channel initiator(Channel::Side::initiator, key, {Role::agent, "n2"});
+  Channel responder(Channel::Side::responder, key, {Role::agent, "n1"});
+  std::string m1 = initiator.start();
+  ChannelOutput r;
+  for (char c : m1) REQUIRE(responder.receive(std::string(1, c), r));
+  ChannelOutput i;
+  for (char c : r.to_network) REQUIRE(initiator.receive(std::string(1, c), i));
+  REQUIRE(initiator.established());
+  // M3 and the first record in one write, then byte by byte.
+  std::string wire = i.to_network + initiator.seal("after the handshake");
+  ChannelOutput r2;
+  for (char c : wire) REQUIRE(responder.receive(std::string(1, c), r2));
+  CHECK(responder.established());
+  CHECK(responder.peer().name == "n2");
+  CHECK(r2.plaintext == "after the handshake");
+}
+
+TEST_CASE("a sealed identity that claims more than the limit is refused without waiting") {
+  auto key = key_of(6);
+  Channel initiator(Channel::Side::initiator, key, {Role::launcher, "l"});
+  Channel responder(Channel::Side::responder, key, {Role::agent, "n1"});
+  ChannelOutput r;
+  REQUIRE(responder.receive(initiator.start(), r));
+  auto st = responder.receive(std::string("\xff\xff", 2), r);
+  REQUIRE_FALSE(st);
+  CHECK(st.error().message.find("sealed identity of 65535 bytes") != std::string::npos);
+}
+
+TEST_CASE("identities: encode/decode and names that are refused") {
+  Identity id{Role::agent, "node-17.cluster"};
+  auto back = decode_identity(encode_identity(id));
+  REQUIRE(back);
+  CHECK(back->name == id.name);
+  CHECK(back->role == Role::agent);
+  CHECK_FALSE(valid_identity_name(""));
+  CHECK_FALSE(valid_identity_name("has space"));
+  CHECK_FALSE(valid_identity_name(std::string(256, 'a')));
+  CHECK_FALSE(decode_identity(std::string("\x03\x01x", 3)));   // unknown role
+  CHECK_FALSE(decode_identity(std::string("\x02\x05x", 3)));   // length lies
+  CHECK(describe(id) == "agent node-17.cluster");
+}

@@ -1,0 +1,47 @@
+#include "secure_test_support.hpp"
+
+#include <cstring>
+
+namespace lattice::secure::testing {
+
+ClusterKey key_of(uint8_t fill) {
+  uint8_t bytes[kClusterKeyBytes];
+  std::memset(bytes, fill, sizeof bytes);
+  return ClusterKey::from_bytes(bytes);
+}
+
+Pair::Pair(const ClusterKey& initiator_key, const ClusterKey& responder_key, Identity i,
+           Identity r)
+    : initiator(Channel::Side::initiator, initiator_key, std::move(i)),
+      responder(Channel::Side::responder, responder_key, std::move(r)) {}
+
+void Pair::deliver_to_responder(const std::string& bytes) {
+  ChannelOutput out;
+  auto st = responder.receive(bytes, out);
+  if (!st) responder_error = st.error().message;
+  responder_plain += out.plaintext;
+  if (!out.to_network.empty()) {
+    to_initiator += out.to_network;
+    deliver_to_initiator(out.to_network);
+  }
+}
+
+void Pair::deliver_to_initiator(const std::string& bytes) {
+  ChannelOutput out;
+  auto st = initiator.receive(bytes, out);
+  if (!st) initiator_error = st.error().message;
+  initiator_plain += out.plaintext;
+  if (!out.to_network.empty()) {
+    to_responder += out.to_network;
+    deliver_to_responder(out.to_network);
+  }
+}
+
+bool Pair::handshake() {
+  std::string m1 = initiator.start();
+  to_responder += m1;
+  deliver_to_responder(m1);
+  return initiator.established() && responder.established();
+}
+
+}  // namespace lattice::secure::testing

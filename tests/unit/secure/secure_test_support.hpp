@@ -1,0 +1,31 @@
+// Two channels wired back to back in memory, for handshake and record tests.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "secure/channel.hpp"
+
+namespace lattice::secure::testing {
+
+ClusterKey key_of(uint8_t fill);
+
+struct Pair {
+  Pair(const ClusterKey& initiator_key, const ClusterKey& responder_key,
+       Identity initiator = {Role::launcher, "launcher@test"},
+       Identity responder = {Role::agent, "n1"});
+  Channel initiator;
+  Channel responder;
+  std::string to_responder;  // every byte the initiator sent
+  std::string to_initiator;  // every byte the responder sent
+  std::string initiator_error, responder_error;
+  std::string initiator_plain, responder_plain;
+
+  // Runs the handshake to its end (or a failure); true when both sides are established.
+  bool handshake();
+  // Delivers bytes to one side, recording what it says back and what fails.
+  void deliver_to_responder(const std::string& bytes);
+  void deliver_to_initiator(const std::string& bytes);
+};
+
+}  // namespace lattice::secure::testing
