@@ -166,7 +166,7 @@ Status Launch::spawn_rank(Rank& rank, const std::string& program) {
   spawn.file = env_.rank_exec;
   spawn.argv = {env_.rank_exec, program};
   spawn.argv.insert(spawn.argv.end(), spec_.args.begin(), spec_.args.end());
-  spawn.env = proc::rank_environment(env_.base_env, in);
+  spawn.env = proc::rank_environment(in);
   spawn.env.push_back(cat("LATTICE_AGENT_PID=", ::getpid()));
   spawn.cwd = spec_.workdir;
 

@@ -1,5 +1,6 @@
-// rank_environment: one sorted map, filled in precedence order (agent's scrubbed base, then the
-// user's --env, then the launch's own variables), so later keys win and none is duplicated.
+// rank_environment: one sorted map, filled in precedence order (PATH default, the request's
+// variables, the launch's own), so later keys win and none is duplicated. check_request_env
+// holds the rules for what a request may set.
 #include "proc/environment.hpp"
 
 #include <map>
@@ -9,32 +10,61 @@
 namespace lattice::proc {
 namespace {
 
-// Names only the launch may set: a user's PMI_* or PMIX_* would confuse the rank's PMI client
-// (pmi-wire.md T4) and LATTICE_* describe the launch itself.
-bool reserved(const std::string& name) {
-  return starts_with(name, "PMI_") || starts_with(name, "PMIX_") || starts_with(name, "LATTICE_");
-}
+// A rank that finds no PATH cannot run `sh -c` or a bare program name; a request may override.
+constexpr const char* kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
 
-bool scrubbed(const std::string& name, bool slurm_compat) {
-  return reserved(name) || (!slurm_compat && starts_with(name, "SLURM_"));
+// From glibc's unsecvars.h, those that load code or data (modules, locales, catalogs, resolver
+// and zone files) or steer the loader; MALLOC_TRACE, TMPDIR and resolver options do neither.
+constexpr std::string_view kLoaderNames[] = {"GCONV_PATH",       "GETCONF_DIR", "GLIBC_TUNABLES",
+                                             "HOSTALIASES",      "LOCPATH",     "NLSPATH",
+                                             "RESOLV_HOST_CONF", "TZDIR"};
+
+bool valid_env_name(std::string_view name) {
+  auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+  if (name.empty() || !letter(name[0])) return false;
+  for (char c : name)
+    if (!letter(c) && !(c >= '0' && c <= '9')) return false;
+  return true;
 }
 
 }  // namespace
 
-std::vector<std::string> rank_environment(const std::vector<std::string>& base,
-                                          const RankEnvInput& in) {
-  std::map<std::string, std::string> env;  // later writes win; sorted output is deterministic
-  for (const auto& kv : base) {
-    size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) continue;
-    std::string name = kv.substr(0, eq);
-    if (!scrubbed(name, in.slurm_compat)) env[name] = kv.substr(eq + 1);
+// PMI_*/PMIX_* would confuse the rank's PMI client (pmi-wire.md T4: PMIX_* beside PMI_SIZE
+// makes MPICH abort); LATTICE_* and FI_CXI_* describe the launch itself.
+bool reserved_env_name(std::string_view name) {
+  return starts_with(name, "PMI_") || starts_with(name, "PMIX_") || starts_with(name, "LATTICE_") ||
+         starts_with(name, "FI_CXI_");
+}
+
+bool loader_env_name(std::string_view name) {
+  if (starts_with(name, "LD_")) return true;
+  for (std::string_view loader : kLoaderNames)
+    if (name == loader) return true;
+  return false;
+}
+
+Status check_request_env(const std::vector<std::pair<std::string, std::string>>& env,
+                         bool root_job) {
+  for (const auto& [name, value] : env) {
+    if (!valid_env_name(name))
+      return make_error(cat("environment variable name '", name,
+                            "' is not valid: letters, digits and _, not starting with a digit"));
+    if (reserved_env_name(name))
+      return make_error(cat("environment variable ", name, " is reserved for the launch"));
+    if (root_job && loader_env_name(name))
+      return make_error(
+          cat("environment variable ", name, " may not be set for a job running as root"));
   }
-  // The user's values win over the agent's; the launch's own variables below win over both.
-  // PMIX_* is never passed: beside PMI_SIZE it makes MPICH abort (T4).
+  return {};
+}
+
+std::vector<std::string> rank_environment(const RankEnvInput& in) {
+  std::map<std::string, std::string> env;  // later writes win; sorted output is deterministic
+  env["PATH"] = kDefaultPath;
+  // The caller checked these; a name that slipped through must still not corrupt the block
+  // or shadow the launch's own variables.
   for (const auto& [name, value] : in.user_env)
-    if (!name.empty() && name.find('=') == std::string::npos && !starts_with(name, "PMIX_"))
-      env[name] = value;
+    if (valid_env_name(name) && !reserved_env_name(name)) env[name] = value;
 
   if (in.pmi_fd >= 0) {
     env["PMI_FD"] = std::to_string(in.pmi_fd);

@@ -1,15 +1,29 @@
-// A rank's environment: the agent's own, scrubbed of every PMI_*/PMIX_* variable (and SLURM_*
-// unless compat is on), plus the user's --env values, plus the PMI and LATTICE_* variables of
-// the launch. A rank never sees PMIX_* beside PMI_SIZE (pmi-wire.md T4), nor a stale PMI_* of
-// the agent's. User values override the agent's but never the launch's own variables (PMI_*,
-// LATTICE_* and, with slurm_compat, SLURM_* set below win); a user PMIX_* is dropped.
+// A rank's environment, built from nothing: never the agent's own (it would leak the agent's
+// secrets and HOME into every rank). A PATH default, then the request's variables (checked by
+// check_request_env), then the launch's own PMI_*, LATTICE_* and (slurm_compat) SLURM_*, which
+// win. HOME, USER, LOGNAME and SHELL come from passwd in lattice-rank-exec, not from here.
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "base/result.hpp"
+
 namespace lattice::proc {
+
+// Names a launch request may not set: PMI_*, PMIX_*, LATTICE_*, FI_CXI_* (the launch's own).
+bool reserved_env_name(std::string_view name);
+
+// Variables that make glibc load code or data from where they point (every LD_*, GCONV_PATH
+// and the rest of those glibc drops for setuid programs): they pass only into non-root jobs.
+bool loader_env_name(std::string_view name);
+
+// Checks a request's variables: a valid name ([A-Za-z_][A-Za-z0-9_]*), not reserved, and no
+// loader variable when root_job. The error names the first bad variable and why.
+Status check_request_env(const std::vector<std::pair<std::string, std::string>>& env,
+                         bool root_job);
 
 struct RankEnvInput {
   int rank = 0, world_size = 0, local_rank = 0, local_size = 0, node_index = 0, nnodes = 0;
@@ -17,10 +31,10 @@ struct RankEnvInput {
   std::string pmi_port;  // "127.0.0.1:PORT" in PMI_PORT mode (PMI_ID = rank)
   std::string jobid, launch_id, allocation_id, nodelist;
   bool slurm_compat = false;
-  std::vector<std::pair<std::string, std::string>> user_env;
+  std::vector<std::pair<std::string, std::string>> user_env;  // passed check_request_env
 };
 
-std::vector<std::string> rank_environment(const std::vector<std::string>& base,
-                                          const RankEnvInput& in);
+// "NAME=VALUE" strings sorted by name, each name once.
+std::vector<std::string> rank_environment(const RankEnvInput& in);
 
 }  // namespace lattice::proc

@@ -1,32 +1,190 @@
-/* lattice-rank-exec PROGRAM [ARGS...]: the agent spawns every rank through this. It asks the
- * kernel to SIGKILL it when the agent dies (PR_SET_PDEATHSIG survives exec), checks the agent
- * did not die before that took effect, and execs the rank. On failure it says why and exits
- * 127 (126 when the file is not executable), as shells do. */
+/* lattice-rank-exec: the agent spawns every rank through this. It asks the kernel to SIGKILL it
+ * when the agent dies, becomes the job's user (checked against this node's passwd), enters the
+ * working directory as that user, and execs the rank. Every failure is said on stderr and exits
+ * 127 (126 when the program is not executable, as shells do; 2 for bad usage). */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
+struct options {
+  const char* name; /* --user NAME; NULL without --user */
+  uid_t uid;
+  gid_t gid;
+  int have_groups; /* --groups given (its list may be empty) */
+  size_t ngroups;
+  gid_t* groups;
+  const char* dir;
+  char** program;
+};
+
+static void die(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("lattice-rank-exec: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(127);
+}
+
+/* A decimal id of len characters, digits only. (id_t)-1 is refused: set*id() read it as
+ * "leave unchanged". */
+static int parse_id(const char* s, size_t len, unsigned* out) {
+  unsigned long long v = 0;
+  if (len == 0 || len > 10) return 0;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] < '0' || s[i] > '9') return 0;
+    v = v * 10 + (unsigned)(s[i] - '0');
+  }
+  if (v >= (unsigned)-1) return 0;
+  *out = (unsigned)v;
+  return 1;
+}
+
+static int parse_user(const char* s, struct options* o) {
+  const char* c1 = strchr(s, ':');
+  const char* c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+  unsigned uid, gid;
+  if (!c2 || c2[1] == '\0' || !parse_id(s, (size_t)(c1 - s), &uid) ||
+      !parse_id(c1 + 1, (size_t)(c2 - c1 - 1), &gid))
+    return 0;
+  o->uid = uid;
+  o->gid = gid;
+  o->name = c2 + 1;
+  return 1;
+}
+
+/* "G1,G2,...": every piece a decimal id; "" is the empty list. */
+static int parse_groups(const char* s, struct options* o) {
+  size_t n = *s ? 1 : 0;
+  for (const char* p = s; *p; p++) n += *p == ',';
+  o->groups = malloc((n ? n : 1) * sizeof(gid_t));
+  if (!o->groups) die("out of memory");
+  for (size_t i = 0; i < n; i++) {
+    const char* end = strchrnul(s, ',');
+    unsigned gid;
+    if (!parse_id(s, (size_t)(end - s), &gid)) return 0;
+    o->groups[i] = gid;
+    s = end + 1;
+  }
+  o->ngroups = n;
+  o->have_groups = 1;
+  return 1;
+}
+
+/* Options come first and each at most once; "--" or the first non-option ends them. */
+static int parse_options(int argc, char** argv, struct options* o) {
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-'; i++) {
+    const char* opt = argv[i];
+    if (strcmp(opt, "--") == 0) {
+      i++;
+      break;
+    }
+    if (i + 1 >= argc) return 0;
+    const char* value = argv[++i];
+    if (strcmp(opt, "--user") == 0 && !o->name) {
+      if (!parse_user(value, o)) return 0;
+    } else if (strcmp(opt, "--groups") == 0 && !o->have_groups) {
+      if (!parse_groups(value, o)) return 0;
+    } else if (strcmp(opt, "--chdir") == 0 && !o->dir) {
+      o->dir = value;
+    } else {
+      return 0;
+    }
+  }
+  if (i >= argc || (o->have_groups && !o->name)) return 0;
+  o->program = argv + i;
+  return 1;
+}
+
+/* The agent may have died between fork and prctl: then our parent is already someone else. */
+static void guard_parent(long agent_pid) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+    perror("lattice-rank-exec: prctl");
+    exit(127);
+  }
+  if ((long)getppid() != agent_pid) exit(127);
+}
+
+/* Root switches groups, then gid, then uid (the order in which each call is still allowed),
+ * and checks that all three ids of each kind moved and that root cannot be regained. */
+static void switch_ids(const struct options* o) {
+  if (o->have_groups ? setgroups(o->ngroups, o->groups) : initgroups(o->name, o->gid))
+    die("%s: %s", o->have_groups ? "setgroups" : "initgroups", strerror(errno));
+  if (setgid(o->gid) != 0) die("setgid(%u): %s", (unsigned)o->gid, strerror(errno));
+  if (setuid(o->uid) != 0) die("setuid(%u): %s", (unsigned)o->uid, strerror(errno));
+  uid_t ru, eu, su;
+  gid_t rg, eg, sg;
+  if (getresuid(&ru, &eu, &su) != 0 || getresgid(&rg, &eg, &sg) != 0)
+    die("getresuid: %s", strerror(errno));
+  if (ru != o->uid || eu != o->uid || su != o->uid || rg != o->gid || eg != o->gid || sg != o->gid)
+    die("setuid(%u)/setgid(%u) left uids %u/%u/%u, gids %u/%u/%u", (unsigned)o->uid,
+        (unsigned)o->gid, (unsigned)ru, (unsigned)eu, (unsigned)su, (unsigned)rg, (unsigned)eg,
+        (unsigned)sg);
+  if (o->uid != 0 && setuid(0) == 0) die("setuid(0) still succeeds as uid %u", (unsigned)o->uid);
+}
+
+static void set_var(const char* name, const char* value) {
+  if (setenv(name, value, 1) != 0) die("setenv %s: %s", name, strerror(errno));
+}
+
+/* The request names its user by uid and name: both must agree with this node's passwd, or
+ * the job would run as whoever owns that uid here. Without root only the current ids pass. */
+static void become_user(const struct options* o) {
+  struct passwd entry, *pw = NULL;
+  char buf[16384];
+  int rc = getpwuid_r(o->uid, &entry, buf, sizeof buf, &pw);
+  if (rc != 0) die("cannot look up uid %u: %s", (unsigned)o->uid, strerror(rc));
+  if (!pw) die("user %s (uid %u) is not known on this node", o->name, (unsigned)o->uid);
+  if (strcmp(pw->pw_name, o->name) != 0)
+    die("uid %u is '%s' on this node, not '%s'", (unsigned)o->uid, pw->pw_name, o->name);
+  if (geteuid() == 0) {
+    switch_ids(o);
+  } else if (o->uid != geteuid()) {
+    die("running as uid %u, cannot start a process as uid %u", (unsigned)geteuid(),
+        (unsigned)o->uid);
+  } else if (o->gid != getegid()) {
+    die("running as gid %u, cannot start a process as gid %u", (unsigned)getegid(),
+        (unsigned)o->gid);
+  }
+  set_var("HOME", pw->pw_dir);
+  set_var("USER", pw->pw_name);
+  set_var("LOGNAME", pw->pw_name);
+  if (pw->pw_shell[0]) set_var("SHELL", pw->pw_shell);
+}
+
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: lattice-rank-exec PROGRAM [ARGS...]\n");
+  struct options o = {0};
+  if (!parse_options(argc, argv, &o)) {
+    fprintf(stderr,
+            "usage: lattice-rank-exec [--user UID:GID:NAME] [--groups G1,G2,...] [--chdir DIR] "
+            "[--] PROGRAM [ARGS...]\n");
     return 2;
   }
   const char* agent = getenv("LATTICE_AGENT_PID");
+  long agent_pid = agent ? atol(agent) : 0;
   if (agent) {
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
-      perror("lattice-rank-exec: prctl");
-      return 127;
-    }
-    /* The agent may have died between fork and prctl: then our parent is already someone else. */
-    if ((long)getppid() != atol(agent)) return 127;
+    guard_parent(agent_pid);
     unsetenv("LATTICE_AGENT_PID");
   }
-  execvp(argv[1], argv + 1);
+  if (o.name) {
+    become_user(&o);
+    /* The kernel clears the parent-death signal when the effective ids change (prctl(2)). */
+    if (agent) guard_parent(agent_pid);
+  }
+  if (o.dir && chdir(o.dir) != 0)
+    die("cannot change to directory '%s': %s", o.dir, strerror(errno));
+  execvp(o.program[0], o.program);
   int err = errno;
-  fprintf(stderr, "lattice-rank-exec: cannot execute '%s': %s\n", argv[1], strerror(err));
+  fprintf(stderr, "lattice-rank-exec: cannot execute '%s': %s\n", o.program[0], strerror(err));
   return err == EACCES ? 126 : 127;
 }

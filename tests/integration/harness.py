@@ -161,12 +161,13 @@ class Case:
         self.launchers = []
 
     def launch_command(self, args):
-        return [LATTICE, "launch", "--env", f"LATTICE_TEST_TAG={self.tag}", *args]
+        return [LATTICE, "launch", "--env", f"LT_TEST_TAG={self.tag}", *args]
 
     def case_env(self):
-        # Local mode makes its agents' directory under TMPDIR, and ranks inherit the agent's
-        # environment: with TMPDIR inside the case's dir, every launcher, agent and rank of the
-        # case carries it, and leftovers (sockets, directories, processes) are visible to checks.
+        # Local mode makes its agents' directory under TMPDIR: with TMPDIR inside the case's dir,
+        # every launcher and agent of the case carries it, and leftovers (sockets, directories,
+        # processes) are visible to checks. Ranks start from a clean environment; they carry
+        # the case's tag (--env LT_TEST_TAG) instead.
         return dict(os.environ, TMPDIR=self.dir)
 
     def start_launch(self, args):
@@ -198,11 +199,11 @@ class Case:
         return agent
 
     def survivors(self):
-        return processes_with_env(f"LATTICE_TEST_TAG={self.tag}")
+        return processes_with_env(f"LT_TEST_TAG={self.tag}")
 
     def leftovers(self):
-        """Processes of this case other than the agents it started: launchers, local-mode agents
-        and ranks (found by TMPDIR, independent of --env reaching the ranks)."""
+        """Processes of this case other than the agents it started: launchers and local-mode
+        agents (found by TMPDIR; ranks are found by their tag, see survivors())."""
         mine = {a.proc.pid for a in self.agents}
         return [p for p in processes_with_env(f"TMPDIR={self.dir}") if p not in mine]
 

@@ -36,7 +36,7 @@ def env_reaches_ranks(c):
     r = c.run_launch(["-n", "2", "-l", "--env", "LT_EXTRA=two words", "/usr/bin/env"])
     check(r.code == 0, f"launch of /usr/bin/env failed\n{r.describe()}")
     for rank in range(2):
-        for var in (f"LATTICE_TEST_TAG={c.tag}", "LT_EXTRA=two words", "PMI_RANK=" + str(rank)):
+        for var in (f"LT_TEST_TAG={c.tag}", "LT_EXTRA=two words", "PMI_RANK=" + str(rank)):
             check(f"{rank}: {var}" in r.out.splitlines(),
                   f"rank {rank} lacks {var}\n{r.describe()}")
     c.check_clean(r)

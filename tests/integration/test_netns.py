@@ -84,7 +84,7 @@ def mpich_across_namespaces(case, hosts):
     try:
         addrs = ",".join(a for _, a in agents)
         cmd = ["ip", "netns", "exec", hosts.names[0], LATTICE, "launch", "--env",
-               f"LATTICE_TEST_TAG={case.tag}", "--agents", addrs, "-n", "6", "-l",
+               f"LT_TEST_TAG={case.tag}", "--agents", addrs, "-n", "6", "-l",
                prog("mpi_check")]
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            timeout=120)

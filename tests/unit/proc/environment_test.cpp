@@ -1,5 +1,5 @@
-// rank_environment: scrubbing of the agent's PMI_*/PMIX_*/SLURM_* variables, the launch's own
-// variables, Slurm compatibility, and the precedence of the user's --env values.
+// rank_environment built from nothing (PATH default, the request's variables, the launch's own,
+// Slurm compatibility) and check_request_env's rules for what a request may set.
 #include "proc/environment.hpp"
 
 #include <doctest/doctest.h>
@@ -38,95 +38,142 @@ RankEnvInput input() {
   return in;
 }
 
-const std::vector<std::string> kAgentEnv = {
-    "PATH=/usr/bin",         "HOME=/home/u", "PMI_RANK=99",     "PMI_FD=9",
-    "PMIX_NAMESPACE=slurm",  "PMIX_RANK=0",  "SLURM_JOB_ID=42", "SLURM_PROCID=77",
-    "LATTICE_AGENT_PID=123", "EQUALS=a=b",   "=junk",           "no-equals-sign",
-};
+std::string refusal(const std::vector<std::pair<std::string, std::string>>& env, bool root_job) {
+  Status status = check_request_env(env, root_job);
+  return status ? "" : status.error().message;
+}
 
-TEST_CASE("PMI fd mode: launch variables set, agent PMI_*/PMIX_*/SLURM_* scrubbed") {
-  auto env = as_map(rank_environment(kAgentEnv, input()));
-  CHECK(env.at("PATH") == "/usr/bin");
-  CHECK(env.at("HOME") == "/home/u");
-  CHECK(env.at("EQUALS") == "a=b");
-  CHECK(env.at("PMI_FD") == "3");
-  CHECK(env.count("PMI_PORT") == 0);
-  CHECK(env.count("PMI_ID") == 0);
-  CHECK(env.at("PMI_RANK") == "5");
-  CHECK(env.at("PMI_SIZE") == "8");
-  CHECK(env.at("PMI_SPAWNED") == "0");
-  CHECK(env.at("PMI_JOBID") == "job-7");
-  CHECK(env.at("LATTICE_LAUNCH_ID") == "L7");
-  CHECK(env.at("LATTICE_ALLOC_ID") == "A1");
-  CHECK(env.at("LATTICE_NODELIST") == "n1,n2");
-  CHECK(env.at("LATTICE_NNODES") == "2");
-  CHECK(env.at("LATTICE_NPROCS") == "8");
-  CHECK(env.at("LATTICE_LOCAL_RANK") == "1");
-  CHECK(env.at("LATTICE_LOCAL_SIZE") == "4");
-  CHECK(env.count("LATTICE_AGENT_PID") == 0);
-  for (const auto& [name, value] : env) {
-    CHECK_MESSAGE(name.rfind("PMIX_", 0) != 0, name);  // never beside PMI_SIZE (T4)
-    CHECK_MESSAGE(name.rfind("SLURM_", 0) != 0, name);
-  }
-  CHECK(env.count("") == 0);
-  CHECK(env.count("no-equals-sign") == 0);
+TEST_CASE("PMI fd mode: a PATH default and the launch's variables, nothing else") {
+  auto env = as_map(rank_environment(input()));
+  const std::map<std::string, std::string> expected = {
+      {"PATH", "/usr/local/bin:/usr/bin:/bin"},
+      {"PMI_FD", "3"},
+      {"PMI_RANK", "5"},
+      {"PMI_SIZE", "8"},
+      {"PMI_SPAWNED", "0"},
+      {"PMI_JOBID", "job-7"},
+      {"LATTICE_LAUNCH_ID", "L7"},
+      {"LATTICE_ALLOC_ID", "A1"},
+      {"LATTICE_NODELIST", "n1,n2"},
+      {"LATTICE_NNODES", "2"},
+      {"LATTICE_NPROCS", "8"},
+      {"LATTICE_LOCAL_RANK", "1"},
+      {"LATTICE_LOCAL_SIZE", "4"},
+  };
+  CHECK(env == expected);  // no HOME, no agent secrets: the agent's environment is not an input
+}
+
+TEST_CASE("the output is sorted by name") {
+  RankEnvInput in = input();
+  in.user_env = {{"ZED", "1"}, {"ALPHA", "2"}};
+  auto env = rank_environment(in);
+  for (size_t i = 1; i < env.size(); ++i) CHECK(env[i - 1] < env[i]);
 }
 
 TEST_CASE("PMI_PORT mode sets PMI_PORT and PMI_ID instead of PMI_FD") {
   RankEnvInput in = input();
   in.pmi_fd = -1;
   in.pmi_port = "127.0.0.1:4567";
-  auto env = as_map(rank_environment(kAgentEnv, in));
+  auto env = as_map(rank_environment(in));
   CHECK(env.at("PMI_PORT") == "127.0.0.1:4567");
   CHECK(env.at("PMI_ID") == "5");
   CHECK(env.count("PMI_FD") == 0);
 }
 
-TEST_CASE("slurm_compat keeps the agent's SLURM_* and sets the rank's own") {
+TEST_CASE("slurm_compat sets the rank's SLURM_* variables") {
   RankEnvInput in = input();
   in.slurm_compat = true;
-  auto env = as_map(rank_environment(kAgentEnv, in));
-  CHECK(env.at("SLURM_JOB_ID") == "42");
-  CHECK(env.at("SLURM_PROCID") == "5");  // the launch's value, not the agent's 77
+  auto env = as_map(rank_environment(in));
+  CHECK(env.at("SLURM_PROCID") == "5");
   CHECK(env.at("SLURM_NPROCS") == "8");
   CHECK(env.at("SLURM_NTASKS") == "8");
   CHECK(env.at("SLURM_LOCALID") == "1");
   CHECK(env.at("SLURM_NODEID") == "1");
+  CHECK(env.at("SLURM_NNODES") == "2");
   CHECK(env.at("SLURM_NODELIST") == "n1,n2");
   CHECK(env.at("SLURM_STEP_NUM_TASKS") == "8");
-  CHECK(env.count("PMIX_NAMESPACE") == 0);
+  CHECK(as_map(rank_environment(input())).count("SLURM_PROCID") == 0);
 }
 
-TEST_CASE("user --env overrides the agent but never the launch's own variables") {
+TEST_CASE("the request's variables override PATH but never the launch's own") {
   RankEnvInput in = input();
   in.slurm_compat = true;
-  in.user_env = {{"HOME", "/scratch"},
+  in.user_env = {{"PATH", "/opt/mpi/bin:/usr/bin"},
+                 {"HOME", "/scratch"},
                  {"OMP_NUM_THREADS", "4"},
-                 {"PMI_RANK", "0"},
-                 {"PMIX_RANK", "0"},
-                 {"LATTICE_NPROCS", "1"},
                  {"SLURM_PROCID", "0"},
-                 {"OMP_NUM_THREADS", "8"},
-                 {"BAD=NAME", "x"},
-                 {"PMI_DEBUG", "1"},
-                 {"LATTICE_TRACE", "1"},
-                 {"", "empty"}};
-  auto env = as_map(rank_environment(kAgentEnv, in));
+                 {"SLURM_JOB_ID", "42"},
+                 {"OMP_NUM_THREADS", "8"}};
+  auto env = as_map(rank_environment(in));
+  CHECK(env.at("PATH") == "/opt/mpi/bin:/usr/bin");
   CHECK(env.at("HOME") == "/scratch");
   CHECK(env.at("OMP_NUM_THREADS") == "8");  // later keys win
+  CHECK(env.at("SLURM_PROCID") == "5");     // the launch's value wins
+  CHECK(env.at("SLURM_JOB_ID") == "42");
+}
+
+TEST_CASE("rank_environment still drops reserved and malformed names the caller let through") {
+  RankEnvInput in = input();
+  in.user_env = {
+      {"PMI_RANK", "0"},   {"PMIX_RANK", "0"}, {"PMI_DEBUG", "1"}, {"LATTICE_NPROCS", "1"},
+      {"FI_CXI_VNI", "9"}, {"BAD=NAME", "x"},  {"", "empty"}};
+  auto env = as_map(rank_environment(in));
   CHECK(env.at("PMI_RANK") == "5");
-  CHECK(env.count("PMIX_RANK") == 0);
   CHECK(env.at("LATTICE_NPROCS") == "8");
-  CHECK(env.at("SLURM_PROCID") == "5");
-  CHECK(env.at("PMI_DEBUG") == "1");  // not one of the launch's: the user's value passes
-  CHECK(env.at("LATTICE_TRACE") == "1");
+  CHECK(env.count("PMIX_RANK") == 0);  // never beside PMI_SIZE (pmi-wire.md T4)
+  CHECK(env.count("PMI_DEBUG") == 0);
+  CHECK(env.count("FI_CXI_VNI") == 0);
   CHECK(env.count("BAD") == 0);
+  CHECK(env.count("BAD=NAME") == 0);
   CHECK(env.count("") == 0);
 }
 
-TEST_CASE("the agent's duplicate keys collapse to the last one") {
-  auto env = as_map(rank_environment({"A=1", "A=2"}, input()));
-  CHECK(env.at("A") == "2");
+TEST_CASE("reserved and loader names") {
+  for (const char* name : {"PMI_RANK", "PMI_", "PMIX_NAMESPACE", "LATTICE_TRACE", "FI_CXI_VNI"})
+    CHECK_MESSAGE(reserved_env_name(name), name);
+  for (const char* name : {"PMI", "PMIXED", "LATTICE", "FI_PROVIDER", "SLURM_JOB_ID", "pmi_rank"})
+    CHECK_MESSAGE(!reserved_env_name(name), name);
+  for (const char* name : {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "LD_ANYTHING", "GCONV_PATH",
+                           "GLIBC_TUNABLES", "LOCPATH", "NLSPATH", "TZDIR"})
+    CHECK_MESSAGE(loader_env_name(name), name);
+  for (const char* name :
+       {"LD", "OLD_PATH", "PATH", "LANG", "TMPDIR", "GCONV_PATH_X", "ld_preload"})
+    CHECK_MESSAGE(!loader_env_name(name), name);
+}
+
+TEST_CASE("check_request_env accepts ordinary variables for any job") {
+  const std::vector<std::pair<std::string, std::string>> env = {
+      {"PATH", "/opt/bin"}, {"OMP_NUM_THREADS", "4"}, {"_x9", ""}, {"SLURM_JOB_ID", "1"}};
+  CHECK(check_request_env(env, false));
+  CHECK(check_request_env(env, true));
+  CHECK(check_request_env({}, true));
+}
+
+TEST_CASE("check_request_env refuses reserved names") {
+  CHECK(refusal({{"OMP_NUM_THREADS", "4"}, {"PMI_RANK", "0"}}, false) ==
+        "environment variable PMI_RANK is reserved for the launch");
+  CHECK(refusal({{"PMIX_RANK", "0"}}, false) ==
+        "environment variable PMIX_RANK is reserved for the launch");
+  CHECK(refusal({{"LATTICE_NPROCS", "1"}}, false) ==
+        "environment variable LATTICE_NPROCS is reserved for the launch");
+  CHECK(refusal({{"FI_CXI_VNI", "1"}}, true) ==
+        "environment variable FI_CXI_VNI is reserved for the launch");
+}
+
+TEST_CASE("check_request_env refuses loader variables for root jobs only") {
+  CHECK(refusal({{"LD_PRELOAD", "/tmp/x.so"}}, true) ==
+        "environment variable LD_PRELOAD may not be set for a job running as root");
+  CHECK(refusal({{"GCONV_PATH", "/tmp"}}, true) ==
+        "environment variable GCONV_PATH may not be set for a job running as root");
+  CHECK(check_request_env({{"LD_PRELOAD", "/tmp/x.so"}, {"LD_LIBRARY_PATH", "/opt/lib"}}, false));
+}
+
+TEST_CASE("check_request_env refuses malformed names") {
+  for (const char* name : {"", "1ABC", "BAD=NAME", "A-B", "A B", "Ä"})
+    CHECK_MESSAGE(refusal({{name, "x"}}, false) ==
+                      std::string("environment variable name '") + name +
+                          "' is not valid: letters, digits and _, not starting with a digit",
+                  name);
 }
 
 }  // namespace
