@@ -3,6 +3,8 @@
 
 #include <uv.h>
 
+#include <cstring>
+
 namespace lattice::net {
 
 Result<sockaddr_storage> numeric_address(const std::string& host, int port) {
@@ -38,6 +40,44 @@ void set_port(sockaddr_storage& addr, int port) {
   auto net_port = htons(static_cast<uint16_t>(port));
   if (addr.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&addr)->sin_port = net_port;
   if (addr.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port = net_port;
+}
+
+sockaddr_storage unmapped(const sockaddr_storage& addr) {
+  if (addr.ss_family != AF_INET6) return addr;
+  auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+  if (!IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) return addr;
+  sockaddr_storage out{};
+  auto* in = reinterpret_cast<sockaddr_in*>(&out);
+  in->sin_family = AF_INET;
+  in->sin_port = in6->sin6_port;
+  std::memcpy(&in->sin_addr, &in6->sin6_addr.s6_addr[12], 4);
+  return out;
+}
+
+bool is_loopback(const sockaddr_storage& addr) {
+  sockaddr_storage plain = unmapped(addr);
+  if (plain.ss_family == AF_INET)
+    return (ntohl(reinterpret_cast<const sockaddr_in*>(&plain)->sin_addr.s_addr) >> 24) == 127;
+  if (plain.ss_family == AF_INET6)
+    return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(&plain)->sin6_addr);
+  return false;
+}
+
+bool same_endpoint(const sockaddr_storage& a, const sockaddr_storage& b) {
+  sockaddr_storage x = unmapped(a), y = unmapped(b);
+  if (x.ss_family != y.ss_family) return false;
+  if (x.ss_family == AF_INET) {
+    auto* p = reinterpret_cast<const sockaddr_in*>(&x);
+    auto* q = reinterpret_cast<const sockaddr_in*>(&y);
+    return p->sin_port == q->sin_port && p->sin_addr.s_addr == q->sin_addr.s_addr;
+  }
+  if (x.ss_family == AF_INET6) {
+    auto* p = reinterpret_cast<const sockaddr_in6*>(&x);
+    auto* q = reinterpret_cast<const sockaddr_in6*>(&y);
+    return p->sin6_port == q->sin6_port &&
+           std::memcmp(&p->sin6_addr, &q->sin6_addr, sizeof p->sin6_addr) == 0;
+  }
+  return false;
 }
 
 }  // namespace lattice::net

@@ -21,4 +21,12 @@ std::string address_text(const sockaddr_storage& addr);
 // Sets the port of an IPv4/IPv6 address (name lookups return port 0).
 void set_port(sockaddr_storage& addr, int port);
 
+// ::ffff:a.b.c.d (how a dual-stack socket names an IPv4 peer) as the plain IPv4 address, port
+// kept; any other address unchanged.
+sockaddr_storage unmapped(const sockaddr_storage& addr);
+// 127.0.0.0/8 or ::1, mapped or not.
+bool is_loopback(const sockaddr_storage& addr);
+// Same address and port once both are unmapped; false for families other than IPv4/IPv6.
+bool same_endpoint(const sockaddr_storage& a, const sockaddr_storage& b);
+
 }  // namespace lattice::net

@@ -3,6 +3,8 @@
 // own their bytes until libuv is done with them.
 #include "net/stream.hpp"
 
+#include <algorithm>
+
 #include "base/strings.hpp"
 
 namespace lattice::net {
@@ -73,7 +75,15 @@ void Stream::on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
 }
 
 void Stream::write(std::string bytes) {
-  if (finished_ || ending_ || bytes.empty()) return;
+  if (finished_ || ending_ || failing_ || bytes.empty()) return;
+  if (write_limit_ > 0 && bytes.size() > write_limit_ - std::min(queued_, write_limit_)) {
+    // A peer that stops reading would otherwise grow the queue without bound. Closing frees
+    // what is stuck in it; the owner hears why from the close callback.
+    finish_later(cat("write: the peer is not reading (", queued_, " bytes queued, limit ",
+                     write_limit_, ")"),
+                 true);
+    return;
+  }
   auto* w = new WriteReq{};
   w->bytes = std::move(bytes);
   w->req.data = w;
@@ -93,7 +103,9 @@ void Stream::on_written(uv_write_t* req, int status) {
   if (!self) return;
   self->queued_ -= w->bytes.size();
   if (status < 0) return self->finish(cat("write: ", uv_error(status)), false);
-  if (self->ending_ && self->queued_ == 0) self->finish("closed after writing", true);
+  // A failure already on its way (e.g. the write limit) keeps its own reason.
+  if (self->ending_ && self->queued_ == 0 && !self->failing_)
+    self->finish("closed after writing", true);
 }
 
 void Stream::end(std::string bytes) {
@@ -118,10 +130,17 @@ void Stream::finish(const std::string& reason, bool close_handle) {
 }
 
 void Stream::finish_later(std::string reason, bool close_handle) {
+  failing_ = true;
   Loop::from(handle_->base()->loop)
       .defer([alive = self_, reason = std::move(reason), close_handle] {
         if (*alive) (*alive)->finish(reason, close_handle);
       });
+}
+
+int Stream::fd() const {
+  if (!handle_ || !handle_->live()) return -1;
+  uv_os_fd_t fd = -1;
+  return uv_fileno(handle_->base(), &fd) == 0 ? fd : -1;
 }
 
 void Stream::close() {

@@ -1,7 +1,8 @@
 // A connected byte stream (TCP, Unix socket or pipe) on the loop: reads delivered as they come,
-// writes queued. EOF, a read or write error, or a drained end() ends the stream once, through
-// the close callback, never from inside write() or start(). The owner may destroy the Stream
-// from inside any of its callbacks; the bytes of a read stay valid until that callback returns.
+// writes queued (optionally bounded). EOF, a read or write error, an exceeded write limit, or a
+// drained end() ends the stream once, through the close callback, never from inside write() or
+// start(). The owner may destroy the Stream from inside any of its callbacks; the bytes of a read
+// stay valid until that callback returns.
 #pragma once
 
 #include <uv.h>
@@ -38,6 +39,11 @@ class Stream {
   void start(ReadFn on_read, CloseFn on_close);
   // Queued; dropped once the stream has ended. Errors arrive through on_close.
   void write(std::string bytes);
+  // Bounds write_queue_bytes() (0 = unlimited, the default): a write() that would take the queue
+  // past `bytes` is dropped and the stream ends, from the loop, with "write: the peer is not
+  // reading (N bytes queued, limit M)"; the handle is closed so that the stuck queue is freed.
+  // A single write larger than the limit fails even on an empty queue. Checked at each write().
+  void set_write_limit(size_t bytes) { write_limit_ = bytes; }
   // Writes `bytes` (may be empty), then closes the connection once everything queued has gone
   // out (the peer sees EOF) and reports "closed after writing" unless the stream ended before.
   void end(std::string bytes = {});
@@ -47,6 +53,9 @@ class Stream {
   bool ended() const { return finished_; }
   size_t write_queue_bytes() const { return queued_; }
   const std::string& peer() const { return peer_; }
+  // The OS socket or pipe descriptor, for queries such as getsockopt or getsockname; -1 once
+  // closed. The Stream still owns it: never read, write or close it.
+  int fd() const;
 
  private:
   struct Callbacks {
@@ -69,7 +78,9 @@ class Stream {
   std::shared_ptr<Stream*> self_;         // nulled by close(); deferred work checks it
   std::string read_buffer_;
   size_t queued_ = 0;
+  size_t write_limit_ = 0;  // 0 = unlimited
   bool ending_ = false;
+  bool failing_ = false;  // a failure is reported from the loop soon: later writes are dropped
   bool finished_ = false;
 };
 

@@ -23,6 +23,7 @@ namespace lattice::net {
 namespace {
 
 using test::run_until;
+using test::unix_connect;
 
 // An echo server: every accepted Stream writes back what it reads.
 struct EchoServer {
@@ -36,15 +37,6 @@ struct EchoServer {
     };
   }
 };
-
-UniqueFd unix_connect(const std::string& path) {
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
-  REQUIRE(::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  return fd;
-}
 
 TEST_CASE("TcpListener on 127.0.0.1:0 echoes through connect_tcp") {
   Loop loop;

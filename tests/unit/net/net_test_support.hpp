@@ -1,13 +1,18 @@
 // Helpers for net/ tests: run the loop until a condition holds (with a deadline instead of
-// sleeps), count live handles to prove nothing leaked, and make a fresh temp dir per test.
+// sleeps), count live handles to prove nothing leaked, make a fresh temp dir per test, and
+// connect as another user from a forked child (for the peer-identity tests).
 #pragma once
 
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
 #include <uv.h>
 
 #include <cstdint>
 #include <functional>
 #include <string>
 
+#include "net/fd.hpp"
 #include "net/loop.hpp"
 
 namespace lattice::net::test {
@@ -32,6 +37,30 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+// The address of a Unix socket file, and a blocking CLOEXEC client connected to it (an invalid
+// UniqueFd when connect fails).
+sockaddr_un unix_address(const std::string& path);
+UniqueFd unix_connect(const std::string& path);
+
+// A forked child that drops to uid/gid (and no supplementary groups) *before* it creates its
+// socket and connects to `addr`, so both the socket and the connection are that user's. It holds
+// the connection until the other end closes it, then exits 0; exits 10-14 when a step fails
+// (see status_text). Needs root. The destructor kills and reaps a child still running.
+class ForkedClient {
+ public:
+  ForkedClient(const sockaddr* addr, socklen_t len, uid_t uid, gid_t gid);
+  ~ForkedClient();
+  ForkedClient(const ForkedClient&) = delete;
+  ForkedClient& operator=(const ForkedClient&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // Reaps the child (blocking) and describes how it ended: "exit 0", "setuid failed", ...
+  std::string wait();
+
+ private:
+  pid_t pid_ = -1;
 };
 
 }  // namespace lattice::net::test

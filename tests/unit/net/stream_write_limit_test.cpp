@@ -1,0 +1,118 @@
+// Stream::set_write_limit: a peer that never reads ends the stream with the limit's reason,
+// from the loop and once; a peer that keeps up with the same volume is never cut off.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "net/fd.hpp"
+#include "net/stream.hpp"
+#include "net_test_support.hpp"
+
+namespace lattice::net {
+namespace {
+
+using test::run_until;
+
+constexpr size_t kLimit = 1 << 20;   // 1 MiB
+constexpr size_t kPiece = 64 << 10;  // 64 KiB
+constexpr size_t kTotal = 4 << 20;   // 4 MiB
+const std::string kLimitReason =
+    "write: the peer is not reading (1048576 bytes queued, limit 1048576)";
+
+TEST_CASE("a peer that never reads: the stream ends at the limit, from the loop, bytes dropped") {
+  Loop loop;
+  auto fds = make_socketpair();
+  REQUIRE(fds.ok());
+  UniqueFd silent = std::move(fds->second);  // never read until the end of the test
+  auto made = Stream::open_fd(loop, std::move(fds->first));
+  REQUIRE(made.ok());
+  Stream& writer = **made;
+  writer.set_write_limit(kLimit);
+  std::vector<std::string> closes;
+  writer.start([](std::string_view) {}, [&](const std::string& why) { closes.push_back(why); });
+
+  size_t accepted = 0;
+  for (size_t sent = 0; sent < kTotal; sent += kPiece) {
+    writer.write(std::string(kPiece, 'q'));
+    CHECK(closes.empty());  // never from inside write()
+    if (writer.write_queue_bytes() > accepted) accepted = writer.write_queue_bytes();
+  }
+  CHECK(accepted == kLimit);  // exactly at the limit is allowed; one byte past it is not
+  writer.end("bye");          // keeps the limit's reason, not "closed after writing"
+  REQUIRE(run_until(loop, [&] { return !closes.empty(); }));
+  loop.run();
+  CHECK(closes == std::vector<std::string>{kLimitReason});
+  CHECK(writer.ended());
+  CHECK(writer.write_queue_bytes() == 0);  // the stuck queue was freed with the handle
+
+  // The silent end gets at most what was queued before the limit, then EOF.
+  size_t received = 0;
+  char buf[64 * 1024];
+  for (ssize_t n; (n = ::read(silent.get(), buf, sizeof buf)) > 0;) received += size_t(n);
+  CHECK(received <= kLimit);
+}
+
+TEST_CASE("a peer that drains every burst is never cut off by the same limit") {
+  Loop loop;
+  auto fds = make_socketpair();
+  REQUIRE(fds.ok());
+  auto a = Stream::open_fd(loop, std::move(fds->first));
+  auto b = Stream::open_fd(loop, std::move(fds->second));
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  Stream& writer = **a;
+  writer.set_write_limit(kLimit);
+  std::vector<std::string> closes;
+  size_t received = 0;
+  writer.start([](std::string_view) {}, [&](const std::string& why) { closes.push_back(why); });
+  (*b)->start([&](std::string_view s) { received += s.size(); }, [](const std::string&) {});
+
+  for (size_t sent = 0; sent < kTotal;) {
+    for (size_t burst = 0; burst < kLimit; burst += kPiece, sent += kPiece)
+      writer.write(std::string(kPiece, 'r'));  // each burst fills the queue to the limit exactly
+    REQUIRE(run_until(loop, [&] { return received == sent && writer.write_queue_bytes() == 0; }));
+  }
+  CHECK(received == kTotal);
+  CHECK(closes.empty());
+  CHECK(!writer.ended());
+}
+
+TEST_CASE("write limits: one write above the limit fails on an empty queue; 0 is unlimited") {
+  Loop loop;
+  auto fds = make_socketpair();
+  REQUIRE(fds.ok());
+  UniqueFd silent = std::move(fds->second);
+  auto made = Stream::open_fd(loop, std::move(fds->first));
+  REQUIRE(made.ok());
+  Stream& writer = **made;
+  std::vector<std::string> closes;
+  writer.start([](std::string_view) {}, [&](const std::string& why) { closes.push_back(why); });
+
+  writer.set_write_limit(0);
+  for (size_t sent = 0; sent < kTotal; sent += kPiece) writer.write(std::string(kPiece, 's'));
+  CHECK(writer.write_queue_bytes() == kTotal);
+  CHECK(!run_until(
+      loop, [&] { return !closes.empty(); }, 100));  // nothing ends it
+
+  auto fds2 = make_socketpair();
+  REQUIRE(fds2.ok());
+  UniqueFd silent2 = std::move(fds2->second);
+  auto small = Stream::open_fd(loop, std::move(fds2->first));
+  REQUIRE(small.ok());
+  std::vector<std::string> small_closes;
+  (*small)->set_write_limit(100);
+  (*small)->start([](std::string_view) {},
+                  [&](const std::string& why) { small_closes.push_back(why); });
+  (*small)->write(std::string(101, 't'));
+  (*small)->write("dropped too");
+  REQUIRE(run_until(loop, [&] { return !small_closes.empty(); }));
+  CHECK(small_closes ==
+        std::vector<std::string>{"write: the peer is not reading (0 bytes queued, limit 100)"});
+  writer.close();
+}
+
+}  // namespace
+}  // namespace lattice::net
