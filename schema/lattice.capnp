@@ -24,6 +24,16 @@ struct PeerInfo {
   port @2 :UInt16;
 }
 
+struct JobUser {
+  # Who the ranks run as. An agent running as root becomes this user before exec; any other
+  # agent runs only its own user's jobs.
+  uid @0 :UInt32;
+  gid @1 :UInt32;
+  groups @2 :List(UInt32);       # supplementary groups, as the launcher resolved them (absent:
+                                 # the node's own view, through initgroups)
+  name @3 :Text;                 # must match this uid's passwd entry on every node
+}
+
 struct EnvVar {
   name @0 :Text;
   value @1 :Text;
@@ -37,7 +47,8 @@ struct LaunchProcessesRequest {
   tasksPerNode @4 :UInt32;       # block layout shorthand: ranks on this node when rankNodes is empty
   firstRank @5 :UInt32;          # block layout shorthand: first global rank on this node
   worldSize @6 :UInt32;
-  env @7 :List(EnvVar);          # added to the agent's base environment for every rank
+  env @7 :List(EnvVar);          # the ranks' environment (never the agent's); reserved names
+                                 # (PMI_*, PMIX_*, LATTICE_*, FI_CXI_*) are refused
   pmiMode @8 :PmiMode;
   cxiCredentials @9 :CxiCredentials;
   peers @10 :List(PeerInfo);     # every node of the launch, by node index
@@ -50,6 +61,7 @@ struct LaunchProcessesRequest {
   workdir @16 :Text;             # ranks' working directory; empty = the agent's
   fanout @17 :UInt32;            # fence tree fanout; 0 = the agent's configured default
   usePmiPort @18 :Bool;          # ranks dial a per-launch loopback port (PMI_PORT + PMI_ID) instead of PMI_FD
+  user @19 :JobUser;
 }
 
 struct LaunchAccepted {
@@ -63,6 +75,8 @@ struct KvEntry {
   value @1 :Text;
 }
 
+# Fence and abort messages name their sender's node index, but a receiver believes it only when
+# the sealed link it came on belongs to that node (the handshake's identity): see docs/security.md.
 struct PmiFence {
   # One chunk of an agent's contribution (its subtree's puts) to fence `epoch`, sent up the tree.
   launchId @0 :Text;

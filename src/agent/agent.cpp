@@ -1,13 +1,9 @@
 #include "agent/agent.hpp"
 
-#include <sys/socket.h>
-#include <sys/un.h>
+#include <malloc.h>
 #include <unistd.h>
-#include <uv.h>
 
 #include <csignal>
-#include <cstring>
-#include <filesystem>
 
 #include "base/log.hpp"
 #include "lattice_version.h"
@@ -15,24 +11,15 @@
 namespace lattice::agent {
 namespace {
 
-// Pending rpc calls are checked against their deadlines this often.
-constexpr uint64_t kExpiryPeriodMs = 500;
-// Fence chunks held for launches this agent has not been asked to run yet: enough for a large
-// store arriving early from several children, bounded so a confused peer cannot fill memory.
-constexpr size_t kMaxEarlyFenceMessages = 16384;
-
-// Start-up only (before the loop runs): a connect to a Unix socket answers or fails at once.
-bool unix_socket_answers(const std::string& path) {
-  sockaddr_un addr{};
-  if (path.size() >= sizeof addr.sun_path) return false;
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  bool live = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return live;
-}
+// Pending rpc calls, idle links and early fence chunks are checked this often.
+constexpr uint64_t kSweepPeriodMs = 500;
+// Fence chunks held for launches this agent has not been asked to run yet (the launcher's
+// requests and the children's contributions race): enough for a large store arriving early
+// from several children, bounded so that no peer can make this agent hold more, or for long.
+constexpr size_t kMaxEarlyFenceBytes = size_t{64} << 20;
+constexpr uint64_t kMaxEarlyFenceAgeMs = 30000;
+// What one entry costs beyond its key and value (containers, strings).
+constexpr size_t kEntryOverheadBytes = 64;
 
 // PmiFence (up) and PmiFenceComplete (down) carry a chunk the same way.
 template <class Reader>
@@ -48,23 +35,40 @@ FenceMessage decode_fence(Reader m, bool down) {
   return out;
 }
 
+size_t fence_bytes(const FenceMessage& m) {
+  size_t bytes = sizeof m + m.launch_id.size() + m.error.size();
+  for (const auto& [key, value] : m.chunk.entries)
+    bytes += key.size() + value.size() + kEntryOverheadBytes;
+  return bytes;
+}
+
 }  // namespace
 
-Agent::Agent(net::Loop& loop, config::AgentConfig config, LaunchEnvironment environment)
+Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterKey& key,
+             LaunchEnvironment environment)
     : loop_(loop),
       config_(std::move(config)),
+      key_(key),
       environment_(std::move(environment)),
       started_ms_(loop.now_ms()),
-      peers_(loop, config_.heartbeat_interval_ms, config_.heartbeat_misses,
+      peers_(loop,
+             PeerLinks::Options{&key_, config_.node_id, config_.heartbeat_interval_ms,
+                                config_.heartbeat_misses, config_.handshake_timeout_ms},
              [this](const std::string& peer, const std::string& reason) {
                for (auto& [id, entry] : launches_) entry.launch->peer_lost(peer, reason);
              }),
       reaper_(loop),
-      expiry_(loop) {}
+      sweeper_(loop) {}
 
 Agent::~Agent() = default;
 
 Status Agent::start(int ready_fd) {
+  auto dir = SocketDir::claim(config_.pmi_socket_dir);
+  if (!dir) return dir.error();
+  socket_dir_ = std::move(dir.value());
+  environment_.socket_dir = socket_dir_.get();
+  socket_dir_->remove_leftovers();
+
   auto listener = net::TcpListener::listen(loop_, config_.listen_host, config_.listen_port,
                                            [this](auto stream) { accept(std::move(stream)); });
   if (!listener)
@@ -81,15 +85,11 @@ Status Agent::start(int ready_fd) {
   for (int signum : {SIGTERM, SIGINT})
     signals_.push_back(std::make_unique<net::SignalWatcher>(
         loop_, signum, [this](int s) { shutdown(s); }));
-  expiry_.start(kExpiryPeriodMs, kExpiryPeriodMs, [this] {
-    uint64_t now = loop_.now_ms();
-    for (auto& [id, conn] : connections_) conn->session().expire(now);
-  });
+  sweeper_.start(kSweepPeriodMs, kSweepPeriodMs, [this] { sweep(); });
 
-  remove_stale_pmi_sockets();
   auto bound = listener_->bound();
   LAT_LOG(info, "agent", "node ", config_.node_id, " listening on ", bound.host, ':', bound.port,
-          ", admin socket ", config_.admin_socket);
+          " (cluster key ", key_.id(), "), admin socket ", config_.admin_socket);
   if (ready_fd >= 0) {
     std::string line = cat(bound.host, ':', bound.port, '\n');
     if (::write(ready_fd, line.data(), line.size()) < 0)
@@ -99,120 +99,181 @@ Status Agent::start(int ready_fd) {
   return {};
 }
 
-// A crashed agent leaves its launches' PMI sockets behind; nobody answers on them any more.
-void Agent::remove_stale_pmi_sockets() {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(config_.pmi_socket_dir, ec)) {
-    std::string name = entry.path().filename();
-    if (!starts_with(name, "lattice-pmi-") || !entry.is_socket(ec)) continue;
-    if (unix_socket_answers(entry.path())) continue;
-    LAT_LOG(info, "agent", "removing stale PMI socket ", entry.path().string());
-    std::filesystem::remove(entry.path(), ec);
-  }
-}
-
 void Agent::accept(std::unique_ptr<net::Stream> stream) {
   if (shutting_down_) return;  // dropping the stream closes it
+  if (connections_.size() >= config_.max_connections) {
+    LAT_LOG(warn, "link", "refusing ", stream->peer(), ": ", connections_.size(),
+            " connections open (limits.max_connections)");
+    return;
+  }
   uint64_t id = next_conn_id_++;
-  LAT_LOG(debug, "rpc", "connection ", id, " from ", stream->peer());
+  LAT_LOG(debug, "link", "connection ", id, " from ", stream->peer());
   rpc::Session::Handlers handlers;
   handlers.on_message = [this, id](uint64_t request_id, schema::Envelope::Reader envelope) {
     on_message(id, request_id, envelope);
   };
+  link::LinkOptions options;
+  options.side = secure::Channel::Side::responder;
+  options.key = &key_;
+  options.self = secure::Identity{secure::Role::agent, config_.node_id};
+  options.handshake_timeout_ms = config_.handshake_timeout_ms;
   connections_[id] = std::make_unique<link::Connection>(
-      std::move(stream), std::move(handlers),
+      loop_, std::move(stream), std::move(options), std::move(handlers),
+      [this, id](const secure::Identity& peer) {
+        LAT_LOG(debug, "link", "connection ", id, " is ", secure::describe(peer));
+      },
       [this, id](const std::string& reason) { connection_closed(id, reason); });
 }
 
 void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::Reader envelope) {
-  auto& session = connections_.at(conn_id)->session();
+  auto& conn = *connections_.at(conn_id);
+  Sender sender{conn_id, conn.identity()};
   auto body = envelope.getBody();
   switch (body.which()) {
     case schema::Envelope::Body::LAUNCH_PROCESSES:
       if (request_id == 0) return;  // a launch needs a reply channel
-      launch_processes(conn_id, request_id, body.getLaunchProcesses());
-      return;
+      return launch_processes(sender, request_id, body.getLaunchProcesses());
     case schema::Envelope::Body::PMI_FENCE:
-      return fence_message(decode_fence(body.getPmiFence(), false));
+      return fence_message(decode_fence(body.getPmiFence(), false), sender);
     case schema::Envelope::Body::PMI_FENCE_COMPLETE: {
       auto down = body.getPmiFenceComplete();
       auto message = decode_fence(down, true);
       message.error = down.getErrorMessage();
-      return fence_message(std::move(message));
+      return fence_message(std::move(message), sender);
     }
-    case schema::Envelope::Body::ABORT_PROCESSES: {
-      auto abort = body.getAbortProcesses();
-      Launch* launch = find_launch(abort.getLaunchId());
-      if (launch)
-        launch->abort_from_peer(Failure{abort.getReason(), 1, -1, abort.getFenceEpoch()});
-      if (request_id) {
-        if (launch)
-          session.respond(request_id, rpc::Outgoing());
-        else
-          session.respond_error(request_id, cat("no launch '", abort.getLaunchId().cStr(), "'"));
-      }
-      return;
-    }
-    case schema::Envelope::Body::SIGNAL_PROCESSES: {
-      auto sig = body.getSignalProcesses();
-      if (Launch* launch = find_launch(sig.getLaunchId())) launch->forward_signal(sig.getSignal());
-      if (request_id) session.respond(request_id, rpc::Outgoing());
-      return;
-    }
+    case schema::Envelope::Body::ABORT_PROCESSES:
+      return abort_processes(sender, request_id, body.getAbortProcesses());
+    case schema::Envelope::Body::SIGNAL_PROCESSES:
+      return signal_processes(sender, request_id, body.getSignalProcesses());
     case schema::Envelope::Body::HEARTBEAT:
-      if (request_id) session.respond(request_id, rpc::Outgoing());
+      if (request_id) conn.session().respond(request_id, rpc::Outgoing());
       return;
     default:
-      if (request_id) session.respond_error(request_id, "method not served by this agent");
+      if (request_id) conn.session().respond_error(request_id, "method not served by this agent");
       return;
   }
 }
 
-void Agent::launch_processes(uint64_t conn_id, uint64_t request_id,
+void Agent::launch_processes(const Sender& sender, uint64_t request_id,
                              schema::LaunchProcessesRequest::Reader request) {
-  auto& session = connections_.at(conn_id)->session();
-  if (shutting_down_) return session.respond_error(request_id, "agent is shutting down");
-  LaunchDefaults defaults{config_.node_id, config_.fence_timeout_ms, config_.tree_fanout,
-                          config_.compat_set_slurm_env};
+  rpc::Session& session = *session_of(sender.conn);
+  auto refuse = [&](const std::string& why) {
+    LAT_LOG(warn, "launch", "refused a launch from ", secure::describe(sender.identity), ": ", why);
+    session.respond_error(request_id, why);
+  };
+  if (auto allowed = may_start(sender); !allowed) return refuse(allowed.error().message);
+  if (shutting_down_) return refuse(cat("agent on ", config_.node_id, " is shutting down"));
+  LaunchDefaults defaults;
+  defaults.node_id = config_.node_id;
+  defaults.fence_timeout_ms = config_.fence_timeout_ms;
+  defaults.fanout = config_.tree_fanout;
+  defaults.slurm_compat = config_.compat_set_slurm_env;
+  defaults.max_world_size = config_.max_world_size;
+  defaults.max_ranks_per_node = config_.max_ranks_per_node;
+  defaults.agent_uid = static_cast<uint32_t>(::geteuid());
+  defaults.allow_root_jobs = config_.allow_root_jobs;
   auto spec = decode_launch_request(request, defaults);
-  if (!spec) return session.respond_error(request_id, spec.error().message);
+  if (!spec) return refuse(spec.error().message);
   if (launches_.count(spec->launch_id))
-    return session.respond_error(request_id, cat("launch '", spec->launch_id, "' already exists"));
+    return refuse(cat("launch '", spec->launch_id, "' already exists"));
 
   std::string id = spec->launch_id;
-  auto launch =
-      std::make_unique<Launch>(loop_, std::move(spec.value()), environment_,
-                               static_cast<LaunchSink&>(*this), peers_);
+  auto launch = std::make_unique<Launch>(loop_, std::move(spec.value()), environment_,
+                                         static_cast<LaunchSink&>(*this), peers_);
   Launch* raw = launch.get();
-  launches_[id] = LaunchEntry{std::move(launch), conn_id};
+  LaunchEntry& entry = launches_[id] = LaunchEntry{std::move(launch), sender.conn};
   auto started = raw->start();
   if (!started) {
     launches_.erase(id);  // nothing was spawned
-    return session.respond_error(request_id, started.error().message);
+    return refuse(started.error().message);
   }
+  LAT_LOG(info, "launch", id, ": accepted from ", secure::describe(sender.identity), ", ",
+          raw->spec().local_ranks().size(), " ranks here as ", raw->spec().user.name);
   if (auto early = early_fence_.find(id); early != early_fence_.end()) {
-    auto messages = std::move(early->second);
+    auto held = std::move(early->second);
     early_fence_.erase(early);
-    early_fence_count_ -= messages.size();
-    for (auto& message : messages) raw->fence_message(std::move(message));
+    for (auto& e : held) {
+      early_fence_bytes_ -= e.bytes;
+      deliver_fence(entry, std::move(e.message), e.sender);
+    }
   }
   rpc::Outgoing reply;
   reply.envelope().initBody().initLaunchAccepted().setNodeId(config_.node_id);
   session.respond(request_id, std::move(reply));
 }
 
-void Agent::fence_message(FenceMessage message) {
-  if (Launch* launch = find_launch(message.launch_id)) return launch->fence_message(std::move(message));
-  if (early_fence_count_ >= kMaxEarlyFenceMessages) {
-    LAT_LOG(warn, "fence", "dropping a fence message for unknown launch ", message.launch_id);
+void Agent::abort_processes(const Sender& sender, uint64_t request_id,
+                            schema::AbortProcesses::Reader abort) {
+  rpc::Session& session = *session_of(sender.conn);
+  LaunchEntry* entry = find_launch(abort.getLaunchId());
+  Status allowed = entry ? may_abort(entry->launch->spec(), entry->launcher_conn, sender)
+                         : Status(make_error(cat("no launch '", abort.getLaunchId().cStr(), "'")));
+  if (!allowed) {
+    if (entry) LAT_LOG(warn, "auth", allowed.error().message);
+    if (request_id) session.respond_error(request_id, allowed.error().message);
     return;
   }
-  ++early_fence_count_;
-  early_fence_[message.launch_id].push_back(std::move(message));
+  entry->launch->abort_from_peer(Failure{abort.getReason(), 1, -1, abort.getFenceEpoch()});
+  if (request_id) session.respond(request_id, rpc::Outgoing());
+}
+
+void Agent::signal_processes(const Sender& sender, uint64_t request_id,
+                             schema::SignalProcesses::Reader sig) {
+  rpc::Session& session = *session_of(sender.conn);
+  LaunchEntry* entry = find_launch(sig.getLaunchId());
+  Status allowed = entry ? may_signal(entry->launch->spec(), entry->launcher_conn, sender)
+                         : Status(make_error(cat("no launch '", sig.getLaunchId().cStr(), "'")));
+  if (!allowed) {
+    if (entry) LAT_LOG(warn, "auth", allowed.error().message);
+    if (request_id) session.respond_error(request_id, allowed.error().message);
+    return;
+  }
+  entry->launch->forward_signal(sig.getSignal());
+  if (request_id) session.respond(request_id, rpc::Outgoing());
+}
+
+void Agent::fence_message(FenceMessage message, const Sender& sender) {
+  if (LaunchEntry* entry = find_launch(message.launch_id))
+    return deliver_fence(*entry, std::move(message), sender);
+  if (sender.identity.role != secure::Role::agent) {
+    LAT_LOG(warn, "auth", "a fence chunk for unknown launch ", message.launch_id, " from ",
+            secure::describe(sender.identity), " dropped: only agents send fence chunks");
+    return;
+  }
+  size_t bytes = fence_bytes(message);
+  if (early_fence_bytes_ + bytes > kMaxEarlyFenceBytes) {
+    LAT_LOG(warn, "fence", "a fence chunk for unknown launch ", message.launch_id, " from ",
+            secure::describe(sender.identity), " dropped: ", early_fence_bytes_,
+            " bytes are held already for launches not started here");
+    return;
+  }
+  early_fence_bytes_ += bytes;
+  early_fence_[message.launch_id].push_back(
+      EarlyFence{std::move(message), sender, loop_.now_ms(), bytes});
+}
+
+void Agent::deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender) {
+  const LaunchSpec& spec = entry.launch->spec();
+  fence::Tree tree(spec.nnodes(), spec.head_node, static_cast<int>(spec.fanout));
+  if (auto allowed = may_send_fence(spec, tree, message.down, message.from, sender); !allowed) {
+    LAT_LOG(warn, "auth", allowed.error().message);
+    return;
+  }
+  entry.launch->fence_message(std::move(message));
 }
 
 void Agent::connection_closed(uint64_t conn_id, const std::string& reason) {
-  LAT_LOG(debug, "rpc", "connection ", conn_id, " closed: ", reason);
+  auto it = connections_.find(conn_id);
+  bool authenticated = it != connections_.end() && it->second->established();
+  std::string who = it == connections_.end() ? std::string("?") : it->second->peer();
+  if (!authenticated)
+    LAT_LOG(warn, "link", "refused ", who, ": ", reason);
+  else if (reason == "closed by the peer")
+    LAT_LOG(debug, "link", "connection ", conn_id, " (", secure::describe(it->second->identity()),
+            ") closed by the peer");
+  else
+    LAT_LOG(info, "link", "connection ", conn_id, " (", secure::describe(it->second->identity()),
+            ") lost: ", reason);
   for (auto& [id, entry] : launches_) {
     if (entry.launcher_conn != conn_id || entry.launch->ended()) continue;
     entry.launch->fail(Failure{cat("the launcher's connection was lost (", reason, ")"), 1, -1});
@@ -220,10 +281,48 @@ void Agent::connection_closed(uint64_t conn_id, const std::string& reason) {
   reaper_.start(0, 0, [this] { reap(); });
 }
 
+void Agent::sweep() {
+  uint64_t now = loop_.now_ms();
+  std::vector<uint64_t> idle;
+  for (auto& [id, conn] : connections_) {
+    conn->session().expire(now);
+    if (conn->open() && conn->established() &&
+        now - conn->last_activity_ms() >= config_.idle_timeout_ms)
+      idle.push_back(id);
+  }
+  for (uint64_t id : idle) {
+    auto it = connections_.find(id);
+    if (it == connections_.end()) continue;
+    LAT_LOG(info, "link", "closing connection ", id, " (", secure::describe(it->second->identity()),
+            "): silent for ", config_.idle_timeout_ms / 1000.0, " s");
+    it->second->close();
+    connection_closed(id, "idle");
+  }
+  // What ended launches and closed links freed goes back to the system, so a burst (a big
+  // launch, a flood of connections) does not pin the agent's RSS at its peak.
+  if (trim_pending_) {
+    ::malloc_trim(0);
+    trim_pending_ = false;
+  }
+  for (auto it = early_fence_.begin(); it != early_fence_.end();) {
+    auto& held = it->second;
+    if (now - held.front().arrived_ms < kMaxEarlyFenceAgeMs) {
+      ++it;
+      continue;
+    }
+    LAT_LOG(warn, "fence", "dropping ", held.size(), " fence chunks for launch ", it->first,
+            ", which never started here");
+    for (auto& e : held) early_fence_bytes_ -= e.bytes;
+    it = early_fence_.erase(it);
+  }
+}
+
 void Agent::notify(uint64_t conn_id, rpc::Outgoing message) {
   auto it = connections_.find(conn_id);
   if (it != connections_.end() && it->second->open()) it->second->session().notify(std::move(message));
 }
+
+rpc::Session* Agent::session_of(uint64_t conn_id) { return &connections_.at(conn_id)->session(); }
 
 void Agent::output(Launch& launch, int rank, bool is_stderr, std::string data) {
   rpc::Outgoing msg;
@@ -270,6 +369,7 @@ void Agent::ended(Launch& launch, const std::optional<Failure>& failure,
 }
 
 void Agent::reap() {
+  trim_pending_ = true;
   for (auto it = launches_.begin(); it != launches_.end();)
     it = it->second.launch->ended() ? launches_.erase(it) : std::next(it);
   for (auto it = connections_.begin(); it != connections_.end();)
@@ -281,7 +381,7 @@ void Agent::reap() {
     listener_.reset();
     admin_listener_.reset();
     signals_.clear();
-    expiry_.stop();
+    sweeper_.stop();
     loop_.stop();
   }
 }
@@ -303,9 +403,9 @@ void Agent::shutdown(int signum) {
   reaper_.start(0, 0, [this] { reap(); });
 }
 
-Launch* Agent::find_launch(const std::string& id) {
+Agent::LaunchEntry* Agent::find_launch(const std::string& id) {
   auto it = launches_.find(id);
-  return it == launches_.end() ? nullptr : it->second.launch.get();
+  return it == launches_.end() ? nullptr : &it->second;
 }
 
 }  // namespace lattice::agent

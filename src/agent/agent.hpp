@@ -1,6 +1,7 @@
-// lattice-agentd's core: accepts launcher connections, runs launches, reports their output and
-// exits back to the connection that asked, answers the admin socket, and shuts down cleanly
-// (every launch's ranks killed, sockets removed) on SIGTERM/SIGINT.
+// lattice-agentd's core: accepts sealed links (launchers and peer agents), runs launches,
+// reports their output and exits back to the link that asked, answers the admin socket, and
+// shuts down cleanly (every launch's ranks killed, sockets removed) on SIGTERM/SIGINT. Every
+// message is judged against the identity its link proved (authority.hpp) before it acts.
 #pragma once
 
 #include <cstdint>
@@ -10,24 +11,29 @@
 #include <vector>
 
 #include "admin/status.hpp"
+#include "agent/authority.hpp"
 #include "agent/launch.hpp"
 #include "agent/peer_links.hpp"
+#include "agent/socket_dir.hpp"
 #include "config/config.hpp"
 #include "link/connection.hpp"
 #include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "net/signal.hpp"
 #include "net/timer.hpp"
+#include "secure/cluster_key.hpp"
 
 namespace lattice::agent {
 
 class Agent : private LaunchSink, public admin::AgentControl {
  public:
-  Agent(net::Loop& loop, config::AgentConfig config, LaunchEnvironment environment);
+  // `key` must outlive the agent.
+  Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterKey& key,
+        LaunchEnvironment environment);
   ~Agent() override;
 
-  // Listens (TCP and admin socket) and installs signal handlers. `ready_fd` >= 0 receives
-  // "HOST:PORT\n" once listening, then is closed.
+  // Claims the PMI socket directory, listens (TCP and admin socket) and installs signal
+  // handlers. `ready_fd` >= 0 receives "HOST:PORT\n" once listening, then is closed.
   Status start(int ready_fd);
   admin::AgentStatus status() override;
 
@@ -36,19 +42,33 @@ class Agent : private LaunchSink, public admin::AgentControl {
     std::unique_ptr<Launch> launch;
     uint64_t launcher_conn = 0;  // connection that asked for it; events go there
   };
+  // A fence chunk for a launch this agent has not been asked to run yet (fan-out is concurrent);
+  // judged like any other once the launch exists, dropped when it waits too long.
+  struct EarlyFence {
+    FenceMessage message;
+    Sender sender;
+    uint64_t arrived_ms = 0;
+    size_t bytes = 0;
+  };
 
   void accept(std::unique_ptr<net::Stream> stream);
-  void remove_stale_pmi_sockets();
   void on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::Reader envelope);
-  void launch_processes(uint64_t conn_id, uint64_t request_id,
+  void launch_processes(const Sender& sender, uint64_t request_id,
                         schema::LaunchProcessesRequest::Reader request);
-  void fence_message(FenceMessage message);
+  void abort_processes(const Sender& sender, uint64_t request_id,
+                       schema::AbortProcesses::Reader abort);
+  void signal_processes(const Sender& sender, uint64_t request_id,
+                        schema::SignalProcesses::Reader sig);
+  void fence_message(FenceMessage message, const Sender& sender);
+  void deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender);
   void connection_closed(uint64_t conn_id, const std::string& reason);
   void accept_admin(std::unique_ptr<net::Stream> stream);
+  void sweep();  // rpc deadlines, idle links, stale early fence chunks
   void shutdown(int signum);
   void reap();  // destroys closed connections and ended launches, outside their callbacks
   void notify(uint64_t conn_id, rpc::Outgoing message);
-  Launch* find_launch(const std::string& id);
+  rpc::Session* session_of(uint64_t conn_id);
+  LaunchEntry* find_launch(const std::string& id);
 
   // LaunchSink
   void output(Launch& launch, int rank, bool is_stderr, std::string data) override;
@@ -58,8 +78,10 @@ class Agent : private LaunchSink, public admin::AgentControl {
 
   net::Loop& loop_;
   config::AgentConfig config_;
+  const secure::ClusterKey& key_;
   LaunchEnvironment environment_;
   uint64_t started_ms_;
+  std::unique_ptr<SocketDir> socket_dir_;
   std::unique_ptr<net::TcpListener> listener_;
   std::unique_ptr<net::UnixListener> admin_listener_;
   std::vector<std::unique_ptr<net::SignalWatcher>> signals_;
@@ -67,13 +89,13 @@ class Agent : private LaunchSink, public admin::AgentControl {
   std::map<uint64_t, std::unique_ptr<net::Stream>> admin_clients_;
   std::map<std::string, LaunchEntry> launches_;
   PeerLinks peers_;
-  // Fence chunks that arrived before this agent's own LaunchProcesses (fan-out is concurrent).
-  std::map<std::string, std::vector<FenceMessage>> early_fence_;
-  size_t early_fence_count_ = 0;
+  std::map<std::string, std::vector<EarlyFence>> early_fence_;
+  size_t early_fence_bytes_ = 0;
   net::Timer reaper_;
-  net::Timer expiry_;
+  net::Timer sweeper_;
   uint64_t next_conn_id_ = 1;
   bool shutting_down_ = false;
+  bool trim_pending_ = false;  // something was freed since the last malloc_trim
 };
 
 }  // namespace lattice::agent

@@ -1,10 +1,12 @@
 // The agent's side of the admin socket: one request line in, the rendered answer out, then the
 // connection is closed. The protocol and rendering live in admin/; this only moves bytes and
 // collects the live state.
+#include <unistd.h>
 #include <uv.h>
 
 #include "agent/agent.hpp"
 #include "base/log.hpp"
+#include "net/peer_credentials.hpp"
 #include "lattice_version.h"
 
 namespace lattice::agent {
@@ -13,6 +15,14 @@ constexpr size_t kMaxAdminRequest = 1024;  // one short line; anything longer is
 }
 
 void Agent::accept_admin(std::unique_ptr<net::Stream> stream) {
+  // The socket file is 0600 already; the peer check holds even if someone loosens it.
+  auto cred = net::peer_credentials(*stream);
+  if (!cred || (cred->uid != 0 && cred->uid != ::geteuid())) {
+    LAT_LOG(warn, "auth", "refused an admin client ",
+            cred ? cat("(uid ", cred->uid, ")") : std::string("(no peer credentials)"),
+            ": only root and the agent's own user may ask");
+    return;
+  }
   uint64_t id = next_conn_id_++;
   net::Stream* s = stream.get();
   admin_clients_[id] = std::move(stream);

@@ -7,22 +7,51 @@
 
 #include <algorithm>
 #include <csignal>
+#include <set>
 
+#include "agent/socket_dir.hpp"
 #include "base/log.hpp"
 #include "pmi/mapping.hpp"
 #include "proc/environment.hpp"
 #include "proc/executable.hpp"
+#include "secure/secret.hpp"
 
 namespace lattice::agent {
 namespace {
 
-pmi::LaunchInfo pmi_info(const LaunchSpec& spec) {
+pmi::LaunchInfo pmi_info(const LaunchSpec& spec, const std::map<int, std::string>& port_ids) {
   pmi::LaunchInfo info;
   info.jobid = spec.launch_id;
   info.world_size = spec.world_size;
   info.local_ranks = spec.local_ranks();
   info.process_mapping = pmi::process_mapping(spec.rank_nodes);
+  for (const auto& [rank, id] : port_ids) info.port_ids[id] = rank;
   return info;
+}
+
+// One random, distinct PMI_ID per local rank: MPICH reads it with atoi(), so it is a decimal
+// int (31 random bits); with the port open only to the job's user and each id good once, a
+// guess gains nothing.
+std::map<int, std::string> issue_port_ids(const LaunchSpec& spec) {
+  std::map<int, std::string> ids;
+  if (!spec.use_pmi_port) return ids;
+  std::set<uint32_t> used;
+  for (int rank : spec.local_ranks()) {
+    uint32_t id = 0;
+    while (id == 0 || !used.insert(id).second) {
+      secure::random_bytes(&id, sizeof id);
+      id &= 0x7fffffff;
+    }
+    ids[rank] = std::to_string(id);
+  }
+  return ids;
+}
+
+std::string path_of(const LaunchSpec& spec) {
+  std::string path = proc::kDefaultPath;
+  for (const auto& [name, value] : spec.env)
+    if (name == "PATH") path = value;
+  return path;
 }
 
 }  // namespace
@@ -36,7 +65,8 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       sink_(sink),
       peers_(peers),
       started_ns_(uv_hrtime()),
-      pmi_(pmi_info(spec_), *this),
+      port_ids_(issue_port_ids(spec_)),
+      pmi_(pmi_info(spec_, port_ids_), *this),
       kill_timer_(loop),
       watch_timer_(loop),
       spawn_timer_(loop) {
@@ -75,28 +105,16 @@ Launch::~Launch() {
 }
 
 Status Launch::start() {
-  std::string path_env;
-  for (const auto& kv : env_.base_env)
-    if (starts_with(kv, "PATH=")) path_env = kv.substr(5);
-  std::string cwd = spec_.workdir.empty() ? env_.agent_cwd : spec_.workdir;
-  auto program = proc::resolve_executable(spec_.entrypoint, path_env, cwd);
+  // Looked up as the agent sees the file system; lattice-rank-exec's exec, as the job's user,
+  // has the last word on permissions.
+  auto program = proc::resolve_executable(spec_.entrypoint, path_of(spec_), spec_.workdir);
   if (!program)
     return make_error(cat("cannot execute '", spec_.entrypoint, "' on ", env_.node_id,
                           ": not found or not executable"));
-
-  ::mkdir(env_.pmi_socket_dir.c_str(), 0755);
-  std::string socket_path =
-      cat(env_.pmi_socket_dir, "/lattice-pmi-", spec_.launch_id, ".sock");
-  auto accept = [this](std::unique_ptr<net::Stream> stream) {
-    serve_pmi(std::move(stream), std::nullopt);
-  };
-  auto listener = net::UnixListener::listen(loop_, socket_path, accept);
-  if (!listener) return make_error(cat("PMI socket ", socket_path, ": ", listener.error().message));
-  socket_listener_ = std::move(listener.value());
-  if (spec_.use_pmi_port) {
-    auto tcp = net::TcpListener::listen(loop_, "127.0.0.1", 0, accept);
-    if (!tcp) return make_error(cat("PMI port: ", tcp.error().message));
-    port_listener_ = std::move(tcp.value());
+  if (auto opened = open_doors(); !opened) {
+    socket_listener_.reset();
+    if (!launch_dir_.empty()) remove_launch_dir(launch_dir_);
+    return opened.error();
   }
 
   watch_timer_.start(kWatchPeriodMs, kWatchPeriodMs, [this] { check_fence_deadline(); });
@@ -105,7 +123,7 @@ Status Launch::start() {
   if (tree_fence_)
     for (int node : tree_fence_->neighbors()) {
       const Peer& peer = spec_.peers[static_cast<size_t>(node)];
-      peers_.watch(peer.host, peer.port);
+      peers_.watch(peer.node_id, peer.host, peer.port);
     }
   // Spawning waits for the next loop turn: the launcher hears "accepted" first, so fan-out to
   // many agents is not serialised behind each agent's forks.
@@ -152,23 +170,22 @@ Status Launch::spawn_rank(Rank& rank, const std::string& program) {
   if (port_listener_) {
     auto bound = port_listener_->bound();
     in.pmi_port = cat(bound.host, ':', bound.port);
+    in.pmi_id = port_ids_.at(rank.rank);
   } else {
     auto pair = net::make_socketpair();
     if (!pair) return pair.error();
     auto [parent, child] = std::move(pair.value());
     auto stream = net::Stream::open_fd(loop_, std::move(parent));
     if (!stream) return stream.error();
-    serve_pmi(std::move(stream.value()), rank.rank);
+    serve_pmi(std::move(stream.value()), Door::rank_fd, rank.rank);
     in.pmi_fd = 3;
     spawn.inherit_fds.push_back(child.get());
     child_end = std::move(child);
   }
   spawn.file = env_.rank_exec;
-  spawn.argv = {env_.rank_exec, program};
-  spawn.argv.insert(spawn.argv.end(), spec_.args.begin(), spec_.args.end());
+  spawn.argv = rank_exec_argv(program);
   spawn.env = proc::rank_environment(in);
   spawn.env.push_back(cat("LATTICE_AGENT_PID=", ::getpid()));
-  spawn.cwd = spec_.workdir;
 
   Rank* r = &rank;
   auto process = net::Process::spawn(loop_, spawn, [this, r](net::ExitInfo info) { on_exit(*r, info); });
@@ -269,7 +286,25 @@ void Launch::maybe_end() {
   conns_.clear();
   socket_listener_.reset();  // removes the socket file
   port_listener_.reset();
+  if (!launch_dir_.empty()) remove_launch_dir(launch_dir_);
   sink_.ended(*this, failure_, stragglers_, times_);
+}
+
+// lattice-rank-exec [--user U:G:NAME [--groups ...]] [--chdir DIR] -- PROGRAM ARGS: the helper
+// becomes the job's user and enters the directory as that user, so the agent never does either.
+std::vector<std::string> Launch::rank_exec_argv(const std::string& program) const {
+  const JobUser& user = spec_.user;
+  std::vector<std::string> argv = {env_.rank_exec, "--user",
+                                   cat(user.uid, ':', user.gid, ':', user.name)};
+  if (user.groups) {
+    std::string list;
+    for (uint32_t g : *user.groups) list += (list.empty() ? "" : ",") + std::to_string(g);
+    argv.insert(argv.end(), {"--groups", list});
+  }
+  if (!spec_.workdir.empty()) argv.insert(argv.end(), {"--chdir", spec_.workdir});
+  argv.insert(argv.end(), {"--", program});
+  argv.insert(argv.end(), spec_.args.begin(), spec_.args.end());
+  return argv;
 }
 
 std::vector<std::pair<int, int>> Launch::rank_pids() const {
@@ -296,7 +331,7 @@ namespace lattice::agent {
 
 void Launch::send_to_node(int node, rpc::Outgoing message) {
   const Peer& peer = spec_.peers[static_cast<size_t>(node)];
-  peers_.send(peer.host, peer.port, std::move(message));
+  peers_.send(peer.node_id, peer.host, peer.port, std::move(message));
 }
 
 void Launch::send_abort(int node, const Failure& failure) {

@@ -52,12 +52,14 @@ class LaunchSink {
                      const std::vector<std::string>& stragglers, const LaunchTimes& times) = 0;
 };
 
+class SocketDir;
+
+// What every launch on this agent shares. Ranks get nothing of the agent's own environment.
 struct LaunchEnvironment {
   std::string node_id;
-  std::string pmi_socket_dir;
-  std::string rank_exec;                // path of lattice-rank-exec
-  std::vector<std::string> base_env;    // the agent's environment, "K=V"
-  std::string agent_cwd;
+  std::string rank_exec;                  // path of lattice-rank-exec
+  const SocketDir* socket_dir = nullptr;  // where each launch makes its private directory
+  bool agent_is_root = false;             // ranks then switch to the job's user
 };
 
 class Launch : private pmi::ServerHooks {
@@ -96,6 +98,9 @@ class Launch : private pmi::ServerHooks {
     std::unique_ptr<net::Stream> stream;
     int rank = -1;
   };
+  // How a PMI connection reached the launch: it decides who may use it and how it names its
+  // rank (pmi::Server::connect / connect_port).
+  enum class Door { rank_fd, socket, port };
 
   // pmi::ServerHooks
   void send(pmi::ConnId conn, std::string bytes) override;
@@ -111,7 +116,11 @@ class Launch : private pmi::ServerHooks {
   void spawn_all(const std::string& program);
   Status spawn_rank(Rank& rank, const std::string& program);
   void attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool is_stderr);
-  void serve_pmi(std::unique_ptr<net::Stream> stream, std::optional<int> rank);
+  Status open_doors();  // the per-launch directory and socket, and the PMI_PORT listener
+  // A connection on the socket or the port, admitted only from the job's user (or root).
+  void admit(std::unique_ptr<net::Stream> stream, Door door);
+  void serve_pmi(std::unique_ptr<net::Stream> stream, Door door, std::optional<int> rank);
+  std::vector<std::string> rank_exec_argv(const std::string& program) const;
   void on_exit(Rank& rank, net::ExitInfo info);
   void check_fence_deadline();
   // Local ranks that never entered fence `epoch`, with their last PMI command and its age.
@@ -129,11 +138,13 @@ class Launch : private pmi::ServerHooks {
   LaunchSink& sink_;
   PeerLinks& peers_;
   uint64_t started_ns_;
+  std::map<int, std::string> port_ids_;  // rank -> its one-time PMI_ID (PMI_PORT mode)
   pmi::Server pmi_;
   std::unique_ptr<Fence> fence_;
   TreeFence* tree_fence_ = nullptr;  // fence_ when the launch spans nodes
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::map<pmi::ConnId, PmiConn> conns_;
+  std::string launch_dir_;  // <socket dir>/lattice-<id>, removed at the end
   std::unique_ptr<net::UnixListener> socket_listener_;
   std::unique_ptr<net::TcpListener> port_listener_;
   net::Timer kill_timer_;

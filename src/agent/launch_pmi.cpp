@@ -1,19 +1,73 @@
-// The PMI side of a launch: connections from ranks into the launch's pmi::Server, the server's
-// hooks (responses, fences, aborts, client failures), and the watchdog for fence deadlines and
-// ranks that dropped PMI without finalize.
+// The PMI side of a launch: its doors (the PMI_FD socketpairs, the per-launch Unix socket in a
+// directory only the job's user can enter, the optional PMI_PORT listener that admits only
+// the job's user), the server's hooks (responses, fences, aborts, client failures), and the
+// watchdog for fence deadlines and ranks that dropped PMI without finalize.
+#include <sys/stat.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 
 #include "agent/launch.hpp"
 #include "agent/launch_rank.hpp"
+#include "agent/socket_dir.hpp"
 #include "base/log.hpp"
+#include "net/loopback_owner.hpp"
+#include "net/peer_credentials.hpp"
 
 namespace lattice::agent {
 
-void Launch::serve_pmi(std::unique_ptr<net::Stream> stream, std::optional<int> rank) {
-  pmi::ConnId id = pmi_.connect(rank);
+Status Launch::open_doors() {
+  const JobUser& user = spec_.user;
+  auto dir = env_.socket_dir->make_launch_dir(spec_.launch_id, user.uid, user.gid, env_.agent_is_root);
+  if (!dir) return dir.error();
+  launch_dir_ = *dir;
+  std::string socket_path = cat(launch_dir_, "/pmi.sock");
+  auto listener = net::UnixListener::listen(
+      loop_, socket_path, [this](auto stream) { admit(std::move(stream), Door::socket); });
+  if (!listener) return make_error(cat("PMI socket ", socket_path, ": ", listener.error().message));
+  socket_listener_ = std::move(listener.value());
+  if (env_.agent_is_root && ::chown(socket_path.c_str(), user.uid, user.gid) != 0)
+    return make_error(cat("cannot give ", socket_path, " to uid ", user.uid, ": ",
+                          std::strerror(errno)));
+  if (spec_.use_pmi_port) {
+    auto tcp = net::TcpListener::listen(
+        loop_, "127.0.0.1", 0, [this](auto stream) { admit(std::move(stream), Door::port); });
+    if (!tcp) return make_error(cat("PMI port: ", tcp.error().message));
+    port_listener_ = std::move(tcp.value());
+  }
+  return {};
+}
+
+void Launch::admit(std::unique_ptr<net::Stream> stream, Door door) {
+  // The socket's directory already keeps others out; checking the peer too costs nothing and
+  // holds if someone loosens the directory. The port is open to every local user: the kernel
+  // tells who owns the connecting socket.
+  std::optional<uint32_t> uid;
+  std::string why;
+  if (door == Door::socket) {
+    if (auto cred = net::peer_credentials(*stream)) uid = cred->uid;
+    else why = "no peer credentials";
+  } else {
+    auto owner = net::loopback_peer_uid(*stream);
+    if (owner) uid = *owner;
+    else why = owner.error().message;
+  }
+  if (!uid || (*uid != spec_.user.uid && *uid != 0)) {
+    LAT_LOG(warn, "auth", spec_.launch_id, ": refused a PMI connection on the ",
+            door == Door::socket ? "socket" : "port", " from ",
+            uid ? cat("uid ", *uid) : why, " (the job runs as uid ", spec_.user.uid, ")");
+    return;  // dropping the stream closes it
+  }
+  serve_pmi(std::move(stream), door, std::nullopt);
+}
+
+void Launch::serve_pmi(std::unique_ptr<net::Stream> stream, Door door, std::optional<int> rank) {
+  pmi::ConnId id = door == Door::port ? pmi_.connect_port() : pmi_.connect(rank);
+  stream->set_write_limit(kPmiWriteLimitBytes);
   net::Stream* s = stream.get();
   conns_[id] = PmiConn{std::move(stream), rank.value_or(-1)};
   s->start([this, id](std::string_view bytes) { pmi_.receive(id, bytes); },
@@ -61,12 +115,16 @@ void Launch::client_failed(pmi::ConnId conn, int rank, std::string message) {
     return;
   }
   if (lost) return;  // the exit has been judged already
+  if (rank < 0) {
+    // A socket or port client that never proved which rank it is speaks for no rank: dropping
+    // it is enough, and no stranger's garbage can end the job.
+    LAT_LOG(warn, "pmi", spec_.launch_id, ": dropped an unidentified PMI client: ", message);
+    return;
+  }
   // The engine names the rank itself ("rank 2: ..."); say it once, with the node.
   std::string prefix = cat("rank ", rank, ": ");
   if (starts_with(message, prefix)) message.erase(0, prefix.size());
-  fail(Failure{cat(rank >= 0 ? where(rank) : cat("a client on ", env_.node_id),
-                   ": PMI protocol error: ", message),
-               1, rank});
+  fail(Failure{cat(where(rank), ": PMI protocol error: ", message), 1, rank});
 }
 
 void Launch::rank_initialized(int rank) {

@@ -19,6 +19,9 @@ constexpr uint64_t kOutputDrainMs = 3000;
 // A rank that dropped its PMI connection without finalize usually exits a moment later; its exit
 // status is the better reason. If it lives on, fail the launch with the PMI reason after this.
 constexpr uint64_t kLostPmiGraceMs = 2000;
+// Answers a rank may leave unread before its PMI connection is dropped: far beyond any honest
+// backlog (one request in flight, answers of at most a frame each).
+constexpr size_t kPmiWriteLimitBytes = size_t{16} << 20;
 // Period of the watchdog that checks fence deadlines and lost-PMI ranks.
 constexpr uint64_t kWatchPeriodMs = 200;
 

@@ -1,6 +1,9 @@
 #include "agent/launch_spec.hpp"
 
+#include <set>
+
 #include "base/strings.hpp"
+#include "proc/environment.hpp"
 
 namespace lattice::agent {
 namespace {
@@ -44,6 +47,36 @@ Result<std::vector<int>> decode_rank_nodes(schema::LaunchProcessesRequest::Reade
   return nodes;
 }
 
+// Whether this agent may start processes as `user`, in the words of its refusal.
+Status check_user(const JobUser& user, const LaunchDefaults& d) {
+  if (user.name.empty()) return make_error("the request names no user to run the job as");
+  if (d.agent_uid != 0 && user.uid != d.agent_uid)
+    return make_error(cat("agent on ", d.node_id, " runs as uid ", d.agent_uid,
+                          " and cannot start a job for ", user.name, " (uid ", user.uid, ")"));
+  if (d.agent_uid == 0 && user.uid == 0 && !d.allow_root_jobs)
+    return make_error(cat("agent on ", d.node_id,
+                          " does not run jobs as root (set security.allow_root_jobs: true or "
+                          "start it with --allow-root-jobs)"));
+  return {};
+}
+
+Result<JobUser> decode_user(schema::LaunchProcessesRequest::Reader r) {
+  if (!r.hasUser()) return make_error("the request names no user to run the job as");
+  auto u = r.getUser();
+  JobUser user;
+  user.uid = u.getUid();
+  user.gid = u.getGid();
+  user.name = u.getName();
+  if (u.hasGroups()) {
+    user.groups.emplace();
+    for (uint32_t g : u.getGroups()) user.groups->push_back(g);
+  }
+  // uid/gid -1 mean "unchanged" to the set*id calls.
+  if (user.uid == UINT32_MAX || user.gid == UINT32_MAX)
+    return make_error("the job's uid and gid must not be 4294967295");
+  return user;
+}
+
 }  // namespace
 
 std::vector<int> LaunchSpec::local_ranks() const {
@@ -71,33 +104,49 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   spec.entrypoint = r.getEntrypoint();
   if (spec.entrypoint.empty()) return make_error("no entrypoint given");
   for (auto arg : r.getArgs()) spec.args.emplace_back(arg);
-  if (r.getWorldSize() == 0 || r.getWorldSize() > static_cast<uint32_t>(kMaxWorldSize))
-    return make_error(cat("worldSize must be 1..", kMaxWorldSize, ", got ", r.getWorldSize()));
+  if (r.getWorldSize() == 0 || r.getWorldSize() > defaults.max_world_size)
+    return make_error(cat("a world of ", r.getWorldSize(), " ranks is refused by ",
+                          defaults.node_id, " (limits.max_world_size is ", defaults.max_world_size,
+                          ")"));
   spec.world_size = static_cast<int>(r.getWorldSize());
 
   for (auto peer : r.getPeers())
     spec.peers.push_back(Peer{peer.getNodeId(), peer.getHost(), peer.getPort()});
   if (spec.peers.empty()) spec.peers.push_back(Peer{defaults.node_id, "", 0});
+  // Node ids are how links are matched to launch members: each must name one node.
+  std::set<std::string> ids;
+  for (const auto& peer : spec.peers)
+    if (!ids.insert(peer.node_id).second)
+      return make_error(cat("node id '", peer.node_id, "' appears twice among the peers"));
   if (r.getNodeIndex() >= spec.peers.size())
     return make_error(cat("nodeIndex ", r.getNodeIndex(), " is outside the ", spec.peers.size(),
                           " peers"));
   if (r.getHeadNodeIndex() >= spec.peers.size())
     return make_error(cat("headNodeIndex ", r.getHeadNodeIndex(), " is outside the peers"));
   spec.node_index = static_cast<int>(r.getNodeIndex());
+  if (spec.peers[static_cast<size_t>(spec.node_index)].node_id != defaults.node_id)
+    return make_error(cat("the request addresses this agent as node '",
+                          spec.peers[static_cast<size_t>(spec.node_index)].node_id,
+                          "', but it is '", defaults.node_id, "'"));
   spec.head_node = static_cast<int>(r.getHeadNodeIndex());
 
   auto nodes = decode_rank_nodes(r, spec.world_size, spec.nnodes(), spec.node_index);
   if (!nodes) return nodes.error();
   spec.rank_nodes = std::move(nodes.value());
-  if (spec.local_ranks().empty())
-    return make_error(cat("the layout gives node ", spec.node_index, " no ranks"));
+  size_t local = spec.local_ranks().size();
+  if (local == 0) return make_error(cat("the layout gives node ", spec.node_index, " no ranks"));
+  if (local > defaults.max_ranks_per_node)
+    return make_error(cat(local, " ranks on ", defaults.node_id,
+                          " are refused (limits.max_ranks_per_node is ",
+                          defaults.max_ranks_per_node, ")"));
 
-  for (auto var : r.getEnv()) {
-    std::string name = var.getName();
-    if (name.empty() || name.find('=') != std::string::npos)
-      return make_error(cat("bad environment variable name '", name, "'"));
-    spec.env.emplace_back(std::move(name), var.getValue());
-  }
+  auto user = decode_user(r);
+  if (!user) return user.error();
+  if (auto allowed = check_user(*user, defaults); !allowed) return allowed.error();
+  spec.user = std::move(user.value());
+
+  for (auto var : r.getEnv()) spec.env.emplace_back(var.getName(), var.getValue());
+  if (auto env = proc::check_request_env(spec.env, spec.user.uid == 0); !env) return env.error();
   spec.fence_timeout_ms = r.getFenceTimeoutMs() ? r.getFenceTimeoutMs() : defaults.fence_timeout_ms;
   spec.fanout = r.getFanout() ? r.getFanout() : defaults.fanout;
   spec.slurm_compat = r.getSlurmCompat() || defaults.slurm_compat;

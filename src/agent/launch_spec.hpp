@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,14 @@ struct Peer {
   std::string node_id;
   std::string host;
   int port = 0;
+};
+
+// Who the ranks run as (lattice-rank-exec switches to it when the agent runs as root).
+struct JobUser {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::optional<std::vector<uint32_t>> groups;  // nullopt: the node's own (initgroups)
+  std::string name;
 };
 
 struct LaunchSpec {
@@ -35,22 +44,27 @@ struct LaunchSpec {
   bool slurm_compat = false;
   bool use_pmi_port = false;
   std::string workdir;
+  JobUser user;
 
   int nnodes() const { return static_cast<int>(peers.size()); }
   std::vector<int> local_ranks() const;  // global ranks on this node, ascending
   std::string nodelist() const;          // node ids joined by ','
 };
 
+// What the receiving agent is and allows: a request is judged against these.
 struct LaunchDefaults {
-  std::string node_id;  // used when the request names no peers (single-node launch)
+  std::string node_id;  // this agent's; used when the request names no peers (single node)
   uint32_t fence_timeout_ms = 60000;
   uint32_t fanout = 8;
   bool slurm_compat = false;
+  // Bounds on what one request may make this agent allocate and fork.
+  uint32_t max_world_size = 1u << 20;
+  uint32_t max_ranks_per_node = 1024;
+  // Whose jobs this agent may run: as root any user's (uid 0 only when allowed); otherwise only
+  // its own user's.
+  uint32_t agent_uid = 0;
+  bool allow_root_jobs = false;
 };
-
-// Upper bound on ranks per launch: keeps a hostile request from making the agent allocate
-// per-rank tables of arbitrary size.
-inline constexpr int kMaxWorldSize = 1 << 20;
 // Launch ids end up in file names (the per-launch PMI socket): short and path-safe only.
 inline constexpr size_t kMaxLaunchIdLength = 64;
 

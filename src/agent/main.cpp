@@ -1,6 +1,5 @@
 // lattice-agentd: the node agent. Reads its YAML config, lets flags override it, and runs one
 // libuv loop until SIGTERM/SIGINT has ended every launch.
-#include <limits.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,8 +14,7 @@
 #include "lattice_version.h"
 #include "net/loop.hpp"
 #include "net/signal.hpp"
-
-extern char** environ;
+#include "secure/cluster_key.hpp"
 
 namespace {
 
@@ -26,8 +24,10 @@ constexpr const char* kDefaultConfig = "/etc/lattice/agent.yaml";
 
 const char* kUsage =
     "usage: lattice-agentd [--config PATH] [--listen HOST:PORT] [--node-id NAME]\n"
+    "                      [--key-file FILE] [--allow-root-jobs]\n"
     "                      [--admin-socket PATH] [--pmi-socket-dir DIR] [--log-level LEVEL]\n"
     "                      [--ready-fd FD] [--check-config] [--version] [--help]\n"
+    "       lattice-agentd --generate-key FILE\n"
     "Flags override the config file (default " "/etc/lattice/agent.yaml" " when it exists).\n";
 
 struct Flags {
@@ -57,6 +57,10 @@ std::string apply(config::AgentConfig& cfg, const std::string& flag, const std::
     cfg.admin_socket = value;
   } else if (flag == "--pmi-socket-dir") {
     cfg.pmi_socket_dir = value;
+  } else if (flag == "--key-file") {
+    cfg.key_file = value;
+  } else if (flag == "--allow-root-jobs") {
+    cfg.allow_root_jobs = true;
   } else if (flag == "--log-level") {
     auto level = parse_log_level(value);
     if (!level) return cat("--log-level: one of error, warn, info, debug, trace; got '", value, "'");
@@ -80,12 +84,23 @@ int main(int argc, char** argv) {
       return 0;
     } else if (arg == "--check-config") {
       flags.check_config = true;
+    } else if (arg == "--allow-root-jobs") {
+      flags.overrides.emplace_back(arg, "");
     } else if (arg == "--config" || arg == "--listen" || arg == "--node-id" ||
                arg == "--admin-socket" || arg == "--pmi-socket-dir" || arg == "--log-level" ||
-               arg == "--ready-fd") {
+               arg == "--ready-fd" || arg == "--key-file" || arg == "--generate-key") {
       const char* v = value();
       if (!v) return usage_error(arg + " needs a value");
-      if (arg == "--config") {
+      if (arg == "--generate-key") {
+        auto made = secure::generate_key_file(v);
+        if (!made) {
+          std::fprintf(stderr, "lattice-agentd: %s\n", made.error().message.c_str());
+          return 1;
+        }
+        std::printf("lattice-agentd: wrote a new cluster key to %s (mode 0600); copy it to every "
+                    "node and launcher host\n", v);
+        return 0;
+      } else if (arg == "--config") {
         flags.config_path = v;
       } else if (arg == "--ready-fd") {
         auto fd = parse_int(v);
@@ -121,16 +136,26 @@ int main(int argc, char** argv) {
   set_log_tag(cat("agentd[", cfg.node_id, "]"));
   net::ignore_sigpipe();
 
+  // No key, no agent: an agent that accepted unauthenticated links would run anything for
+  // anyone who reaches its port.
+  if (cfg.key_file.empty()) {
+    LAT_LOG(error, "agent", "no cluster key: set security.key_file in the config or pass "
+                            "--key-file FILE (lattice-agentd --generate-key FILE makes one)");
+    return 1;
+  }
+  auto key = secure::ClusterKey::load(cfg.key_file);
+  if (!key) {
+    LAT_LOG(error, "agent", key.error().message);
+    return 1;
+  }
+
   agent::LaunchEnvironment env;
   env.node_id = cfg.node_id;
-  env.pmi_socket_dir = cfg.pmi_socket_dir;
   env.rank_exec = find_sibling("lattice-rank-exec", LATTICE_LIBEXECDIR);
-  for (char** e = environ; *e; ++e) env.base_env.emplace_back(*e);
-  char cwd[PATH_MAX];
-  env.agent_cwd = ::getcwd(cwd, sizeof cwd) ? cwd : "/";
+  env.agent_is_root = ::geteuid() == 0;
 
   net::Loop loop;
-  agent::Agent agent(loop, cfg, std::move(env));
+  agent::Agent agent(loop, cfg, *key, std::move(env));
   auto started = agent.start(flags.ready_fd);
   if (!started) {
     LAT_LOG(error, "agent", started.error().message);

@@ -4,28 +4,35 @@
 
 namespace lattice::agent {
 
-PeerLinks::PeerLinks(net::Loop& loop, uint64_t heartbeat_ms, uint32_t misses, LostFn on_lost)
+PeerLinks::PeerLinks(net::Loop& loop, Options options, LostFn on_lost)
     : loop_(loop),
-      heartbeat_ms_(heartbeat_ms),
-      misses_(misses),
+      options_(std::move(options)),
       on_lost_(std::move(on_lost)),
       heartbeat_timer_(loop),
       reaper_(loop) {
-  heartbeat_timer_.start(heartbeat_ms_, heartbeat_ms_, [this] { heartbeat(); });
+  heartbeat_timer_.start(options_.heartbeat_ms, options_.heartbeat_ms, [this] { heartbeat(); });
 }
 
 PeerLinks::~PeerLinks() = default;
 
-PeerLinks::Link& PeerLinks::link_for(const std::string& host, int port) {
+PeerLinks::Link& PeerLinks::link_for(const std::string& node_id, const std::string& host,
+                                     int port) {
   std::string key = cat(host, ':', port);
   auto it = links_.find(key);
-  if (it != links_.end() && !it->second->lost) return *it->second;
+  if (it != links_.end() && !it->second->lost) {
+    Link& existing = *it->second;
+    if (existing.node_id != node_id)
+      LAT_LOG(warn, "link", "peer ", key, " is named '", node_id, "' by one launch and '",
+              existing.node_id, "' by another; its handshake decides");
+    return existing;
+  }
   auto link = std::make_unique<Link>();
+  link->node_id = node_id;
   link->host = host;
   link->port = port;
   Link& ref = *link;
   links_[key] = std::move(link);
-  LAT_LOG(debug, "link", "connecting to peer ", key);
+  LAT_LOG(debug, "link", "connecting to peer ", node_id, " at ", key);
   net::connect_tcp(loop_, host, port, [this, key](Result<std::unique_ptr<net::Stream>> stream) {
     if (!stream) return lose(key, cat("cannot connect: ", stream.error().message));
     connected(key, std::move(stream.value()));
@@ -33,15 +40,18 @@ PeerLinks::Link& PeerLinks::link_for(const std::string& host, int port) {
   return ref;
 }
 
-void PeerLinks::send(const std::string& host, int port, rpc::Outgoing message) {
-  Link& link = link_for(host, port);
+void PeerLinks::send(const std::string& node_id, const std::string& host, int port,
+                     rpc::Outgoing message) {
+  Link& link = link_for(node_id, host, port);
   if (link.conn)
     link.conn->session().notify(std::move(message));
   else
     link.waiting.push_back(std::move(message));
 }
 
-void PeerLinks::watch(const std::string& host, int port) { link_for(host, port); }
+void PeerLinks::watch(const std::string& node_id, const std::string& host, int port) {
+  link_for(node_id, host, port);
+}
 
 void PeerLinks::connected(const std::string& key, std::unique_ptr<net::Stream> stream) {
   auto it = links_.find(key);
@@ -49,17 +59,34 @@ void PeerLinks::connected(const std::string& key, std::unique_ptr<net::Stream> s
   Link& link = *it->second;
   rpc::Session::Handlers handlers;
   handlers.on_message = [](uint64_t, schema::Envelope::Reader) {};  // peers answer calls only
+  link::LinkOptions options;
+  options.side = secure::Channel::Side::initiator;
+  options.key = options_.key;
+  options.self = secure::Identity{secure::Role::agent, options_.node_id};
+  options.handshake_timeout_ms = options_.handshake_timeout_ms;
   link.conn = std::make_unique<link::Connection>(
-      std::move(stream), std::move(handlers),
+      loop_, std::move(stream), std::move(options), std::move(handlers),
+      [this, key](const secure::Identity& peer) { established(key, peer); },
       [this, key](const std::string& reason) { lose(key, cat("connection closed (", reason, ")")); });
+  // The connection holds them until the handshake is done.
   for (auto& message : link.waiting) link.conn->session().notify(std::move(message));
   link.waiting.clear();
+}
+
+void PeerLinks::established(const std::string& key, const secure::Identity& peer) {
+  auto it = links_.find(key);
+  if (it == links_.end() || it->second->lost) return;
+  const Link& link = *it->second;
+  if (peer.role != secure::Role::agent || peer.name != link.node_id)
+    lose(key, cat("the agent at ", key, " proved to be ", secure::describe(peer), ", not agent ",
+                  link.node_id));
 }
 
 void PeerLinks::lose(const std::string& key, const std::string& reason) {
   auto it = links_.find(key);
   if (it == links_.end() || it->second->lost) return;
   it->second->lost = true;
+  if (it->second->conn) it->second->conn->close();
   // Launches that use the peer say so at warn level; a peer going away is otherwise routine.
   LAT_LOG(info, "link", "peer ", key, " lost: ", reason);
   // Destroy the connection outside its own callbacks.
@@ -73,18 +100,18 @@ void PeerLinks::lose(const std::string& key, const std::string& reason) {
 void PeerLinks::heartbeat() {
   uint64_t now = loop_.now_ms();
   for (auto& [key, link] : links_) {
-    if (!link->conn || link->lost) continue;
+    if (!link->conn || link->lost || !link->conn->established()) continue;
     link->conn->session().expire(now);
     if (link->lost) continue;
-    if (link->unanswered >= misses_) {
-      lose(key, cat("no heartbeat answer for ", misses_ * heartbeat_ms_, " ms"));
+    if (link->unanswered >= options_.misses) {
+      lose(key, cat("no heartbeat answer for ", options_.misses * options_.heartbeat_ms, " ms"));
       continue;
     }
     ++link->unanswered;
     rpc::Outgoing beat;
     beat.envelope().initBody().setHeartbeat();
     Link* l = link.get();
-    link->conn->session().call(std::move(beat), now + heartbeat_ms_ * (misses_ + 1),
+    link->conn->session().call(std::move(beat), now + options_.heartbeat_ms * (options_.misses + 1),
                                [l](Result<schema::Envelope::Reader> reply) {
                                  if (reply) l->unanswered = 0;
                                });

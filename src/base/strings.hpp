@@ -26,6 +26,7 @@ inline bool starts_with(std::string_view s, std::string_view prefix) {
 std::optional<int64_t> parse_int(std::string_view s);
 
 std::vector<std::string> split(std::string_view s, char sep);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
 // Ranks or node indices as ranges, for people: {7,0,1,2,3} -> "0-3,7" (sorted, duplicates
 // dropped).

@@ -28,6 +28,10 @@ constexpr double kMaxSeconds = 7 * 24 * 3600;
 constexpr int64_t kMaxFanout = 1 << 16;
 // More misses than this at a 1 s interval would keep a dead peer's launch alive for ~17 minutes.
 constexpr int64_t kMaxHeartbeatMisses = 1000;
+// Limits an operator may raise, bounded so that a typo cannot make them meaningless.
+constexpr int64_t kMaxRanksPerNode = 1 << 16;
+constexpr int64_t kMaxWorldSize = 1 << 24;
+constexpr int64_t kMaxConnections = 1 << 20;
 // A Unix socket path must fit sockaddr_un::sun_path with its terminating NUL.
 constexpr size_t kMaxSocketPath = sizeof(sockaddr_un{}.sun_path) - 1;
 // Unknown keys this close to a known one (edits) get a "did you mean" hint.
@@ -165,6 +169,32 @@ const Key kKeys[] = {
     {"compat.set_slurm_env",
      [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
        return store(boolean(r, n, p), c.compat_set_slurm_env);
+     }},
+    {"security.key_file", [](const Reader& r, const YAML::Node& n, const std::string& p,
+                             AgentConfig& c) { return store(text(r, n, p), c.key_file); }},
+    {"security.allow_root_jobs",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return store(boolean(r, n, p), c.allow_root_jobs);
+     }},
+    {"security.handshake_timeout",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return store(milliseconds(r, n, p), c.handshake_timeout_ms);
+     }},
+    {"limits.max_ranks_per_node",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return store(count(r, n, p, 1, kMaxRanksPerNode), c.max_ranks_per_node);
+     }},
+    {"limits.max_world_size",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return store(count(r, n, p, 1, kMaxWorldSize), c.max_world_size);
+     }},
+    {"limits.max_connections",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return store(count(r, n, p, 1, kMaxConnections), c.max_connections);
+     }},
+    {"limits.idle_timeout",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return store(milliseconds(r, n, p), c.idle_timeout_ms);
      }},
 };
 
@@ -305,7 +335,16 @@ std::string describe(const AgentConfig& c) {
              "\n  fanout: ", c.tree_fanout,                                         //
              "\nlinks:\n  heartbeat_interval: ", seconds(c.heartbeat_interval_ms),  //
              "\n  heartbeat_misses: ", c.heartbeat_misses,                          //
-             "\ncompat:\n  set_slurm_env: ", c.compat_set_slurm_env ? "true" : "false", '\n');
+             "\ncompat:\n  set_slurm_env: ", c.compat_set_slurm_env ? "true" : "false",  //
+             "\nsecurity:\n  ",
+             c.key_file.empty() ? "# key_file: not set (the agent refuses to start without one)"
+                                : "key_file: " + yaml_string(c.key_file),
+             "\n  allow_root_jobs: ", c.allow_root_jobs ? "true" : "false",              //
+             "\n  handshake_timeout: ", seconds(c.handshake_timeout_ms),                 //
+             "\nlimits:\n  max_ranks_per_node: ", c.max_ranks_per_node,                 //
+             "\n  max_world_size: ", c.max_world_size,                                   //
+             "\n  max_connections: ", c.max_connections,                                 //
+             "\n  idle_timeout: ", seconds(c.idle_timeout_ms), '\n');
 }
 
 }  // namespace lattice::config

@@ -24,6 +24,15 @@ struct AgentConfig {
   LogLevel log_level = LogLevel::info;
   std::string admin_socket = "/run/lattice/agentd.sock";
   bool compat_set_slurm_env = false;
+  // security: links need the cluster key; jobs as root only when allowed
+  std::string key_file;  // required: the agent refuses to start without one
+  bool allow_root_jobs = false;
+  uint32_t handshake_timeout_ms = 5000;
+  // limits: what one launch or one peer may make this agent hold
+  uint32_t max_ranks_per_node = 1024;
+  uint32_t max_world_size = 1u << 20;
+  uint32_t max_connections = 1024;
+  uint32_t idle_timeout_ms = 60000;
 };
 
 Result<AgentConfig> parse_config(std::string_view yaml_text, const std::string& source_name);

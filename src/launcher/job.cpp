@@ -7,9 +7,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstdio>
-#include <random>
+#include <cstring>
 
 #include "base/log.hpp"
+#include "secure/secret.hpp"
 
 namespace lattice::launcher {
 namespace {
@@ -30,19 +31,33 @@ void write_all(FILE* out, const std::string& data) {
 }  // namespace
 
 std::string new_launch_id() {
-  std::random_device rd;
-  std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd() ^ uv_hrtime());
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(gen()));
-  return buf;
+  uint8_t b[16];
+  secure::random_bytes(b, sizeof b);
+  b[6] = static_cast<uint8_t>((b[6] & 0x0f) | 0x40);  // version 4
+  b[8] = static_cast<uint8_t>((b[8] & 0x3f) | 0x80);  // RFC 4122 variant
+  char out[37];
+  std::snprintf(out, sizeof out,
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                b[15]);
+  return out;
 }
 
-Job::Job(net::Loop& loop, const LaunchOptions& options, Layout layout,
-         std::vector<AgentAddress> agents, std::string launch_id, std::function<void()> done)
+std::string launcher_name() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || !host[0]) std::strcpy(host, "localhost");
+  std::string name = cat("lattice@", std::string(host).substr(0, 200), ':', ::getpid());
+  return secure::valid_identity_name(name) ? name : cat("lattice:", ::getpid());
+}
+
+Job::Job(net::Loop& loop, const LaunchOptions& options, const secure::ClusterKey& key,
+         Layout layout, std::vector<AgentAddress> agents, Request request,
+         std::function<void()> done)
     : loop_(loop),
       options_(options),
+      key_(key),
       layout_(std::move(layout)),
-      launch_id_(std::move(launch_id)),
+      request_(std::move(request)),
       done_(std::move(done)),
       deadline_timer_(loop),
       heartbeat_timer_(loop),
@@ -85,32 +100,72 @@ void Job::connected(Node& node, std::unique_ptr<net::Stream> stream) {
   handlers.on_message = [this, n](uint64_t, schema::Envelope::Reader envelope) {
     on_message(*n, envelope);
   };
+  link::LinkOptions link;
+  link.side = secure::Channel::Side::initiator;
+  link.key = &key_;
+  link.self = secure::Identity{secure::Role::launcher, launcher_name()};
   node.conn = std::make_unique<link::Connection>(
-      std::move(stream), std::move(handlers), [this, n](const std::string& reason) {
-        if (!n->done)
-          node_out(*n, JobFailure{cat("node ", n->address.node_id, " lost: its agent's connection closed (",
-                                      reason, ")")});
+      loop_, std::move(stream), std::move(link), std::move(handlers),
+      [this, n](const secure::Identity& peer) { authenticated(*n, peer); },
+      [this, n](const std::string& reason) {
+        if (n->done) return;
+        if (!n->authenticated)
+          return node_out(*n, JobFailure{cat("cannot authenticate agent ", n->address.node_id,
+                                             " at ", n->address.host, ':', n->address.port, ": ",
+                                             reason)});
+        node_out(*n, JobFailure{cat("node ", n->address.node_id,
+                                    " lost: its agent's connection closed (", reason, ")")});
       });
-  if (std::all_of(nodes_.begin(), nodes_.end(), [](const Node& x) { return x.conn || x.done; }))
-    connected_ms_ = now_ms();
-  if (aborting_) return node_out(node, JobFailure{"launch aborted before it started"});
-  send_launch(node);
+}
+
+void Job::authenticated(Node& node, const secure::Identity& peer) {
+  if (node.done) return;
+  if (peer.role != secure::Role::agent)
+    return node_out(node, JobFailure{cat(node.address.host, ':', node.address.port, " is ",
+                                         secure::describe(peer), ", not an agent")});
+  node.authenticated = true;
+  node.address.node_id = peer.name;  // as the agent proved it, not as we guessed it
+  if (!std::all_of(nodes_.begin(), nodes_.end(),
+                   [](const Node& x) { return x.authenticated || x.done; }))
+    return;
+  connected_ms_ = now_ms();
+  if (aborting_) {
+    for (auto& n : nodes_) node_out(n, JobFailure{"launch aborted before it started"});
+    return;
+  }
+  // Node ids name the launch's members to each other: two agents claiming one would be
+  // indistinguishable to the fence and the abort rules.
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (nodes_[i].address.node_id == nodes_[j].address.node_id)
+        return node_out(nodes_[i],
+                        JobFailure{cat("agents at ", nodes_[j].address.host, ':',
+                                       nodes_[j].address.port, " and ", nodes_[i].address.host,
+                                       ':', nodes_[i].address.port, " both call themselves '",
+                                       nodes_[i].address.node_id, "'")});
+  for (auto& n : nodes_) send_launch(n);
 }
 
 void Job::send_launch(Node& node) {
   int index = static_cast<int>(&node - nodes_.data());
   rpc::Outgoing msg;
   auto req = msg.envelope().initBody().initLaunchProcesses();
-  req.setLaunchId(launch_id_);
-  req.setAllocationId(launch_id_);
+  req.setLaunchId(request_.launch_id);
+  req.setAllocationId(request_.launch_id);
   req.setEntrypoint(options_.program);
+  auto user = req.initUser();
+  user.setUid(request_.user.uid);
+  user.setGid(request_.user.gid);
+  user.setName(request_.user.name);
+  auto groups = user.initGroups(static_cast<unsigned>(request_.user.groups.size()));
+  for (unsigned i = 0; i < groups.size(); ++i) groups.set(i, request_.user.groups[i]);
   auto args = req.initArgs(static_cast<unsigned>(options_.args.size()));
   for (unsigned i = 0; i < args.size(); ++i) args.set(i, options_.args[i]);
   req.setWorldSize(static_cast<uint32_t>(layout_.ntasks));
-  auto env = req.initEnv(static_cast<unsigned>(options_.env.size()));
+  auto env = req.initEnv(static_cast<unsigned>(request_.env.size()));
   for (unsigned i = 0; i < env.size(); ++i) {
-    env[i].setName(options_.env[i].first);
-    env[i].setValue(options_.env[i].second);
+    env[i].setName(request_.env[i].first);
+    env[i].setValue(request_.env[i].second);
   }
   req.setPmiMode(options_.pmix ? schema::PmiMode::PMIX : schema::PmiMode::PMI2);
   auto peers = req.initPeers(static_cast<unsigned>(nodes_.size()));
@@ -206,11 +261,18 @@ void Job::notify_live_nodes(const std::function<void(schema::Envelope::Body::Bui
 
 void Job::abort_all(const std::string& reason) {
   aborting_ = true;
+  // Agents that were never asked to launch have nothing to end: they are out at once.
+  for (auto& node : nodes_) {
+    if (node.done || node.sent_ms >= 0) continue;
+    node.done = true;
+    if (node.conn) node.conn->close();
+  }
   notify_live_nodes([&](schema::Envelope::Body::Builder body) {
     auto abort = body.initAbortProcesses();
-    abort.setLaunchId(launch_id_);
+    abort.setLaunchId(request_.launch_id);
     abort.setReason(reason);
   });
+  check_done();
 }
 
 void Job::signal(int signum) {
@@ -224,7 +286,7 @@ void Job::signal(int signum) {
     write_all(stderr, "lattice: forwarding SIGINT to every rank (Ctrl-C again to kill them)\n");
   notify_live_nodes([&](schema::Envelope::Body::Builder body) {
     auto sig = body.initSignalProcesses();
-    sig.setLaunchId(launch_id_);
+    sig.setLaunchId(request_.launch_id);
     sig.setSignal(signum);
   });
 }

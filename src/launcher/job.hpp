@@ -1,7 +1,8 @@
-// One launch seen from the launcher: connects to every agent at once, sends each its
-// LaunchProcesses as soon as its connection is up, prints the ranks' output as it arrives,
-// gathers exit statuses, forwards signals, and aborts the whole launch when any node refuses,
-// cannot be reached or is lost.
+// One launch seen from the launcher: opens a sealed link to every agent at once, and once every
+// agent has proved it holds the cluster key (and so its node id), sends each its
+// LaunchProcesses; prints the ranks' output as it arrives, gathers exit statuses, forwards
+// signals, and aborts the whole launch when any node refuses, cannot be reached or
+// authenticated, or is lost. No rank starts anywhere unless every agent authenticated.
 #pragma once
 
 #include <functional>
@@ -11,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "launcher/export_env.hpp"
+#include "launcher/job_user.hpp"
 #include "launcher/layout.hpp"
 #include "launcher/local_agents.hpp"
 #include "launcher/options.hpp"
@@ -19,13 +22,21 @@
 #include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "net/timer.hpp"
+#include "secure/cluster_key.hpp"
 
 namespace lattice::launcher {
 
 class Job {
  public:
-  Job(net::Loop& loop, const LaunchOptions& options, Layout layout,
-      std::vector<AgentAddress> agents, std::string launch_id, std::function<void()> done);
+  // What one launch sends every agent besides the layout.
+  struct Request {
+    std::string launch_id;
+    JobUserInfo user;
+    EnvList env;  // exported environment with --env laid over it
+  };
+  // `key` must outlive the job.
+  Job(net::Loop& loop, const LaunchOptions& options, const secure::ClusterKey& key, Layout layout,
+      std::vector<AgentAddress> agents, Request request, std::function<void()> done);
   ~Job();
 
   void start();
@@ -39,6 +50,7 @@ class Job {
   struct Node {
     AgentAddress address;
     std::unique_ptr<link::Connection> conn;
+    bool authenticated = false;  // the agent proved the cluster key; address.node_id is its own
     bool launched = false;  // the agent accepted the launch
     bool done = false;      // LaunchEnded arrived, or the node is out of the launch
     uint32_t unanswered = 0;  // heartbeats sent and not yet answered
@@ -48,6 +60,7 @@ class Job {
   };
 
   void connected(Node& node, std::unique_ptr<net::Stream> stream);
+  void authenticated(Node& node, const secure::Identity& peer);
   void send_launch(Node& node);
   void on_message(Node& node, schema::Envelope::Reader envelope);
   void node_out(Node& node, JobFailure failure);
@@ -60,8 +73,9 @@ class Job {
 
   net::Loop& loop_;
   const LaunchOptions& options_;
+  const secure::ClusterKey& key_;
   Layout layout_;
-  std::string launch_id_;
+  Request request_;
   std::function<void()> done_;
   std::vector<Node> nodes_;
   std::map<int, RankResult> ranks_;
@@ -76,6 +90,9 @@ class Job {
   bool finished_ = false;
 };
 
+// A random (version 4) UUID, as the design's environment table has launch ids.
 std::string new_launch_id();
+// How this launcher names itself in handshakes: "lattice@HOST:PID".
+std::string launcher_name();
 
 }  // namespace lattice::launcher

@@ -8,6 +8,7 @@
 
 #include "base/log.hpp"
 #include "base/strings.hpp"
+#include "secure/cluster_key.hpp"
 
 extern char** environ;
 
@@ -41,6 +42,9 @@ void LocalAgents::start(int count, ReadyFn ready) {
   if (!::mkdtemp(pattern.data()))
     return ready_(make_error(cat("cannot create ", pattern, " for local agents")));
   dir_ = pattern;
+  key_file_ = cat(dir_, "/cluster.key");
+  if (auto made = secure::generate_key_file(key_file_); !made)
+    return ready_(make_error(cat("local mode: ", made.error().message)));
 
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) env.emplace_back(*e);
@@ -66,7 +70,9 @@ void LocalAgents::start(int count, ReadyFn ready) {
                  // Per-node socket dirs: every node serves the launch's socket under one name.
                  "--pmi-socket-dir", cat(dir_, '/', a->address.node_id),
                  "--log-level", paths_.log_level,
+                 "--key-file", key_file_,
                  "--ready-fd", "3"};
+    if (::geteuid() == 0) spec.argv.push_back("--allow-root-jobs");
     spec.env = env;
     spec.inherit_fds = {child.get()};
     spec.capture_stdout = false;

@@ -1,6 +1,8 @@
 // Local mode: start the agents a launch needs on this machine, each its own lattice-agentd
 // process on its own loopback address (127.0.0.1, .2, ...), and stop them afterwards. Agents run
-// under lattice-rank-exec so that they die with the launcher even if it is SIGKILLed.
+// under lattice-rank-exec so that they die with the launcher even if it is SIGKILLed. They share
+// a throwaway cluster key made in the private temp dir (mode 0700), so local mode needs no
+// set-up; as root they are allowed root jobs, since the invoking user is root.
 #pragma once
 
 #include <functional>
@@ -37,6 +39,8 @@ class LocalAgents {
   void start(int count, ReadyFn ready);
   // SIGTERM to every agent; `done` runs when all have exited and the temp dir is gone.
   void stop(std::function<void()> done);
+  // The throwaway key the agents use; valid once start() reported them ready.
+  const std::string& key_file() const { return key_file_; }
 
  private:
   struct Agent;
@@ -47,6 +51,7 @@ class LocalAgents {
   net::Loop& loop_;
   LocalAgentPaths paths_;
   std::string dir_;
+  std::string key_file_;
   std::vector<std::unique_ptr<Agent>> agents_;
   ReadyFn ready_;
   std::function<void()> stopped_;

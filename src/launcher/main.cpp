@@ -2,6 +2,8 @@
 // loopback unless --agents names running ones); `lattice admin status` asks an agent how it is.
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,12 +12,17 @@
 #include "base/paths.hpp"
 #include "lattice_version.h"
 #include "launcher/admin_client.hpp"
+#include "launcher/export_env.hpp"
+#include "launcher/job_user.hpp"
 #include "launcher/job.hpp"
 #include "launcher/layout.hpp"
 #include "launcher/local_agents.hpp"
 #include "launcher/options.hpp"
 #include "net/loop.hpp"
 #include "net/signal.hpp"
+#include "secure/cluster_key.hpp"
+
+extern char** environ;
 
 namespace {
 
@@ -64,6 +71,33 @@ int launch_main(const std::vector<std::string>& args) {
     return fail(1, "--pmi pmix: PMIx is not available in this build (use --pmi pmi2)");
   auto layout = make_layout(options, static_cast<int>(options.agents.size()));
   if (!layout) return fail(2, layout.error().message);
+  auto user = resolve_job_user(options.user);
+  if (!user) return fail(2, user.error().message);
+  std::vector<std::string> environment;
+  for (char** e = environ; *e; ++e) environment.emplace_back(*e);
+  auto exported = export_environment(options.exports, environment, user->uid == 0);
+  if (!exported) return fail(2, exported.error().message);
+  if (!exported->dropped_loader.empty())
+    std::fprintf(stderr, "lattice: not exported to a job running as root: %s\n",
+                 join(exported->dropped_loader, ", ").c_str());
+  Job::Request request{new_launch_id(), std::move(user.value()),
+                       merge_env(exported->env, options.env)};
+
+  // With --agents the key is the operator's; local mode makes its own below.
+  std::string key_file = options.key_file;
+  if (key_file.empty()) {
+    const char* from_env = std::getenv("LATTICE_KEY_FILE");
+    if (from_env) key_file = from_env;
+  }
+  std::optional<secure::ClusterKey> key;
+  if (!options.agents.empty()) {
+    if (key_file.empty())
+      return fail(2, "no cluster key: pass --key-file FILE or set LATTICE_KEY_FILE (the file "
+                     "the agents were given)");
+    auto loaded = secure::ClusterKey::load(key_file);
+    if (!loaded) return fail(2, loaded.error().message);
+    key.emplace(std::move(loaded.value()));
+  }
 
   net::ignore_sigpipe();
   set_log_tag("lattice");
@@ -80,7 +114,8 @@ int launch_main(const std::vector<std::string>& args) {
       loop.stop();
   };
   auto run_job = [&](std::vector<AgentAddress> agents) {
-    job = std::make_unique<Job>(loop, options, *layout, std::move(agents), new_launch_id(), finish);
+    job = std::make_unique<Job>(loop, options, *key, *layout, std::move(agents), std::move(request),
+                                finish);
     job->start();
   };
 
@@ -99,11 +134,14 @@ int launch_main(const std::vector<std::string>& args) {
                           options.verbose ? "warn" : "error"};
     local = std::make_unique<LocalAgents>(loop, paths);
     local->start(layout->nodes, [&](Result<std::vector<AgentAddress>> agents) {
-      if (!agents) {
-        std::fprintf(stderr, "lattice: %s\n", agents.error().message.c_str());
+      auto local_key = agents ? secure::ClusterKey::load(local->key_file())
+                              : Result<secure::ClusterKey>(agents.error());
+      if (!local_key) {
+        std::fprintf(stderr, "lattice: %s\n", local_key.error().message.c_str());
         early_exit = 1;
         return finish();
       }
+      key.emplace(std::move(local_key.value()));
       run_job(std::move(agents.value()));
     });
   } else {

@@ -12,6 +12,11 @@ const char* const kLaunchUsage =
     "      --distribution D      block (default) or cyclic\n"
     "  -l, --label               prefix every output line with 'RANK: '\n"
     "      --env K=V             set a variable in every rank's environment (repeatable)\n"
+    "      --export=WHAT         what of this environment ranks get: ALL (default), NONE, or\n"
+    "                            NAME[,NAME...] (wildcards * ?; NAME=VALUE sets a value)\n"
+    "      --user NAME|UID       run the ranks as this user (agents running as root switch)\n"
+    "      --key-file FILE       the cluster key (default $LATTICE_KEY_FILE; local mode makes\n"
+    "                            its own)\n"
     "      --pmi pmi2|pmix       PMI flavour (pmi2 serves PMI-1 and PMI-2; default pmi2)\n"
     "      --fence-timeout SEC   fail a fence that is not complete after SEC seconds\n"
     "      --fanout K            fence tree fanout between agents\n"
@@ -106,6 +111,11 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       if (v->empty() || *end != '\0' || !(secs > 0) || secs > 86400 * 7)
         return make_error(cat("--fence-timeout: expected seconds > 0, got '", *v, "'"));
       o.fence_timeout_ms = static_cast<uint32_t>(std::ceil(secs * 1000));
+    } else if (arg == "--key-file" || arg == "--user" || arg == "--export") {
+      auto v = take();
+      if (!v) return v.error();
+      if (v->empty()) return make_error(cat(arg, " needs a value"));
+      (arg == "--key-file" ? o.key_file : arg == "--user" ? o.user : o.exports) = *v;
     } else if (arg == "--agents") {
       auto v = take();
       if (!v) return v.error();

@@ -1,14 +1,23 @@
+// Connection: stream bytes -> channel -> session, and session bytes -> channel -> stream. The
+// channel's verdicts (a refused handshake, a broken record) end the link with a logged reason.
 #include "link/connection.hpp"
 
 #include "base/log.hpp"
 
 namespace lattice::link {
 
-Connection::Connection(std::unique_ptr<net::Stream> stream, rpc::Session::Handlers handlers,
+Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, LinkOptions options,
+                       rpc::Session::Handlers handlers, EstablishedFn on_established,
                        ClosedFn on_closed)
-    : stream_(std::move(stream)),
+    : loop_(loop),
+      stream_(std::move(stream)),
       peer_(stream_->peer()),
+      channel_(options.side, *options.key, std::move(options.self)),
+      handshake_timer_(loop),
+      on_established_(std::move(on_established)),
       on_closed_(std::move(on_closed)),
+      last_activity_ms_(loop.now_ms()),
+      write_limit_(options.write_limit_bytes),
       session_(*this, [&] {
         auto user_error = handlers.on_error;
         handlers.on_error = [this, user_error](const std::string& reason) {
@@ -18,20 +27,57 @@ Connection::Connection(std::unique_ptr<net::Stream> stream, rpc::Session::Handle
         };
         return handlers;
       }()) {
-  stream_->start([this](std::string_view bytes) { session_.receive(bytes); },
-                 [this](const std::string& reason) { closed(reason); });
+  stream_->set_write_limit(write_limit_);
+  handshake_timer_.start(options.handshake_timeout_ms, 0, [this, ms = options.handshake_timeout_ms] {
+    closed(cat("no handshake within ", ms / 1000.0, " s"));
+  });
+  stream_->start([this](std::string_view bytes) { on_bytes(bytes); },
+                 [this](const std::string& reason) {
+                   if (reason == "eof" && channel_.peer_finished())
+                     closed("closed by the peer");
+                   else if (reason == "eof" && channel_.established())
+                     closed("the peer's stream ended without its final record (peer died or the "
+                            "connection was cut)");
+                   else
+                     closed(reason);
+                 });
+  std::string hello = channel_.start();
+  if (!hello.empty()) stream_->write(std::move(hello));
 }
 
 Connection::~Connection() { close(); }
 
+void Connection::on_bytes(std::string_view bytes) {
+  if (!open_) return;
+  last_activity_ms_ = loop_.now_ms();
+  secure::ChannelOutput out;
+  auto status = channel_.receive(bytes, out);
+  if (!out.to_network.empty()) stream_->write(std::move(out.to_network));
+  if (!status) return closed(status.error().message);
+  if (out.established) {
+    handshake_timer_.stop();
+    LAT_LOG(debug, "link", peer_, " is ", secure::describe(channel_.peer()));
+    if (!unsent_.empty()) stream_->write(channel_.seal(std::exchange(unsent_, std::string())));
+    if (on_established_) on_established_(channel_.peer());
+    if (!open_) return;
+  }
+  if (!out.plaintext.empty()) session_.receive(out.plaintext);
+}
+
 void Connection::write(std::string bytes) {
-  if (open_) stream_->write(std::move(bytes));
+  if (!open_) return;
+  if (channel_.established())
+    stream_->write(channel_.seal(bytes));
+  else if (unsent_.size() + bytes.size() > write_limit_)
+    closed(cat("more than ", write_limit_, " bytes queued before the handshake completed"));
+  else
+    unsent_ += bytes;
 }
 
 void Connection::close() {
-  // Stops I/O only; whoever closes knows why. A session that rejects its peer closes through
-  // here and then reports the reason through on_error, which lands in closed().
+  if (open_ && channel_.established()) stream_->write(channel_.seal_final());
   open_ = false;
+  handshake_timer_.stop();
   stream_->close();
 }
 
@@ -39,6 +85,7 @@ void Connection::closed(const std::string& reason) {
   if (reported_) return;
   reported_ = true;
   open_ = false;
+  handshake_timer_.stop();
   stream_->close();
   session_.fail_all("connection closed: " + reason);
   if (on_closed_) on_closed_(reason);

@@ -1,42 +1,81 @@
-// An rpc::Session carried by a net::Stream: the one place where the rpc layer meets libuv, used
-// by the agent (launcher and peer connections) and the launcher alike. The session sees only the
-// ByteTransport seam, so a sealed (libsodium) transport can slide in underneath later.
+// A sealed rpc link over one net::Stream: the libsodium handshake first (secure::Channel), then
+// every rpc frame travels in sealed records. The rpc::Session above sees only plaintext through
+// the ByteTransport seam and never knows the bytes are sealed. Used by the agent (launcher and
+// peer connections, as responder and initiator) and by the launcher (as initiator).
+// Nothing reaches the session before the peer has proved it holds the cluster key; the peer's
+// identity (role and name) comes from the handshake and is what owners authorise against.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "net/loop.hpp"
 #include "net/stream.hpp"
+#include "net/timer.hpp"
 #include "rpc/session.hpp"
+#include "secure/channel.hpp"
 
 namespace lattice::link {
+
+// How long a peer may take to complete the handshake before it is dropped: a silent or slow
+// client costs one socket for this long and at most kMaxHandshakeMessage bytes.
+constexpr uint64_t kDefaultHandshakeTimeoutMs = 5000;
+// Outgoing bytes a peer may leave unread before it is dropped: enough for a large fence store
+// in flight to a slow but live peer.
+constexpr size_t kDefaultWriteLimitBytes = size_t{256} << 20;
+
+struct LinkOptions {
+  secure::Channel::Side side = secure::Channel::Side::responder;
+  const secure::ClusterKey* key = nullptr;  // must outlive the connection
+  secure::Identity self;
+  uint64_t handshake_timeout_ms = kDefaultHandshakeTimeoutMs;
+  size_t write_limit_bytes = kDefaultWriteLimitBytes;
+};
 
 class Connection : public rpc::ByteTransport {
  public:
   using ClosedFn = std::function<void(const std::string& reason)>;
+  using EstablishedFn = std::function<void(const secure::Identity& peer)>;
 
-  // `on_closed` runs once, when the stream ends or the session rejects the peer's bytes; pending
-  // calls have failed by then. It may not destroy this Connection synchronously (defer it).
-  Connection(std::unique_ptr<net::Stream> stream, rpc::Session::Handlers handlers,
-             ClosedFn on_closed);
+  // Starts the handshake at once. `on_established` runs once the peer is authenticated (the
+  // session may be used before: what it sends waits until then). `on_closed` runs once, when
+  // the link fails (handshake refused or timed out, bad record, EOF, a session error); pending
+  // calls have failed by then. Neither callback may destroy this Connection synchronously.
+  Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, LinkOptions options,
+             rpc::Session::Handlers handlers, EstablishedFn on_established, ClosedFn on_closed);
   ~Connection() override;
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
   rpc::Session& session() { return session_; }
   bool open() const { return open_; }
-  const std::string& peer() const { return peer_; }
+  bool established() const { return channel_.established(); }
+  // The authenticated peer; meaningful once established().
+  const secure::Identity& identity() const { return channel_.peer(); }
+  const std::string& peer() const { return peer_; }  // its address, for logs
+  uint64_t last_activity_ms() const { return last_activity_ms_; }
 
   void write(std::string bytes) override;
+  // Ends the link: a final record (so the peer can tell a clean close from a cut stream), then
+  // the socket closes. No callback runs afterwards.
   void close() override;
 
  private:
+  void on_bytes(std::string_view bytes);
   void closed(const std::string& reason);
 
+  net::Loop& loop_;
   std::unique_ptr<net::Stream> stream_;
   std::string peer_;
+  secure::Channel channel_;
+  net::Timer handshake_timer_;
+  EstablishedFn on_established_;
   ClosedFn on_closed_;
+  std::string unsent_;  // plaintext written before the handshake completed
+  uint64_t last_activity_ms_;
+  size_t write_limit_;
   bool open_ = true;
   bool reported_ = false;
   rpc::Session session_;

@@ -47,9 +47,16 @@ void Server::on_initack(Conn& conn, const Command& request) {
   // PMI_PORT mode: the client names itself with PMI_ID and expects four lines. It checks no
   // rc here, so a refusal can only be a client failure.
   const std::string* id = request.find("pmiid");
-  auto rank = id ? parse_int(*id) : std::nullopt;
   if (conn.initack_seen || conn.init_seen)
     return fail_conn(conn, "initack after the PMI handshake");
+  std::optional<int64_t> rank;
+  if (conn.by_port_id) {
+    auto redeemed = redeem_port_id(id ? *id : std::string());
+    if (!redeemed) return fail_conn(conn, redeemed.error().message);
+    rank = *redeemed;
+  } else if (id) {
+    rank = parse_int(*id);
+  }
   if (!rank || *rank < 0 || !find_slot(static_cast<int>(*rank)))
     return fail_conn(conn, cat("initack names ", id ? quoted(*id) : std::string("no pmiid"),
                                ", not one of this node's ranks"));

@@ -29,9 +29,16 @@ void Server::on_fullinit(Conn& conn, const Command& request) {
   // neither rank field the rank is the connection's.
   if (conn.initialized)
     return reply(conn, request, error_response(request, cat(who(conn), " sent fullinit twice")));
-  const std::string* given = request.find("pmirank");
-  if (!given) given = request.find("srcid");
   std::optional<int> claimed;
+  if (conn.by_port_id && !conn.rank) {
+    // Slurm's libpmi2 sends PMI_ID as srcid=; a bare pmirank= proves nothing on a port.
+    const std::string* id = request.find("srcid");
+    auto redeemed = redeem_port_id(id ? *id : std::string());
+    if (!redeemed) return reply(conn, request, error_response(request, redeemed.error().message));
+    claimed = *redeemed;
+  }
+  const std::string* given = claimed ? nullptr : request.find("pmirank");
+  if (!given && !claimed) given = request.find("srcid");
   if (given) {
     auto rank = parse_int(*given);
     if (!rank || *rank < 0 || *rank > std::numeric_limits<int>::max())

@@ -64,6 +64,21 @@ ConnId Server::connect(std::optional<int> rank) {
   return id;
 }
 
+ConnId Server::connect_port() {
+  ConnId id = connect(std::nullopt);
+  conns_.at(id).by_port_id = true;
+  return id;
+}
+
+Result<int> Server::redeem_port_id(const std::string& id) {
+  auto it = info_.port_ids.find(id);
+  if (it == info_.port_ids.end())
+    return make_error(cat("PMI_ID ", quoted(id), " is not one this launch issued, or was used"));
+  int rank = it->second;
+  info_.port_ids.erase(it);
+  return rank;
+}
+
 void Server::receive(ConnId id, std::string_view bytes) {
   try {
     Conn* conn = find_conn(id);

@@ -30,6 +30,9 @@ struct LaunchInfo {
   std::string process_mapping;   // job attr + PMI-1 key "PMI_process_mapping"
   int appnum = 0;
   Limits limits;
+  // PMI_PORT mode: each rank's secret PMI_ID (a decimal int, as MPICH's client sends it with
+  // atoi) -> its rank. A port connection must name itself with one; each works once.
+  std::map<std::string, int> port_ids;
 };
 
 enum class RankState { waiting, initialized, in_fence, finalized, gone };
@@ -70,8 +73,12 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // A new client connection; `rank` when known from how it was made (PMI_FD), else learned
-  // from `initack pmiid=` or `fullinit`.
+  // from `initack pmiid=RANK` or `fullinit` (the per-launch Unix socket, whose door is locked
+  // by file ownership and peer credentials).
   ConnId connect(std::optional<int> rank);
+  // A connection through the PMI_PORT listener, which anyone of the job's user could reach:
+  // it names its rank only through a one-time PMI_ID (initack pmiid= or fullinit srcid=).
+  ConnId connect_port();
   void receive(ConnId conn, std::string_view bytes);
   void eof(ConnId conn);
   // Every rank's puts of fence `epoch` on every node: they become visible and the parked ranks
@@ -93,6 +100,7 @@ class Server {
     ConnId id;
     std::optional<int> rank;
     Framer framer;
+    bool by_port_id = false;    // must identify with a PMI_ID from LaunchInfo::port_ids
     bool initack_seen = false;  // PMI_PORT handshake done
     bool init_seen = false;     // PMI-1 `cmd=init` line seen (either version)
     bool initialized = false;   // this connection initialized its rank (init v1 / fullinit)
@@ -146,6 +154,8 @@ class Server {
   Slot* slot_of(const Conn& conn);
   std::string who(const Conn& conn) const;  // "rank 3" or "connection 7"
   Status init_rank(Conn& conn, std::optional<int> claimed);
+  // The rank behind a one-time PMI_ID, which is used up; an error for any other text.
+  Result<int> redeem_port_id(const std::string& id);
   const std::string* lookup(std::string_view key) const;  // visible store + process mapping
   Status check_kvsname(const Command& request) const;
 

@@ -10,9 +10,6 @@
 namespace lattice::proc {
 namespace {
 
-// A rank that finds no PATH cannot run `sh -c` or a bare program name; a request may override.
-constexpr const char* kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
-
 // From glibc's unsecvars.h, those that load code or data (modules, locales, catalogs, resolver
 // and zone files) or steer the loader; MALLOC_TRACE, TMPDIR and resolver options do neither.
 constexpr std::string_view kLoaderNames[] = {"GCONV_PATH",       "GETCONF_DIR", "GLIBC_TUNABLES",
@@ -70,7 +67,7 @@ std::vector<std::string> rank_environment(const RankEnvInput& in) {
     env["PMI_FD"] = std::to_string(in.pmi_fd);
   } else {
     env["PMI_PORT"] = in.pmi_port;
-    env["PMI_ID"] = std::to_string(in.rank);
+    env["PMI_ID"] = in.pmi_id;
   }
   env["PMI_RANK"] = std::to_string(in.rank);
   env["PMI_SIZE"] = std::to_string(in.world_size);

@@ -13,6 +13,10 @@
 
 namespace lattice::proc {
 
+// The PATH ranks get when the request sets none (without one a rank cannot run `sh -c` or a bare
+// program name); the agent looks programs up on the same.
+inline constexpr const char* kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
+
 // Names a launch request may not set: PMI_*, PMIX_*, LATTICE_*, FI_CXI_* (the launch's own).
 bool reserved_env_name(std::string_view name);
 
@@ -28,7 +32,8 @@ Status check_request_env(const std::vector<std::pair<std::string, std::string>>&
 struct RankEnvInput {
   int rank = 0, world_size = 0, local_rank = 0, local_size = 0, node_index = 0, nnodes = 0;
   int pmi_fd = -1;       // -1: PMI_PORT mode
-  std::string pmi_port;  // "127.0.0.1:PORT" in PMI_PORT mode (PMI_ID = rank)
+  std::string pmi_port;  // "127.0.0.1:PORT" in PMI_PORT mode, with
+  std::string pmi_id;    // the rank's one-time secret PMI_ID (a decimal int: MPICH atoi()s it)
   std::string jobid, launch_id, allocation_id, nodelist;
   bool slurm_compat = false;
   std::vector<std::pair<std::string, std::string>> user_env;  // passed check_request_env

@@ -36,6 +36,11 @@ void Secret::wipe() {
   if (data_) sodium_memzero(data_, size_);
 }
 
+void random_bytes(void* out, size_t size) {
+  if (!initialize()) std::abort();
+  randombytes_buf(out, size);
+}
+
 bool equal(const uint8_t* a, const uint8_t* b, size_t size) {
   return sodium_memcmp(a, b, size) == 0;
 }

@@ -35,6 +35,9 @@ class Secret {
   size_t size_ = 0;
 };
 
+// Fills `out` with bytes from the kernel's CSPRNG (tokens, ids).
+void random_bytes(void* out, size_t size);
+
 // Constant-time comparison of equal-length buffers.
 bool equal(const uint8_t* a, const uint8_t* b, size_t size);
 

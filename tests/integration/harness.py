@@ -16,11 +16,12 @@ import time
 import traceback
 import uuid
 
-BUILD = os.environ.get("LATTICE_BUILD_DIR", "")
+BUILD = os.path.abspath(os.environ["LATTICE_BUILD_DIR"]) if os.environ.get("LATTICE_BUILD_DIR") else ""
 PROGRAMS = os.environ.get("LATTICE_PROGRAMS", os.path.join(BUILD, "tests", "programs"))
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LATTICE = os.path.join(BUILD, "lattice")
 AGENTD = os.path.join(BUILD, "lattice-agentd")
+ROGUE = os.path.join(BUILD, "tests", "tools", "lattice-test-rogue")
 
 # Cap on one launch: failures must end the job on their own; this only keeps a hung launch from
 # hanging the suite (meson's own timeout is 300 s per file).
@@ -94,7 +95,8 @@ def wait_until(predicate, timeout):
 class Agent:
     """A `lattice-agentd` started by the test, on loopback port 0, in its own directory."""
 
-    def __init__(self, node_id, directory, extra_args=(), env=None):
+    def __init__(self, node_id, directory, extra_args=(), env=None, key_file=None,
+                 allow_root=True):
         self.node_id, self.dir = node_id, directory
         os.makedirs(directory, exist_ok=True)
         self.admin_socket = os.path.join(directory, "admin.sock")
@@ -104,7 +106,9 @@ class Agent:
             self.proc = subprocess.Popen(
                 [AGENTD, "--listen", "127.0.0.1:0", "--node-id", node_id,
                  "--admin-socket", self.admin_socket, "--pmi-socket-dir", directory,
-                 "--ready-fd", str(w), *extra_args],
+                 "--ready-fd", str(w),
+                 *(["--key-file", key_file] if key_file else []),
+                 *(["--allow-root-jobs"] if allow_root else []), *extra_args],
                 pass_fds=[w], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 env=env, start_new_session=True)
         os.close(w)
@@ -131,11 +135,32 @@ class Agent:
         return address
 
     def log(self):
+        return "--- agent log (tail)\n" + tail(self.log_text())
+
+    def log_text(self):
         try:
             with open(self.log_path, errors="replace") as f:
-                return "--- agent log (tail)\n" + tail(f.read())
+                return f.read()
         except OSError:
-            return "(no agent log)"
+            return ""
+
+    def wait_log(self, needle, timeout=10):
+        """True once `needle` appears in the agent's log."""
+        return wait_until(lambda: needle in self.log_text(), timeout)
+
+    def host_port(self):
+        host, port = self.address.rsplit(":", 1)
+        return host, int(port)
+
+    def stats(self):
+        """(RSS in KiB, open fds) of the agent process."""
+        return self.memory("VmRSS"), len(os.listdir(f"/proc/{self.proc.pid}/fd"))
+
+    def memory(self, field):
+        """A /proc/PID/status figure in KiB: VmRSS (touched) or VmSize (reserved, which shows
+        a buffer sized from a header before any byte is written to it)."""
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            return next(int(l.split()[1]) for l in f if l.startswith(field + ":"))
 
     def alive(self):
         return self.proc.poll() is None
@@ -159,6 +184,13 @@ class Case:
         self.tag = uuid.uuid4().hex
         self.agents = []
         self.launchers = []
+        # The case's cluster key: its agents and its launchers (LATTICE_KEY_FILE) share it.
+        self.key_file = self.make_key("cluster.key")
+
+    def make_key(self, name):
+        path = os.path.join(self.dir, name)
+        subprocess.run([AGENTD, "--generate-key", path], check=True, stdout=subprocess.DEVNULL)
+        return path
 
     def launch_command(self, args):
         return [LATTICE, "launch", "--env", f"LT_TEST_TAG={self.tag}", *args]
@@ -168,13 +200,14 @@ class Case:
         # every launcher and agent of the case carries it, and leftovers (sockets, directories,
         # processes) are visible to checks. Ranks start from a clean environment; they carry
         # the case's tag (--env LT_TEST_TAG) instead.
-        return dict(os.environ, TMPDIR=self.dir)
+        return dict(os.environ, TMPDIR=self.dir, LATTICE_KEY_FILE=self.key_file)
 
-    def start_launch(self, args):
-        """Starts `lattice launch` in the background (its own process group); returns the Popen."""
+    def start_launch(self, args, cwd=None):
+        """Starts `lattice launch` in the background (its own process group); returns the Popen.
+        `cwd` is where the ranks start (launches for other users pass one they may enter)."""
         p = subprocess.Popen(self.launch_command(args), stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=self.case_env(), start_new_session=True)
+                             env=self.case_env(), start_new_session=True, cwd=cwd)
         self.launchers.append(p)
         return p
 
@@ -188,13 +221,16 @@ class Case:
             code = None
         return LaunchResult(args, code, out, err, time.monotonic() - started)
 
-    def run_launch(self, args, timeout=LAUNCH_TIMEOUT):
+    def run_launch(self, args, timeout=LAUNCH_TIMEOUT, cwd=None):
         """Runs `lattice launch ARGS` to its end: LaunchResult (code None when it timed out)."""
         started = time.monotonic()
-        return self.finish_launch(self.start_launch(args), args, started, timeout)
+        return self.finish_launch(self.start_launch(args, cwd), args, started, timeout)
 
-    def start_agent(self, node_id, extra_args=()):
-        agent = Agent(node_id, os.path.join(self.dir, node_id), extra_args, self.case_env())
+    def start_agent(self, node_id, extra_args=(), key_file=None, allow_root=True, env=None):
+        """A standalone agent with the case's key (or `key_file`), allowed root jobs (tests run
+        as root) unless allow_root is False; `env` adds to its environment."""
+        agent = Agent(node_id, os.path.join(self.dir, node_id), extra_args,
+                      dict(self.case_env(), **(env or {})), key_file or self.key_file, allow_root)
         self.agents.append(agent)
         return agent
 
@@ -208,7 +244,8 @@ class Case:
         return [p for p in processes_with_env(f"TMPDIR={self.dir}") if p not in mine]
 
     def stale_sockets(self):
-        return glob.glob(os.path.join(self.dir, "**", "lattice-pmi-*.sock"), recursive=True)
+        """Per-launch PMI directories (lattice-<id>/pmi.sock) left behind."""
+        return glob.glob(os.path.join(self.dir, "**", "lattice-*"), recursive=True)
 
     def check_clean(self, result=None):
         """No rank of this case alive (after a short grace), no PMI socket file left behind."""
@@ -219,7 +256,10 @@ class Case:
         wait_until(lambda: not self.leftovers(), SURVIVOR_GRACE)
         stray = self.leftovers()
         check(not stray, f"launcher/agent processes left behind: {describe_pids(stray)}{context}")
-        check(not self.stale_sockets(), f"PMI socket files left behind: {self.stale_sockets()}")
+        # The agent removes a launch's directory once its ranks are reaped, which may trail
+        # the launcher's exit when the launcher's link was what broke.
+        wait_until(lambda: not self.stale_sockets(), SURVIVOR_GRACE)
+        check(not self.stale_sockets(), f"PMI socket directories left behind: {self.stale_sockets()}")
 
     def cleanup(self):
         for p in self.launchers:
@@ -246,6 +286,29 @@ def describe_pids(pids):
         except OSError:
             out.append(str(pid))
     return out
+
+
+def as_user(uid, fn):
+    """Runs fn() in a forked child that has become uid (gid = uid, no groups) and returns what
+    it returned (a short string) — for probes "from another user"."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            out = str(fn())
+        except BaseException as e:  # the parent reports it
+            out = f"error: {type(e).__name__}: {e}"
+        os.write(w, out.encode()[:4096])
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        data = f.read().decode(errors="replace")
+    os.waitpid(pid, 0)
+    return data
 
 
 def expect_status(result, code):

@@ -22,12 +22,14 @@ def unix_socket_served(c):
     agent = c.start_agent("n1")
     p = c.start_launch(["--agents", agent.address, "-n", "2", "/bin/sleep", "30"])
     started = time.monotonic()
-    pattern = os.path.join(agent.dir, "lattice-pmi-*.sock")
+    pattern = os.path.join(agent.dir, "lattice-*", "pmi.sock")
     wait_until(lambda: glob.glob(pattern), 10)
     paths = glob.glob(pattern)
     check(len(paths) == 1, f"expected one per-launch PMI socket, found {paths}")
     mode = stat.S_IMODE(os.stat(paths[0]).st_mode)
     check(mode == 0o600, f"socket mode is {oct(mode)}, not 0600")
+    dir_mode = stat.S_IMODE(os.stat(os.path.dirname(paths[0])).st_mode)
+    check(dir_mode == 0o700, f"the launch's directory has mode {oct(dir_mode)}, not 0700")
     # A client on the socket identifies itself the PMI_PORT way (initack) and gets its rank.
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(10)
@@ -43,8 +45,9 @@ def unix_socket_served(c):
     os.killpg(p.pid, signal.SIGTERM)  # ends the launch (forwarded as SIGTERM)
     r = c.finish_launch(p, ["sleep"], started, 30)
     check(r.code == 128 + signal.SIGTERM, f"expected 143 after SIGTERM\n{r.describe()}")
-    wait_until(lambda: not glob.glob(pattern), 10)
-    check(not glob.glob(pattern), "the per-launch PMI socket outlived its launch")
+    launch_dir = os.path.dirname(paths[0])
+    wait_until(lambda: not os.path.exists(launch_dir), 10)
+    check(not os.path.exists(launch_dir), "the per-launch PMI directory outlived its launch")
     c.check_clean(r)
 
 

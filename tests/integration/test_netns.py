@@ -68,7 +68,7 @@ def start_agent(case, hosts, i):
     p = subprocess.Popen(["ip", "netns", "exec", hosts.names[i], AGENTD, "--listen",
                           f"{hosts.addrs[i]}:0", "--node-id", node, "--admin-socket",
                           os.path.join(d, "admin.sock"), "--pmi-socket-dir", d,
-                          "--ready-fd", str(w)],
+                          "--key-file", case.key_file, "--allow-root-jobs", "--ready-fd", str(w)],
                          pass_fds=[w], stdin=subprocess.DEVNULL, stdout=log,
                          stderr=subprocess.STDOUT, start_new_session=True)
     os.close(w)
@@ -87,7 +87,7 @@ def mpich_across_namespaces(case, hosts):
                f"LT_TEST_TAG={case.tag}", "--agents", addrs, "-n", "6", "-l",
                prog("mpi_check")]
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           timeout=120)
+                           timeout=120, env=case.case_env())
         check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
         oks = [l for l in r.stdout.splitlines() if "ok" in l]
         check(len(oks) == 6, f"expected 6 ranks ok, got {len(oks)}\n{r.stdout}")

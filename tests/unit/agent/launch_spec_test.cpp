@@ -11,13 +11,19 @@ namespace {
 struct Request {
   capnp::MallocMessageBuilder message;
   schema::LaunchProcessesRequest::Builder r = message.initRoot<schema::LaunchProcessesRequest>();
+  LaunchDefaults defaults;  // a root agent on n0
   Request() {
     r.setLaunchId("job-1");
     r.setEntrypoint("/bin/true");
     r.setWorldSize(4);
     r.setTasksPerNode(4);
+    auto user = r.initUser();
+    user.setUid(1000);
+    user.setGid(1000);
+    user.setName("alice");
+    defaults.node_id = "n0";
   }
-  Result<LaunchSpec> decode() { return decode_launch_request(r.asReader(), LaunchDefaults{"n0"}); }
+  Result<LaunchSpec> decode() { return decode_launch_request(r.asReader(), defaults); }
 };
 }  // namespace
 
@@ -37,6 +43,7 @@ TEST_CASE("rankNodes places ranks; block shorthand must be consistent") {
   peers[0].setNodeId("a");
   peers[1].setNodeId("b");
   req.r.setNodeIndex(1);
+  req.defaults.node_id = "b";
   auto nodes = req.r.initRankNodes(4);
   for (unsigned i = 0; i < 4; ++i) nodes.set(i, i % 2);
   auto spec = req.decode();
@@ -50,6 +57,7 @@ TEST_CASE("rankNodes places ranks; block shorthand must be consistent") {
   p2[1].setNodeId("b");
   block.r.setTasksPerNode(2);
   block.r.setNodeIndex(1);
+  block.defaults.node_id = "b";
   block.r.setFirstRank(1);  // should be 2
   CHECK_FALSE(block.decode());
   block.r.setFirstRank(2);
@@ -69,11 +77,80 @@ TEST_CASE("hostile or broken requests are refused with a reason") {
   using B = schema::LaunchProcessesRequest::Builder;
   refused([](B r) { r.setLaunchId("../etc/passwd"); }, "launchId");
   refused([](B r) { r.setLaunchId(""); }, "launchId");
-  refused([](B r) { r.setWorldSize(0); }, "worldSize");
+  refused([](B r) { r.setWorldSize(0); }, "a world of 0 ranks");
   refused([](B r) { r.setEntrypoint(""); }, "entrypoint");
   refused([](B r) { r.setPmiMode(schema::PmiMode::PMIX); }, "not available");
   refused([](B r) { r.setNodeIndex(3); }, "nodeIndex");
   refused([](B r) { r.initRankNodes(2); }, "rankNodes");
-  refused([](B r) { r.initEnv(1)[0].setName("A=B"); }, "environment");
+  refused([](B r) { r.initEnv(1)[0].setName("A=B"); }, "not valid");
+  refused([](B r) { r.initEnv(1)[0].setName("PMI_RANK"); }, "reserved");
+  refused([](B r) { r.initEnv(1)[0].setName("LATTICE_AGENT_PID"); }, "reserved");
+  refused([](B r) { r.disownUser(); }, "names no user");
   refused([](B r) { r.setTasksPerNode(0); }, "tasksPerNode");
+}
+
+TEST_CASE("whose jobs an agent runs: root agents any user's but root's unless allowed") {
+  Request req;
+  REQUIRE(req.decode());
+  CHECK(req.decode()->user.name == "alice");
+  CHECK_FALSE(req.decode()->user.groups);  // absent: the node's own view
+
+  auto user = req.r.getUser();
+  user.setUid(0);
+  user.setGid(0);
+  user.setName("root");
+  auto refused = req.decode();
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("does not run jobs as root") != std::string::npos);
+  CHECK(refused.error().message.find("n0") != std::string::npos);
+  req.defaults.allow_root_jobs = true;
+  CHECK(req.decode());
+
+  // Loader variables pass into user jobs, never into root jobs.
+  req.r.initEnv(1)[0].setName("LD_PRELOAD");
+  auto root_preload = req.decode();
+  REQUIRE_FALSE(root_preload);
+  CHECK(root_preload.error().message.find("LD_PRELOAD") != std::string::npos);
+  user.setUid(1000);
+  CHECK(req.decode());
+}
+
+TEST_CASE("an agent not running as root runs only its own user's jobs") {
+  Request req;
+  req.defaults.agent_uid = 1000;
+  CHECK(req.decode());
+  req.r.getUser().setUid(1001);
+  auto spec = req.decode();
+  REQUIRE_FALSE(spec);
+  CHECK(spec.error().message ==
+        "agent on n0 runs as uid 1000 and cannot start a job for alice (uid 1001)");
+}
+
+TEST_CASE("limits: world size and ranks per node, refused with the limit's name") {
+  Request req;
+  req.r.setWorldSize(2000000);
+  req.r.setTasksPerNode(2000000);
+  auto big = req.decode();
+  REQUIRE_FALSE(big);
+  CHECK(big.error().message.find("limits.max_world_size") != std::string::npos);
+  req.defaults.max_world_size = 1 << 22;
+  auto crowded = req.decode();
+  REQUIRE_FALSE(crowded);
+  CHECK(crowded.error().message.find("limits.max_ranks_per_node") != std::string::npos);
+}
+
+TEST_CASE("the request must address this agent by its own node id, once") {
+  Request req;
+  auto peers = req.r.initPeers(2);
+  peers[0].setNodeId("n0");
+  peers[1].setNodeId("n0");
+  req.r.setTasksPerNode(2);
+  auto twice = req.decode();
+  REQUIRE_FALSE(twice);
+  CHECK(twice.error().message.find("appears twice") != std::string::npos);
+  peers[0].setNodeId("other");
+  peers[1].setNodeId("n1");
+  auto wrong = req.decode();
+  REQUIRE_FALSE(wrong);
+  CHECK(wrong.error().message.find("addresses this agent as node 'other'") != std::string::npos);
 }

@@ -37,6 +37,12 @@ void check_defaults_except_node_id(const AgentConfig& c) {
   CHECK(c.log_level == LogLevel::info);
   CHECK(c.admin_socket == "/run/lattice/agentd.sock");
   CHECK(c.compat_set_slurm_env == false);
+  CHECK(c.allow_root_jobs == false);
+  CHECK(c.handshake_timeout_ms == 5000);
+  CHECK(c.max_ranks_per_node == 1024);
+  CHECK(c.max_world_size == 1048576);
+  CHECK(c.max_connections == 1024);
+  CHECK(c.idle_timeout_ms == 60000);
   // The struct's own initialisers are the same documented defaults.
   CHECK(d.listen_port == c.listen_port);
   CHECK(d.fence_timeout_ms == c.fence_timeout_ms);
@@ -66,6 +72,8 @@ TEST_CASE("the shipped conf/agent.yaml parses and states the documented defaults
   // node_id stays commented out so the file can be copied to every node: the host name.
   CHECK(c->node_id == parse_config("", "empty")->node_id);
   check_defaults_except_node_id(*c);
+  // The one key without a default: where the operator puts the cluster key.
+  CHECK(c->key_file == "/etc/lattice/cluster.key");
 }
 
 TEST_CASE("every key is read") {
@@ -78,9 +86,18 @@ pmi: {socket_dir: /tmp/pmi}
 fence: {timeout: 2.5, fanout: 3}
 links: {heartbeat_interval: 0.25, heartbeat_misses: 5}
 compat: {set_slurm_env: true}
+security: {key_file: /etc/k, allow_root_jobs: yes, handshake_timeout: 2}
+limits: {max_ranks_per_node: 64, max_world_size: 4096, max_connections: 99, idle_timeout: 30}
 )",
                         "agent.yaml");
   REQUIRE_MESSAGE(c, c.error().message);
+  CHECK(c->key_file == "/etc/k");
+  CHECK(c->allow_root_jobs);
+  CHECK(c->handshake_timeout_ms == 2000);
+  CHECK(c->max_ranks_per_node == 64);
+  CHECK(c->max_world_size == 4096);
+  CHECK(c->max_connections == 99);
+  CHECK(c->idle_timeout_ms == 30000);
   CHECK(c->node_id == "gpu17");
   CHECK(c->listen_host == "127.0.0.2");
   CHECK(c->listen_port == 0);
@@ -183,6 +200,8 @@ admin_socket: "/tmp/it's here.sock"
 fence: {timeout: 7.125, fanout: 2}
 links: {heartbeat_interval: 0.5, heartbeat_misses: 9}
 compat: {set_slurm_env: true}
+security: {key_file: "/etc/lattice/my key", allow_root_jobs: true}
+limits: {max_world_size: 77}
 )",
                         "agent.yaml");
   REQUIRE_MESSAGE(c, c.error().message);
@@ -202,6 +221,9 @@ compat: {set_slurm_env: true}
   CHECK(again->heartbeat_interval_ms == 500);
   CHECK(again->heartbeat_misses == 9);
   CHECK(again->compat_set_slurm_env);
+  CHECK(again->key_file == "/etc/lattice/my key");
+  CHECK(again->allow_root_jobs);
+  CHECK(again->max_world_size == 77);
 
   AgentConfig defaults;
   defaults.node_id = "n1";
@@ -209,5 +231,9 @@ compat: {set_slurm_env: true}
       describe(defaults) ==
       "node_id: n1\nlisten: 0.0.0.0:7400\nlog_level: info\nadmin_socket: /run/lattice/agentd.sock\n"
       "pmi:\n  socket_dir: /run/lattice\nfence:\n  timeout: 60\n  fanout: 8\n"
-      "links:\n  heartbeat_interval: 1\n  heartbeat_misses: 3\ncompat:\n  set_slurm_env: false\n");
+      "links:\n  heartbeat_interval: 1\n  heartbeat_misses: 3\ncompat:\n  set_slurm_env: false\n"
+      "security:\n  # key_file: not set (the agent refuses to start without one)\n"
+      "  allow_root_jobs: false\n  handshake_timeout: 5\n"
+      "limits:\n  max_ranks_per_node: 1024\n  max_world_size: 1048576\n  max_connections: 1024\n"
+      "  idle_timeout: 60\n");
 }

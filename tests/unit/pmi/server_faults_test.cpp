@@ -160,6 +160,34 @@ TEST_CASE("faults: initack that cannot be honoured fails the client") {
   CHECK(hooks.sent.empty());
 }
 
+TEST_CASE("port connections name their rank only with a one-time PMI_ID") {
+  FakeHooks hooks;
+  LaunchInfo info = local_launch(2);
+  info.port_ids = {{"1804289383", 0}, {"846930886", 1}};
+  Server server(info, hooks);
+  // A rank number is not an id: a local user guessing ranks gets nowhere.
+  ConnId guess = server.connect_port();
+  server.receive(guess, "cmd=initack pmiid=0\n");
+  REQUIRE(hooks.failures.size() == 1);
+  CHECK(hooks.failures[0].message.find("is not one this launch issued") != std::string::npos);
+  // The real id works once, and then never again.
+  ConnId real = server.connect_port();
+  CHECK(ask(server, hooks, real, "cmd=initack pmiid=846930886\n") ==
+        "cmd=initack\ncmd=set size=2\ncmd=set rank=1\ncmd=set debug=0\n");
+  ConnId replay = server.connect_port();
+  server.receive(replay, "cmd=initack pmiid=846930886\n");
+  CHECK(hooks.failures.size() == 2);
+  // PMI-2 over the port: fullinit must carry the id as srcid=; pmirank= alone is refused.
+  ConnId v2 = server.connect_port();
+  ask(server, hooks, v2, "cmd=init pmi_version=2 pmi_subversion=0\n");
+  CHECK(ask(server, hooks, v2, test::frame("cmd=fullinit;pmirank=0;threaded=FALSE;"))
+            .find("rc=1") != std::string::npos);
+  ConnId v2b = server.connect_port();
+  ask(server, hooks, v2b, "cmd=init pmi_version=2 pmi_subversion=0\n");
+  CHECK(ask(server, hooks, v2b, test::frame("cmd=fullinit;srcid=1804289383;threaded=FALSE;"))
+            .find("rank=0;") != std::string::npos);
+}
+
 TEST_CASE("faults: EOF after init without finalize fails the launch; otherwise quiet") {
   FakeHooks hooks;
   Server server(local_launch(3), hooks);

@@ -1,0 +1,59 @@
+#include "agent/authority.hpp"
+
+#include "base/strings.hpp"
+
+namespace lattice::agent {
+namespace {
+
+Error refused(const Sender& s, const std::string& what, const LaunchSpec& spec,
+              const std::string& why) {
+  return make_error(cat(what, " for launch ", spec.launch_id, " from ", secure::describe(s.identity),
+                        " refused: ", why));
+}
+
+}  // namespace
+
+int node_of(const LaunchSpec& spec, const secure::Identity& who) {
+  if (who.role != secure::Role::agent) return -1;
+  for (int i = 0; i < spec.nnodes(); ++i)
+    if (spec.peers[static_cast<size_t>(i)].node_id == who.name) return i;
+  return -1;
+}
+
+Status may_start(const Sender& sender) {
+  if (sender.identity.role != secure::Role::launcher)
+    return make_error(cat("a launch request from ", secure::describe(sender.identity),
+                          " refused: only launchers start launches"));
+  return {};
+}
+
+Status may_signal(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender) {
+  if (sender.conn == launcher_conn) return {};
+  return refused(sender, "a signal", spec, "only the launch's own launcher may signal it");
+}
+
+Status may_abort(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender) {
+  if (sender.conn == launcher_conn) return {};
+  int node = node_of(spec, sender.identity);
+  if (node < 0) return refused(sender, "an abort", spec, "the sender is not one of its nodes");
+  if (node == spec.head_node || spec.node_index == spec.head_node) return {};
+  return refused(sender, "an abort", spec, "only its head (or the launcher) aborts this node");
+}
+
+Status may_send_fence(const LaunchSpec& spec, const fence::Tree& tree, bool down, int from,
+                      const Sender& sender) {
+  std::string what = down ? "a fence completion" : "a fence contribution";
+  int node = node_of(spec, sender.identity);
+  if (node < 0) return refused(sender, what, spec, "the sender is not one of its nodes");
+  if (from != node)
+    return refused(sender, what, spec,
+                   cat("it claims to come from node ", from, " but the link is node ", node));
+  bool related = down ? tree.parent(spec.node_index) == node : tree.parent(node) == spec.node_index;
+  if (!related)
+    return refused(sender, what, spec,
+                   cat("node ", node, " is not this node's ", down ? "parent" : "child",
+                       " in the fence tree"));
+  return {};
+}
+
+}  // namespace lattice::agent

@@ -1,0 +1,36 @@
+// Who may do what to a launch, decided from the sealed link a message came on (its handshake
+// identity), never from the message's own fields. Pure functions over the launch's spec, so
+// every rule is unit-tested without sockets:
+//   - a launch is started by a launcher link; it is signalled only by that launcher's link;
+//   - it is aborted by its launcher, by its head agent, or (at the head) by any of its nodes;
+//   - a fence chunk going up comes from a child of this node, going down (data or error) from
+//     its parent, and its fromNode must be the node that link belongs to.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "agent/launch_spec.hpp"
+#include "base/result.hpp"
+#include "fence/tree.hpp"
+#include "secure/identity.hpp"
+
+namespace lattice::agent {
+
+// The link a message arrived on: the agent's connection id and the peer it authenticated as.
+struct Sender {
+  uint64_t conn = 0;
+  secure::Identity identity;
+};
+
+// Index of the launch's node that `who` is (an agent whose node id is in the peer list); -1.
+int node_of(const LaunchSpec& spec, const secure::Identity& who);
+
+Status may_start(const Sender& sender);
+Status may_signal(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender);
+Status may_abort(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender);
+// `from` is the node index the message claims; `down` a PmiFenceComplete (data or error).
+Status may_send_fence(const LaunchSpec& spec, const fence::Tree& tree, bool down, int from,
+                      const Sender& sender);
+
+}  // namespace lattice::agent

@@ -1,0 +1,97 @@
+#include "agent/socket_dir.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/log.hpp"
+#include "base/strings.hpp"
+
+namespace lattice::agent {
+namespace {
+
+constexpr const char* kLockName = "agentd.lock";
+constexpr const char* kLaunchPrefix = "lattice-";
+
+std::string why() { return std::strerror(errno); }
+
+}  // namespace
+
+Result<std::unique_ptr<SocketDir>> SocketDir::claim(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+    return make_error(cat("cannot create PMI socket directory ", path, ": ", why()));
+  std::string lock_path = cat(path, '/', kLockName);
+  net::UniqueFd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!fd) return make_error(cat("cannot open ", lock_path, ": ", why()));
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK) return make_error(cat("cannot lock ", lock_path, ": ", why()));
+    char pid[32] = {};
+    ssize_t n = ::pread(fd.get(), pid, sizeof pid - 1, 0);
+    std::string holder = n > 0 ? std::string(pid, static_cast<size_t>(n)) : "unknown";
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    return make_error(cat("PMI socket directory ", path, " is in use by another lattice-agentd (pid ",
+                          holder, "); give each agent its own pmi.socket_dir"));
+  }
+  std::string mine = cat(::getpid(), '\n');
+  if (::ftruncate(fd.get(), 0) != 0 || ::pwrite(fd.get(), mine.data(), mine.size(), 0) < 0)
+    return make_error(cat("cannot write ", lock_path, ": ", why()));
+  return std::unique_ptr<SocketDir>(new SocketDir(path, std::move(fd)));
+}
+
+int SocketDir::remove_leftovers() const {
+  int removed = 0;
+  DIR* d = ::opendir(path_.c_str());
+  if (!d) return 0;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (!starts_with(name, kLaunchPrefix)) continue;
+    std::string full = cat(path_, '/', name);
+    struct stat st {};
+    if (::lstat(full.c_str(), &st) != 0) continue;
+    LAT_LOG(info, "agent", "removing ", full, ", left by an agent that did not end cleanly");
+    if (S_ISDIR(st.st_mode) ? remove_launch_dir(full) : ::unlink(full.c_str()) == 0) ++removed;
+  }
+  ::closedir(d);
+  return removed;
+}
+
+Result<std::string> SocketDir::make_launch_dir(const std::string& launch_id, uid_t uid, gid_t gid,
+                                               bool chown) const {
+  std::string dir = cat(path_, '/', kLaunchPrefix, launch_id);
+  if (::mkdir(dir.c_str(), 0700) != 0)
+    return make_error(cat("cannot create ", dir, ": ", why()));
+  if (chown && ::chown(dir.c_str(), uid, gid) != 0) {
+    std::string error = cat("cannot give ", dir, " to uid ", uid, ": ", why());
+    ::rmdir(dir.c_str());
+    return make_error(error);
+  }
+  return dir;
+}
+
+bool remove_launch_dir(const std::string& dir) {
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd >= 0) {
+    DIR* d = ::fdopendir(dfd);  // owns dfd now
+    if (!d) {
+      ::close(dfd);
+    } else {
+      while (dirent* e = ::readdir(d)) {
+        std::string name = e->d_name;
+        if (name == "." || name == "..") continue;
+        if (::unlinkat(dfd, name.c_str(), 0) != 0 && errno == EISDIR)
+          ::unlinkat(dfd, name.c_str(), AT_REMOVEDIR);
+      }
+      ::closedir(d);
+    }
+  }
+  if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return true;
+  LAT_LOG(warn, "agent", "cannot remove ", dir, ": ", why());
+  return false;
+}
+
+}  // namespace lattice::agent

@@ -1,0 +1,329 @@
+"""Sealed links under attack, against real agents: a launcher with the wrong key or none, garbage,
+silence, a replayed handshake, a byte flipped in an established link, an agent holding another
+key in a launch's peer list; authenticated peers in the wrong role (not in the launch, or a
+member forging another node's fromNode); and the agent's memory and fds under abuse. After
+every probe the agent is alive, says why it refused, and serves the next good launch."""
+import glob
+import os
+import socket
+import subprocess
+import threading
+import time
+
+from harness import (ROGUE, check, expect_status, prog, run_cases, wait_until)
+
+HANDSHAKE_DEADLINE = 5  # the agent's default security.handshake_timeout
+
+
+def agents(c, count, **kwargs):
+    return [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0"], **kwargs)
+            for i in range(count)]
+
+
+def addresses(nodes):
+    return ",".join(a.address for a in nodes)
+
+
+def good_launch(c, nodes):
+    r = c.run_launch(["--agents", addresses(nodes), "-n", str(2 * len(nodes)), prog("mpi_check")])
+    expect_status(r, 0)
+    check(r.out.count("ok") == 2 * len(nodes), f"not every rank ok\n{r.describe()}")
+    c.check_clean(r)
+    return r
+
+
+def rogue(c, agent, identity, *action, launch=None, key=None, timeout=30):
+    cmd = [ROGUE, "--key", key or c.key_file, "--identity", identity, "--connect", agent.address]
+    if launch:
+        cmd += ["--launch", launch]
+    p = subprocess.run(cmd + list(action), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=timeout)
+    return p.stdout + p.stderr
+
+
+def closed_by_peer(sock, timeout):
+    """True when the peer closes `sock` within timeout (reads return EOF or a reset)."""
+    sock.settimeout(timeout)
+    try:
+        while sock.recv(4096):
+            pass
+        return True
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+class Proxy:
+    """A TCP relay in front of one agent. It records what clients send; with flip_after set it
+    flips one bit in the middle of the first client chunk that arrives that many seconds after
+    the connection opened (past the handshake and the launch request)."""
+
+    def __init__(self, target, flip_after=None):
+        self.target = target.host_port()
+        self.flip_after = flip_after
+        self.recorded = bytearray()
+        self.flipped = False
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(8)
+        self.address = f"127.0.0.1:{self.server.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            opened = time.monotonic()
+            threading.Thread(target=self._pump, args=(client, upstream, opened, True),
+                             daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, opened, False),
+                             daemon=True).start()
+
+    def _pump(self, src, dst, opened, from_client):
+        try:
+            while True:
+                data = bytearray(src.recv(65536))
+                if not data:
+                    break
+                if from_client:
+                    self.recorded += data
+                    late = self.flip_after is not None and time.monotonic() - opened > self.flip_after
+                    if late and not self.flipped:
+                        data[len(data) // 2] ^= 0x10
+                        self.flipped = True
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self):
+        self.server.close()
+
+
+def wrong_key_launcher(c):
+    nodes = agents(c, 2)
+    other = c.make_key("other.key")
+    env = dict(c.case_env(), LATTICE_KEY_FILE=other)
+    p = subprocess.run([*c.launch_command(["--agents", addresses(nodes), "-n", "2", "/bin/true"])],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=60)
+    check(p.returncode not in (0, None), f"a launcher with another key was served: {p.stderr}")
+    check("cannot authenticate agent" in p.stderr and "does not verify" in p.stderr,
+          f"the launcher does not say why: {p.stderr}")
+    for a in nodes:
+        check(a.wait_log("refused"), f"{a.node_id} logged no refusal\n{a.log()}")
+        check(a.alive(), f"{a.node_id} died")
+    c.check_clean()
+    good_launch(c, nodes)
+
+
+def no_key_launcher(c):
+    nodes = agents(c, 1)
+    env = {k: v for k, v in c.case_env().items() if k != "LATTICE_KEY_FILE"}
+    p = subprocess.run(c.launch_command(["--agents", addresses(nodes), "-n", "1", "/bin/true"]),
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=60)
+    check(p.returncode == 2 and "no cluster key" in p.stderr,
+          f"expected a refusal naming the missing key, got {p.returncode}: {p.stderr}")
+    # A client that skips the handshake (an old, unsealed launcher) is refused at its first byte.
+    with socket.create_connection(nodes[0].host_port()) as s:
+        frame = (0).to_bytes(4, "little") + (2).to_bytes(4, "little") + bytes(16)
+        s.sendall(frame)
+        check(closed_by_peer(s, 10), "a plaintext rpc client was not dropped")
+    check(nodes[0].wait_log("not a Lattice handshake"), f"no reason logged\n{nodes[0].log()}")
+    good_launch(c, nodes)
+
+
+def random_bytes(c):
+    nodes = agents(c, 1)
+    with socket.create_connection(nodes[0].host_port()) as s:
+        try:
+            s.sendall(os.urandom(64 * 1024))
+        except OSError:
+            pass  # the agent may have closed while we were still sending: that is the point
+        check(closed_by_peer(s, 10), "64 KiB of random bytes did not get the connection dropped")
+    check(nodes[0].wait_log("not a Lattice handshake"), f"no reason logged\n{nodes[0].log()}")
+    good_launch(c, nodes)
+
+
+def silent_connection(c):
+    nodes = agents(c, 1)
+    started = time.monotonic()
+    with socket.create_connection(nodes[0].host_port()) as s:
+        check(closed_by_peer(s, HANDSHAKE_DEADLINE + 10), "a silent connection stayed open")
+    took = time.monotonic() - started
+    check(took >= HANDSHAKE_DEADLINE - 1, f"closed after {took:.1f} s, before the deadline")
+    check(nodes[0].wait_log("no handshake within"), f"no reason logged\n{nodes[0].log()}")
+    good_launch(c, nodes)
+
+
+def replayed_handshake(c):
+    nodes = agents(c, 1)
+    proxy = Proxy(nodes[0])
+    try:
+        r = c.run_launch(["--agents", proxy.address, "-n", "1", "/bin/true"])
+        expect_status(r, 0)
+    finally:
+        proxy.close()
+    check(len(proxy.recorded) > 100, "the proxy recorded nothing")
+    with socket.create_connection(nodes[0].host_port()) as s:
+        s.sendall(bytes(proxy.recorded))
+        check(closed_by_peer(s, 10), "a replayed handshake kept its connection")
+    check(nodes[0].wait_log("replayed"), f"no replay refusal logged\n{nodes[0].log()}")
+    check(nodes[0].log_text().count("accepted from") == 1,
+          f"the replay started a launch\n{nodes[0].log()}")
+    good_launch(c, nodes)
+
+
+def flipped_byte_mid_stream(c):
+    nodes = agents(c, 1)
+    proxy = Proxy(nodes[0], flip_after=2.0)  # heartbeats flow every second after the launch
+    try:
+        r = c.run_launch(["--agents", proxy.address, "-n", "2", "/bin/sleep", "30"], timeout=40)
+    finally:
+        proxy.close()
+    check(proxy.flipped, "the proxy never flipped a byte")
+    check(r.code not in (0, None), f"a tampered link did not end the launch\n{r.describe()}")
+    check(r.seconds < 25, f"the launch ended only after {r.seconds:.1f} s\n{r.describe()}")
+    check(nodes[0].wait_log("failed authentication"), f"no reason logged\n{nodes[0].log()}")
+    c.check_clean(r)
+    good_launch(c, nodes)
+
+
+def foreign_agent_in_peer_list(c):
+    nodes = agents(c, 2)
+    stranger = c.start_agent("n3", ["--listen", "127.0.0.3:0"], key_file=c.make_key("n3.key"))
+    r = c.run_launch(["--agents", addresses(nodes + [stranger]), "-n", "6", "/bin/sleep", "30"])
+    check(r.code not in (0, None), f"a launch with a foreign agent ran\n{r.describe()}")
+    check(r.seconds < 10, f"the refusal took {r.seconds:.1f} s\n{r.describe()}")
+    check("cannot authenticate agent" in r.err and "127.0.0.3" in r.err,
+          f"the launcher does not name the agent it could not authenticate\n{r.describe()}")
+    check(not any("accepted from" in a.log_text() for a in nodes + [stranger]),
+          "an agent accepted the launch although a peer failed to authenticate")
+    c.check_clean(r)
+    good_launch(c, nodes)
+
+
+def running_launch(c, nodes, rounds="3"):
+    """A pmi2_client job over the agents that waits 3 s before its first PMI call; returns the
+    Popen, its start time and the launch id (from the head's PMI directory)."""
+    args = ["--agents", addresses(nodes), "-n", "6", "/bin/sh", "-c",
+            f"sleep 3; exec {prog('pmi2_client')} --rounds {rounds}"]
+    p = c.start_launch(args)
+    started = time.monotonic()
+    pattern = os.path.join(nodes[0].dir, "lattice-*")
+    check(wait_until(lambda: glob.glob(pattern), 10), "the launch never reached n1")
+    launch = os.path.basename(glob.glob(pattern)[0])[len("lattice-"):]
+    return p, args, started, launch
+
+
+def wrong_role(c):
+    nodes = agents(c, 3)
+    p, args, started, launch = running_launch(c, nodes)
+    n1, n2 = nodes[0], nodes[1]
+    # An agent that holds the key but is not one of the launch's nodes.
+    out = rogue(c, n1, "agent:intruder", "abort", launch=launch)
+    check("reply: error" in out and "not one of its nodes" in out, f"abort not refused: {out}")
+    out = rogue(c, n1, "agent:intruder", "signal", "9", launch=launch)
+    check("reply: error" in out and "only the launch's own launcher" in out,
+          f"signal not refused: {out}")
+    # Forged contributions for the first fences, with values the job would notice.
+    for epoch in ("1", "2", "3", "4"):
+        keys = [f"k{r}-{rank}=forged" for r in range(4) for rank in range(6)]
+        rogue(c, n1, "agent:intruder", "fence", epoch, "1", "up", *keys, launch=launch)
+        # A launch member (n2, index 1) claiming to be n3 (index 2).
+        rogue(c, n1, "agent:n2", "fence", epoch, "2", "up", *keys, launch=launch)
+        rogue(c, n2, "agent:intruder", "fence-error", epoch, "0", "forged failure", launch=launch)
+        rogue(c, n2, "agent:n3", "fence-error", epoch, "0", "forged failure", launch=launch)
+    # A launch request from an agent identity.
+    out = rogue(c, n1, "agent:n2", "launch")
+    check("only launchers start launches" in out, f"an agent-role launch was not refused: {out}")
+    r = c.finish_launch(p, args, started, 60)
+    expect_status(r, 0)
+    check(r.out.count("ok") == 6, f"the job did not see the right data\n{r.describe()}")
+    log1, log2 = n1.log_text(), n2.log_text()
+    for needle in ("an abort for launch", "a signal for launch",
+                   "a fence contribution for launch", "claims to come from node 2 but the link is node 1"):
+        check(needle in log1, f"n1 did not log '{needle}'\n{n1.log()}")
+    check("a fence completion for launch" in log2, f"n2 did not log the fence error refusal\n{n2.log()}")
+    c.check_clean(r)
+
+
+def bounded_under_abuse(c):
+    config = os.path.join(c.dir, "small.yaml")
+    with open(config, "w") as f:
+        f.write("limits: {max_world_size: 64}\n")
+    nodes = agents(c, 1)
+    small = c.start_agent("n2", ["--listen", "127.0.0.2:0", "--config", config])
+    good_launch(c, nodes)  # warm up: first launch's allocations are not a leak
+    agent = nodes[0]
+    start_rss, start_fds = agent.stats()
+
+    # 200 silent connections: held, then closed by the handshake deadline.
+    socks = [socket.create_connection(agent.host_port()) for _ in range(200)]
+    check(wait_until(lambda: agent.stats()[1] >= start_fds + 150, 10),
+          f"the agent did not accept the connections (fds {agent.stats()[1]})")
+    deadline = time.monotonic() + HANDSHAKE_DEADLINE + 10
+    for s in socks:
+        check(closed_by_peer(s, max(0.1, deadline - time.monotonic())),
+              "a silent connection outlived the handshake deadline")
+        s.close()
+
+    # An authenticated peer announces a 60 MiB frame and trickles: memory follows the bytes
+    # (reserved memory too: a buffer sized from the header would show in VmSize at once).
+    start_size = agent.memory("VmSize")
+    peak = [0, 0]
+    done = threading.Event()
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], agent.memory("VmRSS"))
+            peak[1] = max(peak[1], agent.memory("VmSize"))
+            time.sleep(0.05)
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        out = rogue(c, agent, "agent:prober", "trickle", "3")
+    finally:
+        done.set()
+        sampler.join()
+    check("established" in out, f"the trickling peer was not even authenticated: {out}")
+    check(peak[0] - start_rss < 8 * 1024,
+          f"RSS grew by {(peak[0] - start_rss) // 1024} MiB for a frame that never came")
+    check(peak[1] - start_size < 16 * 1024,
+          f"the agent reserved {(peak[1] - start_size) // 1024} MiB for a frame that never came")
+
+    # Oversized requests are refused with the limit's name.
+    r = c.run_launch(["--agents", agent.address, "-n", "5000", "/bin/true"])
+    check(r.code not in (0, None) and "limits.max_ranks_per_node" in r.err,
+          f"5000 ranks on one node were not refused\n{r.describe()}")
+    r = c.run_launch(["--agents", small.address, "-n", "65", "/bin/true"])
+    check(r.code not in (0, None) and "limits.max_world_size" in r.err,
+          f"an oversized world was not refused\n{r.describe()}")
+
+    good_launch(c, nodes)
+    check(wait_until(lambda: agent.stats()[1] == start_fds, 10),
+          f"fds: {start_fds} before, {agent.stats()[1]} after")
+    rss = agent.stats()[0]
+    check(rss - start_rss < 2048, f"RSS: {start_rss} KiB before, {rss} KiB after")
+
+
+if __name__ == "__main__":
+    run_cases([
+        ("wrong_key_launcher", wrong_key_launcher),
+        ("no_key_launcher", no_key_launcher),
+        ("random_bytes", random_bytes),
+        ("silent_connection", silent_connection),
+        ("replayed_handshake", replayed_handshake),
+        ("flipped_byte_mid_stream", flipped_byte_mid_stream),
+        ("foreign_agent_in_peer_list", foreign_agent_in_peer_list),
+        ("wrong_role", wrong_role),
+        ("bounded_under_abuse", bounded_under_abuse),
+    ])

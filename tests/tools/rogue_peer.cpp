@@ -1,0 +1,227 @@
+// lattice-test-rogue: a peer that holds a cluster key (or pretends to) and does what an honest
+// launcher or agent never would, for the security integration tests: sends aborts, signals and
+// fence chunks for other launches, forges fromNode, asks to launch with the wrong role, sends a
+// header that claims a huge frame and then trickles. It prints what happened, one line each:
+//   established as agent n1 | reply: ok | reply: error: TEXT | closed: REASON | sent
+// Test-only; never installed.
+#include <capnp/serialize.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/strings.hpp"
+#include "link/connection.hpp"
+#include "net/connect.hpp"
+#include "net/loop.hpp"
+#include "net/signal.hpp"
+#include "net/timer.hpp"
+#include "rpc/outgoing.hpp"
+#include "secure/cluster_key.hpp"
+
+using namespace lattice;
+
+namespace {
+
+const char* kUsage =
+    "usage: lattice-test-rogue --key FILE --identity ROLE:NAME --connect HOST:PORT\n"
+    "                          [--launch ID] ACTION [ARGS...]\n"
+    "actions: abort | signal SIG | fence EPOCH FROM [up|down] KEY=VALUE... |\n"
+    "         fence-error EPOCH FROM MESSAGE | launch | trickle SECONDS | hold SECONDS\n";
+
+struct Args {
+  std::string key, identity, host, launch = "none", action;
+  int port = 0;
+  std::vector<std::string> rest;
+};
+
+bool parse(int argc, char** argv, Args& a) {
+  int i = 1;
+  for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+    std::string flag = argv[i], v = argv[i + 1];
+    if (flag == "--key") a.key = v;
+    else if (flag == "--identity") a.identity = v;
+    else if (flag == "--launch") a.launch = v;
+    else if (flag == "--connect") {
+      auto hp = parse_host_port(v);
+      if (!hp) return false;
+      a.host = hp->host;
+      a.port = hp->port;
+    } else {
+      return false;
+    }
+  }
+  if (i >= argc || a.key.empty() || a.identity.find(':') == std::string::npos || !a.port)
+    return false;
+  a.action = argv[i];
+  a.rest.assign(argv + i + 1, argv + argc);
+  return true;
+}
+
+void say(const std::string& line) {
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+class Rogue {
+ public:
+  Rogue(net::Loop& loop, const secure::ClusterKey& key, Args args)
+      : loop_(loop), key_(key), args_(std::move(args)), timer_(loop) {}
+
+  void start() {
+    net::connect_tcp(loop_, args_.host, args_.port, [this](Result<std::unique_ptr<net::Stream>> s) {
+      if (!s) return finish(cat("closed: ", s.error().message));
+      link::LinkOptions options;
+      options.side = secure::Channel::Side::initiator;
+      options.key = &key_;
+      std::string role = args_.identity.substr(0, args_.identity.find(':'));
+      options.self = secure::Identity{role == "launcher" ? secure::Role::launcher : secure::Role::agent,
+                                      args_.identity.substr(args_.identity.find(':') + 1)};
+      conn_ = std::make_unique<link::Connection>(
+          loop_, std::move(s.value()), std::move(options), rpc::Session::Handlers{},
+          [this](const secure::Identity& peer) {
+            say(cat("established as ", secure::describe(peer)));
+            act();
+          },
+          [this](const std::string& reason) { finish(cat("closed: ", reason)); });
+    });
+  }
+
+  int status() const { return status_; }
+
+ private:
+  void act() {
+    const std::string& a = args_.action;
+    if (a == "abort") {
+      rpc::Outgoing m;
+      auto abort = m.body().initAbortProcesses();
+      abort.setLaunchId(args_.launch);
+      abort.setReason("rogue abort");
+      return call(std::move(m));
+    }
+    if (a == "signal" && args_.rest.size() == 1) {
+      rpc::Outgoing m;
+      auto sig = m.body().initSignalProcesses();
+      sig.setLaunchId(args_.launch);
+      sig.setSignal(static_cast<int32_t>(parse_int(args_.rest[0]).value_or(SIGTERM)));
+      return call(std::move(m));
+    }
+    if (a == "launch") {
+      rpc::Outgoing m;
+      auto req = m.body().initLaunchProcesses();
+      req.setLaunchId("rogue-launch");
+      req.setEntrypoint("/bin/true");
+      req.setWorldSize(1);
+      req.setTasksPerNode(1);
+      auto user = req.initUser();
+      user.setName("root");
+      return call(std::move(m));
+    }
+    if ((a == "fence" && args_.rest.size() >= 3) || (a == "fence-error" && args_.rest.size() == 3)) {
+      uint64_t epoch = static_cast<uint64_t>(parse_int(args_.rest[0]).value_or(1));
+      uint32_t from = static_cast<uint32_t>(parse_int(args_.rest[1]).value_or(0));
+      bool down = a == "fence-error" || args_.rest[2] == "down";
+      rpc::Outgoing m;
+      auto fill = [&](auto msg) {
+        msg.setLaunchId(args_.launch);
+        msg.setEpoch(epoch);
+        msg.setFromNode(from);
+        msg.setChunkIndex(0);
+        msg.setChunkCount(1);
+        std::vector<std::pair<std::string, std::string>> kv;
+        for (size_t i = 3; a == "fence" && i < args_.rest.size(); ++i) {
+          auto eq = args_.rest[i].find('=');
+          kv.emplace_back(args_.rest[i].substr(0, eq), args_.rest[i].substr(eq + 1));
+        }
+        auto entries = msg.initEntries(static_cast<unsigned>(kv.size()));
+        for (unsigned i = 0; i < kv.size(); ++i) {
+          entries[i].setKey(kv[i].first);
+          entries[i].setValue(kv[i].second);
+        }
+        return msg;
+      };
+      if (a == "fence-error")
+        fill(m.body().initPmiFenceComplete()).setErrorMessage(args_.rest[2]);
+      else if (down)
+        fill(m.body().initPmiFenceComplete());
+      else
+        fill(m.body().initPmiFence());
+      conn_->session().notify(std::move(m));
+      say("sent");
+      return linger(500);
+    }
+    if (a == "trickle" && args_.rest.size() == 1) {
+      // A frame header claiming one segment of 60 MiB, then a kilobyte every 100 ms.
+      uint32_t words = (60u << 20) / 8;
+      char header[8] = {0, 0, 0, 0};
+      std::memcpy(header + 4, &words, 4);
+      conn_->write(std::string(header, 8));
+      ticks_ = static_cast<int>(parse_int(args_.rest[0]).value_or(1)) * 10;
+      timer_.start(100, 100, [this] {
+        if (--ticks_ < 0) return finish("sent");
+        conn_->write(std::string(1024, '\0'));
+      });
+      return;
+    }
+    if (a == "hold" && args_.rest.size() == 1)
+      return linger(static_cast<uint64_t>(parse_int(args_.rest[0]).value_or(1)) * 1000);
+    status_ = 2;
+    finish(cat("unknown action or arguments\n", kUsage));
+  }
+
+  void call(rpc::Outgoing m) {
+    conn_->session().call(std::move(m), loop_.now_ms() + 10000,
+                          [this](Result<schema::Envelope::Reader> reply) {
+                            finish(reply ? std::string("reply: ok")
+                                         : cat("reply: error: ", reply.error().message));
+                          });
+  }
+
+  void linger(uint64_t ms) {
+    timer_.start(ms, 0, [this] { finish("done"); });
+  }
+
+  void finish(const std::string& line) {
+    if (done_) return;
+    done_ = true;
+    say(line);
+    timer_.stop();
+    loop_.defer([this] {
+      if (conn_) conn_->close();
+      loop_.stop();
+    });
+  }
+
+  net::Loop& loop_;
+  const secure::ClusterKey& key_;
+  Args args_;
+  std::unique_ptr<link::Connection> conn_;
+  net::Timer timer_;
+  int ticks_ = 0;
+  int status_ = 0;
+  bool done_ = false;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  if (!parse(argc, argv, args)) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  net::ignore_sigpipe();
+  auto key = secure::ClusterKey::load(args.key);
+  if (!key) {
+    std::fprintf(stderr, "lattice-test-rogue: %s\n", key.error().message.c_str());
+    return 2;
+  }
+  net::Loop loop;
+  Rogue rogue(loop, *key, std::move(args));
+  rogue.start();
+  loop.run();
+  return rogue.status();
+}

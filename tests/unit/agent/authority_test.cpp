@@ -1,0 +1,79 @@
+// Who may do what to a launch: every rule of authority.hpp, for a launch of four nodes n0..n3
+// with head n0 and fanout 2 (n0 -> n1, n2; n1 -> n3), seen from n1.
+#include <doctest/doctest.h>
+
+#include "agent/authority.hpp"
+#include "base/strings.hpp"
+
+using namespace lattice;
+using namespace lattice::agent;
+using secure::Identity;
+using secure::Role;
+
+namespace {
+
+constexpr uint64_t kLauncherConn = 7;
+
+LaunchSpec four_nodes(int self) {
+  LaunchSpec spec;
+  spec.launch_id = "L";
+  for (int i = 0; i < 4; ++i) spec.peers.push_back(Peer{cat('n', i), "h", 1});
+  spec.node_index = self;
+  spec.head_node = 0;
+  spec.fanout = 2;
+  return spec;
+}
+
+Sender member(const std::string& name, uint64_t conn = 11) {
+  return Sender{conn, Identity{Role::agent, name}};
+}
+
+bool refused(const Status& s, const std::string& needle) {
+  return !s && s.error().message.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("only launchers start launches") {
+  CHECK(may_start(Sender{1, Identity{Role::launcher, "lattice@h:1"}}));
+  CHECK(refused(may_start(member("n0")), "only launchers start launches"));
+}
+
+TEST_CASE("signals come only from the launch's own launcher link") {
+  auto spec = four_nodes(1);
+  CHECK(may_signal(spec, kLauncherConn, Sender{kLauncherConn, Identity{Role::launcher, "l"}}));
+  // Another launcher (another link), or the head, may not.
+  CHECK(refused(may_signal(spec, kLauncherConn, Sender{8, Identity{Role::launcher, "l"}}),
+                "only the launch's own launcher"));
+  CHECK_FALSE(may_signal(spec, kLauncherConn, member("n0")));
+}
+
+TEST_CASE("aborts: the launcher, the head, or (at the head) any member") {
+  auto at_n1 = four_nodes(1);
+  CHECK(may_abort(at_n1, kLauncherConn, Sender{kLauncherConn, Identity{Role::launcher, "l"}}));
+  CHECK(may_abort(at_n1, kLauncherConn, member("n0")));  // the head
+  CHECK(refused(may_abort(at_n1, kLauncherConn, member("n2")), "only its head"));
+  CHECK(refused(may_abort(at_n1, kLauncherConn, member("intruder")), "not one of its nodes"));
+  CHECK_FALSE(may_abort(at_n1, kLauncherConn, Sender{8, Identity{Role::launcher, "other"}}));
+  auto at_head = four_nodes(0);
+  CHECK(may_abort(at_head, kLauncherConn, member("n3")));  // members report failures to the head
+  // An identity that names a member but is a launcher is no member.
+  CHECK_FALSE(may_abort(at_head, kLauncherConn, Sender{9, Identity{Role::launcher, "n3"}}));
+}
+
+TEST_CASE("fence chunks: up from a child, down from the parent, fromNode = the link's node") {
+  auto spec = four_nodes(1);
+  fence::Tree tree(4, 0, 2);
+  REQUIRE(tree.parent(1) == 0);
+  REQUIRE(tree.parent(3) == 1);
+  CHECK(may_send_fence(spec, tree, false, 3, member("n3")));  // child n3 up
+  CHECK(may_send_fence(spec, tree, true, 0, member("n0")));   // parent n0 down (data or error)
+  CHECK(refused(may_send_fence(spec, tree, false, 3, member("n2")),
+                "claims to come from node 3 but the link is node 2"));
+  CHECK(refused(may_send_fence(spec, tree, false, 2, member("n2")), "not this node's child"));
+  CHECK(refused(may_send_fence(spec, tree, true, 3, member("n3")), "not this node's parent"));
+  CHECK(refused(may_send_fence(spec, tree, true, 0, member("n3")), "claims to come from node 0"));
+  CHECK(refused(may_send_fence(spec, tree, false, 3, member("intruder")), "not one of its nodes"));
+  CHECK(refused(may_send_fence(spec, tree, false, 3, Sender{1, Identity{Role::launcher, "n3"}}),
+                "not one of its nodes"));
+}
