@@ -34,6 +34,10 @@ Result<Exported> export_environment(const std::string& spec,
     } else if (auto eq = item.find('='); eq != std::string::npos) {
       std::string name = item.substr(0, eq);
       if (!valid_name(name)) return make_error(cat("--export: '", name, "' is not a variable name"));
+      if (proc::reserved_env_name(name))
+        return make_error(cat("--export: ", name, " is reserved for the launch"));
+      if (root_job && proc::loader_env_name(name))
+        return make_error(cat("--export: ", name, " may not be set for a job running as root"));
       assigned.emplace_back(name, item.substr(eq + 1));
     } else if (!item.empty()) {
       patterns.push_back(item);

@@ -1,7 +1,9 @@
 // What of the launcher's environment reaches the ranks (srun's --export): ALL by default, NONE,
 // or a list of names with * and ? wildcards and NAME=VALUE assignments. The launch's own
-// variables (PMI_*, PMIX_*, LATTICE_*, FI_CXI_*) never travel: agents refuse them and set their
-// own. Dynamic-loader variables do not travel into a root job (agents refuse them there).
+// variables (PMI_*, PMIX_*, LATTICE_*, FI_CXI_*) never travel: taken from the environment they
+// are skipped, assigned they are an error (agents would refuse them). Dynamic-loader variables
+// do not travel into a root job: skipped from the environment (the caller warns), an error when
+// assigned.
 // Pure: the caller passes its environment.
 #pragma once
 

@@ -55,6 +55,13 @@ TEST_CASE("NONE, lists with wildcards, and assignments") {
   CHECK_FALSE(export_environment("NONE,FOO", kEnviron, false));
   CHECK_FALSE(export_environment("1BAD=x", kEnviron, false));
   CHECK_FALSE(export_environment("A,,B", kEnviron, false));
+  auto reserved = export_environment("PMI_RANK=1", kEnviron, false);
+  REQUIRE_FALSE(reserved);
+  CHECK(reserved.error().message == "--export: PMI_RANK is reserved for the launch");
+  CHECK(export_environment("LD_PRELOAD=/x.so", kEnviron, false));
+  auto loader = export_environment("LD_PRELOAD=/x.so", kEnviron, true);
+  REQUIRE_FALSE(loader);
+  CHECK(loader.error().message.find("running as root") != std::string::npos);
 }
 
 TEST_CASE("--env values win over exported ones") {
