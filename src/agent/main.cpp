@@ -50,8 +50,8 @@ std::string apply(config::AgentConfig& cfg, const std::string& flag, const std::
     cfg.listen_host = hp->host;
     cfg.listen_port = hp->port;
   } else if (flag == "--node-id") {
-    if (value.empty() || value.find(',') != std::string::npos)
-      return "--node-id: a non-empty name without ','";
+    std::string problem = config::node_id_problem(value);
+    if (!problem.empty()) return cat("--node-id: ", problem);
     cfg.node_id = value;
   } else if (flag == "--admin-socket") {
     cfg.admin_socket = value;

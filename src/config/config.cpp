@@ -63,6 +63,11 @@ std::string scalar_or_kind(const YAML::Node& node) {
 Result<std::string> text(const Reader& r, const YAML::Node& node, const std::string& path) {
   if (!node.IsScalar() || node.Scalar().empty())
     return r.bad(node, path, cat("expected a non-empty string, got ", scalar_or_kind(node)));
+  // Names and paths never hold control bytes; a NUL would silently cut a path short at bind(),
+  // and a newline would not survive describe() (found by fuzz_config).
+  for (unsigned char c : node.Scalar())
+    if (c < 0x20 || c == 0x7f)
+      return r.bad(node, path, cat("must not contain control characters (byte ", int{c}, ")"));
   return node.Scalar();
 }
 
@@ -121,8 +126,10 @@ const Key kKeys[] = {
     {"node_id",
      [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) -> Status {
        auto id = text(r, n, p);
-       // Node ids are joined with ',' into LATTICE_NODELIST / SLURM_NODELIST.
-       if (id && id->find(',') != std::string::npos) return r.bad(n, p, "must not contain ','");
+       if (id) {
+         std::string problem = node_id_problem(*id);
+         if (!problem.empty()) return r.bad(n, p, problem);
+       }
        return store(std::move(id), c.node_id);
      }},
     {"listen",
@@ -296,6 +303,17 @@ std::string seconds(uint32_t ms) {
 }
 
 }  // namespace
+
+std::string node_id_problem(std::string_view id) {
+  // Node ids are joined with ',' into LATTICE_NODELIST / SLURM_NODELIST, and travel in the
+  // handshake, whose names are printable ASCII without spaces.
+  if (id.empty() || id.size() > 255) return "must be 1 to 255 bytes long";
+  for (unsigned char c : id) {
+    if (c == ',') return "must not contain ','";
+    if (c < 0x21 || c > 0x7e) return "must be printable ASCII without spaces";
+  }
+  return "";
+}
 
 Result<AgentConfig> parse_config(std::string_view yaml_text, const std::string& source_name) {
   AgentConfig cfg;

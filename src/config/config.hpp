@@ -35,6 +35,10 @@ struct AgentConfig {
   uint32_t idle_timeout_ms = 60000;
 };
 
+// A node id names this agent in every handshake and in LATTICE_NODELIST: 1..255 printable
+// ASCII bytes, no spaces and no ','. The reason when it is not, or "".
+std::string node_id_problem(std::string_view id);
+
 Result<AgentConfig> parse_config(std::string_view yaml_text, const std::string& source_name);
 Result<AgentConfig> load_config_file(const std::string& path);
 // The effective configuration in the file's own layout (for --check-config).

@@ -60,11 +60,12 @@ Result<size_t> FrameDecoder::bytes_needed() const {
   return words * kWordBytes;
 }
 
-void FrameDecoder::reserve(size_t bytes) {
+void FrameDecoder::reserve(size_t bytes, size_t needed) {
   size_t have = buffer_.size() * kWordBytes;
   if (bytes <= have) return;
-  // Doubling keeps a message arriving in small reads linear; `bytes` has passed the limit check.
-  size_t grown = std::max(bytes, std::min<size_t>(2 * have, max_bytes_));
+  // Doubling keeps a message arriving in small reads linear; capping at `needed` (which has
+  // passed the limit check) keeps a header's claim from buying more than twice what arrived.
+  size_t grown = std::min(std::max(bytes, 2 * have), needed);
   auto bigger = kj::heapArray<capnp::word>(to_words(grown));
   std::memcpy(bigger.begin(), buffer_.begin(), filled_);
   buffer_ = std::move(bigger);
@@ -90,8 +91,10 @@ Result<kj::ArrayPtr<const capnp::word>> FrameDecoder::next(std::string_view& inp
       return kj::ArrayPtr<const capnp::word>(buffer_.begin(), filled_ / kWordBytes);
     }
     if (input.empty()) return kj::ArrayPtr<const capnp::word>();
-    reserve(*needed);
+    // Grow with the bytes in hand, not with the header's claim: a peer that announces 60 MiB
+    // and then trickles costs about what it actually sent.
     size_t take = std::min(*needed - filled_, input.size());
+    reserve(filled_ + take, *needed);
     std::memcpy(reinterpret_cast<char*>(buffer_.begin()) + filled_, input.data(), take);
     filled_ += take;
     input.remove_prefix(take);

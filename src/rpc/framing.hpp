@@ -1,6 +1,6 @@
 // Cap'n Proto messages <-> bytes on a stream (the standard segment-table framing). The decoder
-// gathers one message at a time in a word-aligned buffer and judges each header against the
-// limits before it grows that buffer, so a hostile header costs us 8 bytes, not gigabytes.
+// gathers one message at a time in a word-aligned buffer, judges each header against the limits
+// and grows the buffer only with bytes that arrived, so a hostile header costs what it sent.
 #pragma once
 
 #include <capnp/message.h>
@@ -27,12 +27,15 @@ class FrameDecoder {
   // valid until the next call. An empty array means `input` ran out first (the partial message
   // is kept). An error means the stream is unusable; every later call returns it again.
   Result<kj::ArrayPtr<const capnp::word>> next(std::string_view& input);
+  // Bytes the decoder holds room for now (tests check it grows with what arrived).
+  size_t buffered_capacity() const { return buffer_.size() * sizeof(capnp::word); }
 
  private:
   // Bytes the current message needs, as far as its header tells so far; an error when the
   // header breaks a limit.
   Result<size_t> bytes_needed() const;
-  void reserve(size_t bytes);
+  // Room for at least `bytes`, growing geometrically but never past `needed`.
+  void reserve(size_t bytes, size_t needed);
 
   uint64_t max_bytes_;
   kj::Array<capnp::word> buffer_;

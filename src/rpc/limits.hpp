@@ -23,6 +23,12 @@ constexpr uint32_t kMaxSegments = 512;
 // repeated pointers cannot make us read more than that.
 constexpr uint64_t kTraversalLimitWords = 2 * kMaxMessageBytes / kWordBytes;
 
+// ... and at most this many words per word of the message itself. capnp charges one word per
+// element of a list of zero-sized structs, so without this a 200-byte frame could make a handler
+// walk (and copy) 4 million empty fence entries within the limit above. Four passes cover
+// validating, copying and logging a message; a real message never needs more.
+constexpr uint64_t kTraversalWordsPerMessageWord = 4;
+
 // Our schema nests at most 4 levels (Envelope > body > request > list > element); 16 leaves room
 // for growth and still bounds the reader's recursion on a hostile message.
 constexpr int kNestingLimit = 16;
@@ -34,6 +40,7 @@ constexpr size_t kMaxErrorTextBytes = 4096;
 struct SessionOptions {
   uint64_t max_message_bytes = kMaxMessageBytes;
   uint64_t traversal_limit_words = kTraversalLimitWords;
+  uint64_t traversal_words_per_message_word = kTraversalWordsPerMessageWord;
   int nesting_limit = kNestingLimit;
 };
 

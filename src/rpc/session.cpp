@@ -6,10 +6,12 @@
 #include <capnp/serialize.h>
 #include <kj/exception.h>
 
+#include <algorithm>
 #include <exception>
 #include <utility>
 
 #include "base/log.hpp"
+#include "base/strings.hpp"
 
 namespace lattice::rpc {
 namespace {
@@ -41,6 +43,7 @@ void complete(const ResponseCallback& callback, Error error) {
 Session::Session(ByteTransport& transport, Handlers handlers, SessionOptions options)
     : transport_(transport),
       shared_(std::make_shared<Shared>(Shared{std::move(handlers), true})),
+      traversal_per_word_(options.traversal_words_per_message_word),
       max_message_bytes_(options.max_message_bytes),
       decoder_(options.max_message_bytes) {
   reader_options_.traversalLimitInWords = options.traversal_limit_words;
@@ -80,12 +83,18 @@ Session::Flow Session::drain(std::string_view input, Shared& shared) {
 
 Session::Flow Session::dispatch(kj::ArrayPtr<const capnp::word> words, Shared& shared) {
   // Readers check limits lazily: the handler's own getters may throw, so it runs inside too.
+  std::optional<std::string> malformed;
+  // Traversal is bounded by this message's own size too, so a small message cannot buy reads
+  // (zero-sized list elements) out of the budget meant for the largest one.
+  capnp::ReaderOptions options = reader_options_;
+  options.traversalLimitInWords =
+      std::min<uint64_t>(options.traversalLimitInWords, traversal_per_word_ * words.size());
   auto thrown = run_guarded([&] {
-    capnp::FlatArrayMessageReader reader(words, reader_options_);
+    capnp::FlatArrayMessageReader reader(words, options);
     auto envelope = reader.getRoot<schema::Envelope>();
     uint64_t request_id = envelope.getRequestId();
     if (envelope.getIsResponse())
-      deliver_response(request_id, envelope);
+      malformed = deliver_response(request_id, envelope);
     else if (shared.handlers.on_message)
       shared.handlers.on_message(request_id, envelope);
     else if (request_id != 0)
@@ -93,20 +102,35 @@ Session::Flow Session::dispatch(kj::ArrayPtr<const capnp::word> words, Shared& s
   });
   if (!shared.alive) return Flow::gone;
   if (thrown) return reject(cat("cannot handle a message: ", *thrown), shared);
+  if (malformed) return reject(cat("cannot handle a message: ", *malformed), shared);
   return closed_reason_ ? Flow::stop : Flow::more;
 }
 
-void Session::deliver_response(uint64_t request_id, schema::Envelope::Reader envelope) {
+std::optional<std::string> Session::deliver_response(uint64_t request_id,
+                                                     schema::Envelope::Reader envelope) {
   auto callback = pending_.take(request_id);
   if (!callback) {
     LAT_LOG(debug, "rpc", "dropped a response to unknown request ", request_id);
-    return;
+    return std::nullopt;
   }
-  auto error = envelope.getError();
-  if (error.size() > 0)
-    (*callback)(make_error(std::string(error.begin(), error.size())));
+  // The callback is ours alone now: whatever the error field holds, it completes exactly once.
+  // Readers check pointers lazily, so a malformed field throws here rather than at parse time.
+  std::optional<std::string> error;
+  auto malformed = run_guarded([&] {
+    auto text = envelope.getError();
+    if (text.size() > 0) error = std::string(text.begin(), text.size());
+  });
+  if (malformed) {
+    // The session may be gone once the callback returns: the reason travels by value.
+    std::string reason = cat("malformed response to request ", request_id, ": ", *malformed);
+    (*callback)(make_error(reason));
+    return reason;
+  }
+  if (error)
+    (*callback)(make_error(std::move(*error)));
   else
     (*callback)(envelope);
+  return std::nullopt;
 }
 
 Session::Flow Session::reject(const std::string& reason, Shared& shared) {

@@ -72,7 +72,10 @@ class Session {
 
   Flow drain(std::string_view input, Shared& shared);
   Flow dispatch(kj::ArrayPtr<const capnp::word> words, Shared& shared);
-  void deliver_response(uint64_t request_id, schema::Envelope::Reader envelope);
+  // Completes the waiting call, if any. The text of a malformed response (after its callback
+  // has heard of it): the connection must then be rejected.
+  std::optional<std::string> deliver_response(uint64_t request_id,
+                                              schema::Envelope::Reader envelope);
   Flow reject(const std::string& reason, Shared& shared);
   Status send(Outgoing& msg);
   Status send_response(uint64_t request_id, Outgoing& msg);
@@ -80,6 +83,7 @@ class Session {
   ByteTransport& transport_;
   std::shared_ptr<Shared> shared_;
   capnp::ReaderOptions reader_options_;
+  uint64_t traversal_per_word_;  // the traversal budget grows with the message's size
   uint64_t max_message_bytes_;
   FrameDecoder decoder_;
   PendingCalls pending_;

@@ -111,6 +111,14 @@ limits: {max_ranks_per_node: 64, max_world_size: 4096, max_connections: 99, idle
   CHECK(c->compat_set_slurm_env);
 }
 
+TEST_CASE("node ids are what a handshake can carry") {
+  CHECK(node_id_problem("gpu-17.cluster") == "");
+  CHECK(node_id_problem("a b") == "must be printable ASCII without spaces");
+  CHECK(node_id_problem("a,b") == "must not contain ','");
+  CHECK(node_id_problem(std::string(256, 'x')) == "must be 1 to 255 bytes long");
+  CHECK(contains(error_of("node_id: 'a b'\n"), "node_id: must be printable ASCII"));
+}
+
 TEST_CASE("listen takes IPv6 in brackets; yes/no are booleans") {
   auto c = parse_config("listen: '[::1]:7401'\ncompat: {set_slurm_env: yes}\n", "agent.yaml");
   REQUIRE_MESSAGE(c, c.error().message);
@@ -236,4 +244,24 @@ limits: {max_world_size: 77}
       "  allow_root_jobs: false\n  handshake_timeout: 5\n"
       "limits:\n  max_ranks_per_node: 1024\n  max_world_size: 1048576\n  max_connections: 1024\n"
       "  idle_timeout: 60\n");
+}
+
+TEST_CASE("control bytes in a string are refused (found by fuzz_config)") {
+  // The fuzzer's input, verbatim: a NUL byte inside admin_socket reached the value as a
+  // control character, and describe() then wrote a text that read back differently.
+  std::string hex =
+      "23206c6174746963652d6167656e65742c0a23202dd38f9296d28c90a62d6c6576656c2953207069636b292e20457665"
+      "7279206c696e6b2069850a232061757468656e7469636174656420776974682074686520636c7573746573730a23206f"
+      "662074686973206e6f6465206f76657220302e302e302e302e0a6c697374656e3a20ffffffffffffffff302e3a2e302e"
+      "23206c61303a373430300a0a23206572726f72207c207761726e207c20696e666f206e697820736f636b657420666f72"
+      "20606c6174746963652061646d696e20737461747573602e0a61646d696e5f736f636b65743a202f72756e692f6c7665"
+      "6e20746f206c6174746963652d616765006e746420282d2d6c69677b6574";
+  std::string yaml;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    yaml += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  auto error = error_of(yaml);
+  CHECK(contains(error, "admin_socket: must not contain control characters"));
+  CHECK(contains(error_of("node_id: \"n\\u0000x\"\n"), "node_id: must not contain control"));
+  CHECK(contains(error_of("pmi:\n  socket_dir: \"/run/a\\nb\"\n"), "control characters"));
+  CHECK(contains(error_of("security:\n  key_file: \"/k\\x7f\"\n"), "byte 127"));
 }

@@ -6,6 +6,7 @@
 #include <capnp/serialize.h>
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -221,4 +222,34 @@ TEST_CASE("a large message grows the buffer, and the next small one still decode
   auto decoded = decode_all(decoder, test::random_pieces(stream, 65536, rng));
   REQUIRE(decoded.size() == 2);
   CHECK(text_of_frame(decoded[1]) == test::text_of(small.envelope().asReader()));
+}
+
+TEST_CASE("a header claiming 60 MiB followed by a trickle costs about what arrived") {
+  constexpr uint32_t kClaimedWords = (60u << 20) / 8;  // under the 64 MiB limit
+  FrameDecoder decoder(kMaxMessageBytes);
+  size_t initial = decoder.buffered_capacity();
+  std::string bytes = header(0, kClaimedWords) + std::string(1000, 'z');
+  std::string_view input = bytes;
+  auto frame = decoder.next(input);
+  REQUIRE(frame.ok());
+  CHECK(frame->size() == 0);
+  CHECK(input.empty());
+  CHECK(decoder.buffered_capacity() == initial);  // 1008 bytes fit the starting buffer
+
+  // A trickle past the starting buffer grows it with what arrived (doubling), not to 60 MiB.
+  std::string piece(4096, 'q');
+  size_t fed = bytes.size();
+  size_t worst_ratio_capacity = 0, worst_ratio_fed = 1;  // the largest capacity/fed seen
+  while (fed < (1u << 20)) {
+    std::string_view more = piece;
+    REQUIRE(decoder.next(more).ok());
+    fed += piece.size();
+    if (decoder.buffered_capacity() * worst_ratio_fed > worst_ratio_capacity * fed) {
+      worst_ratio_capacity = decoder.buffered_capacity();
+      worst_ratio_fed = fed;
+    }
+  }
+  CHECK(worst_ratio_capacity <= std::max(initial, 2 * worst_ratio_fed));
+  CHECK(decoder.buffered_capacity() >= fed);
+  CHECK(decoder.buffered_capacity() < (4u << 20));
 }

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstring>
+
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -47,6 +49,13 @@ std::string heartbeat_frame() {
   Outgoing msg;
   msg.body().setHeartbeat();
   return test::frame_of(msg);
+}
+
+std::string from_hex(std::string_view hex) {
+  std::string s;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    s += static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16));
+  return s;
 }
 
 std::string bytes_of(std::initializer_list<unsigned> values) {
@@ -100,6 +109,26 @@ TEST_CASE("a huge message read past the traversal limit -> on_error, not a crash
   }
 }
 
+TEST_CASE("a small message cannot list millions of empty entries (found by fuzz_rpc_session)") {
+  // A 208-byte pmiFence whose entries list is a list of 4194307 zero-sized structs: capnp charges
+  // one word per such element, so only a traversal budget tied to the message's size stops it.
+  std::string frame = from_hex(
+      "000000001900000000000000020002000000000000000000000007000000000000000000000000000000000003000200"
+      "030000000000000005000000010000000200000000000000050000003200000005000000370000006a6f622d31000000"
+      "0c0000010000000015000000320000001500000042000000150000003000000015000000420000001500000032000000"
+      "150000004a0000006b65792d3000000076616c75652d30006b65792d3100000076616c75652d37006b65792d32000000"
+      "76616c75652d31340000000000000000");
+  size_t read = 0;
+  Harness h({}, [&](uint64_t, schema::Envelope::Reader envelope) {
+    for (auto entry : envelope.getBody().getPmiFence().getEntries())
+      read += entry.getKey().size() + 1;
+  });
+  CHECK_NOTHROW(h.session.receive(frame));
+  REQUIRE(h.errors.size() == 1);
+  CHECK(h.errors[0].find("traversal limit") != std::string::npos);
+  CHECK(read < 4 * frame.size() / 8);
+}
+
 TEST_CASE("a message nested deeper than the nesting limit -> on_error") {
   SessionOptions shallow;
   shallow.nesting_limit = 2;
@@ -122,6 +151,47 @@ TEST_CASE("a root pointer out of bounds -> on_error") {
   REQUIRE(h.errors.size() == 1);
   CHECK(h.errors[0].find("cannot handle a message") == 0);
   CHECK(h.transport.closes == 1);
+}
+
+TEST_CASE("a response with a malformed error field completes its call with an error") {
+  Harness h;
+  std::vector<std::string> outcomes;
+  auto record = [&](Result<schema::Envelope::Reader> r) {
+    outcomes.push_back(r.ok() ? std::string("ok") : r.error().message);
+  };
+  uint64_t id = h.session.call(Outgoing(), 1000, record);
+  h.session.call(Outgoing(), 1000, record);
+
+  Outgoing response;
+  response.envelope().setRequestId(id);
+  response.envelope().setIsResponse(true);
+  response.envelope().setError("x");
+  std::string frame = test::frame_of(response);
+  // Find the error pointer through the root pointer (frame header, then the segment's word 0:
+  // a struct pointer whose offset, data size and pointer count locate the Envelope's pointers).
+  REQUIRE(frame.size() >= 16);
+  uint64_t root = 0;
+  std::memcpy(&root, frame.data() + 8, 8);
+  REQUIRE((root & 3) == 0);
+  int64_t offset = static_cast<int32_t>(root & 0xffffffffu) >> 2;
+  uint64_t data_words = (root >> 32) & 0xffff;
+  size_t error_at = 8 + 8 * static_cast<size_t>(1 + offset + static_cast<int64_t>(data_words));
+  REQUIRE(error_at + 8 <= frame.size());
+  uint64_t list = 0;
+  std::memcpy(&list, frame.data() + error_at, 8);
+  REQUIRE((list & 3) == 1);  // the error text's list pointer
+  // Point the text a million words past the end of the segment.
+  list = (list & ~uint64_t{0xfffffffc}) | (uint64_t{1000000} << 2);
+  std::memcpy(&frame[error_at], &list, 8);
+
+  CHECK_NOTHROW(h.session.receive(frame));
+  REQUIRE(outcomes.size() == 2);
+  CHECK(outcomes[0].find("malformed response to request " + std::to_string(id)) == 0);
+  CHECK(outcomes[1].find("connection closed: cannot handle a message: malformed") == 0);
+  REQUIRE(h.errors.size() == 1);
+  CHECK(h.errors[0].find("cannot handle a message: malformed response") == 0);
+  CHECK(h.transport.closes == 1);
+  CHECK(h.session.pending() == 0);
 }
 
 TEST_CASE("a handler that throws closes the connection; later messages are not dispatched") {

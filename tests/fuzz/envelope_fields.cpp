@@ -1,0 +1,140 @@
+// Typed reads mirror src/agent and src/launcher (launch_spec.cpp, the fence and exit handlers):
+// texts become std::string, lists are iterated, has*() guards optional structs. Keep one line
+// per schema field; the dynamic walk at the end is the safety net, not a substitute.
+#include "envelope_fields.hpp"
+
+#include <capnp/dynamic.h>
+#include <capnp/schema.h>
+
+#include <string>
+
+namespace lattice::fuzz {
+namespace {
+
+size_t text(capnp::Text::Reader t) { return std::string(t.cStr(), t.size()).size(); }
+
+size_t entries(capnp::List<schema::KvEntry>::Reader list) {
+  size_t n = 0;
+  for (auto entry : list) n += text(entry.getKey()) + text(entry.getValue());
+  return n;
+}
+
+size_t launch(schema::LaunchProcessesRequest::Reader r) {
+  size_t n = text(r.getLaunchId()) + text(r.getAllocationId()) + text(r.getEntrypoint());
+  for (auto arg : r.getArgs()) n += text(arg);
+  n += r.getTasksPerNode() + r.getFirstRank() + r.getWorldSize();
+  for (auto var : r.getEnv()) n += text(var.getName()) + text(var.getValue());
+  n += static_cast<size_t>(r.getPmiMode());
+  if (r.hasCxiCredentials()) {
+    auto cxi = r.getCxiCredentials();
+    for (uint32_t vni : cxi.getVnis()) n += vni;
+    n += cxi.getServiceId() + text(cxi.getTrafficClass());
+  }
+  for (auto peer : r.getPeers()) n += text(peer.getNodeId()) + text(peer.getHost()) + peer.getPort();
+  n += r.getHeadNodeIndex() + r.getNodeIndex();
+  for (uint32_t node : r.getRankNodes()) n += node;
+  n += r.getFenceTimeoutMs() + r.getSlurmCompat() + text(r.getWorkdir()) + r.getFanout() +
+       r.getUsePmiPort();
+  if (r.hasUser()) {
+    auto user = r.getUser();
+    n += user.getUid() + user.getGid() + text(user.getName());
+    if (user.hasGroups())
+      for (uint32_t group : user.getGroups()) n += group;
+  }
+  return n;
+}
+
+size_t body(schema::Envelope::Body::Reader b) {
+  switch (b.which()) {
+    case schema::Envelope::Body::NONE:
+    case schema::Envelope::Body::HEARTBEAT:
+      return 1;
+    case schema::Envelope::Body::LAUNCH_PROCESSES:
+      return launch(b.getLaunchProcesses());
+    case schema::Envelope::Body::LAUNCH_ACCEPTED:
+      return text(b.getLaunchAccepted().getNodeId());
+    case schema::Envelope::Body::ABORT_PROCESSES: {
+      auto a = b.getAbortProcesses();
+      return text(a.getLaunchId()) + text(a.getReason()) + a.getFenceEpoch();
+    }
+    case schema::Envelope::Body::OUTPUT: {
+      auto o = b.getOutput();
+      auto data = o.getData();
+      return text(o.getLaunchId()) + o.getRank() + static_cast<size_t>(o.getStream()) +
+             std::string(reinterpret_cast<const char*>(data.begin()), data.size()).size();
+    }
+    case schema::Envelope::Body::RANK_EXIT: {
+      auto e = b.getRankExit();
+      return text(e.getLaunchId()) + e.getRank() + e.getNodeIndex() +
+             static_cast<size_t>(e.getExitCode()) + static_cast<size_t>(e.getSignal()) +
+             static_cast<size_t>(e.getPid());
+    }
+    case schema::Envelope::Body::LAUNCH_ENDED: {
+      auto e = b.getLaunchEnded();
+      size_t n = text(e.getLaunchId()) + e.getNodeIndex() + e.getFailed() + text(e.getReason());
+      if (e.hasTimings()) {
+        auto t = e.getTimings();
+        n += t.getSpawnedUs() + t.getFirstInitUs() + t.getLastFinalizeUs() + t.getExitedUs();
+      }
+      n += static_cast<size_t>(e.getExitCode()) + static_cast<size_t>(e.getFailedRank());
+      for (auto rank : e.getStragglers()) n += text(rank);
+      return n;
+    }
+    case schema::Envelope::Body::PMI_FENCE: {
+      auto f = b.getPmiFence();
+      return text(f.getLaunchId()) + f.getEpoch() + f.getFromNode() + entries(f.getEntries()) +
+             f.getChunkIndex() + f.getChunkCount();
+    }
+    case schema::Envelope::Body::PMI_FENCE_COMPLETE: {
+      auto f = b.getPmiFenceComplete();
+      return text(f.getLaunchId()) + f.getEpoch() + entries(f.getEntries()) +
+             text(f.getErrorMessage()) + f.getChunkIndex() + f.getChunkCount() + f.getFromNode();
+    }
+    case schema::Envelope::Body::SIGNAL_PROCESSES: {
+      auto s = b.getSignalProcesses();
+      return text(s.getLaunchId()) + static_cast<size_t>(s.getSignal());
+    }
+  }
+  return 0;  // a union member newer than this file: the dynamic walk reads it
+}
+
+size_t walk(capnp::DynamicValue::Reader value) {
+  switch (value.getType()) {
+    case capnp::DynamicValue::TEXT:
+      return value.as<capnp::Text>().size();
+    case capnp::DynamicValue::DATA:
+      return value.as<capnp::Data>().size();
+    case capnp::DynamicValue::LIST: {
+      size_t n = 0;
+      for (auto element : value.as<capnp::DynamicList>()) n += walk(element);
+      return n;
+    }
+    case capnp::DynamicValue::STRUCT: {
+      auto s = value.as<capnp::DynamicStruct>();
+      size_t n = 0;
+      for (auto field : s.getSchema().getNonUnionFields()) n += walk(s.get(field));
+      KJ_IF_MAYBE(field, s.which()) { n += walk(s.get(*field)); }
+      return n;
+    }
+    case capnp::DynamicValue::ENUM:
+      return value.as<capnp::DynamicEnum>().getRaw();
+    case capnp::DynamicValue::BOOL:
+      return value.as<bool>();
+    case capnp::DynamicValue::INT:
+      return static_cast<size_t>(value.as<int64_t>());
+    case capnp::DynamicValue::UINT:
+      return static_cast<size_t>(value.as<uint64_t>());
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+size_t read_every_field(schema::Envelope::Reader envelope) {
+  size_t n = envelope.getRequestId() + envelope.getIsResponse() + text(envelope.getError()) +
+             body(envelope.getBody());
+  return n + walk(capnp::toDynamic(envelope));
+}
+
+}  // namespace lattice::fuzz
