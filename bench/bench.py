@@ -26,12 +26,26 @@ def median(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
+def sealed_build(build):
+    """Whether this build seals its links (builds before sealing have no --key-file)."""
+    p = subprocess.run([f"{build}/lattice-agentd", "--help"], stdout=subprocess.PIPE, text=True)
+    return "--key-file" in p.stdout
+
+
 class Agents:
-    """Long-running lattice-agentd processes on 127.0.0.1, .2, ... (one per simulated node)."""
+    """Long-running lattice-agentd processes on 127.0.0.1, .2, ... (one per simulated node),
+    sharing a throwaway cluster key when the build seals its links (see launch_env())."""
 
     def __init__(self, build, count, log_level="warn"):
         self.dir = tempfile.mkdtemp(prefix="lattice-bench-")
         self.procs, self.addrs = [], []
+        self.key = None
+        security = []
+        if sealed_build(build):
+            self.key = f"{self.dir}/cluster.key"
+            subprocess.run([f"{build}/lattice-agentd", "--generate-key", self.key], check=True,
+                           stdout=subprocess.DEVNULL)
+            security = ["--key-file", self.key] + (["--allow-root-jobs"] if os.getuid() == 0 else [])
         for i in range(count):
             r, w = os.pipe()
             node = f"n{i + 1}"
@@ -39,7 +53,7 @@ class Agents:
                 [f"{build}/lattice-agentd", "--listen", f"{loopback(i)}:0", "--node-id", node,
                  "--admin-socket", f"{self.dir}/{node}.sock", "--pmi-socket-dir",
                  f"{self.dir}/{node}",
-                 "--log-level", log_level, "--ready-fd", str(w)],
+                 "--log-level", log_level, "--ready-fd", str(w), *security],
                 pass_fds=[w], stdout=subprocess.DEVNULL)
             os.close(w)
             with os.fdopen(r) as f:
@@ -48,6 +62,10 @@ class Agents:
                 raise RuntimeError(f"agent {node} did not start")
             self.procs.append(p)
             self.addrs.append(line)
+
+    def launch_env(self):
+        """The environment a launcher of these agents needs (their key)."""
+        return dict(os.environ, LATTICE_KEY_FILE=self.key) if self.key else None
 
     def rss_kb(self):
         out = []
@@ -101,7 +119,8 @@ def e2e_table(args):
             for _ in range(reps):
                 times["local"].append(timed([f"{args.build}/lattice", "launch", "-n", str(n), prog])[0])
                 times["agent"].append(timed([f"{args.build}/lattice", "launch", "--agents",
-                                             agents.addrs[0], "-n", str(n), prog])[0])
+                                             agents.addrs[0], "-n", str(n), prog],
+                                            env=agents.launch_env())[0])
                 if HYDRA:
                     times["hydra"].append(timed([HYDRA, "-n", str(n), prog])[0])
             rows.append((n, {k: median(v) for k, v in times.items()}))
@@ -134,7 +153,8 @@ def round_table(args):
             res = {"lattice": [], "hydra": []}
             for _ in range(3):
                 _, out = timed([f"{args.build}/lattice", "launch", "--agents", agents.addrs[0], "-n",
-                                str(n), prog, "--bench", str(rounds), "--size", "64"])
+                                str(n), prog, "--bench", str(rounds), "--size", "64"],
+                               env=agents.launch_env())
                 res["lattice"].append(parse_p(out, "p50_us"))
                 if HYDRA:
                     _, out = timed([HYDRA, "-n", str(n), prog, "--bench", str(rounds), "--size", "64"])
@@ -157,7 +177,7 @@ def rss_table(args):
         time.sleep(0.5)
         idle = agents.rss_kb()[0]
         timed([f"{args.build}/lattice", "launch", "--agents", agents.addrs[0], "-n", "8",
-               f"{args.build}/tests/programs/mpi_hello"])
+               f"{args.build}/tests/programs/mpi_hello"], env=agents.launch_env())
         after = agents.rss_kb()[0]
     finally:
         agents.close()
@@ -192,7 +212,7 @@ def fence_table(args):
                         fan = str(k if k else max(m - 1, 1))
                         _, out = timed([f"{args.build}/lattice", "launch", "--agents", addrs, "-N",
                                         str(m), "-n", str(m * r), "--fanout", fan, prog, "--bench",
-                                        str(rounds), "--size", str(size)])
+                                        str(rounds), "--size", str(size)], env=agents.launch_env())
                         row[name] = (parse_p(out, "p50_us"), parse_p(out, "p99_us"))
                     if HYDRA and r == 1:
                         hosts = ",".join(loopback(i) for i in range(m))
@@ -221,6 +241,20 @@ def fence_table(args):
               f"| {cell(row, 'hydra')} | {ratio} |")
 
 
+def fanout_once(build, agents, m):
+    """One launch of /bin/true on each of m agents: (-v "fan-out" ms, -v "spawn" ms)."""
+    p = subprocess.run([f"{build}/lattice", "launch", "-v", "--agents", ",".join(agents.addrs),
+                        "-N", str(m), "-n", str(m), "/bin/true"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=300, env=agents.launch_env())
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr[-2000:])
+    for line in p.stderr.splitlines():
+        if "timing:" in line:
+            return (float(line.split("fan-out ")[1].split(" ms")[0]),
+                    float(line.split(", spawn ")[1].split(" ms")[0]))
+    raise RuntimeError(f"no timing line: {p.stderr[-1000:]}")
+
+
 def fanout_table(args):
     """Launch fan-out: LaunchProcesses to every agent until every agent has accepted it (-v
     "fan-out"), and until every agent has spawned its rank (-v "spawn")."""
@@ -229,19 +263,11 @@ def fanout_table(args):
     for m in counts:
         agents = Agents(args.build, m)
         try:
-            addrs = ",".join(agents.addrs)
             fan, spawn = [], []
             for _ in range(3):
-                p = subprocess.run([f"{args.build}/lattice", "launch", "-v", "--agents", addrs,
-                                    "-N", str(m), "-n", str(m), "/bin/true"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   timeout=300)
-                if p.returncode != 0:
-                    raise RuntimeError(p.stderr[-2000:])
-                for line in p.stderr.splitlines():
-                    if "timing:" in line:
-                        fan.append(float(line.split("fan-out ")[1].split(" ms")[0]))
-                        spawn.append(float(line.split(", spawn ")[1].split(" ms")[0]))
+                f, sp = fanout_once(args.build, agents, m)
+                fan.append(f)
+                spawn.append(sp)
             rows.append((m, median(fan), median(spawn)))
         finally:
             agents.close()
@@ -252,16 +278,95 @@ def fanout_table(args):
         print(f"| {m} | {fan:.1f} ms | {sp:.1f} ms |")
 
 
+def baseline_build(args):
+    """A build of the last commit before sealing (the parent of the commit that added
+    src/secure), made once in build-baseline/ beside the build, for side-by-side runs."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    first = subprocess.run(["git", "-C", root, "log", "--diff-filter=A", "--format=%H", "--",
+                            "src/secure/channel.cpp"], stdout=subprocess.PIPE, text=True,
+                           check=True).stdout.split()
+    if not first:
+        raise RuntimeError("cannot find the commit that added src/secure")
+    rev = subprocess.run(["git", "-C", root, "rev-parse", first[-1] + "^"],
+                         stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
+    out = os.path.join(os.path.dirname(os.path.abspath(args.build)), "build-baseline")
+    stamp = os.path.join(out, "REVISION")
+    if not (os.path.exists(stamp) and open(stamp).read().strip() == rev):
+        shutil.rmtree(out, ignore_errors=True)
+        src = os.path.join(out, "src")
+        os.makedirs(src)
+        archive = subprocess.Popen(["git", "-C", root, "archive", rev], stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "-C", src], stdin=archive.stdout, check=True)
+        archive.wait()
+        subprocess.run(["meson", "setup", os.path.join(out, "build"), src,
+                        "-Dreal_clients=enabled"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["ninja", "-C", os.path.join(out, "build")], check=True,
+                       stdout=subprocess.DEVNULL)
+        with open(stamp, "w") as f:
+            f.write(rev + "\n")
+    return os.path.join(out, "build"), rev[:7]
+
+
+def sealing_table(args):
+    """What sealing costs: fence round and launch fan-out at 16 and 64 agents, this build beside
+    a build of the last commit before sealing, alternating; and the CPU of one handshake and of
+    sealing + opening a record (in memory, both sides)."""
+    plain, rev = baseline_build(args)
+    prog = "tests/programs/pmi2_client"
+    counts = [16] if args.quick else [16, 64]
+    reps = 3 if args.quick else 5
+    rounds = 20 if args.quick else 50
+    rows = []
+    for m in counts:
+        res = {b: {"round": [], "fan": [], "spawn": []} for b in ("sealed", "plain")}
+        farms = {"sealed": Agents(args.build, m), "plain": Agents(plain, m)}
+        builds = {"sealed": args.build, "plain": plain}
+        try:
+            for _ in range(reps):
+                for b in ("sealed", "plain"):
+                    agents, build = farms[b], builds[b]
+                    _, out = timed([f"{build}/lattice", "launch", "--agents", ",".join(agents.addrs),
+                                    "-N", str(m), "-n", str(m), f"{build}/{prog}", "--bench",
+                                    str(rounds), "--size", "64"], env=agents.launch_env())
+                    res[b]["round"].append(parse_p(out, "p50_us") / 1e3)
+                    f, sp = fanout_once(build, agents, m)
+                    res[b]["fan"].append(f)
+                    res[b]["spawn"].append(sp)
+        finally:
+            for a in farms.values():
+                a.close()
+        rows.append((m, {b: {k: median(v) for k, v in r.items()} for b, r in res.items()}))
+    _, hs = timed([f"{args.build}/bench/lattice-bench-handshake"])
+    figures = dict(line.split("=") for line in hs.split())
+    print(f"\n### Cost of sealing: this build beside {rev} (the last commit before sealing), "
+          f"medians of {reps} alternating runs, 1 rank per agent\n")
+    print("| agents | fence round p50 sealed | plain | sealed / plain | fan-out sealed | plain "
+          "| sealed / plain | spawn sealed | plain | sealed / plain |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for m, r in rows:
+        s, p = r["sealed"], r["plain"]
+        print(f"| {m} | {s['round']:.2f} ms | {p['round']:.2f} ms | {s['round'] / p['round']:.2f} "
+              f"| {s['fan']:.1f} ms | {p['fan']:.1f} ms | {s['fan'] / p['fan']:.2f} "
+              f"| {s['spawn']:.1f} ms | {p['spawn']:.1f} ms | {s['spawn'] / p['spawn']:.2f} |")
+    print("\n| CPU, in memory | per operation |")
+    print("|---|---|")
+    print(f"| one handshake, both sides (2 X25519 key pairs, 2 exchanges, guarded key memory) "
+          f"| {float(figures['handshake_us']):.0f} µs |")
+    print(f"| seal + open a 100 B record | {float(figures['seal_open_100_us']):.2f} µs |")
+    print(f"| seal + open a 64 KiB record | {float(figures['seal_open_65536_us']):.1f} µs "
+          f"({float(figures['seal_open_65536_MBps']):.0f} MB/s) |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", choices=["e2e", "round", "rss", "fence", "fanout"])
+    ap.add_argument("--only", choices=["e2e", "round", "rss", "fence", "fanout", "sealing"])
     args = ap.parse_args()
     if not HYDRA:
         print("note: mpiexec.hydra not found; Hydra columns will be empty", file=sys.stderr)
     tables = {"e2e": e2e_table, "round": round_table, "rss": rss_table, "fence": fence_table,
-              "fanout": fanout_table}
+              "fanout": fanout_table, "sealing": sealing_table}
     for name, fn in tables.items():
         if args.only in (None, name):
             fn(args)

@@ -119,7 +119,7 @@ void Agent::accept(std::unique_ptr<net::Stream> stream) {
   options.handshake_timeout_ms = config_.handshake_timeout_ms;
   connections_[id] = std::make_unique<link::Connection>(
       loop_, std::move(stream), std::move(options), std::move(handlers),
-      [this, id](const secure::Identity& peer) {
+      [id](const secure::Identity& peer) {
         LAT_LOG(debug, "link", "connection ", id, " is ", secure::describe(peer));
       },
       [this, id](const std::string& reason) { connection_closed(id, reason); });

@@ -168,6 +168,7 @@ int main(int argc, char** argv) {
     fprintf(stderr,
             "usage: lattice-rank-exec [--user UID:GID:NAME] [--groups G1,G2,...] [--chdir DIR] "
             "[--] PROGRAM [ARGS...]\n");
+    free(o.groups); /* a partly parsed list */
     return 2;
   }
   const char* agent = getenv("LATTICE_AGENT_PID");

@@ -22,6 +22,8 @@ SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__
 LATTICE = os.path.join(BUILD, "lattice")
 AGENTD = os.path.join(BUILD, "lattice-agentd")
 ROGUE = os.path.join(BUILD, "tests", "tools", "lattice-test-rogue")
+# Built with ASan+UBSan: memory figures are the sanitizer's (quarantine, shadow), not ours.
+SANITIZED = os.environ.get("LATTICE_SANITIZED") == "1"
 
 # Cap on one launch: failures must end the job on their own; this only keeps a hung launch from
 # hanging the suite (meson's own timeout is 300 s per file).

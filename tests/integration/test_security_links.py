@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 
-from harness import (ROGUE, check, expect_status, prog, run_cases, wait_until)
+from harness import (ROGUE, SANITIZED, check, expect_status, prog, run_cases, wait_until)
 
 HANDSHAKE_DEADLINE = 5  # the agent's default security.handshake_timeout
 
@@ -295,10 +295,11 @@ def bounded_under_abuse(c):
         done.set()
         sampler.join()
     check("established" in out, f"the trickling peer was not even authenticated: {out}")
-    check(peak[0] - start_rss < 8 * 1024,
-          f"RSS grew by {(peak[0] - start_rss) // 1024} MiB for a frame that never came")
-    check(peak[1] - start_size < 16 * 1024,
-          f"the agent reserved {(peak[1] - start_size) // 1024} MiB for a frame that never came")
+    if not SANITIZED:
+        check(peak[0] - start_rss < 8 * 1024,
+              f"RSS grew by {(peak[0] - start_rss) // 1024} MiB for a frame that never came")
+        check(peak[1] - start_size < 16 * 1024,
+              f"the agent reserved {(peak[1] - start_size) // 1024} MiB for a frame that never came")
 
     # Oversized requests are refused with the limit's name.
     r = c.run_launch(["--agents", agent.address, "-n", "5000", "/bin/true"])
@@ -312,7 +313,8 @@ def bounded_under_abuse(c):
     check(wait_until(lambda: agent.stats()[1] == start_fds, 10),
           f"fds: {start_fds} before, {agent.stats()[1]} after")
     rss = agent.stats()[0]
-    check(rss - start_rss < 2048, f"RSS: {start_rss} KiB before, {rss} KiB after")
+    if not SANITIZED:
+        check(rss - start_rss < 2048, f"RSS: {start_rss} KiB before, {rss} KiB after")
 
 
 if __name__ == "__main__":
