@@ -1,6 +1,10 @@
+// Secret: small secrets come from the slot pool (secret_pool.hpp), larger ones straight from
+// sodium_malloc; both are guarded memory and both are wiped when released.
 #include "secure/secret.hpp"
 
 #include <sodium.h>
+
+#include "secure/secret_pool.hpp"
 
 #include <cstdlib>
 #include <utility>
@@ -9,23 +13,37 @@ namespace lattice::secure {
 
 bool initialize() { return sodium_init() >= 0; }
 
+namespace {
+
+void release(uint8_t* data, size_t size) {
+  if (!data) return;
+  if (size <= detail::kSlotBytes)
+    detail::release_slot(data);
+  else
+    sodium_free(data);  // zeroes before unmapping
+}
+
+}  // namespace
+
 Secret::Secret(size_t size) : size_(size) {
   if (!initialize()) std::abort();
-  data_ = static_cast<uint8_t*>(sodium_malloc(size == 0 ? 1 : size));
+  if (size <= detail::kSlotBytes) {
+    data_ = detail::acquire_slot();
+    return;
+  }
+  data_ = static_cast<uint8_t*>(sodium_malloc(size));
   if (!data_) std::abort();
   sodium_memzero(data_, size_);
 }
 
-Secret::~Secret() {
-  if (data_) sodium_free(data_);  // zeroes before unmapping
-}
+Secret::~Secret() { release(data_, size_); }
 
 Secret::Secret(Secret&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
 
 Secret& Secret::operator=(Secret&& other) noexcept {
   if (this != &other) {
-    if (data_) sodium_free(data_);
+    release(data_, size_);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
   }

@@ -1,7 +1,7 @@
 // Secret bytes in libsodium's guarded memory: locked (kept out of swap), excluded from core
 // dumps, fenced by guard pages and wiped when freed. Every key the project holds lives in one.
-// Caveat: each allocation costs ~16 KiB of address space; allocate per key or per connection,
-// never per message.
+// Small secrets share pooled guarded arenas (cheap); larger ones cost a sodium_malloc each
+// (~16 KiB of address space): allocate per key or per connection, never per message.
 #pragma once
 
 #include <cstddef>
