@@ -123,16 +123,23 @@ void Job::authenticated(Node& node, const secure::Identity& peer) {
   if (peer.role != secure::Role::agent)
     return node_out(node, JobFailure{cat(node.address.host, ':', node.address.port, " is ",
                                          secure::describe(peer), ", not an agent")});
+  if (node.address.name_known && peer.name != node.address.node_id)
+    return node_out(node, JobFailure{cat("the agent at ", node.address.host, ':',
+                                         node.address.port, " is '", peer.name, "', not '",
+                                         node.address.node_id, "'")});
   node.authenticated = true;
   node.address.node_id = peer.name;  // as the agent proved it, not as we guessed it
-  if (!std::all_of(nodes_.begin(), nodes_.end(),
-                   [](const Node& x) { return x.authenticated || x.done; }))
-    return;
-  connected_ms_ = now_ms();
-  if (aborting_) {
-    for (auto& n : nodes_) node_out(n, JobFailure{"launch aborted before it started"});
-    return;
-  }
+  bool all_known = std::all_of(nodes_.begin(), nodes_.end(),
+                               [](const Node& x) { return x.address.name_known; });
+  bool all_in = std::all_of(nodes_.begin(), nodes_.end(),
+                            [](const Node& x) { return x.authenticated || x.done; });
+  if (all_in) connected_ms_ = now_ms();
+  // (An abort before this point has already taken every node not yet asked out of the launch.)
+  // With every node id known in advance (local mode, NAME=HOST:PORT) each agent gets its
+  // request as soon as it has proved who it is, so fan-out overlaps the handshakes; otherwise
+  // the ids come from the handshakes, and every request waits for the last one.
+  if (all_known) return send_launch(node);
+  if (!all_in) return;
   // Node ids name the launch's members to each other: two agents claiming one would be
   // indistinguishable to the fence and the abort rules.
   for (size_t i = 0; i < nodes_.size(); ++i)

@@ -18,9 +18,10 @@
 namespace lattice::launcher {
 
 struct AgentAddress {
-  std::string node_id;
+  std::string node_id;  // the id it must prove, when name_known; else a label until it does
   std::string host;
   int port = 0;
+  bool name_known = true;
 };
 
 struct LocalAgentPaths {

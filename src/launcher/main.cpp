@@ -148,7 +148,10 @@ int launch_main(const std::vector<std::string>& args) {
     std::vector<AgentAddress> agents;
     for (size_t i = 0; i < options.agents.size(); ++i)
       agents.push_back(
-          AgentAddress{options.agents[i].host, options.agents[i].host, options.agents[i].port});
+          AgentAddress{options.agents[i].name.empty() ? options.agents[i].address.host
+                                                      : options.agents[i].name,
+                       options.agents[i].address.host, options.agents[i].address.port,
+                       !options.agents[i].name.empty()});
     run_job(std::move(agents));
   }
   loop.run();

@@ -20,7 +20,9 @@ const char* const kLaunchUsage =
     "      --pmi pmi2|pmix       PMI flavour (pmi2 serves PMI-1 and PMI-2; default pmi2)\n"
     "      --fence-timeout SEC   fail a fence that is not complete after SEC seconds\n"
     "      --fanout K            fence tree fanout between agents\n"
-    "      --agents H:P[,H:P..]  use running agents; otherwise start local ones on loopback\n"
+    "      --agents [N=]H:P[,..] use running agents (N: the node id each must prove; given for\n"
+    "                            all, requests go out as each agent authenticates); otherwise\n"
+    "                            start local ones on loopback\n"
     "      --slurm-compat        also export SLURM_PROCID, SLURM_NPROCS, ... to ranks\n"
     "      --pmi-port            ranks dial PMI_PORT (+PMI_ID) instead of inheriting PMI_FD\n"
     "  -v, --verbose             print a timing breakdown at the end\n";
@@ -120,10 +122,13 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       auto v = take();
       if (!v) return v.error();
       for (const auto& item : split(*v, ',')) {
-        auto hp = parse_host_port(item);
-        if (!hp || hp->port == 0)
-          return make_error(cat("--agents: expected HOST:PORT[,HOST:PORT...], got '", item, "'"));
-        o.agents.push_back(*hp);
+        auto eq = item.find('=');
+        std::string name = eq == std::string::npos ? "" : item.substr(0, eq);
+        auto hp = parse_host_port(eq == std::string::npos ? item : item.substr(eq + 1));
+        if (!hp || hp->port == 0 || (eq != std::string::npos && name.empty()))
+          return make_error(
+              cat("--agents: expected [NAME=]HOST:PORT[,[NAME=]HOST:PORT...], got '", item, "'"));
+        o.agents.push_back(LaunchOptions::Agent{name, *hp});
       }
     } else if (arg == "-l" || arg == "--label" || arg == "--slurm-compat" || arg == "-v" ||
                arg == "--verbose" || arg == "--pmi-port") {
@@ -139,6 +144,10 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
     }
   }
   if (o.program.empty()) return make_error("no program given");
+  for (size_t i = 0; i < o.agents.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (!o.agents[i].name.empty() && o.agents[i].name == o.agents[j].name)
+        return make_error(cat("--agents: node id '", o.agents[i].name, "' is given twice"));
   if (!o.agents.empty() && o.nodes > static_cast<int>(o.agents.size()))
     return make_error(cat("-N ", o.nodes, " asks for more nodes than the ", o.agents.size(),
                           " agents given"));

@@ -24,7 +24,13 @@ struct LaunchOptions {
   bool pmix = false;
   uint32_t fence_timeout_ms = 0;  // 0 = the agents' default
   uint32_t fanout = 0;            // 0 = the agents' default
-  std::vector<HostPort> agents;   // empty = local mode
+  // --agents [NAME=]HOST:PORT,...: running agents (empty = local mode). A NAME is the node id
+  // the agent must prove; without one the launcher learns it from the handshake.
+  struct Agent {
+    std::string name;  // "" = not known in advance
+    HostPort address;
+  };
+  std::vector<Agent> agents;
   bool slurm_compat = false;
   bool pmi_port = false;
   bool verbose = false;

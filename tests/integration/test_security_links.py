@@ -212,6 +212,36 @@ def foreign_agent_in_peer_list(c):
     good_launch(c, nodes)
 
 
+def named(nodes, names=None):
+    return ",".join(f"{n}={a.address}" for n, a in zip(names or [a.node_id for a in nodes], nodes))
+
+
+def named_agents(c):
+    """--agents NAME=HOST:PORT: each agent gets its request as soon as it proves that name; an
+    agent proving another name, or none, ends the launch with no rank left anywhere."""
+    nodes = agents(c, 3)
+    r = c.run_launch(["--agents", named(nodes), "-n", "6", prog("mpi_check")])
+    expect_status(r, 0)
+    check(r.out.count("ok") == 6, f"not every rank ok\n{r.describe()}")
+    c.check_clean(r)
+
+    r = c.run_launch(["--agents", named(nodes, ["n1", "n3", "n2"]), "-n", "6", "/bin/sleep", "30"])
+    check(r.code not in (0, None), f"a launch with misnamed agents ran\n{r.describe()}")
+    check("is 'n2', not 'n3'" in r.err or "is 'n3', not 'n2'" in r.err,
+          f"the launcher does not say which agent proved another name\n{r.describe()}")
+    check(r.seconds < 10, f"the refusal took {r.seconds:.1f} s\n{r.describe()}")
+    c.check_clean(r)
+
+    stranger = c.start_agent("n4", ["--listen", "127.0.0.4:0"], key_file=c.make_key("n4.key"))
+    r = c.run_launch(["--agents", named(nodes + [stranger]), "-n", "8", "/bin/sleep", "30"])
+    check(r.code not in (0, None), f"a launch with a foreign agent ran\n{r.describe()}")
+    check("cannot authenticate agent n4" in r.err,
+          f"the launcher does not name the agent it could not authenticate\n{r.describe()}")
+    check(r.seconds < 10, f"the refusal took {r.seconds:.1f} s\n{r.describe()}")
+    c.check_clean(r)
+    good_launch(c, nodes)
+
+
 def running_launch(c, nodes, rounds="3"):
     """A pmi2_client job over the agents that waits 3 s before its first PMI call; returns the
     Popen, its start time and the launch id (from the head's PMI directory)."""
@@ -326,6 +356,7 @@ if __name__ == "__main__":
         ("replayed_handshake", replayed_handshake),
         ("flipped_byte_mid_stream", flipped_byte_mid_stream),
         ("foreign_agent_in_peer_list", foreign_agent_in_peer_list),
+        ("named_agents", named_agents),
         ("wrong_role", wrong_role),
         ("bounded_under_abuse", bounded_under_abuse),
     ])

@@ -26,7 +26,13 @@ TEST_CASE("launch options: joined and = forms") {
   CHECK(o->tasks_per_node == 2);
   CHECK(o->distribution == Distribution::cyclic);
   REQUIRE(o->agents.size() == 2);
-  CHECK(o->agents[1].host == "::1");
+  CHECK(o->agents[1].address.host == "::1");
+  CHECK(o->agents[1].name.empty());
+  auto named = parse_launch_options(Args{"--agents", "n1=10.0.0.1:7400,gpu-2=[::1]:7401", "p"});
+  REQUIRE(named);
+  CHECK(named->agents[0].name == "n1");
+  CHECK(named->agents[1].name == "gpu-2");
+  CHECK(named->agents[1].address.port == 7401);
 }
 
 TEST_CASE("launch options: errors name the flag") {
@@ -46,6 +52,8 @@ TEST_CASE("launch options: errors name the flag") {
   check({"-l"}, "no program");
   check({"-N", "3", "--agents", "a:1,b:2", "p"}, "more nodes");
   check({"--label=yes", "p"}, "takes no value");
+  check({"--agents", "=h:1", "p"}, "--agents");
+  check({"--agents", "a=h:1,a=h:2", "p"}, "given twice");
 }
 
 TEST_CASE("launch options: --pmi pmix is parsed (and refused later, clearly)") {
