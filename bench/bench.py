@@ -37,7 +37,9 @@ class Agents:
     sharing a throwaway cluster key when the build seals its links (see launch_env())."""
 
     def __init__(self, build, count, log_level="warn"):
-        self.dir = tempfile.mkdtemp(prefix="lattice-bench-")
+        # On tmpfs when there is one, as /run/lattice (the agents' default) is on real nodes.
+        shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
+        self.dir = tempfile.mkdtemp(prefix="lattice-bench-", dir=shm)
         self.procs, self.addrs = [], []
         self.key = None
         security = []
@@ -61,7 +63,9 @@ class Agents:
             if not line:
                 raise RuntimeError(f"agent {node} did not start")
             self.procs.append(p)
-            self.addrs.append(line)
+            # Named, as lattice-api names the nodes it launches on: requests then go out as
+            # each agent authenticates instead of after the last one.
+            self.addrs.append(f"{node}={line}" if self.key else line)
 
     def launch_env(self):
         """The environment a launcher of these agents needs (their key)."""

@@ -18,6 +18,8 @@ constexpr uint64_t kSweepPeriodMs = 500;
 // from several children, bounded so that no peer can make this agent hold more, or for long.
 constexpr size_t kMaxEarlyFenceBytes = size_t{64} << 20;
 constexpr uint64_t kMaxEarlyFenceAgeMs = 30000;
+// How long the agent must have been without launches and reaping before it trims the heap.
+constexpr uint64_t kTrimQuietMs = 2000;
 // What one entry costs beyond its key and value (containers, strings).
 constexpr size_t kEntryOverheadBytes = 64;
 
@@ -299,8 +301,9 @@ void Agent::sweep() {
     connection_closed(id, "idle");
   }
   // What ended launches and closed links freed goes back to the system, so a burst (a big
-  // launch, a flood of connections) does not pin the agent's RSS at its peak.
-  if (trim_pending_) {
+  // launch, a flood of connections) does not pin the agent's RSS at its peak. Only once the
+  // agent is quiet: trimming between back-to-back launches would just fault the pages back in.
+  if (trim_pending_ && launches_.empty() && now - last_reap_ms_ >= kTrimQuietMs) {
     ::malloc_trim(0);
     trim_pending_ = false;
   }
@@ -370,6 +373,7 @@ void Agent::ended(Launch& launch, const std::optional<Failure>& failure,
 
 void Agent::reap() {
   trim_pending_ = true;
+  last_reap_ms_ = loop_.now_ms();
   for (auto it = launches_.begin(); it != launches_.end();)
     it = it->second.launch->ended() ? launches_.erase(it) : std::next(it);
   for (auto it = connections_.begin(); it != connections_.end();)

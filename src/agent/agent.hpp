@@ -96,6 +96,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   uint64_t next_conn_id_ = 1;
   bool shutting_down_ = false;
   bool trim_pending_ = false;  // something was freed since the last malloc_trim
+  uint64_t last_reap_ms_ = 0;
 };
 
 }  // namespace lattice::agent
