@@ -37,6 +37,7 @@ struct AgentStatus {
   std::string listen;
   uint64_t uptime_ms = 0;
   std::vector<LaunchRow> launches;
+  uint64_t messages_sent = 0, messages_received = 0;  // on every link since start
 };
 
 class AgentControl {

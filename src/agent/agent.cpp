@@ -55,7 +55,8 @@ Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterK
       started_ms_(loop.now_ms()),
       peers_(loop,
              PeerLinks::Options{&key_, config_.node_id, config_.heartbeat_interval_ms,
-                                config_.heartbeat_misses, config_.handshake_timeout_ms},
+                                config_.heartbeat_misses, config_.handshake_timeout_ms,
+                                &counts_},
              [this](const std::string& peer, const std::string& reason) {
                for (auto& [id, entry] : launches_) entry.launch->peer_lost(peer, reason);
              }),
@@ -119,6 +120,7 @@ void Agent::accept(std::unique_ptr<net::Stream> stream) {
   options.key = &key_;
   options.self = secure::Identity{secure::Role::agent, config_.node_id};
   options.handshake_timeout_ms = config_.handshake_timeout_ms;
+  options.counts = &counts_;
   connections_[id] = std::make_unique<link::Connection>(
       loop_, std::move(stream), std::move(options), std::move(handlers),
       [id](const secure::Identity& peer) {

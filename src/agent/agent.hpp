@@ -77,6 +77,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
              const std::vector<std::string>& stragglers, const LaunchTimes& times) override;
 
   net::Loop& loop_;
+  rpc::MessageCounts counts_;  // every link's messages, for the admin socket
   config::AgentConfig config_;
   const secure::ClusterKey& key_;
   LaunchEnvironment environment_;

@@ -52,6 +52,8 @@ admin::AgentStatus Agent::status() {
     st.listen = cat(bound.host, ':', bound.port);
   }
   st.uptime_ms = loop_.now_ms() - started_ms_;
+  st.messages_sent = counts_.sent;
+  st.messages_received = counts_.received;
   for (auto& [id, entry] : launches_) {
     const Launch& launch = *entry.launch;
     admin::LaunchRow row;

@@ -64,6 +64,7 @@ void PeerLinks::connected(const std::string& key, std::unique_ptr<net::Stream> s
   options.key = options_.key;
   options.self = secure::Identity{secure::Role::agent, options_.node_id};
   options.handshake_timeout_ms = options_.handshake_timeout_ms;
+  options.counts = options_.counts;
   link.conn = std::make_unique<link::Connection>(
       loop_, std::move(stream), std::move(options), std::move(handlers),
       [this, key](const secure::Identity& peer) { established(key, peer); },

@@ -28,6 +28,7 @@ class PeerLinks {
     uint64_t heartbeat_ms = 1000;
     uint32_t misses = 3;
     uint64_t handshake_timeout_ms = link::kDefaultHandshakeTimeoutMs;
+    rpc::MessageCounts* counts = nullptr;  // must outlive the links
   };
   // `peer` is "host:port"; called once per lost link (a later send reconnects).
   using LostFn = std::function<void(const std::string& peer, const std::string& reason)>;

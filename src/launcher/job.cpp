@@ -104,6 +104,7 @@ void Job::connected(Node& node, std::unique_ptr<net::Stream> stream) {
   link.side = secure::Channel::Side::initiator;
   link.key = &key_;
   link.self = secure::Identity{secure::Role::launcher, launcher_name()};
+  link.counts = &counts_;
   node.conn = std::make_unique<link::Connection>(
       loop_, std::move(stream), std::move(link), std::move(handlers),
       [this, n](const secure::Identity& peer) { authenticated(*n, peer); },
@@ -370,6 +371,8 @@ std::string Job::final_report() const {
     t.exit = exited;
     t.total = now_ms();
     out += format_timings(t);
+    out += cat("lattice: messages to and from agents: ", counts_.sent, " sent, ", counts_.received,
+               " received\n");
   }
   return out;
 }

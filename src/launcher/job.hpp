@@ -80,6 +80,7 @@ class Job {
   std::vector<Node> nodes_;
   std::map<int, RankResult> ranks_;
   std::optional<JobFailure> failure_;
+  rpc::MessageCounts counts_;  // on every agent link, for -v
   std::vector<std::string> stragglers_;  // "rank R on NODE: ..." from every node's LaunchEnded
   net::Timer deadline_timer_;
   net::Timer heartbeat_timer_;

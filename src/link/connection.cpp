@@ -26,7 +26,8 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
           closed(reason);
         };
         return handlers;
-      }()) {
+      }(),
+      rpc::SessionOptions{options.counts}) {
   stream_->set_write_limit(write_limit_);
   handshake_timer_.start(options.handshake_timeout_ms, 0, [this, ms = options.handshake_timeout_ms] {
     closed(cat("no handshake within ", ms / 1000.0, " s"));

@@ -32,6 +32,7 @@ struct LinkOptions {
   secure::Identity self;
   uint64_t handshake_timeout_ms = kDefaultHandshakeTimeoutMs;
   size_t write_limit_bytes = kDefaultWriteLimitBytes;
+  rpc::MessageCounts* counts = nullptr;  // the owner's tally; must outlive the connection
 };
 
 class Connection : public rpc::ByteTransport {

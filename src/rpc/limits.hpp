@@ -37,7 +37,15 @@ constexpr int kNestingLimit = 16;
 // an error response always fits a frame.
 constexpr size_t kMaxErrorTextBytes = 4096;
 
+// Messages through the sessions that share it (one process's links): what the admin socket
+// and `lattice -v` show, and what the benchmarks count.
+struct MessageCounts {
+  uint64_t sent = 0;
+  uint64_t received = 0;
+};
+
 struct SessionOptions {
+  MessageCounts* counts = nullptr;  // must outlive the session
   uint64_t max_message_bytes = kMaxMessageBytes;
   uint64_t traversal_limit_words = kTraversalLimitWords;
   uint64_t traversal_words_per_message_word = kTraversalWordsPerMessageWord;

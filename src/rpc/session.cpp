@@ -42,6 +42,7 @@ void complete(const ResponseCallback& callback, Error error) {
 
 Session::Session(ByteTransport& transport, Handlers handlers, SessionOptions options)
     : transport_(transport),
+      counts_(options.counts),
       shared_(std::make_shared<Shared>(Shared{std::move(handlers), true})),
       traversal_per_word_(options.traversal_words_per_message_word),
       max_message_bytes_(options.max_message_bytes),
@@ -86,6 +87,7 @@ Session::Flow Session::dispatch(kj::ArrayPtr<const capnp::word> words, Shared& s
   std::optional<std::string> malformed;
   // Traversal is bounded by this message's own size too, so a small message cannot buy reads
   // (zero-sized list elements) out of the budget meant for the largest one.
+  if (counts_) ++counts_->received;
   capnp::ReaderOptions options = reader_options_;
   options.traversalLimitInWords =
       std::min<uint64_t>(options.traversalLimitInWords, traversal_per_word_ * words.size());
@@ -162,6 +164,7 @@ uint64_t Session::call(Outgoing msg, uint64_t deadline_ms, ResponseCallback cb) 
     return 0;
   }
   transport_.write(std::move(frame.value()));
+  if (counts_) ++counts_->sent;
   return request_id;
 }
 
@@ -206,6 +209,7 @@ Status Session::send(Outgoing& msg) {
   auto frame = encode_frame(msg.message(), max_message_bytes_);
   if (!frame) return frame.error();
   transport_.write(std::move(frame.value()));
+  if (counts_) ++counts_->sent;
   return {};
 }
 

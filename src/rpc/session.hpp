@@ -81,6 +81,7 @@ class Session {
   Status send_response(uint64_t request_id, Outgoing& msg);
 
   ByteTransport& transport_;
+  MessageCounts* counts_;
   std::shared_ptr<Shared> shared_;
   capnp::ReaderOptions reader_options_;
   uint64_t traversal_per_word_;  // the traversal budget grows with the message's size

@@ -55,7 +55,8 @@ TEST_CASE("status with no launches is the header alone") {
   control.state = agent({});
   std::string out = handle_request("status\n", control);
   CHECK(out ==
-        "lattice-agentd 0.1.0 on node n1, listening on 127.0.0.1:7400, up 1m01s, 0 launches\n");
+        "lattice-agentd 0.1.0 on node n1, listening on 127.0.0.1:7400, up 1m01s, 0 launches; "
+        "messages 0 out, 0 in\n");
   CHECK(control.calls == 1);
 }
 
@@ -65,7 +66,8 @@ TEST_CASE("one launch: summary line and an aligned rank table") {
   auto out = lines(handle_request("status", control));
   REQUIRE(out.size() == 6);
   CHECK(out[0] ==
-        "lattice-agentd 0.1.0 on node n1, listening on 127.0.0.1:7400, up 1m01s, 1 launch");
+        "lattice-agentd 0.1.0 on node n1, listening on 127.0.0.1:7400, up 1m01s, 1 launch; "
+        "messages 0 out, 0 in");
   CHECK(out[1] == "launch abc: node 0 of 2, 3 of 4 ranks here, age 2.3s, fence epoch 1");
   CHECK(out[2] == "  RANK  PID   PMI-STATE    LAST-CMD   IDLE  FENCE");
   CHECK(out[3] == "  0     4242  in_fence     kvs-fence  1.5s  2");
@@ -93,11 +95,11 @@ TEST_CASE("two launches, and asking for one of them") {
   FakeControl control;
   control.state = agent({launch("abc"), launch("def")});
   std::string all = handle_request("status\r\n", control);
-  CHECK(contains(all, "2 launches\n"));
+  CHECK(contains(all, "2 launches;"));
   CHECK(all.find("launch abc:") < all.find("launch def:"));
 
   std::string one = handle_request("status def\n", control);
-  CHECK(contains(one, "2 launches\n"));  // the header still counts every launch
+  CHECK(contains(one, "2 launches;"));  // the header still counts every launch
   CHECK_FALSE(contains(one, "launch abc:"));
   CHECK(contains(one, "launch def:"));
 
