@@ -282,18 +282,17 @@ def fanout_table(args):
         print(f"| {m} | {fan:.1f} ms | {sp:.1f} ms |")
 
 
-def baseline_build(args):
-    """A build of the last commit before sealing (the parent of the commit that added
-    src/secure), made once in build-baseline/ beside the build, for side-by-side runs."""
+def baseline_build(args, added, name):
+    """A build of the last commit before the one that added the file `added` (e.g. the commit
+    before sealing), made once in `name`/ beside the build, for side-by-side runs."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     first = subprocess.run(["git", "-C", root, "log", "--diff-filter=A", "--format=%H", "--",
-                            "src/secure/channel.cpp"], stdout=subprocess.PIPE, text=True,
-                           check=True).stdout.split()
+                            added], stdout=subprocess.PIPE, text=True, check=True).stdout.split()
     if not first:
-        raise RuntimeError("cannot find the commit that added src/secure")
+        raise RuntimeError(f"cannot find the commit that added {added}")
     rev = subprocess.run(["git", "-C", root, "rev-parse", first[-1] + "^"],
                          stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
-    out = os.path.join(os.path.dirname(os.path.abspath(args.build)), "build-baseline")
+    out = os.path.join(os.path.dirname(os.path.abspath(args.build)), name)
     stamp = os.path.join(out, "REVISION")
     if not (os.path.exists(stamp) and open(stamp).read().strip() == rev):
         shutil.rmtree(out, ignore_errors=True)
@@ -315,7 +314,7 @@ def sealing_table(args):
     """What sealing costs: fence round and launch fan-out at 16 and 64 agents, this build beside
     a build of the last commit before sealing, alternating; and the CPU of one handshake and of
     sealing + opening a record (in memory, both sides)."""
-    plain, rev = baseline_build(args)
+    plain, rev = baseline_build(args, "src/secure/channel.cpp", "build-baseline")
     prog = "tests/programs/pmi2_client"
     counts = [16] if args.quick else [16, 64]
     reps = 3 if args.quick else 5
@@ -361,16 +360,76 @@ def sealing_table(args):
           f"({float(figures['seal_open_65536_MBps']):.0f} MB/s) |")
 
 
+def agent_messages(build, agents):
+    """Messages all agents have sent since they started (their admin status)."""
+    total = 0
+    for i in range(len(agents.procs)):
+        out = subprocess.run([f"{build}/lattice", "admin", "status", "--socket",
+                              f"{agents.dir}/n{i + 1}.sock"], stdout=subprocess.PIPE, text=True,
+                             check=True).stdout
+        total += int(out.split("messages ")[1].split(" out")[0])
+    return total
+
+
+def failing_once(build, agents, m, n, bad_rank):
+    """One launch of n ranks over m agents in which `bad_rank` exits 1 at once and every other
+    rank would sleep a minute: (seconds to the launcher's exit, messages the launcher sent,
+    messages the agents sent)."""
+    before = agent_messages(build, agents)
+    script = f'test "$PMI_RANK" = {bad_rank} && exit 1; exec sleep 60'
+    t0 = time.perf_counter()
+    p = subprocess.run([f"{build}/lattice", "launch", "-v", "--agents", ",".join(agents.addrs),
+                        "-N", str(m), "-n", str(n), "/bin/sh", "-c", script],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300,
+                       env=agents.launch_env())
+    dt = time.perf_counter() - t0
+    if p.returncode != 1 or f"rank {bad_rank} on" not in p.stderr:
+        raise RuntimeError(f"unexpected end (exit {p.returncode}): {p.stderr[-2000:]}")
+    sent = int(p.stderr.split("messages to and from agents: ")[1].split(" sent")[0])
+    return dt, sent, agent_messages(build, agents) - before
+
+
+def failing_table(args):
+    """A failing job before and after the launch-policy engine: one rank of 256 over 16 agents
+    exits 1 at once; time to the launcher's exit and the messages everyone sent for it."""
+    before, rev = baseline_build(args, "src/policy/launch_policy.cpp", "build-before-policy")
+    m, n = 16, 256
+    reps = 3 if args.quick else 5
+    res = {b: {"time": [], "launcher": [], "agents": []} for b in ("policy", "before")}
+    farms = {"policy": Agents(args.build, m), "before": Agents(before, m)}
+    builds = {"policy": args.build, "before": before}
+    try:
+        for _ in range(reps):
+            for b in ("policy", "before"):
+                dt, sent, agents_sent = failing_once(builds[b], farms[b], m, n, 100)
+                res[b]["time"].append(dt * 1e3)
+                res[b]["launcher"].append(sent)
+                res[b]["agents"].append(agents_sent)
+    finally:
+        for a in farms.values():
+            a.close()
+    print(f"\n### A failing job: rank 100 of {n} exits 1 at once, {m} agents; this build beside "
+          f"{rev} (before the launch-policy engine), medians of {reps} alternating runs\n")
+    print("| build | launcher exits after | messages sent by the launcher | by the agents "
+          "(sum; all kinds: output, exits, aborts, heartbeats) |")
+    print("|---|---|---|---|")
+    for b, label in (("policy", "this build"), ("before", rev)):
+        r = res[b]
+        print(f"| {label} | {median(r['time']):.0f} ms | {median(r['launcher']):.0f} "
+              f"| {median(r['agents']):.0f} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", choices=["e2e", "round", "rss", "fence", "fanout", "sealing"])
+    ap.add_argument("--only",
+                    choices=["e2e", "round", "rss", "fence", "fanout", "sealing", "failing"])
     args = ap.parse_args()
     if not HYDRA:
         print("note: mpiexec.hydra not found; Hydra columns will be empty", file=sys.stderr)
     tables = {"e2e": e2e_table, "round": round_table, "rss": rss_table, "fence": fence_table,
-              "fanout": fanout_table, "sealing": sealing_table}
+              "fanout": fanout_table, "sealing": sealing_table, "failing": failing_table}
     for name, fn in tables.items():
         if args.only in (None, name):
             fn(args)

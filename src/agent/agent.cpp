@@ -13,11 +13,12 @@ namespace {
 
 // Pending rpc calls, idle links and early fence chunks are checked this often.
 constexpr uint64_t kSweepPeriodMs = 500;
-// Fence chunks held for launches this agent has not been asked to run yet (the launcher's
-// requests and the children's contributions race): enough for a large store arriving early
-// from several children, bounded so that no peer can make this agent hold more, or for long.
-constexpr size_t kMaxEarlyFenceBytes = size_t{64} << 20;
-constexpr uint64_t kMaxEarlyFenceAgeMs = 30000;
+// Fence chunks and aborts held for launches this agent has not been asked to run yet (the
+// launcher's requests race the children's contributions and the head's aborts): enough for a
+// large store arriving early from several children, bounded so that no peer can make this
+// agent hold more, or for long.
+constexpr size_t kMaxEarlyBytes = size_t{64} << 20;
+constexpr uint64_t kMaxEarlyAgeMs = 30000;
 // How long the agent must have been without launches and reaping before it trims the heap.
 constexpr uint64_t kTrimQuietMs = 2000;
 // What one entry costs beyond its key and value (containers, strings).
@@ -193,12 +194,17 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   }
   LAT_LOG(info, "launch", id, ": accepted from ", secure::describe(sender.identity), ", ",
           raw->spec().local_ranks().size(), " ranks here as ", raw->spec().user.name);
-  if (auto early = early_fence_.find(id); early != early_fence_.end()) {
+  if (auto early = early_.find(id); early != early_.end()) {
     auto held = std::move(early->second);
-    early_fence_.erase(early);
+    early_.erase(early);
     for (auto& e : held) {
-      early_fence_bytes_ -= e.bytes;
-      deliver_fence(entry, std::move(e.message), e.sender);
+      early_bytes_ -= e.bytes;
+      if (e.fence) deliver_fence(entry, std::move(*e.fence), e.sender);
+      if (!e.abort) continue;
+      if (auto allowed = may_abort(raw->spec(), entry.launcher_conn, e.sender); !allowed)
+        LAT_LOG(warn, "auth", allowed.error().message);
+      else
+        deliver_abort(entry, std::move(*e.abort), e.sender);
     }
   }
   rpc::Outgoing reply;
@@ -210,6 +216,16 @@ void Agent::abort_processes(const Sender& sender, uint64_t request_id,
                             schema::AbortProcesses::Reader abort) {
   rpc::Session& session = *session_of(sender.conn);
   LaunchEntry* entry = find_launch(abort.getLaunchId());
+  if (!entry && sender.identity.role == secure::Role::agent) {
+    // The head's abort can overtake the launcher's request to this agent: hold it like an early
+    // fence chunk, and judge it when the launch arrives.
+    EarlyMessage early;
+    early.abort = Failure{abort.getReason(), 1, -1, abort.getFenceEpoch()};
+    early.bytes = sizeof early + early.abort->reason.size();
+    hold_early(abort.getLaunchId(), std::move(early), sender);
+    if (request_id) session.respond(request_id, rpc::Outgoing());
+    return;
+  }
   Status allowed = entry ? may_abort(entry->launch->spec(), entry->launcher_conn, sender)
                          : Status(make_error(cat("no launch '", abort.getLaunchId().cStr(), "'")));
   if (!allowed) {
@@ -217,8 +233,15 @@ void Agent::abort_processes(const Sender& sender, uint64_t request_id,
     if (request_id) session.respond_error(request_id, allowed.error().message);
     return;
   }
-  entry->launch->abort_from_peer(Failure{abort.getReason(), 1, -1, abort.getFenceEpoch()});
+  deliver_abort(*entry, Failure{abort.getReason(), 1, -1, abort.getFenceEpoch()}, sender);
   if (request_id) session.respond(request_id, rpc::Outgoing());
+}
+
+void Agent::deliver_abort(LaunchEntry& entry, Failure failure, const Sender& sender) {
+  if (sender.identity.role == secure::Role::launcher)
+    return entry.launch->abort_received(policy::FromLauncher{}, std::move(failure));
+  entry.launch->abort_received(policy::FromNode{node_of(entry.launch->spec(), sender.identity)},
+                               std::move(failure));
 }
 
 void Agent::signal_processes(const Sender& sender, uint64_t request_id,
@@ -244,16 +267,24 @@ void Agent::fence_message(FenceMessage message, const Sender& sender) {
             secure::describe(sender.identity), " dropped: only agents send fence chunks");
     return;
   }
-  size_t bytes = fence_bytes(message);
-  if (early_fence_bytes_ + bytes > kMaxEarlyFenceBytes) {
-    LAT_LOG(warn, "fence", "a fence chunk for unknown launch ", message.launch_id, " from ",
-            secure::describe(sender.identity), " dropped: ", early_fence_bytes_,
+  EarlyMessage early;
+  early.bytes = fence_bytes(message);
+  std::string id = message.launch_id;
+  early.fence = std::move(message);
+  hold_early(id, std::move(early), sender);
+}
+
+void Agent::hold_early(const std::string& launch_id, EarlyMessage early, const Sender& sender) {
+  if (early_bytes_ + early.bytes > kMaxEarlyBytes) {
+    LAT_LOG(warn, "link", "a message for unknown launch ", launch_id, " from ",
+            secure::describe(sender.identity), " dropped: ", early_bytes_,
             " bytes are held already for launches not started here");
     return;
   }
-  early_fence_bytes_ += bytes;
-  early_fence_[message.launch_id].push_back(
-      EarlyFence{std::move(message), sender, loop_.now_ms(), bytes});
+  early_bytes_ += early.bytes;
+  early.sender = sender;
+  early.arrived_ms = loop_.now_ms();
+  early_[launch_id].push_back(std::move(early));
 }
 
 void Agent::deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender) {
@@ -280,7 +311,7 @@ void Agent::connection_closed(uint64_t conn_id, const std::string& reason) {
             ") lost: ", reason);
   for (auto& [id, entry] : launches_) {
     if (entry.launcher_conn != conn_id || entry.launch->ended()) continue;
-    entry.launch->fail(Failure{cat("the launcher's connection was lost (", reason, ")"), 1, -1});
+    entry.launch->launcher_lost(reason);
   }
   reaper_.start(0, 0, [this] { reap(); });
 }
@@ -309,16 +340,17 @@ void Agent::sweep() {
     ::malloc_trim(0);
     trim_pending_ = false;
   }
-  for (auto it = early_fence_.begin(); it != early_fence_.end();) {
+  for (auto it = early_.begin(); it != early_.end();) {
     auto& held = it->second;
-    if (now - held.front().arrived_ms < kMaxEarlyFenceAgeMs) {
+    if (now - held.front().arrived_ms < kMaxEarlyAgeMs) {
       ++it;
       continue;
     }
-    LAT_LOG(warn, "fence", "dropping ", held.size(), " fence chunks for launch ", it->first,
-            ", which never started here");
-    for (auto& e : held) early_fence_bytes_ -= e.bytes;
-    it = early_fence_.erase(it);
+    // Also what a head relays to a node whose part of the launch has already ended.
+    LAT_LOG(debug, "link", "dropping ", held.size(), " messages for launch ", it->first,
+            ", which is not running here");
+    for (auto& e : held) early_bytes_ -= e.bytes;
+    it = early_.erase(it);
   }
 }
 
@@ -395,17 +427,13 @@ void Agent::reap() {
 void Agent::shutdown(int signum) {
   if (shutting_down_) {
     LAT_LOG(warn, "agent", "second signal: killing every rank now");
-    for (auto& [id, entry] : launches_) entry.launch->fail(Failure{"agent killed", 1, -1}, SIGKILL);
+    for (auto& [id, entry] : launches_) entry.launch->shutdown(signum, true);
     return;
   }
   shutting_down_ = true;
   LAT_LOG(info, "agent", "signal ", signum, ": ending ", launches_.size(), " launches");
   listener_.reset();
-  for (auto& [id, entry] : launches_)
-    entry.launch->fail(
-        Failure{cat("agent on ", config_.node_id, " is shutting down (signal ", signum, ")"), 1,
-                -1},
-        SIGTERM);
+  for (auto& [id, entry] : launches_) entry.launch->shutdown(signum, false);
   reaper_.start(0, 0, [this] { reap(); });
 }
 

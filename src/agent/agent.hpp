@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,12 @@ class Agent : private LaunchSink, public admin::AgentControl {
     std::unique_ptr<Launch> launch;
     uint64_t launcher_conn = 0;  // connection that asked for it; events go there
   };
-  // A fence chunk for a launch this agent has not been asked to run yet (fan-out is concurrent);
-  // judged like any other once the launch exists, dropped when it waits too long.
-  struct EarlyFence {
-    FenceMessage message;
+  // A fence chunk or an abort from an agent, for a launch this agent has not been asked to run
+  // yet (fan-out is concurrent); judged like any other once the launch exists, dropped when it
+  // waits too long.
+  struct EarlyMessage {
+    std::optional<FenceMessage> fence;
+    std::optional<Failure> abort;
     Sender sender;
     uint64_t arrived_ms = 0;
     size_t bytes = 0;
@@ -59,7 +62,9 @@ class Agent : private LaunchSink, public admin::AgentControl {
                        schema::AbortProcesses::Reader abort);
   void signal_processes(const Sender& sender, uint64_t request_id,
                         schema::SignalProcesses::Reader sig);
+  void deliver_abort(LaunchEntry& entry, Failure failure, const Sender& sender);
   void fence_message(FenceMessage message, const Sender& sender);
+  void hold_early(const std::string& launch_id, EarlyMessage early, const Sender& sender);
   void deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender);
   void connection_closed(uint64_t conn_id, const std::string& reason);
   void accept_admin(std::unique_ptr<net::Stream> stream);
@@ -90,8 +95,8 @@ class Agent : private LaunchSink, public admin::AgentControl {
   std::map<uint64_t, std::unique_ptr<net::Stream>> admin_clients_;
   std::map<std::string, LaunchEntry> launches_;
   PeerLinks peers_;
-  std::map<std::string, std::vector<EarlyFence>> early_fence_;
-  size_t early_fence_bytes_ = 0;
+  std::map<std::string, std::vector<EarlyMessage>> early_;
+  size_t early_bytes_ = 0;
   net::Timer reaper_;
   net::Timer sweeper_;
   uint64_t next_conn_id_ = 1;

@@ -67,9 +67,11 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       started_ns_(uv_hrtime()),
       port_ids_(issue_port_ids(spec_)),
       pmi_(pmi_info(spec_, port_ids_), *this),
-      kill_timer_(loop),
       watch_timer_(loop),
-      spawn_timer_(loop) {
+      spawn_timer_(loop),
+      policy_(policy::LaunchShape{env.node_id, spec_.node_index, spec_.head_node, spec_.nnodes(),
+                                  spec_.local_ranks()},
+              kPolicyTimes) {
   auto complete = [this](uint64_t epoch, const pmi::KvList& merged) {
     pmi_.fence_complete(epoch, merged);
   };
@@ -83,7 +85,7 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
         complete,
         [this](uint64_t epoch, const std::string& message) {
           pmi_.fence_failed(epoch, message);
-          fail(Failure{message, 1, -1, epoch});
+          run(policy_.fence_failed_above(epoch, message));
         });
     tree_fence_ = tree.get();
     fence_ = std::move(tree);
@@ -100,8 +102,7 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
 Launch::~Launch() {
   // The owner destroys a launch only after it ended; anything still alive here (agent
   // teardown) is killed rather than orphaned.
-  for (auto& rank : ranks_)
-    if (rank->process && !rank->exited) rank->process->kill_group(SIGKILL);
+  kill_running(SIGKILL);
 }
 
 Status Launch::start() {
@@ -133,21 +134,21 @@ Status Launch::start() {
 
 void Launch::spawn_all(const std::string& program) {
   for (auto& rank : ranks_) {
-    if (failure_) {  // an earlier spawn failed (or the launch was aborted): start no more
-      rank->exited = true;
+    if (policy_.failure()) {  // an earlier spawn failed (or the launch was aborted): start no more
+      run(policy_.not_spawned(rank->rank, ""));
       continue;
     }
     auto spawned = spawn_rank(*rank, program);
     if (!spawned) {
-      fail(Failure{cat("cannot spawn ", where(rank->rank), ": ", spawned.error().message), 1,
-                   rank->rank});
-      rank->exited = true;  // never ran: nothing to reap
+      run(policy_.not_spawned(rank->rank, spawned.error().message));
+      continue;
     }
+    run(policy_.spawned(rank->rank, (rank->out_stream ? 1 : 0) + (rank->err_stream ? 1 : 0)));
   }
   times_.spawned_us = elapsed_us();
   LAT_LOG(info, "launch", spec_.launch_id, ": spawned ", ranks_.size(), " ranks of ",
           spec_.world_size);
-  maybe_end();
+  run(policy_.spawn_finished());
 }
 
 Status Launch::spawn_rank(Rank& rank, const std::string& program) {
@@ -204,7 +205,6 @@ void Launch::attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool
   Rank* r = &rank;
   net::Stream* s = stream.get();
   (is_stderr ? rank.err_stream : rank.out_stream) = std::move(stream);
-  ++rank.open_streams;
   s->start(
       [this, r, is_stderr](std::string_view bytes) {
         auto& lines = is_stderr ? r->err_lines : r->out_lines;
@@ -215,79 +215,64 @@ void Launch::attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool
       [this, r, is_stderr](const std::string&) {
         auto& lines = is_stderr ? r->err_lines : r->out_lines;
         if (auto rest = lines.flush()) sink_.output(*this, r->rank, is_stderr, std::move(*rest));
-        --r->open_streams;
-        maybe_end();
+        run(policy_.pipe_closed(r->rank));
       });
 }
 
 void Launch::on_exit(Rank& rank, net::ExitInfo info) {
-  rank.exited = true;
   proc::ExitStatus status{static_cast<int>(info.exit_status), info.term_signal};
   LAT_LOG(debug, "launch", spec_.launch_id, ": ", where(rank.rank), " ", proc::describe(status));
   sink_.rank_exited(*this, rank.rank, rank.pid, status);
-  if (status.code != 0 || status.signal != 0) {
-    fail(Failure{cat(where(rank.rank), " ", proc::describe(status)), proc::job_exit_code(status),
-                 rank.rank});
-  } else if (rank.initialized && !rank.finalized) {
-    fail(Failure{cat(where(rank.rank), " exited without calling PMI finalize"), 1, rank.rank});
-  }
-  bool all_exited = std::all_of(ranks_.begin(), ranks_.end(), [](auto& r) { return r->exited; });
-  if (all_exited) {
+  auto actions = policy_.exited(rank.rank, status, rank.initialized && !rank.finalized);
+  if (std::none_of(ranks_.begin(), ranks_.end(),
+                   [this](auto& r) { return policy_.running(r->rank); }))
     times_.exited_us = elapsed_us();
-    // Give pipes held by stray grandchildren a bounded time, then stop waiting for them.
-    kill_timer_.start(kOutputDrainMs, 0, [this] {
+  run(std::move(actions));
+}
+
+void Launch::forward_signal(int signum) { run(policy_.signal(signum)); }
+void Launch::launcher_lost(const std::string& reason) { run(policy_.launcher_lost(reason)); }
+void Launch::shutdown(int signum, bool kill_now) { run(policy_.shutdown(signum, kill_now)); }
+
+void Launch::run(std::vector<policy::Action> actions) {
+  for (auto& action : actions) {
+    if (auto* first = std::get_if<policy::FirstFailure>(&action)) {
+      LAT_LOG(warn, "launch", spec_.launch_id, ": ", first->failure.reason);
+    } else if (auto* kill = std::get_if<policy::KillRanks>(&action)) {
+      kill_running(kill->signum);
+    } else if (auto* abort = std::get_if<policy::SendAbort>(&action)) {
+      send_abort(abort->node, abort->failure);
+    } else if (auto* start = std::get_if<policy::StartTimer>(&action)) {
+      auto& timer = timers_[start->timer];
+      if (!timer) timer = std::make_unique<net::Timer>(loop_);
+      timer->start(start->ms, 0, [this, id = start->timer] { run(policy_.timer_fired(id)); });
+    } else if (auto* stop = std::get_if<policy::StopTimer>(&action)) {
+      if (auto it = timers_.find(stop->timer); it != timers_.end()) it->second->stop();
+    } else if (auto* snapshot = std::get_if<policy::SnapshotStragglers>(&action)) {
+      stragglers_ = stragglers(snapshot->epoch);
+    } else if (std::holds_alternative<policy::CloseOutputs>(action)) {
       for (auto& r : ranks_) {
         if (r->out_stream) r->out_stream->close();
         if (r->err_stream) r->err_stream->close();
-        r->open_streams = 0;
       }
-      maybe_end();
-    });
-  }
-  maybe_end();
-}
-
-void Launch::fail(Failure failure, int signum) {
-  if (!failure_) {
-    LAT_LOG(warn, "launch", spec_.launch_id, ": ", failure.reason);
-    failure_ = std::move(failure);
-    if (failure_->fence_epoch) stragglers_ = stragglers(failure_->fence_epoch);
-    // The head decides for the whole launch: a node reports its failure to the head, and the
-    // head aborts every other node.
-    if (spec_.node_index != spec_.head_node) {
-      send_abort(spec_.head_node, *failure_);
-    } else {
-      for (int node = 0; node < spec_.nnodes(); ++node)
-        if (node != spec_.node_index) send_abort(node, *failure_);
+    } else if (auto* end_of = std::get_if<policy::ReportEnd>(&action)) {
+      end(end_of->failure);
     }
   }
-  for (auto& rank : ranks_)
-    if (rank->process && !rank->exited) rank->process->kill_group(signum);
-  if (signum != SIGKILL) {
-    kill_timer_.start(kKillGraceMs, 0, [this] {
-      for (auto& rank : ranks_)
-        if (rank->process && !rank->exited) rank->process->kill_group(SIGKILL);
-    });
-  }
 }
 
-void Launch::forward_signal(int signum) {
+void Launch::kill_running(int signum) {
   for (auto& rank : ranks_)
-    if (rank->process && !rank->exited) rank->process->kill_group(signum);
+    if (rank->process && policy_.running(rank->rank)) rank->process->kill_group(signum);
 }
 
-void Launch::maybe_end() {
-  if (ended_) return;
-  for (auto& rank : ranks_)
-    if (!rank->exited || rank->open_streams > 0) return;
-  ended_ = true;
+void Launch::end(const std::optional<Failure>& failure) {
   watch_timer_.stop();
-  kill_timer_.stop();
   conns_.clear();
   socket_listener_.reset();  // removes the socket file
   port_listener_.reset();
   if (!launch_dir_.empty()) remove_launch_dir(launch_dir_);
-  sink_.ended(*this, failure_, stragglers_, times_);
+  sink_.ended(*this, failure, stragglers_, times_);
 }
 
 // lattice-rank-exec [--user U:G:NAME [--groups ...]] [--chdir DIR] -- PROGRAM ARGS: the helper
@@ -351,21 +336,15 @@ void Launch::fence_message(FenceMessage message) {
   tree_fence_->receive(std::move(message));
 }
 
-void Launch::abort_from_peer(Failure failure) {
-  // The head relays a node's failure to everyone; others just end (failure_ set first keeps
-  // fail() from echoing the abort back to the head).
-  if (spec_.node_index != spec_.head_node && !failure_) {
-    failure_ = failure;
-    if (failure.fence_epoch) stragglers_ = stragglers(failure.fence_epoch);
-  }
-  fail(std::move(failure));
+void Launch::abort_received(policy::AbortSource from, Failure failure) {
+  run(policy_.abort_received(from, std::move(failure)));
 }
 
 void Launch::peer_lost(const std::string& peer, const std::string& reason) {
-  if (spec_.nnodes() < 2 || ended_) return;
-  for (const auto& p : spec_.peers) {
+  for (size_t node = 0; node < spec_.peers.size(); ++node) {
+    const Peer& p = spec_.peers[node];
     if (cat(p.host, ':', p.port) != peer) continue;
-    fail(Failure{cat("node ", p.node_id, " lost (", reason, ")"), 1, -1});
+    run(policy_.peer_lost(static_cast<int>(node), p.node_id, reason));
     return;
   }
 }

@@ -1,7 +1,7 @@
 // One launch on this node: spawns its local ranks through lattice-rank-exec, serves them PMI
 // (PMI_FD socketpairs, the per-launch Unix socket, optionally PMI_PORT), streams their output
-// and exit statuses to the launcher, and applies the failure policy: the first rank that fails
-// (non-zero exit, signal, abort, PMI protocol error, fence timeout) ends the whole launch.
+// and exit statuses to the launcher, and carries out what the failure policy decides
+// (policy/launch_policy.hpp: the first failure anywhere ends the whole launch).
 #pragma once
 
 #include <cstdint>
@@ -22,17 +22,13 @@
 #include "net/stream.hpp"
 #include "net/timer.hpp"
 #include "pmi/server.hpp"
+#include "policy/launch_policy.hpp"
 #include "proc/exit_status.hpp"
 #include "proc/line_buffer.hpp"
 
 namespace lattice::agent {
 
-struct Failure {
-  std::string reason;  // e.g. "rank 3 on n1 exited with status 7"
-  int exit_code = 1;   // the job status it implies
-  int rank = -1;
-  uint64_t fence_epoch = 0;  // non-zero: a timeout of this fence
-};
+using policy::Failure;
 
 struct LaunchTimes {  // microseconds since the request arrived; 0 = not yet
   uint64_t spawned_us = 0, first_init_us = 0, last_finalize_us = 0, exited_us = 0;
@@ -74,15 +70,16 @@ class Launch : private pmi::ServerHooks {
   // rank is spawned on the next loop turn. An error means nothing was started. A spawn failure
   // is a launch failure, reported like any other.
   Status start();
-  // Ends the launch: `signum` to every live rank's process group now, SIGKILL after a grace.
-  void fail(Failure failure, int signum = 9);
   void forward_signal(int signum);
   // A fence chunk from a peer agent (multi-node launches only).
   void fence_message(FenceMessage message);
-  // An abort that came from another agent (the head, or a node reporting to the head).
-  void abort_from_peer(Failure failure);
+  // An abort from the launcher or from one of the launch's nodes (as its link proved).
+  void abort_received(policy::AbortSource from, Failure failure);
   // A peer link ("host:port") was lost: fails the launch when that peer is one of its nodes.
   void peer_lost(const std::string& peer, const std::string& reason);
+  void launcher_lost(const std::string& reason);
+  // The agent is stopping: SIGTERM and a grace, or SIGKILL at once for `kill_now`.
+  void shutdown(int signum, bool kill_now);
 
   const LaunchSpec& spec() const { return spec_; }
   const std::string& id() const { return spec_.launch_id; }
@@ -90,7 +87,7 @@ class Launch : private pmi::ServerHooks {
   std::vector<int> fence_children_pending() const { return fence_->children_pending(); }
   std::vector<std::pair<int, int>> rank_pids() const;  // (rank, pid)
   uint64_t age_ms() const;
-  bool ended() const { return ended_; }
+  bool ended() const { return policy_.ended(); }
 
  private:
   struct Rank;
@@ -125,7 +122,10 @@ class Launch : private pmi::ServerHooks {
   void check_fence_deadline();
   // Local ranks that never entered fence `epoch`, with their last PMI command and its age.
   std::vector<std::string> stragglers(uint64_t epoch) const;
-  void maybe_end();
+  // Carries out the policy's actions, in order.
+  void run(std::vector<policy::Action> actions);
+  void kill_running(int signum);
+  void end(const std::optional<Failure>& failure);
   void send_to_node(int node, rpc::Outgoing message);
   void send_abort(int node, const Failure& failure);
   Rank* find_rank(int rank);
@@ -147,14 +147,13 @@ class Launch : private pmi::ServerHooks {
   std::string launch_dir_;  // <socket dir>/lattice-<id>, removed at the end
   std::unique_ptr<net::UnixListener> socket_listener_;
   std::unique_ptr<net::TcpListener> port_listener_;
-  net::Timer kill_timer_;
   net::Timer watch_timer_;
   net::Timer spawn_timer_;
-  std::optional<Failure> failure_;
+  policy::LaunchPolicy policy_;
+  std::map<policy::TimerId, std::unique_ptr<net::Timer>> timers_;  // the policy's, by name
   std::vector<std::string> stragglers_;  // snapshot taken when a fence timeout ended the launch
   LaunchTimes times_;
   int finalized_ = 0;
-  bool ended_ = false;
 };
 
 }  // namespace lattice::agent

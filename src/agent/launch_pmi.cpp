@@ -93,11 +93,7 @@ void Launch::fence_ready(uint64_t epoch, pmi::KvList local_puts) {
 }
 
 void Launch::abort_requested(int rank, std::optional<int> exit_code, std::string message) {
-  std::string reason = cat(where(rank), " called abort");
-  if (exit_code) reason += cat(" with exit code ", *exit_code);
-  if (!message.empty()) reason += cat(": ", message);
-  // PMI-2 carries no code; Slurm's client exits 1 after sending abort, so report that.
-  fail(Failure{reason, exit_code.value_or(1), rank});
+  run(policy_.pmi_abort(rank, exit_code, message));
 }
 
 void Launch::client_failed(pmi::ConnId conn, int rank, std::string message) {
@@ -107,14 +103,8 @@ void Launch::client_failed(pmi::ConnId conn, int rank, std::string message) {
     if (rank < 0) rank = it->second.rank;
     conns_.erase(it);
   }
-  Rank* r = find_rank(rank);
-  if (lost && r && !r->exited) {
-    // Usually the rank is exiting: wait for its status, which says more (watchdog below).
-    r->pmi_lost_at_ms = now_ms();
-    r->pmi_lost_reason = message;
-    return;
-  }
-  if (lost) return;  // the exit has been judged already
+  // Usually the rank is exiting: its status, if it comes in time, says more.
+  if (lost) return run(policy_.pmi_lost(rank, message));
   if (rank < 0) {
     // A socket or port client that never proved which rank it is speaks for no rank: dropping
     // it is enough, and no stranger's garbage can end the job.
@@ -124,7 +114,7 @@ void Launch::client_failed(pmi::ConnId conn, int rank, std::string message) {
   // The engine names the rank itself ("rank 2: ..."); say it once, with the node.
   std::string prefix = cat("rank ", rank, ": ");
   if (starts_with(message, prefix)) message.erase(0, prefix.size());
-  fail(Failure{cat(where(rank), ": PMI protocol error: ", message), 1, rank});
+  run(policy_.pmi_error(rank, message));
 }
 
 void Launch::rank_initialized(int rank) {
@@ -142,14 +132,8 @@ void Launch::trace(pmi::ConnId conn, char direction, std::string_view message) {
 }
 
 void Launch::check_fence_deadline() {
+  if (policy_.failure()) return;
   uint64_t now = now_ms();
-  for (auto& rank : ranks_) {
-    if (rank->pmi_lost_at_ms && !rank->exited && now - rank->pmi_lost_at_ms >= kLostPmiGraceMs) {
-      fail(Failure{cat(where(rank->rank), ": ", rank->pmi_lost_reason), 1, rank->rank});
-      rank->pmi_lost_at_ms = 0;
-    }
-  }
-  if (failure_) return;
   // A fence is pending when some local rank is parked in it; it started when the first one
   // entered (a parked rank's last activity is its fence request).
   uint64_t started = 0;
@@ -164,7 +148,7 @@ void Launch::check_fence_deadline() {
                             " s");
   pmi_.fence_failed(epoch, message);
   if (tree_fence_) tree_fence_->fail_down(epoch, message);
-  fail(Failure{message, 1, -1, epoch});
+  run(policy_.fence_timed_out(epoch, message));
 }
 
 std::vector<std::string> Launch::stragglers(uint64_t epoch) const {

@@ -59,6 +59,7 @@ Job::Job(net::Loop& loop, const LaunchOptions& options, const secure::ClusterKey
       layout_(std::move(layout)),
       request_(std::move(request)),
       done_(std::move(done)),
+      policy_(layout_.nodes, layout_.rank_nodes.front()),
       deadline_timer_(loop),
       heartbeat_timer_(loop),
       start_ns_(uv_hrtime()) {
@@ -86,7 +87,7 @@ void Job::start() {
   heartbeat_timer_.start(kHeartbeatMs, kHeartbeatMs, [this] { heartbeat(); });
   deadline_timer_.start(kAgentResponseMs, 0, [this] {
     for (auto& node : nodes_)
-      if (!node.done && !node.launched)
+      if (!policy_.done(index(node)) && !policy_.live(index(node)))
         node_out(node, JobFailure{cat("agent ", node.address.node_id, " at ", node.address.host,
                                       ':', node.address.port, " did not answer within ",
                                       kAgentResponseMs / 1000, " s")});
@@ -94,7 +95,7 @@ void Job::start() {
 }
 
 void Job::connected(Node& node, std::unique_ptr<net::Stream> stream) {
-  if (node.done) return;  // gave up on it already; dropping the stream closes it
+  if (policy_.done(index(node))) return;  // gave up on it already; dropping the stream closes it
   Node* n = &node;
   rpc::Session::Handlers handlers;
   handlers.on_message = [this, n](uint64_t, schema::Envelope::Reader envelope) {
@@ -109,7 +110,7 @@ void Job::connected(Node& node, std::unique_ptr<net::Stream> stream) {
       loop_, std::move(stream), std::move(link), std::move(handlers),
       [this, n](const secure::Identity& peer) { authenticated(*n, peer); },
       [this, n](const std::string& reason) {
-        if (n->done) return;
+        if (policy_.done(index(*n))) return;
         if (!n->authenticated)
           return node_out(*n, JobFailure{cat("cannot authenticate agent ", n->address.node_id,
                                              " at ", n->address.host, ':', n->address.port, ": ",
@@ -120,7 +121,7 @@ void Job::connected(Node& node, std::unique_ptr<net::Stream> stream) {
 }
 
 void Job::authenticated(Node& node, const secure::Identity& peer) {
-  if (node.done) return;
+  if (policy_.done(index(node))) return;
   if (peer.role != secure::Role::agent)
     return node_out(node, JobFailure{cat(node.address.host, ':', node.address.port, " is ",
                                          secure::describe(peer), ", not an agent")});
@@ -132,8 +133,9 @@ void Job::authenticated(Node& node, const secure::Identity& peer) {
   node.address.node_id = peer.name;  // as the agent proved it, not as we guessed it
   bool all_known = std::all_of(nodes_.begin(), nodes_.end(),
                                [](const Node& x) { return x.address.name_known; });
-  bool all_in = std::all_of(nodes_.begin(), nodes_.end(),
-                            [](const Node& x) { return x.authenticated || x.done; });
+  bool all_in = std::all_of(nodes_.begin(), nodes_.end(), [this](const Node& x) {
+    return x.authenticated || policy_.done(index(x));
+  });
   if (all_in) connected_ms_ = now_ms();
   // (An abort before this point has already taken every node not yet asked out of the launch.)
   // With every node id known in advance (local mode, NAME=HOST:PORT) each agent gets its
@@ -155,7 +157,7 @@ void Job::authenticated(Node& node, const secure::Identity& peer) {
 }
 
 void Job::send_launch(Node& node) {
-  int index = static_cast<int>(&node - nodes_.data());
+  if (policy_.done(index(node))) return;  // dropped: the launch is being aborted
   rpc::Outgoing msg;
   auto req = msg.envelope().initBody().initLaunchProcesses();
   req.setLaunchId(request_.launch_id);
@@ -183,7 +185,7 @@ void Job::send_launch(Node& node) {
     peers[i].setPort(static_cast<uint16_t>(nodes_[i].address.port));
   }
   req.setHeadNodeIndex(static_cast<uint32_t>(layout_.rank_nodes.front()));
-  req.setNodeIndex(static_cast<uint32_t>(index));
+  req.setNodeIndex(static_cast<uint32_t>(index(node)));
   auto rank_nodes = req.initRankNodes(static_cast<unsigned>(layout_.rank_nodes.size()));
   for (unsigned i = 0; i < rank_nodes.size(); ++i)
     rank_nodes.set(i, static_cast<uint32_t>(layout_.rank_nodes[i]));
@@ -197,17 +199,17 @@ void Job::send_launch(Node& node) {
 
   Node* n = &node;
   node.sent_ms = now_ms();
+  run(policy_.sent(index(node)));
   node.conn->session().call(
       std::move(msg), loop_.now_ms() + kAgentResponseMs,
       [this, n](Result<schema::Envelope::Reader> reply) {
         if (!reply)
           return node_out(*n, JobFailure{cat("agent ", n->address.node_id, " refused the launch: ",
                                              reply.error().message)});
-        n->launched = true;
         n->accepted_ms = now_ms();
         std::string node_id = reply->getBody().getLaunchAccepted().getNodeId();
         if (!node_id.empty()) n->address.node_id = node_id;
-        if (aborting_) abort_all("launch aborted");
+        run(policy_.accepted(index(*n)));
       });
 }
 
@@ -235,13 +237,10 @@ void Job::on_message(Node& node, schema::Envelope::Reader envelope) {
       node.first_init_us = t.getFirstInitUs();
       node.last_finalize_us = t.getLastFinalizeUs();
       node.exited_us = t.getExitedUs();
-      node.done = true;
       for (auto line : end.getStragglers()) stragglers_.emplace_back(line);
-      if (end.getFailed()) {
-        record_failure(failure_, JobFailure{end.getReason(), end.getExitCode(), end.getFailedRank()});
-        abort_all(end.getReason());
-      }
-      check_done();
+      std::optional<JobFailure> failure;
+      if (end.getFailed()) failure = JobFailure{end.getReason(), end.getExitCode(), end.getFailedRank()};
+      run(policy_.ended(index(node), std::move(failure)));
       return;
     }
     default:
@@ -250,61 +249,50 @@ void Job::on_message(Node& node, schema::Envelope::Reader envelope) {
 }
 
 void Job::node_out(Node& node, JobFailure failure) {
-  if (node.done) return;
-  node.done = true;
-  if (node.conn) node.conn->close();
-  record_failure(failure_, failure);
-  abort_all(failure.reason);
-  check_done();
+  run(policy_.node_out(index(node), std::move(failure)));
 }
 
-void Job::notify_live_nodes(const std::function<void(schema::Envelope::Body::Builder)>& fill) {
-  for (auto& node : nodes_) {
-    if (node.done || !node.launched || !node.conn || !node.conn->open()) continue;
-    rpc::Outgoing msg;
-    fill(msg.envelope().initBody());
-    node.conn->session().notify(std::move(msg));
+void Job::run(std::vector<policy::JobAction> actions) {
+  for (auto& action : actions) {
+    if (auto* to_abort = std::get_if<policy::AbortNode>(&action)) {
+      rpc::Outgoing msg;
+      auto abort = msg.envelope().initBody().initAbortProcesses();
+      abort.setLaunchId(request_.launch_id);
+      abort.setReason(to_abort->reason);
+      notify(nodes_[static_cast<size_t>(to_abort->node)], std::move(msg));
+    } else if (auto* to_signal = std::get_if<policy::SignalNode>(&action)) {
+      rpc::Outgoing msg;
+      auto sig = msg.envelope().initBody().initSignalProcesses();
+      sig.setLaunchId(request_.launch_id);
+      sig.setSignal(to_signal->signum);
+      notify(nodes_[static_cast<size_t>(to_signal->node)], std::move(msg));
+    } else if (auto* drop = std::get_if<policy::DropNode>(&action)) {
+      Node& node = nodes_[static_cast<size_t>(drop->node)];
+      if (node.conn) node.conn->close();
+    } else if (std::holds_alternative<policy::Finish>(action)) {
+      finish();
+    }
   }
 }
 
-void Job::abort_all(const std::string& reason) {
-  aborting_ = true;
-  // Agents that were never asked to launch have nothing to end: they are out at once.
-  for (auto& node : nodes_) {
-    if (node.done || node.sent_ms >= 0) continue;
-    node.done = true;
-    if (node.conn) node.conn->close();
-  }
-  notify_live_nodes([&](schema::Envelope::Body::Builder body) {
-    auto abort = body.initAbortProcesses();
-    abort.setLaunchId(request_.launch_id);
-    abort.setReason(reason);
-  });
-  check_done();
+void Job::notify(Node& node, rpc::Outgoing message) {
+  if (node.conn && node.conn->open()) node.conn->session().notify(std::move(message));
 }
 
 void Job::signal(int signum) {
-  if (finished_) return;
-  if (signum == SIGINT && ++interrupts_ >= 2) {
-    record_failure(failure_, JobFailure{"interrupted (second SIGINT): ranks killed", 128 + SIGINT});
-    abort_all("interrupted by the user");
-    return;
-  }
-  if (signum == SIGINT)
+  if (policy_.finished()) return;
+  auto actions = policy_.signal(signum);
+  if (signum == SIGINT && !policy_.aborting())
     write_all(stderr, "lattice: forwarding SIGINT to every rank (Ctrl-C again to kill them)\n");
-  notify_live_nodes([&](schema::Envelope::Body::Builder body) {
-    auto sig = body.initSignalProcesses();
-    sig.setLaunchId(request_.launch_id);
-    sig.setSignal(signum);
-  });
+  run(std::move(actions));
 }
 
 void Job::heartbeat() {
   uint64_t now = loop_.now_ms();
   for (auto& node : nodes_) {
-    if (node.done || !node.launched || !node.conn || !node.conn->open()) continue;
+    if (!policy_.live(index(node)) || !node.conn || !node.conn->open()) continue;
     node.conn->session().expire(now);
-    if (node.done) continue;
+    if (!policy_.live(index(node))) continue;
     if (node.unanswered >= kHeartbeatMisses) {
       node_out(node, JobFailure{cat("node ", node.address.node_id, " lost: no heartbeat answer for ",
                                     kHeartbeatMisses * kHeartbeatMs / 1000, " s")});
@@ -321,11 +309,7 @@ void Job::heartbeat() {
   }
 }
 
-void Job::check_done() {
-  if (finished_) return;
-  for (auto& node : nodes_)
-    if (!node.done) return;
-  finished_ = true;
+void Job::finish() {
   deadline_timer_.stop();
   heartbeat_timer_.stop();
   for (auto& node : nodes_)
@@ -333,12 +317,12 @@ void Job::check_done() {
   done_();
 }
 
-int Job::exit_code() const { return job_exit_code(failure_, ranks_, layout_.ntasks); }
+int Job::exit_code() const { return job_exit_code(policy_.failure(), ranks_, layout_.ntasks); }
 
 std::string Job::final_report() const {
   std::string out;
   int code = exit_code();
-  if (failure_) out += cat("lattice: job failed: ", failure_->reason, '\n');
+  if (policy_.failure()) out += cat("lattice: job failed: ", policy_.failure()->reason, '\n');
   if (!stragglers_.empty()) {
     auto sorted = stragglers_;
     std::sort(sorted.begin(), sorted.end(), [](const std::string& a, const std::string& b) {

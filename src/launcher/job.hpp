@@ -1,8 +1,8 @@
 // One launch seen from the launcher: opens a sealed link to every agent at once, and once every
 // agent has proved it holds the cluster key (and so its node id), sends each its
 // LaunchProcesses; prints the ranks' output as it arrives, gathers exit statuses, forwards
-// signals, and aborts the whole launch when any node refuses, cannot be reached or
-// authenticated, or is lost. No rank starts anywhere unless every agent authenticated.
+// signals, and carries out what the failure policy decides (policy/job_policy.hpp) when a node
+// refuses, cannot be reached or authenticated, fails, or is lost.
 #pragma once
 
 #include <functional>
@@ -22,6 +22,7 @@
 #include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "net/timer.hpp"
+#include "policy/job_policy.hpp"
 #include "secure/cluster_key.hpp"
 
 namespace lattice::launcher {
@@ -51,8 +52,6 @@ class Job {
     AgentAddress address;
     std::unique_ptr<link::Connection> conn;
     bool authenticated = false;  // the agent proved the cluster key; address.node_id is its own
-    bool launched = false;  // the agent accepted the launch
-    bool done = false;      // LaunchEnded arrived, or the node is out of the launch
     uint32_t unanswered = 0;  // heartbeats sent and not yet answered
     double accepted_ms = -1;
     double sent_ms = -1;
@@ -64,10 +63,11 @@ class Job {
   void send_launch(Node& node);
   void on_message(Node& node, schema::Envelope::Reader envelope);
   void node_out(Node& node, JobFailure failure);
-  void abort_all(const std::string& reason);
-  // Sends a notification, filled by `fill`, to every node still running the launch.
-  void notify_live_nodes(const std::function<void(schema::Envelope::Body::Builder)>& fill);
-  void check_done();
+  // Carries out the policy's actions, in order.
+  void run(std::vector<policy::JobAction> actions);
+  void notify(Node& node, rpc::Outgoing message);
+  void finish();
+  int index(const Node& node) const { return static_cast<int>(&node - nodes_.data()); }
   void heartbeat();
   double now_ms() const;
 
@@ -79,16 +79,13 @@ class Job {
   std::function<void()> done_;
   std::vector<Node> nodes_;
   std::map<int, RankResult> ranks_;
-  std::optional<JobFailure> failure_;
+  policy::JobPolicy policy_;
   rpc::MessageCounts counts_;  // on every agent link, for -v
   std::vector<std::string> stragglers_;  // "rank R on NODE: ..." from every node's LaunchEnded
   net::Timer deadline_timer_;
   net::Timer heartbeat_timer_;
   uint64_t start_ns_;
   double connected_ms_ = -1;
-  int interrupts_ = 0;
-  bool aborting_ = false;
-  bool finished_ = false;
 };
 
 // A random (version 4) UUID, as the design's environment table has launch ids.

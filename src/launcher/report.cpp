@@ -7,9 +7,6 @@
 
 namespace lattice::launcher {
 
-void record_failure(std::optional<JobFailure>& current, JobFailure candidate) {
-  if (!current || (current->rank < 0 && candidate.rank >= 0)) current = std::move(candidate);
-}
 
 int job_exit_code(const std::optional<JobFailure>& failure,
                   const std::map<int, RankResult>& ranks, int world_size) {

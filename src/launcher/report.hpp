@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "policy/failure.hpp"
+
 namespace lattice::launcher {
 
 struct RankResult {
@@ -16,14 +18,8 @@ struct RankResult {
   int signal = 0;
 };
 
-struct JobFailure {
-  std::string reason;
-  int exit_code = 1;
-  int rank = -1;  // -1: not one rank's doing (lost node, timeout, refusal)
-};
-
-// Keeps the failure that explains the job: the first one that names a rank, else the first.
-void record_failure(std::optional<JobFailure>& current, JobFailure candidate);
+// Why the job failed: the launch policy's (policy/job_policy.hpp keeps the one that explains it).
+using JobFailure = policy::Failure;
 
 // 0 when nothing failed and every rank exited 0.
 int job_exit_code(const std::optional<JobFailure>& failure,

@@ -64,6 +64,41 @@ def sigterm_during_launch(c):
     check(not os.path.exists(agent.admin_socket), f"admin socket {agent.admin_socket} left behind")
 
 
+def comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def sigterm_during_drain(c):
+    """The rank exited, a grandchild still holds its output pipe, the agent drains it: a SIGTERM
+    to the agent now must not replace the drain (the launch then never ended, and neither did
+    the agent, until the grandchild let go)."""
+    agent = c.start_agent("n1")
+    args = ["--agents", agent.address, "-n", "1", "/bin/sh", "-c", "sleep 120 & exit 0"]
+    started = time.monotonic()
+    launcher = c.start_launch(args)
+    draining = wait_until(lambda: [comm(p) for p in c.survivors()] == ["sleep"],
+                          RANKS_RUNNING_TIMEOUT)
+    check(draining, f"no lone grandchild holding the pipe: {c.survivors()}\n{agent.log()}")
+    agent.proc.send_signal(signal.SIGTERM)
+    try:
+        try:
+            code = agent.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            raise CaseFailure(f"agent still running 15 s after SIGTERM during an output drain\n"
+                              f"{agent.log()}")
+        check(code == 0, f"agent exited {code} on SIGTERM\n{agent.log()}")
+        result = c.finish_launch(launcher, args, started, COMMAND_TIMEOUT)
+        check(result.code is not None, f"the launcher did not end\n{result.describe()}")
+    finally:
+        for pid in c.survivors():
+            os.kill(pid, signal.SIGKILL)
+    c.check_clean(result)
+
+
 def check_config_example(c):
     path = os.path.join(SOURCE_ROOT, "conf", "agent.yaml")
     check(os.path.exists(path), f"{path} does not exist")
@@ -91,6 +126,7 @@ if __name__ == "__main__":
         ("admin_status", admin_status),
         ("env_reaches_ranks", env_reaches_ranks),
         ("sigterm_during_launch", sigterm_during_launch),
+        ("sigterm_during_drain", sigterm_during_drain),
         ("check_config_example", check_config_example),
         ("check_config_broken", check_config_broken),
     ])

@@ -18,16 +18,6 @@ TEST_CASE("job exit code: first failing rank's code, 128+signal, 0 when clean") 
   CHECK(job_exit_code(JobFailure{"rank 1 called abort", 7, 1}, ranks, 2) == 7);
 }
 
-TEST_CASE("the failure that names a rank wins over consequences") {
-  std::optional<JobFailure> f;
-  record_failure(f, JobFailure{"aborted by the launcher", 1, -1});
-  record_failure(f, JobFailure{"rank 3 on n1 exited with status 7", 7, 3});
-  record_failure(f, JobFailure{"rank 4 on n1 killed by signal 9", 137, 4});
-  REQUIRE(f);
-  CHECK(f->rank == 3);
-  CHECK(f->exit_code == 7);
-}
-
 TEST_CASE("exit summary groups ranks by outcome") {
   std::map<int, RankResult> ranks{{0, {0, 0, 0}}, {1, {0, 7, 0}}, {2, {0, 0, 0}}};
   auto s = summarize_exits(ranks, 4);

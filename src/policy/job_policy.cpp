@@ -1,0 +1,109 @@
+#include "policy/job_policy.hpp"
+
+#include <csignal>
+
+namespace lattice::policy {
+
+void record_failure(std::optional<Failure>& current, Failure candidate) {
+  if (!current || (current->rank < 0 && candidate.rank >= 0)) current = std::move(candidate);
+}
+
+JobPolicy::JobPolicy(int nodes, int head) : nodes_(static_cast<size_t>(nodes)), head_(head) {}
+
+std::vector<JobAction> JobPolicy::sent(int node) {
+  Node& n = nodes_.at(static_cast<size_t>(node));
+  if (n.state == State::idle) n.state = State::sent;
+  return {};
+}
+
+std::vector<JobAction> JobPolicy::accepted(int node) {
+  Node& n = nodes_.at(static_cast<size_t>(node));
+  std::vector<JobAction> out;
+  if (n.state != State::sent) return out;
+  n.state = State::live;
+  dispatch(out);
+  return out;
+}
+
+std::vector<JobAction> JobPolicy::ended(int node, std::optional<Failure> failure) {
+  Node& n = nodes_.at(static_cast<size_t>(node));
+  std::vector<JobAction> out;
+  if (n.state == State::done) return out;
+  n.state = State::done;
+  if (failure) {
+    n.ended_failed = true;
+    // The failing agent has told its head (or is the head, and has told everyone).
+    out = abort(std::move(*failure), true);
+  } else {
+    dispatch(out);  // a head that ended cleanly while aborting passed nothing on
+  }
+  check_finished(out);
+  return out;
+}
+
+std::vector<JobAction> JobPolicy::node_out(int node, Failure failure) {
+  Node& n = nodes_.at(static_cast<size_t>(node));
+  if (n.state == State::done) return {};
+  n.state = State::done;
+  std::vector<JobAction> out{DropNode{node}};
+  auto more = abort(std::move(failure), false);
+  out.insert(out.end(), more.begin(), more.end());
+  check_finished(out);
+  return out;
+}
+
+std::vector<JobAction> JobPolicy::signal(int signum) {
+  if (finished_) return {};
+  if (signum == SIGINT && ++interrupts_ >= 2) {
+    auto out = abort(Failure{"interrupted (second SIGINT): ranks killed", 128 + SIGINT}, false);
+    check_finished(out);
+    return out;
+  }
+  std::vector<JobAction> out;
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].state == State::live) out.push_back(SignalNode{static_cast<int>(i), signum});
+  return out;
+}
+
+std::vector<JobAction> JobPolicy::abort(Failure failure, bool head_knows) {
+  std::vector<JobAction> out;
+  if (!aborting_) abort_reason_ = failure.reason;
+  record_failure(failure_, std::move(failure));
+  aborting_ = true;
+  head_knows_ = head_knows_ || head_knows;
+  dispatch(out);
+  return out;
+}
+
+void JobPolicy::dispatch(std::vector<JobAction>& out) {
+  if (!aborting_) return;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].state != State::idle) continue;
+    nodes_[i].state = State::done;  // never asked: nothing runs there
+    out.push_back(DropNode{static_cast<int>(i)});
+  }
+  const Node& head = nodes_[static_cast<size_t>(head_)];
+  if (head.state == State::sent) return;  // its answer decides: accepted, or out
+  if (head.state == State::live) {
+    if (!head_knows_) out.push_back(AbortNode{head_, abort_reason_});
+    head_knows_ = true;  // an abort that reaches an agent before its launch waits there for it
+    return;
+  }
+  if (head.ended_failed) return;  // it told every node when it failed
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    Node& n = nodes_[i];
+    if (n.state != State::live || n.told) continue;
+    n.told = true;
+    out.push_back(AbortNode{static_cast<int>(i), abort_reason_});
+  }
+}
+
+void JobPolicy::check_finished(std::vector<JobAction>& out) {
+  if (finished_) return;
+  for (const auto& n : nodes_)
+    if (n.state != State::done) return;
+  finished_ = true;
+  out.push_back(Finish{});
+}
+
+}  // namespace lattice::policy

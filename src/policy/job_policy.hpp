@@ -1,0 +1,80 @@
+// The failure policy of one launch as the launcher sees it, as a pure engine: events in (a node
+// was sent its request, accepted it, ended, or is out: unreachable, unauthenticated, refused or
+// lost; a signal to the launcher), actions out (abort or signal a node, drop a node that was
+// never asked, finish). job.cpp carries out the actions; the tests drive it directly.
+//
+// Aborts go to the head only: the head tells every other node (policy/launch_policy.hpp). A
+// failure an agent reported (its LaunchEnded failed) is known to the head already, so the
+// launcher sends nothing. Only when the head cannot pass it on — it is out, or it ended cleanly
+// before the abort reached it — does the launcher tell every live node itself, once each. So a
+// failing job costs O(N) messages, never one abort per failure per node.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "policy/failure.hpp"
+
+namespace lattice::policy {
+
+struct AbortNode {  // an AbortProcesses to this node
+  int node;
+  std::string reason;
+};
+struct SignalNode {  // a SignalProcesses to this node
+  int node;
+  int signum;
+};
+struct DropNode {  // never asked to launch: out of the launch, close its link
+  int node;
+};
+struct Finish {};  // every node is done: the launcher may exit
+using JobAction = std::variant<AbortNode, SignalNode, DropNode, Finish>;
+
+// Keeps the failure that explains the job: the first one that names a rank, else the first.
+void record_failure(std::optional<Failure>& current, Failure candidate);
+
+class JobPolicy {
+ public:
+  JobPolicy(int nodes, int head);
+
+  std::vector<JobAction> sent(int node);
+  std::vector<JobAction> accepted(int node);
+  // Its LaunchEnded: every rank there is done (`failure`: why the launch failed there).
+  std::vector<JobAction> ended(int node, std::optional<Failure> failure);
+  // Unreachable, not authenticated, refused the launch, or lost: out of the launch.
+  std::vector<JobAction> node_out(int node, Failure failure);
+  // SIGINT/SIGTERM to the launcher: forwarded to the ranks; a second SIGINT aborts the launch.
+  std::vector<JobAction> signal(int signum);
+
+  const std::optional<Failure>& failure() const { return failure_; }
+  bool live(int node) const { return state(node) == State::live; }  // accepted, not ended
+  bool done(int node) const { return state(node) == State::done; }  // ended or out
+  bool aborting() const { return aborting_; }
+  bool finished() const { return finished_; }
+
+ private:
+  enum class State { idle, sent, live, done };
+  struct Node {
+    State state = State::idle;
+    bool ended_failed = false;  // its LaunchEnded reported a failure (so, at the head, it told all)
+    bool told = false;          // the launcher sent it an abort
+  };
+  State state(int node) const { return nodes_.at(static_cast<size_t>(node)).state; }
+  std::vector<JobAction> abort(Failure failure, bool head_knows);
+  void dispatch(std::vector<JobAction>& out);
+  void check_finished(std::vector<JobAction>& out);
+
+  std::vector<Node> nodes_;
+  int head_;
+  std::optional<Failure> failure_;
+  std::string abort_reason_;
+  int interrupts_ = 0;
+  bool aborting_ = false;
+  bool head_knows_ = false;  // the head has been told (by us or by the failing agent)
+  bool finished_ = false;
+};
+
+}  // namespace lattice::policy

@@ -1,0 +1,253 @@
+#include "policy/launch_policy.hpp"
+
+#include <csignal>
+
+#include "base/strings.hpp"
+
+namespace lattice::policy {
+
+LaunchPolicy::LaunchPolicy(LaunchShape shape, PolicyTimes times)
+    : shape_(std::move(shape)), times_(times) {
+  for (int rank : shape_.local_ranks) ranks_[rank];
+}
+
+std::vector<Action> LaunchPolicy::spawned(int rank, int pipes) {
+  Rank* r = find(rank);
+  if (!r || r->state != RankState::waiting) return {};
+  r->state = RankState::running;
+  r->pipes = pipes;
+  return {};
+}
+
+std::vector<Action> LaunchPolicy::not_spawned(int rank, const std::string& why) {
+  Rank* r = find(rank);
+  if (!r || r->state != RankState::waiting) return {};
+  r->state = RankState::exited;
+  std::vector<Action> out;
+  if (!why.empty())
+    out = fail(Failure{cat("cannot spawn ", where(rank), ": ", why), 1, rank}, local(), -1,
+               SIGKILL);
+  settle(out);
+  return out;
+}
+
+std::vector<Action> LaunchPolicy::spawn_finished() {
+  std::vector<Action> out;
+  spawn_finished_ = true;
+  settle(out);
+  return out;
+}
+
+std::vector<Action> LaunchPolicy::exited(int rank, proc::ExitStatus status, bool finalize_missing) {
+  Rank* r = find(rank);
+  if (!r || r->state != RankState::running) return {};
+  r->state = RankState::exited;
+  std::vector<Action> out;
+  if (r->lost_pmi_pending) {  // the exit says more than the lost connection did
+    r->lost_pmi_pending = false;
+    stop(TimerId{TimerKind::lost_pmi, rank}, out);
+  }
+  std::vector<Action> failed;
+  if (status.code != 0 || status.signal != 0)
+    failed = fail(Failure{cat(where(rank), ' ', proc::describe(status)),
+                          proc::job_exit_code(status), rank},
+                  local(), -1, SIGKILL);
+  else if (finalize_missing)
+    failed = fail(Failure{cat(where(rank), " exited without calling PMI finalize"), 1, rank},
+                  local(), -1, SIGKILL);
+  out.insert(out.end(), failed.begin(), failed.end());
+  settle(out);
+  return out;
+}
+
+std::vector<Action> LaunchPolicy::pipe_closed(int rank) {
+  Rank* r = find(rank);
+  if (!r || r->pipes == 0) return {};
+  --r->pipes;
+  std::vector<Action> out;
+  maybe_end(out);
+  return out;
+}
+
+std::vector<Action> LaunchPolicy::pmi_abort(int rank, std::optional<int> exit_code,
+                                            const std::string& message) {
+  std::string reason = cat(where(rank), " called abort");
+  if (exit_code) reason += cat(" with exit code ", *exit_code);
+  if (!message.empty()) reason += cat(": ", message);
+  // PMI-2 carries no code; Slurm's client exits 1 after sending abort, so report that.
+  return fail(Failure{reason, exit_code.value_or(1), rank}, local(), -1, SIGKILL);
+}
+
+std::vector<Action> LaunchPolicy::pmi_error(int rank, const std::string& message) {
+  return fail(Failure{cat(where(rank), ": PMI protocol error: ", message), 1, rank}, local(), -1,
+              SIGKILL);
+}
+
+std::vector<Action> LaunchPolicy::pmi_lost(int rank, const std::string& message) {
+  Rank* r = find(rank);
+  if (!r || r->state != RankState::running || r->lost_pmi_pending || ended_) return {};
+  r->lost_pmi_pending = true;
+  r->lost_pmi_reason = message;
+  std::vector<Action> out;
+  start(TimerId{TimerKind::lost_pmi, rank}, times_.lost_pmi_ms, out);
+  return out;
+}
+
+std::vector<Action> LaunchPolicy::fence_timed_out(uint64_t epoch, const std::string& message) {
+  return fail(Failure{message, 1, -1, epoch}, local(), -1, SIGKILL);
+}
+
+std::vector<Action> LaunchPolicy::fence_failed_above(uint64_t epoch, const std::string& message) {
+  return fail(Failure{message, 1, -1, epoch}, Tell::nobody, -1, SIGKILL);
+}
+
+std::vector<Action> LaunchPolicy::abort_received(AbortSource from, Failure failure) {
+  // Only the head passes an abort on; it skips the node that told it.
+  if (shape_.self != shape_.head) return fail(std::move(failure), Tell::nobody, -1, SIGKILL);
+  int skip = std::holds_alternative<FromNode>(from) ? std::get<FromNode>(from).node : -1;
+  return fail(std::move(failure), Tell::all, skip, SIGKILL);
+}
+
+std::vector<Action> LaunchPolicy::peer_lost(int node, const std::string& node_id,
+                                            const std::string& reason) {
+  if (shape_.nodes < 2 || node == shape_.self) return {};
+  // A lost head cannot be told; the launcher, which sees it lost too, tells the others.
+  Tell tell = shape_.self == shape_.head ? Tell::all : node == shape_.head ? Tell::nobody : Tell::head;
+  return fail(Failure{cat("node ", node_id, " lost (", reason, ")"), 1, -1}, tell, node, SIGKILL);
+}
+
+std::vector<Action> LaunchPolicy::launcher_lost(const std::string& reason) {
+  return fail(Failure{cat("the launcher's connection was lost (", reason, ")"), 1, -1}, local(),
+              -1, SIGKILL);
+}
+
+std::vector<Action> LaunchPolicy::signal(int signum) {
+  if (ended_ || !any_running()) return {};
+  return {KillRanks{signum}};
+}
+
+std::vector<Action> LaunchPolicy::shutdown(int signum, bool kill_now) {
+  if (kill_now) {
+    auto out = fail(Failure{"agent killed", 1, -1}, local(), -1, SIGKILL);
+    if (kill_signal_ != SIGKILL) kill(SIGKILL, out);  // a second signal: no more grace
+    return out;
+  }
+  return fail(Failure{cat("agent on ", shape_.node_id, " is shutting down (signal ", signum, ")"),
+                      1, -1},
+              local(), -1, SIGTERM);
+}
+
+std::vector<Action> LaunchPolicy::timer_fired(TimerId timer) {
+  if (ended_ || !timers_.erase(timer)) return {};
+  std::vector<Action> out;
+  switch (timer.kind) {
+    case TimerKind::grace:
+      kill(SIGKILL, out);
+      break;
+    case TimerKind::drain:
+      out.push_back(CloseOutputs{});
+      for (auto& [rank, r] : ranks_) r.pipes = 0;
+      maybe_end(out);
+      break;
+    case TimerKind::lost_pmi: {
+      Rank* r = find(timer.rank);
+      if (!r || !r->lost_pmi_pending || r->state != RankState::running) break;
+      r->lost_pmi_pending = false;
+      out = fail(Failure{cat(where(timer.rank), ": ", r->lost_pmi_reason), 1, timer.rank},
+                 local(), -1, SIGKILL);
+      break;
+    }
+  }
+  return out;
+}
+
+bool LaunchPolicy::running(int rank) const {
+  auto it = ranks_.find(rank);
+  return it != ranks_.end() && it->second.state == RankState::running;
+}
+
+std::vector<Action> LaunchPolicy::fail(Failure failure, Tell tell, int skip_node, int signum) {
+  std::vector<Action> out;
+  if (ended_) return out;
+  if (!failure_) {
+    failure_ = failure;
+    out.push_back(FirstFailure{failure});
+    if (failure.fence_epoch) out.push_back(SnapshotStragglers{failure.fence_epoch});
+    if (shape_.nodes > 1 && tell == Tell::head)
+      out.push_back(SendAbort{shape_.head, failure});
+    if (shape_.nodes > 1 && tell == Tell::all)
+      for (int node = 0; node < shape_.nodes; ++node)
+        if (node != shape_.self && node != skip_node) out.push_back(SendAbort{node, failure});
+  }
+  // Kill once. Ranks dying of that kill are failures too, but must not cut a grace short.
+  if (kill_signal_ == 0) kill(signum, out);
+  maybe_end(out);
+  return out;
+}
+
+void LaunchPolicy::kill(int signum, std::vector<Action>& out) {
+  if (!any_running()) return;
+  kill_signal_ = signum;
+  out.push_back(KillRanks{signum});
+  if (signum == SIGKILL)
+    stop(TimerId{TimerKind::grace}, out);
+  else
+    start(TimerId{TimerKind::grace}, times_.grace_ms, out);
+}
+
+LaunchPolicy::Tell LaunchPolicy::local() const {
+  return shape_.self == shape_.head ? Tell::all : Tell::head;
+}
+
+void LaunchPolicy::settle(std::vector<Action>& out) {
+  if (ended_ || !all_done_spawning() || any_running()) return;
+  stop(TimerId{TimerKind::grace}, out);
+  bool pipes_open = false;
+  for (const auto& [rank, r] : ranks_) pipes_open = pipes_open || r.pipes > 0;
+  if (pipes_open && !draining_) {
+    // Give pipes held by stray grandchildren a bounded time, then stop waiting for them.
+    draining_ = true;
+    start(TimerId{TimerKind::drain}, times_.drain_ms, out);
+  }
+  maybe_end(out);
+}
+
+void LaunchPolicy::maybe_end(std::vector<Action>& out) {
+  if (ended_ || !all_done_spawning() || any_running()) return;
+  for (const auto& [rank, r] : ranks_)
+    if (r.pipes > 0) return;
+  ended_ = true;
+  while (!timers_.empty()) stop(*timers_.begin(), out);
+  out.push_back(ReportEnd{failure_});
+}
+
+void LaunchPolicy::start(TimerId timer, uint64_t ms, std::vector<Action>& out) {
+  timers_.insert(timer);
+  out.push_back(StartTimer{timer, ms});
+}
+
+void LaunchPolicy::stop(TimerId timer, std::vector<Action>& out) {
+  if (timers_.erase(timer)) out.push_back(StopTimer{timer});
+}
+
+bool LaunchPolicy::any_running() const {
+  for (const auto& [rank, r] : ranks_)
+    if (r.state == RankState::running) return true;
+  return false;
+}
+
+bool LaunchPolicy::all_done_spawning() const {
+  if (!spawn_finished_) return false;
+  for (const auto& [rank, r] : ranks_)
+    if (r.state == RankState::waiting) return false;
+  return true;
+}
+
+LaunchPolicy::Rank* LaunchPolicy::find(int rank) {
+  auto it = ranks_.find(rank);
+  return it == ranks_.end() ? nullptr : &it->second;
+}
+
+std::string LaunchPolicy::where(int rank) const { return cat("rank ", rank, " on ", shape_.node_id); }
+
+}  // namespace lattice::policy

@@ -1,0 +1,156 @@
+// The launcher's failure policy: aborts go to the head only, unless the head cannot pass them
+// on; a failure an agent reported costs the launcher no message; every event in every state.
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <functional>
+#include <map>
+
+#include "policy/job_policy.hpp"
+#include "only.hpp"
+
+using namespace lattice::policy;
+
+namespace {
+
+using Actions = std::vector<JobAction>;
+
+std::vector<int> aborted(const Actions& actions) {
+  std::vector<int> nodes;
+  for (const auto& a : only<AbortNode>(actions)) nodes.push_back(a.node);
+  return nodes;
+}
+
+JobPolicy live(int nodes, int head) {
+  JobPolicy p(nodes, head);
+  for (int i = 0; i < nodes; ++i) p.sent(i);
+  for (int i = 0; i < nodes; ++i) CHECK(p.accepted(i).empty());
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("record_failure keeps the first failure that names a rank") {
+  std::optional<Failure> f;
+  record_failure(f, Failure{"node n2 lost", 1});
+  record_failure(f, Failure{"rank 3 failed", 7, 3});
+  record_failure(f, Failure{"rank 4 failed", 9, 4});
+  CHECK(f->rank == 3);
+}
+
+TEST_CASE("a rank's failure reported by its agent costs the launcher no message") {
+  auto p = live(16, 0);
+  Actions all;
+  for (int i = 0; i < 16; ++i) {
+    auto a = p.ended(i, Failure{"rank failed", 1, i});
+    all.insert(all.end(), a.begin(), a.end());
+  }
+  CHECK(only<AbortNode>(all).empty());
+  CHECK(only<Finish>(all).size() == 1);
+  CHECK(p.failure()->rank == 0);
+}
+
+TEST_CASE("the launcher's own abort goes to the head only") {
+  auto p = live(4, 2);
+  auto a = p.node_out(1, Failure{"node n1 lost: no heartbeat answer for 30 s", 1});
+  CHECK(only<DropNode>(a).size() == 1);
+  CHECK(aborted(a) == std::vector<int>{2});
+  // The others end as the head tells them; the launcher sends nothing more.
+  for (int i : {0, 2, 3}) CHECK(aborted(p.ended(i, Failure{"node n1 lost", 1})).empty());
+  CHECK(p.finished());
+}
+
+TEST_CASE("a lost head: the launcher tells every live node itself, once") {
+  auto p = live(4, 0);
+  auto a = p.node_out(0, Failure{"node n0 lost", 1});
+  CHECK(aborted(a) == std::vector<int>{1, 2, 3});
+  auto b = p.node_out(1, Failure{"node n1 lost", 1});
+  CHECK(aborted(b).empty());
+}
+
+TEST_CASE("a head that ended cleanly before the abort reached it: the launcher tells the rest") {
+  auto p = live(3, 0);
+  CHECK(aborted(p.ended(2, Failure{"rank 2 on n2 exited with status 1", 1, 2})).empty());
+  CHECK(aborted(p.ended(0, std::nullopt)) == std::vector<int>{1});
+  // In the other order, too.
+  auto q = live(3, 0);
+  CHECK(aborted(q.ended(0, std::nullopt)).empty());
+  CHECK(aborted(q.ended(2, Failure{"rank 2 on n2 exited with status 1", 1, 2})) ==
+        std::vector<int>{1});
+}
+
+TEST_CASE("aborting before every node was asked: the unasked are dropped, the head waited for") {
+  JobPolicy p(4, 0);
+  p.sent(0);
+  p.sent(1);
+  auto a = p.node_out(3, Failure{"cannot authenticate agent n3", 1});
+  CHECK(only<DropNode>(a).size() == 2);  // n3 itself and n2, never asked
+  CHECK(aborted(a).empty());             // the head has not answered yet
+  CHECK(aborted(p.accepted(1)).empty());  // the head will tell n1
+  CHECK(aborted(p.accepted(0)) == std::vector<int>{0});
+  // Had the head refused instead, the launcher would tell n1 itself.
+  JobPolicy q(3, 0);
+  q.sent(0);
+  q.sent(1);
+  q.accepted(1);
+  q.node_out(2, Failure{"cannot reach agent n2", 1});
+  CHECK(aborted(q.node_out(0, Failure{"agent n0 refused the launch", 1})) == std::vector<int>{1});
+}
+
+TEST_CASE("signals: forwarded to live nodes; a second SIGINT aborts with 130") {
+  auto p = live(3, 1);
+  auto a = p.signal(SIGINT);
+  CHECK(only<SignalNode>(a).size() == 3);
+  CHECK(!p.aborting());
+  auto b = p.signal(SIGINT);
+  CHECK(aborted(b) == std::vector<int>{1});
+  CHECK(p.failure()->exit_code == 130);
+  CHECK(only<SignalNode>(p.signal(SIGTERM)).size() == 3);  // live until they end
+}
+
+TEST_CASE("every event in every state: each node gets at most one abort, Finish comes once") {
+  struct Event {
+    std::string name;
+    std::function<Actions(JobPolicy&)> step;
+  };
+  std::vector<Event> events;
+  for (int n = 0; n < 3; ++n) {
+    events.push_back({"sent " + std::to_string(n), [n](JobPolicy& p) { return p.sent(n); }});
+    events.push_back({"accepted " + std::to_string(n), [n](JobPolicy& p) { return p.accepted(n); }});
+    events.push_back({"ended ok " + std::to_string(n),
+                      [n](JobPolicy& p) { return p.ended(n, std::nullopt); }});
+    events.push_back({"ended failed " + std::to_string(n),
+                      [n](JobPolicy& p) { return p.ended(n, Failure{"f", 1, n}); }});
+    events.push_back({"out " + std::to_string(n),
+                      [n](JobPolicy& p) { return p.node_out(n, Failure{"o", 1}); }});
+  }
+  events.push_back({"SIGINT", [](JobPolicy& p) { return p.signal(SIGINT); }});
+  // Every sequence of four events over 3 nodes with node 1 as head, from two starting points.
+  for (bool started : {false, true}) {
+    for (const auto& e1 : events)
+      for (const auto& e2 : events)
+        for (const auto& e3 : events)
+          for (const auto& e4 : events) {
+            CAPTURE(started);
+            CAPTURE(e1.name);
+            CAPTURE(e2.name);
+            CAPTURE(e3.name);
+            CAPTURE(e4.name);
+            JobPolicy p = started ? live(3, 1) : JobPolicy(3, 1);
+            std::map<int, int> aborts, drops;
+            int finishes = 0;
+            for (const Event* e : {&e1, &e2, &e3, &e4}) {
+              bool was_finished = p.finished();
+              Actions actions = e->step(p);
+              if (was_finished) CHECK(only<AbortNode>(actions).empty());
+              for (int node : aborted(actions)) ++aborts[node];
+              for (const auto& d : only<DropNode>(actions)) ++drops[d.node];
+              finishes += static_cast<int>(only<Finish>(actions).size());
+              if (!p.aborting()) CHECK(only<AbortNode>(actions).empty());
+            }
+            for (const auto& [node, count] : aborts) CHECK(count == 1);
+            for (const auto& [node, count] : drops) CHECK(count == 1);
+            CHECK(finishes == (p.finished() ? 1 : 0));
+          }
+  }
+}
