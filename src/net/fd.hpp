@@ -1,5 +1,5 @@
 // RAII for raw file descriptors, and the socketpairs ranks get as PMI_FD. Every fd is CLOEXEC:
-// libuv 1.44 does not close stray fds in children (build-notes.md).
+// libuv 1.44 does not close stray fds in children (docs/building.md §4).
 #pragma once
 
 #include <unistd.h>

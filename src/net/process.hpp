@@ -1,7 +1,7 @@
 // Child processes on the loop (uv_spawn): stdout/stderr captured as Streams, extra fds inherited
 // at 3, 4, ..., each child in its own session and process group so that a kill reaches its
 // whole tree. libuv reaps the child; its exit arrives through the exit callback. Caveat:
-// uv_spawn is fork()+exec and blocks the loop until the exec (build-notes.md).
+// uv_spawn is fork()+exec and blocks the loop until the exec (docs/building.md §5).
 #pragma once
 
 #include <uv.h>

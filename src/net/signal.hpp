@@ -23,8 +23,9 @@ class SignalWatcher {
   std::function<void(int)> fn_;
 };
 
-// A uv_write to a vanished peer must be an EPIPE error, not a silent exit 141 (build-notes.md).
-// Call once from main, before anything writes. Children get default dispositions back (libuv).
+// A uv_write to a vanished peer must be an EPIPE error, not a silent exit 141
+// (docs/building.md §4). Call once from main, before anything writes. Children get default
+// dispositions back (libuv).
 void ignore_sigpipe();
 
 }  // namespace lattice::net

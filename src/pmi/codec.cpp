@@ -1,5 +1,5 @@
 // Decoding requests and encoding responses for both PMI wires (see codec.hpp). Pure functions
-// over bytes; every quirk handled here is one a real client shows (pmi-wire.md sections 2, 5).
+// over bytes; every quirk handled here is one a real client shows (docs/pmi-wire.md §2, §5).
 #include "pmi/codec.hpp"
 
 #include <cassert>

@@ -1,4 +1,4 @@
-// PMI-1 command handlers (MPICH 4.0.2 simple PMI; response shapes of pmi-wire.md section 3),
+// PMI-1 command handlers (MPICH 4.0.2 simple PMI; response shapes of docs/pmi-wire.md §3),
 // plus the handlers both wires share: finalize, abort and unsupported commands.
 // PMI-1 values cannot hold spaces: free text goes out through pmi1_token().
 #include <cstdint>
@@ -31,7 +31,7 @@ void Server::on_init(Conn& conn, const Command& request) {
   conn.init_seen = true;
   const std::string* version = request.find("pmi_version");
   if (version && *version == "2") {
-    // The PMI-2 opening (pmi-wire.md section 2): later messages are PMI-2 frames; the rank is
+    // The PMI-2 opening (docs/pmi-wire.md §2): later messages are PMI-2 frames; the rank is
     // initialized by fullinit.
     return reply(conn, request, init_answer("2", "0", "0"));
   }

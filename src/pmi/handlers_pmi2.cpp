@@ -1,5 +1,5 @@
 // PMI-2 command handlers (Slurm 22.05 libpmi2, MPICH pmi2/simple; response shapes of
-// pmi-wire.md section 4). Every answer carries rc= (libpmi2 fails without it); booleans are
+// docs/pmi-wire.md §4). Every answer carries rc= (libpmi2 fails without it); booleans are
 // TRUE/FALSE; `thrid=` is echoed by reply().
 #include <limits>
 

@@ -1,7 +1,7 @@
 // PMI_process_mapping: which ranks share a node, in MPICH's notation
 // `(vector,(first_node,node_count,ranks_per_node),...)`; the block list wraps when it runs out
 // of ranks, which is how cyclic layouts are written. MPICH derives node-local communicators
-// from it, and an empty or garbage value kills MPI_Init (pmi-wire.md trap T2).
+// from it, and an empty or garbage value kills MPI_Init (docs/pmi-wire.md trap T2).
 #pragma once
 
 #include <string>

@@ -26,7 +26,7 @@ bool valid_env_name(std::string_view name) {
 
 }  // namespace
 
-// PMI_*/PMIX_* would confuse the rank's PMI client (pmi-wire.md T4: PMIX_* beside PMI_SIZE
+// PMI_*/PMIX_* would confuse the rank's PMI client (docs/pmi-wire.md T4: PMIX_* beside PMI_SIZE
 // makes MPICH abort); LATTICE_* and FI_CXI_* describe the launch itself.
 bool reserved_env_name(std::string_view name) {
   return starts_with(name, "PMI_") || starts_with(name, "PMIX_") || starts_with(name, "LATTICE_") ||

@@ -1,6 +1,6 @@
 // Splits a rank's output stream into whole lines, keeping a partial line across reads so a line
-// split across two reads still reaches the launcher as one (pmi-wire.md T5). A line longer than
-// kMaxLineBytes is passed on in pieces so one endless line cannot grow without bound.
+// split across two reads still reaches the launcher as one (docs/pmi-wire.md T5). A line longer
+// than kMaxLineBytes is passed on in pieces so one endless line cannot grow without bound.
 #pragma once
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Codec over real client bytes (pmi-wire.md sections 3-5): both wires, T1 junk, ";;", thrid.
+// Codec over real client bytes (docs/pmi-wire.md §3-§5): both wires, T1 junk, ";;", thrid.
 #include "pmi/codec.hpp"
 
 #include <doctest/doctest.h>

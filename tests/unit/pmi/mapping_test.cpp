@@ -1,4 +1,4 @@
-// PMI_process_mapping: every example of pmi-wire.md section 6, and what wrapping implies.
+// PMI_process_mapping: every example of docs/pmi-wire.md §6, and what wrapping implies.
 #include "pmi/mapping.hpp"
 
 #include <doctest/doctest.h>
@@ -6,7 +6,7 @@
 namespace lattice::pmi {
 namespace {
 
-TEST_CASE("process_mapping: the examples of pmi-wire.md section 6") {
+TEST_CASE("process_mapping: the examples of docs/pmi-wire.md section 6") {
   CHECK(process_mapping({0, 0, 0, 0}) == "(vector,(0,1,4))");             // 4 ranks, one node
   CHECK(process_mapping({0, 0, 1, 1}) == "(vector,(0,2,2))");             // 2 nodes x 2, block
   CHECK(process_mapping({0, 1, 0, 1}) == "(vector,(0,2,1))");             // round-robin

@@ -121,7 +121,7 @@ TEST_CASE("rank_environment still drops reserved and malformed names the caller 
   auto env = as_map(rank_environment(in));
   CHECK(env.at("PMI_RANK") == "5");
   CHECK(env.at("LATTICE_NPROCS") == "8");
-  CHECK(env.count("PMIX_RANK") == 0);  // never beside PMI_SIZE (pmi-wire.md T4)
+  CHECK(env.count("PMIX_RANK") == 0);  // never beside PMI_SIZE (docs/pmi-wire.md T4)
   CHECK(env.count("PMI_DEBUG") == 0);
   CHECK(env.count("FI_CXI_VNI") == 0);
   CHECK(env.count("BAD") == 0);
