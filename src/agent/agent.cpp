@@ -55,8 +55,9 @@ Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterK
       environment_(std::move(environment)),
       started_ms_(loop.now_ms()),
       peers_(loop,
-             PeerLinks::Options{&key_, config_.node_id, config_.heartbeat_interval_ms,
-                                config_.heartbeat_misses, config_.handshake_timeout_ms,
+             PeerLinks::Options{&key_, config_.node_id,
+                                {config_.heartbeat_interval_ms, config_.heartbeat_misses},
+                                config_.handshake_timeout_ms,
                                 &counts_},
              [this](const std::string& peer, const std::string& reason) {
                for (auto& [id, entry] : launches_) entry.launch->peer_lost(peer, reason);

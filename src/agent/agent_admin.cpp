@@ -2,7 +2,6 @@
 // connection is closed. The protocol and rendering live in admin/; this only moves bytes and
 // collects the live state.
 #include <unistd.h>
-#include <uv.h>
 
 #include "agent/agent.hpp"
 #include "base/log.hpp"
@@ -66,7 +65,7 @@ admin::AgentStatus Agent::status() {
     row.children_pending = launch.fence_children_pending();
     row.age_ms = launch.age_ms();
     auto pids = launch.rank_pids();
-    uint64_t now = uv_hrtime() / 1000000;
+    uint64_t now = environment_.clock->now_ms();
     for (const auto& rank : launch.pmi().status()) {
       admin::RankRow r;
       r.rank = rank.rank;

@@ -3,7 +3,6 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
-#include <uv.h>
 
 #include <algorithm>
 #include <csignal>
@@ -64,7 +63,7 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       env_(env),
       sink_(sink),
       peers_(peers),
-      started_ns_(uv_hrtime()),
+      started_ns_(env.clock->now_ns()),
       port_ids_(issue_port_ids(spec_)),
       pmi_(pmi_info(spec_, port_ids_), *this),
       watch_timer_(loop),
@@ -190,7 +189,7 @@ Status Launch::spawn_rank(Rank& rank, const std::string& program) {
 
   Rank* r = &rank;
   auto process = net::Process::spawn(loop_, spawn, [this, r](net::ExitInfo info) { on_exit(*r, info); });
-  // The child's end must close here, or the PMI connection never sees EOF (build-notes.md).
+  // The child's end must close here, or the PMI connection never sees EOF (docs/building.md §5).
   child_end.reset();
   if (!process) return process.error();
   rank.process = std::move(process.value());
@@ -298,9 +297,9 @@ std::vector<std::pair<int, int>> Launch::rank_pids() const {
   return out;
 }
 
-uint64_t Launch::elapsed_us() const { return (uv_hrtime() - started_ns_) / 1000; }
+uint64_t Launch::elapsed_us() const { return (env_.clock->now_ns() - started_ns_) / 1000; }
 uint64_t Launch::age_ms() const { return elapsed_us() / 1000; }
-uint64_t Launch::now_ms() { return uv_hrtime() / 1000000; }
+uint64_t Launch::now_ms() { return env_.clock->now_ms(); }
 
 Launch::Rank* Launch::find_rank(int rank) {
   for (auto& r : ranks_)

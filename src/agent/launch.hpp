@@ -15,6 +15,7 @@
 #include "agent/launch_spec.hpp"
 #include "agent/peer_links.hpp"
 #include "agent/tree_fence.hpp"
+#include "base/clock.hpp"
 #include "base/log.hpp"
 #include "net/listener.hpp"
 #include "net/loop.hpp"
@@ -52,6 +53,7 @@ class SocketDir;
 
 // What every launch on this agent shares. Ranks get nothing of the agent's own environment.
 struct LaunchEnvironment {
+  const Clock* clock = nullptr;  // must outlive the launches
   std::string node_id;
   std::string rank_exec;                  // path of lattice-rank-exec
   const SocketDir* socket_dir = nullptr;  // where each launch makes its private directory

@@ -4,7 +4,6 @@
 // watchdog for fence deadlines and ranks that dropped PMI without finalize.
 #include <sys/stat.h>
 #include <unistd.h>
-#include <uv.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -111,9 +110,6 @@ void Launch::client_failed(pmi::ConnId conn, int rank, std::string message) {
     LAT_LOG(warn, "pmi", spec_.launch_id, ": dropped an unidentified PMI client: ", message);
     return;
   }
-  // The engine names the rank itself ("rank 2: ..."); say it once, with the node.
-  std::string prefix = cat("rank ", rank, ": ");
-  if (starts_with(message, prefix)) message.erase(0, prefix.size());
   run(policy_.pmi_error(rank, message));
 }
 
@@ -153,7 +149,7 @@ void Launch::check_fence_deadline() {
 
 std::vector<std::string> Launch::stragglers(uint64_t epoch) const {
   std::vector<std::string> out;
-  uint64_t now = uv_hrtime() / 1000000;
+  uint64_t now = env_.clock->now_ms();
   for (const auto& st : pmi_.status()) {
     if (st.fences_entered >= epoch) continue;
     std::string last = st.last_command.empty()

@@ -149,7 +149,9 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  MonotonicClock clock;
   agent::LaunchEnvironment env;
+  env.clock = &clock;
   env.node_id = cfg.node_id;
   env.rank_exec = find_sibling("lattice-rank-exec", LATTICE_LIBEXECDIR);
   env.agent_is_root = ::geteuid() == 0;

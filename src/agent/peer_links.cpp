@@ -10,7 +10,8 @@ PeerLinks::PeerLinks(net::Loop& loop, Options options, LostFn on_lost)
       on_lost_(std::move(on_lost)),
       heartbeat_timer_(loop),
       reaper_(loop) {
-  heartbeat_timer_.start(options_.heartbeat_ms, options_.heartbeat_ms, [this] { heartbeat(); });
+  uint64_t period = options_.heartbeat.period_ms;
+  heartbeat_timer_.start(period, period, [this] { heartbeat(); });
 }
 
 PeerLinks::~PeerLinks() = default;
@@ -26,7 +27,7 @@ PeerLinks::Link& PeerLinks::link_for(const std::string& node_id, const std::stri
               existing.node_id, "' by another; its handshake decides");
     return existing;
   }
-  auto link = std::make_unique<Link>();
+  auto link = std::make_unique<Link>(options_.heartbeat);
   link->node_id = node_id;
   link->host = host;
   link->port = port;
@@ -104,18 +105,7 @@ void PeerLinks::heartbeat() {
     if (!link->conn || link->lost || !link->conn->established()) continue;
     link->conn->session().expire(now);
     if (link->lost) continue;
-    if (link->unanswered >= options_.misses) {
-      lose(key, cat("no heartbeat answer for ", options_.misses * options_.heartbeat_ms, " ms"));
-      continue;
-    }
-    ++link->unanswered;
-    rpc::Outgoing beat;
-    beat.envelope().initBody().setHeartbeat();
-    Link* l = link.get();
-    link->conn->session().call(std::move(beat), now + options_.heartbeat_ms * (options_.misses + 1),
-                               [l](Result<schema::Envelope::Reader> reply) {
-                                 if (reply) l->unanswered = 0;
-                               });
+    if (auto missing = link->heartbeat.tick(link->conn->session(), now)) lose(key, *missing);
   }
 }
 

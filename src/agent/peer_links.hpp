@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "link/connection.hpp"
+#include "link/heartbeat.hpp"
 #include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "net/timer.hpp"
@@ -25,8 +26,7 @@ class PeerLinks {
   struct Options {
     const secure::ClusterKey* key = nullptr;  // must outlive the links
     std::string node_id;                      // this agent's, proved in every handshake
-    uint64_t heartbeat_ms = 1000;
-    uint32_t misses = 3;
+    link::HeartbeatOptions heartbeat;
     uint64_t handshake_timeout_ms = link::kDefaultHandshakeTimeoutMs;
     rpc::MessageCounts* counts = nullptr;  // must outlive the links
   };
@@ -44,12 +44,13 @@ class PeerLinks {
 
  private:
   struct Link {
+    explicit Link(link::HeartbeatOptions options) : heartbeat(options) {}
+    link::Heartbeat heartbeat;
     std::string node_id;
     std::string host;
     int port = 0;
     std::unique_ptr<link::Connection> conn;  // null while connecting
     std::vector<rpc::Outgoing> waiting;      // queued until connected
-    uint32_t unanswered = 0;                 // heartbeats sent and not yet answered
     bool lost = false;
   };
 

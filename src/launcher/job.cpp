@@ -1,7 +1,6 @@
 #include "launcher/job.hpp"
 
 #include <unistd.h>
-#include <uv.h>
 
 #include <algorithm>
 #include <csignal>
@@ -18,10 +17,8 @@ namespace {
 // An agent that neither connects nor answers LaunchProcesses within this is treated as
 // unreachable (TCP's own SYN timeout is minutes).
 constexpr uint64_t kAgentResponseMs = 15000;
-// Heartbeats to every agent of a running launch: a hung (stopped, partitioned) agent keeps its
-// TCP connection open, so only missed answers reveal it.
-constexpr uint64_t kHeartbeatMs = 1000;
-constexpr uint32_t kHeartbeatMisses = 3;
+// Heartbeats to every agent of a running launch (link/heartbeat.hpp).
+constexpr link::HeartbeatOptions kHeartbeat{1000, 3};
 
 void write_all(FILE* out, const std::string& data) {
   std::fwrite(data.data(), 1, data.size(), out);
@@ -50,10 +47,11 @@ std::string launcher_name() {
   return secure::valid_identity_name(name) ? name : cat("lattice:", ::getpid());
 }
 
-Job::Job(net::Loop& loop, const LaunchOptions& options, const secure::ClusterKey& key,
-         Layout layout, std::vector<AgentAddress> agents, Request request,
-         std::function<void()> done)
+Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
+         const secure::ClusterKey& key, Layout layout, std::vector<AgentAddress> agents,
+         Request request, std::function<void()> done)
     : loop_(loop),
+      clock_(clock),
       options_(options),
       key_(key),
       layout_(std::move(layout)),
@@ -62,14 +60,15 @@ Job::Job(net::Loop& loop, const LaunchOptions& options, const secure::ClusterKey
       policy_(layout_.nodes, layout_.rank_nodes.front()),
       deadline_timer_(loop),
       heartbeat_timer_(loop),
-      start_ns_(uv_hrtime()) {
+      start_ns_(clock.now_ns()) {
   agents.resize(static_cast<size_t>(layout_.nodes));
-  for (auto& address : agents) nodes_.push_back(Node{std::move(address), nullptr});
+  for (auto& address : agents)
+    nodes_.push_back(Node{std::move(address), link::Heartbeat(kHeartbeat), nullptr});
 }
 
 Job::~Job() = default;
 
-double Job::now_ms() const { return static_cast<double>(uv_hrtime() - start_ns_) / 1e6; }
+double Job::now_ms() const { return static_cast<double>(clock_.now_ns() - start_ns_) / 1e6; }
 
 void Job::start() {
   for (auto& node : nodes_) {
@@ -84,7 +83,7 @@ void Job::start() {
                        connected(*n, std::move(stream.value()));
                      });
   }
-  heartbeat_timer_.start(kHeartbeatMs, kHeartbeatMs, [this] { heartbeat(); });
+  heartbeat_timer_.start(kHeartbeat.period_ms, kHeartbeat.period_ms, [this] { heartbeat(); });
   deadline_timer_.start(kAgentResponseMs, 0, [this] {
     for (auto& node : nodes_)
       if (!policy_.done(index(node)) && !policy_.live(index(node)))
@@ -293,19 +292,8 @@ void Job::heartbeat() {
     if (!policy_.live(index(node)) || !node.conn || !node.conn->open()) continue;
     node.conn->session().expire(now);
     if (!policy_.live(index(node))) continue;
-    if (node.unanswered >= kHeartbeatMisses) {
-      node_out(node, JobFailure{cat("node ", node.address.node_id, " lost: no heartbeat answer for ",
-                                    kHeartbeatMisses * kHeartbeatMs / 1000, " s")});
-      continue;
-    }
-    ++node.unanswered;
-    rpc::Outgoing beat;
-    beat.envelope().initBody().setHeartbeat();
-    Node* n = &node;
-    node.conn->session().call(std::move(beat), now + kHeartbeatMs * (kHeartbeatMisses + 1),
-                              [n](Result<schema::Envelope::Reader> reply) {
-                                if (reply) n->unanswered = 0;
-                              });
+    if (auto missing = node.heartbeat.tick(node.conn->session(), now))
+      node_out(node, JobFailure{cat("node ", node.address.node_id, " lost: ", *missing)});
   }
 }
 

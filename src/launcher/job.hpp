@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.hpp"
 #include "launcher/export_env.hpp"
 #include "launcher/job_user.hpp"
 #include "launcher/layout.hpp"
@@ -19,6 +20,7 @@
 #include "launcher/options.hpp"
 #include "launcher/report.hpp"
 #include "link/connection.hpp"
+#include "link/heartbeat.hpp"
 #include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "net/timer.hpp"
@@ -36,8 +38,9 @@ class Job {
     EnvList env;  // exported environment with --env laid over it
   };
   // `key` must outlive the job.
-  Job(net::Loop& loop, const LaunchOptions& options, const secure::ClusterKey& key, Layout layout,
-      std::vector<AgentAddress> agents, Request request, std::function<void()> done);
+  Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
+      const secure::ClusterKey& key, Layout layout, std::vector<AgentAddress> agents,
+      Request request, std::function<void()> done);
   ~Job();
 
   void start();
@@ -50,9 +53,9 @@ class Job {
  private:
   struct Node {
     AgentAddress address;
+    link::Heartbeat heartbeat;  // before conn: the session goes first, with its pending beats
     std::unique_ptr<link::Connection> conn;
     bool authenticated = false;  // the agent proved the cluster key; address.node_id is its own
-    uint32_t unanswered = 0;  // heartbeats sent and not yet answered
     double accepted_ms = -1;
     double sent_ms = -1;
     uint64_t spawned_us = 0, first_init_us = 0, last_finalize_us = 0, exited_us = 0;
@@ -72,6 +75,7 @@ class Job {
   double now_ms() const;
 
   net::Loop& loop_;
+  const Clock& clock_;
   const LaunchOptions& options_;
   const secure::ClusterKey& key_;
   Layout layout_;

@@ -103,6 +103,7 @@ int launch_main(const std::vector<std::string>& args) {
   set_log_tag("lattice");
   set_log_level(options.verbose ? LogLevel::info : LogLevel::warn);
   net::Loop loop;
+  MonotonicClock clock;
   std::unique_ptr<LocalAgents> local;
   std::unique_ptr<Job> job;
   int early_exit = -1;  // set when the launch never started
@@ -114,8 +115,8 @@ int launch_main(const std::vector<std::string>& args) {
       loop.stop();
   };
   auto run_job = [&](std::vector<AgentAddress> agents) {
-    job = std::make_unique<Job>(loop, options, *key, *layout, std::move(agents), std::move(request),
-                                finish);
+    job = std::make_unique<Job>(loop, clock, options, *key, *layout, std::move(agents),
+                                std::move(request), finish);
     job->start();
   };
 

@@ -119,7 +119,7 @@ void Server::eof(ConnId id) {
     conn->framer = Framer(info_.limits.max_frame);
     if (conn->dead || !conn->initialized || conn->finalized || conn->aborted) return;
     Slot* slot = slot_of(*conn);
-    std::string message = cat(who(*conn), " closed its PMI connection without finalize");
+    std::string message = "closed its PMI connection without finalize";
     if (slot && slot->state == RankState::in_fence)
       message += cat(" while in fence ", slot->fences_entered);
     if (partial > 0) message += cat(" (", partial, " bytes of an unfinished request)");
@@ -204,9 +204,7 @@ void Server::fail_conn(Conn& conn, const std::string& message) {
   if (slot && slot->state != RankState::finalized &&
       (conn.initialized || slot->state == RankState::waiting))
     slot->state = RankState::gone;
-  std::string text = message;
-  if (!starts_with(message, who(conn))) text = cat(who(conn), ": ", message);
-  hooks_.client_failed(id, conn.rank.value_or(-1), std::move(text));
+  hooks_.client_failed(id, conn.rank.value_or(-1), message);
 }
 
 void Server::internal_error(ConnId id, std::string_view what) noexcept {

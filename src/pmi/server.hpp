@@ -55,7 +55,8 @@ class ServerHooks {
   virtual void fence_ready(uint64_t epoch, KvList local_puts) = 0;
   // PMI-1 abort carries an exit code, PMI-2 abort none. rank is -1 when not known yet.
   virtual void abort_requested(int rank, std::optional<int> exit_code, std::string message) = 0;
-  // The launch must fail; the engine ignores `conn` afterwards. rank is -1 when unknown.
+  // The launch must fail; the engine ignores `conn` afterwards. rank is -1 when unknown. The
+  // message does not name the rank (the hook knows it, and where it runs).
   virtual void client_failed(ConnId conn, int rank, std::string message) = 0;
   virtual void rank_initialized(int rank) {}
   virtual void rank_finalized(int rank) {}

@@ -1,0 +1,13 @@
+#include "base/clock.hpp"
+
+#include <chrono>
+
+namespace lattice {
+
+uint64_t MonotonicClock::now_ns() const {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace lattice

@@ -1,0 +1,20 @@
+#include "link/heartbeat.hpp"
+
+#include "base/strings.hpp"
+
+namespace lattice::link {
+
+std::optional<std::string> Heartbeat::tick(rpc::Session& session, uint64_t now_ms) {
+  if (unanswered_ >= options_.misses)
+    return cat("no heartbeat answer for ", options_.misses * options_.period_ms / 1000.0, " s");
+  ++unanswered_;
+  rpc::Outgoing beat;
+  beat.envelope().initBody().setHeartbeat();
+  session.call(std::move(beat), now_ms + options_.period_ms * (options_.misses + 1),
+               [this](Result<schema::Envelope::Reader> reply) {
+                 if (reply) unanswered_ = 0;
+               });
+  return std::nullopt;
+}
+
+}  // namespace lattice::link

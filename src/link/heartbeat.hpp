@@ -1,0 +1,33 @@
+// Liveness of one link, the same for the launcher's links to agents and for links between
+// agents: a Heartbeat request every period; a peer that leaves `misses` of them unanswered in a
+// row is lost (a hung host keeps its TCP connection open, so EOF alone would never tell).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "rpc/session.hpp"
+
+namespace lattice::link {
+
+struct HeartbeatOptions {
+  uint64_t period_ms = 1000;
+  uint32_t misses = 3;
+};
+
+class Heartbeat {
+ public:
+  explicit Heartbeat(HeartbeatOptions options) : options_(options) {}
+
+  // Once per period, after the session's overdue calls were expired: the reason the peer is
+  // lost, or nothing (and the next beat is sent). The session must outlive this object or
+  // drop its pending calls uncalled when it goes, as rpc::Session does.
+  std::optional<std::string> tick(rpc::Session& session, uint64_t now_ms);
+
+ private:
+  HeartbeatOptions options_;
+  uint32_t unanswered_ = 0;  // beats sent and not yet answered
+};
+
+}  // namespace lattice::link
