@@ -149,7 +149,15 @@ struct LaunchEnded {
   timings @4 :LaunchTimings;
   exitCode @5 :Int32;            # the job status this agent proposes (0 when not failed)
   failedRank @6 :Int32;          # rank of the first failure, -1 when none or not a rank's
-  stragglers @7 :List(Text);     # after a fence timeout: this node's ranks that never entered it
+  stragglers @7 :List(Straggler); # after a fence timeout: this node's ranks that never entered it
+}
+
+struct Straggler {
+  # A rank that never entered a fence that timed out, as its agent saw it then.
+  rank @0 :UInt32;
+  pmiState @1 :Text;             # "waiting", "initialized", ... (pmi::rank_state_name)
+  lastCommand @2 :Text;          # its last PMI command; empty: none yet
+  idleMs @3 :UInt64;             # since that command
 }
 
 struct Envelope {

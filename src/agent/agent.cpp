@@ -5,6 +5,7 @@
 
 #include <csignal>
 
+#include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "lattice_version.h"
 
@@ -23,20 +24,6 @@ constexpr uint64_t kMaxEarlyAgeMs = 30000;
 constexpr uint64_t kTrimQuietMs = 2000;
 // What one entry costs beyond its key and value (containers, strings).
 constexpr size_t kEntryOverheadBytes = 64;
-
-// PmiFence (up) and PmiFenceComplete (down) carry a chunk the same way.
-template <class Reader>
-FenceMessage decode_fence(Reader m, bool down) {
-  FenceMessage out;
-  out.launch_id = m.getLaunchId();
-  out.down = down;
-  out.from = static_cast<int>(m.getFromNode());
-  out.chunk.epoch = m.getEpoch();
-  out.chunk.index = m.getChunkIndex();
-  out.chunk.count = m.getChunkCount();
-  for (auto e : m.getEntries()) out.chunk.entries.emplace_back(e.getKey(), e.getValue());
-  return out;
-}
 
 size_t fence_bytes(const FenceMessage& m) {
   size_t bytes = sizeof m + m.launch_id.size() + m.error.size();
@@ -140,13 +127,9 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
       if (request_id == 0) return;  // a launch needs a reply channel
       return launch_processes(sender, request_id, body.getLaunchProcesses());
     case schema::Envelope::Body::PMI_FENCE:
-      return fence_message(decode_fence(body.getPmiFence(), false), sender);
-    case schema::Envelope::Body::PMI_FENCE_COMPLETE: {
-      auto down = body.getPmiFenceComplete();
-      auto message = decode_fence(down, true);
-      message.error = down.getErrorMessage();
-      return fence_message(std::move(message), sender);
-    }
+      return fence_message(wire::decode_fence_up(body.getPmiFence()), sender);
+    case schema::Envelope::Body::PMI_FENCE_COMPLETE:
+      return fence_message(wire::decode_fence_down(body.getPmiFenceComplete()), sender);
     case schema::Envelope::Body::ABORT_PROCESSES:
       return abort_processes(sender, request_id, body.getAbortProcesses());
     case schema::Envelope::Body::SIGNAL_PROCESSES:
@@ -208,9 +191,7 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
         deliver_abort(entry, std::move(*e.abort), e.sender);
     }
   }
-  rpc::Outgoing reply;
-  reply.envelope().initBody().initLaunchAccepted().setNodeId(config_.node_id);
-  session.respond(request_id, std::move(reply));
+  session.respond(request_id, wire::launch_accepted(config_.node_id));
 }
 
 void Agent::abort_processes(const Sender& sender, uint64_t request_id,
@@ -221,7 +202,7 @@ void Agent::abort_processes(const Sender& sender, uint64_t request_id,
     // The head's abort can overtake the launcher's request to this agent: hold it like an early
     // fence chunk, and judge it when the launch arrives.
     EarlyMessage early;
-    early.abort = Failure{abort.getReason(), 1, -1, abort.getFenceEpoch()};
+    early.abort = wire::decode_abort(abort);
     early.bytes = sizeof early + early.abort->reason.size();
     hold_early(abort.getLaunchId(), std::move(early), sender);
     if (request_id) session.respond(request_id, rpc::Outgoing());
@@ -234,7 +215,7 @@ void Agent::abort_processes(const Sender& sender, uint64_t request_id,
     if (request_id) session.respond_error(request_id, allowed.error().message);
     return;
   }
-  deliver_abort(*entry, Failure{abort.getReason(), 1, -1, abort.getFenceEpoch()}, sender);
+  deliver_abort(*entry, wire::decode_abort(abort), sender);
   if (request_id) session.respond(request_id, rpc::Outgoing());
 }
 
@@ -363,45 +344,18 @@ void Agent::notify(uint64_t conn_id, rpc::Outgoing message) {
 rpc::Session* Agent::session_of(uint64_t conn_id) { return &connections_.at(conn_id)->session(); }
 
 void Agent::output(Launch& launch, int rank, bool is_stderr, std::string data) {
-  rpc::Outgoing msg;
-  auto chunk = msg.envelope().initBody().initOutput();
-  chunk.setLaunchId(launch.id());
-  chunk.setRank(static_cast<uint32_t>(rank));
-  chunk.setStream(is_stderr ? schema::OutputStream::STDERR : schema::OutputStream::STDOUT);
-  chunk.setData(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(data.data()), data.size()));
-  notify(launches_.at(launch.id()).launcher_conn, std::move(msg));
+  notify(launches_.at(launch.id()).launcher_conn, wire::output(launch.id(), rank, is_stderr, data));
 }
 
 void Agent::rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) {
-  rpc::Outgoing msg;
-  auto exit = msg.envelope().initBody().initRankExit();
-  exit.setLaunchId(launch.id());
-  exit.setRank(static_cast<uint32_t>(rank));
-  exit.setNodeIndex(static_cast<uint32_t>(launch.spec().node_index));
-  exit.setExitCode(status.code);
-  exit.setSignal(status.signal);
-  exit.setPid(pid);
-  notify(launches_.at(launch.id()).launcher_conn, std::move(msg));
+  notify(launches_.at(launch.id()).launcher_conn,
+         wire::rank_exit(launch.id(), launch.spec().node_index, rank, pid, status));
 }
 
 void Agent::ended(Launch& launch, const std::optional<Failure>& failure,
-                  const std::vector<std::string>& stragglers, const LaunchTimes& times) {
-  rpc::Outgoing msg;
-  auto end = msg.envelope().initBody().initLaunchEnded();
-  end.setLaunchId(launch.id());
-  end.setNodeIndex(static_cast<uint32_t>(launch.spec().node_index));
-  end.setFailed(failure.has_value());
-  end.setReason(failure ? failure->reason : "");
-  end.setExitCode(failure ? failure->exit_code : 0);
-  end.setFailedRank(failure ? failure->rank : -1);
-  auto late = end.initStragglers(static_cast<unsigned>(stragglers.size()));
-  for (unsigned i = 0; i < late.size(); ++i) late.set(i, stragglers[i]);
-  auto t = end.initTimings();
-  t.setSpawnedUs(times.spawned_us);
-  t.setFirstInitUs(times.first_init_us);
-  t.setLastFinalizeUs(times.last_finalize_us);
-  t.setExitedUs(times.exited_us);
-  notify(launches_.at(launch.id()).launcher_conn, std::move(msg));
+                  const std::vector<Straggler>& stragglers, const LaunchTimes& times) {
+  notify(launches_.at(launch.id()).launcher_conn,
+         wire::launch_ended(launch.id(), launch.spec().node_index, failure, stragglers, times));
   LAT_LOG(info, "launch", launch.id(), ": ended", failure ? ": " + failure->reason : "");
   reaper_.start(0, 0, [this] { reap(); });
 }

@@ -79,7 +79,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   void output(Launch& launch, int rank, bool is_stderr, std::string data) override;
   void rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) override;
   void ended(Launch& launch, const std::optional<Failure>& failure,
-             const std::vector<std::string>& stragglers, const LaunchTimes& times) override;
+             const std::vector<Straggler>& stragglers, const LaunchTimes& times) override;
 
   net::Loop& loop_;
   rpc::MessageCounts counts_;  // every link's messages, for the admin socket

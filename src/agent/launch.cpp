@@ -9,6 +9,7 @@
 #include <set>
 
 #include "agent/socket_dir.hpp"
+#include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "pmi/mapping.hpp"
 #include "proc/environment.hpp"
@@ -319,12 +320,7 @@ void Launch::send_to_node(int node, rpc::Outgoing message) {
 }
 
 void Launch::send_abort(int node, const Failure& failure) {
-  rpc::Outgoing message;
-  auto abort = message.envelope().initBody().initAbortProcesses();
-  abort.setLaunchId(spec_.launch_id);
-  abort.setReason(failure.reason);
-  abort.setFenceEpoch(failure.fence_epoch);
-  send_to_node(node, std::move(message));
+  send_to_node(node, wire::abort(spec_.launch_id, failure));
 }
 
 void Launch::fence_message(FenceMessage message) {

@@ -31,6 +31,14 @@ namespace lattice::agent {
 
 using policy::Failure;
 
+// A local rank that never entered a fence that timed out (for the launcher's report).
+struct Straggler {
+  int rank = 0;
+  std::string pmi_state;     // pmi::rank_state_name
+  std::string last_command;  // "" = none yet
+  uint64_t idle_ms = 0;      // since that command
+};
+
 struct LaunchTimes {  // microseconds since the request arrived; 0 = not yet
   uint64_t spawned_us = 0, first_init_us = 0, last_finalize_us = 0, exited_us = 0;
 };
@@ -46,7 +54,7 @@ class LaunchSink {
   // Every local rank is reaped and its output drained; the owner may destroy the launch later
   // (not from inside this call).
   virtual void ended(Launch& launch, const std::optional<Failure>& failure,
-                     const std::vector<std::string>& stragglers, const LaunchTimes& times) = 0;
+                     const std::vector<Straggler>& stragglers, const LaunchTimes& times) = 0;
 };
 
 class SocketDir;
@@ -123,7 +131,7 @@ class Launch : private pmi::ServerHooks {
   void on_exit(Rank& rank, net::ExitInfo info);
   void check_fence_deadline();
   // Local ranks that never entered fence `epoch`, with their last PMI command and its age.
-  std::vector<std::string> stragglers(uint64_t epoch) const;
+  std::vector<Straggler> stragglers(uint64_t epoch) const;
   // Carries out the policy's actions, in order.
   void run(std::vector<policy::Action> actions);
   void kill_running(int signum);
@@ -153,7 +161,7 @@ class Launch : private pmi::ServerHooks {
   net::Timer spawn_timer_;
   policy::LaunchPolicy policy_;
   std::map<policy::TimerId, std::unique_ptr<net::Timer>> timers_;  // the policy's, by name
-  std::vector<std::string> stragglers_;  // snapshot taken when a fence timeout ended the launch
+  std::vector<Straggler> stragglers_;  // snapshot taken when a fence timeout ended the launch
   LaunchTimes times_;
   int finalized_ = 0;
 };

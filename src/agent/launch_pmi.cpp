@@ -147,18 +147,13 @@ void Launch::check_fence_deadline() {
   run(policy_.fence_timed_out(epoch, message));
 }
 
-std::vector<std::string> Launch::stragglers(uint64_t epoch) const {
-  std::vector<std::string> out;
+std::vector<Straggler> Launch::stragglers(uint64_t epoch) const {
+  std::vector<Straggler> out;
   uint64_t now = env_.clock->now_ms();
-  for (const auto& st : pmi_.status()) {
-    if (st.fences_entered >= epoch) continue;
-    std::string last = st.last_command.empty()
-                           ? std::string("no PMI command yet")
-                           : cat("last PMI command '", st.last_command, "' ",
-                                 (now - st.last_activity_ms) / 100 / 10.0, " s ago");
-    out.push_back(cat("rank ", st.rank, " on ", env_.node_id, ": ",
-                      pmi::rank_state_name(st.state), ", ", last));
-  }
+  for (const auto& st : pmi_.status())
+    if (st.fences_entered < epoch)
+      out.push_back(Straggler{st.rank, std::string(pmi::rank_state_name(st.state)), st.last_command,
+                              now - st.last_activity_ms});
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "agent/tree_fence.hpp"
 
+#include "agent/wire.hpp"
 #include "base/log.hpp"
 
 namespace lattice::agent {
@@ -72,26 +73,7 @@ void TreeFence::run(std::vector<fence::Action> actions) {
 
 rpc::Outgoing TreeFence::chunk_message(bool down, const fence::Chunk& chunk,
                                        const std::string& error) const {
-  rpc::Outgoing msg;
-  auto body = msg.envelope().initBody();
-  auto fill = [&](auto m) {
-    m.setLaunchId(launch_id_);
-    m.setEpoch(chunk.epoch);
-    m.setFromNode(static_cast<uint32_t>(reducer_.self()));
-    m.setChunkIndex(chunk.index);
-    m.setChunkCount(chunk.count);
-    auto entries = m.initEntries(static_cast<unsigned>(chunk.entries.size()));
-    for (unsigned i = 0; i < entries.size(); ++i) {
-      entries[i].setKey(chunk.entries[i].first);
-      entries[i].setValue(chunk.entries[i].second);
-    }
-    return m;
-  };
-  if (down)
-    fill(body.initPmiFenceComplete()).setErrorMessage(error);
-  else
-    fill(body.initPmiFence());
-  return msg;
+  return wire::fence_chunk(launch_id_, reducer_.self(), down, chunk, error);
 }
 
 }  // namespace lattice::agent

@@ -157,45 +157,13 @@ void Job::authenticated(Node& node, const secure::Identity& peer) {
 
 void Job::send_launch(Node& node) {
   if (policy_.done(index(node))) return;  // dropped: the launch is being aborted
-  rpc::Outgoing msg;
-  auto req = msg.envelope().initBody().initLaunchProcesses();
-  req.setLaunchId(request_.launch_id);
-  req.setAllocationId(request_.launch_id);
-  req.setEntrypoint(options_.program);
-  auto user = req.initUser();
-  user.setUid(request_.user.uid);
-  user.setGid(request_.user.gid);
-  user.setName(request_.user.name);
-  auto groups = user.initGroups(static_cast<unsigned>(request_.user.groups.size()));
-  for (unsigned i = 0; i < groups.size(); ++i) groups.set(i, request_.user.groups[i]);
-  auto args = req.initArgs(static_cast<unsigned>(options_.args.size()));
-  for (unsigned i = 0; i < args.size(); ++i) args.set(i, options_.args[i]);
-  req.setWorldSize(static_cast<uint32_t>(layout_.ntasks));
-  auto env = req.initEnv(static_cast<unsigned>(request_.env.size()));
-  for (unsigned i = 0; i < env.size(); ++i) {
-    env[i].setName(request_.env[i].first);
-    env[i].setValue(request_.env[i].second);
-  }
-  req.setPmiMode(options_.pmix ? schema::PmiMode::PMIX : schema::PmiMode::PMI2);
-  auto peers = req.initPeers(static_cast<unsigned>(nodes_.size()));
-  for (unsigned i = 0; i < peers.size(); ++i) {
-    peers[i].setNodeId(nodes_[i].address.node_id);
-    peers[i].setHost(nodes_[i].address.host);
-    peers[i].setPort(static_cast<uint16_t>(nodes_[i].address.port));
-  }
-  req.setHeadNodeIndex(static_cast<uint32_t>(layout_.rank_nodes.front()));
-  req.setNodeIndex(static_cast<uint32_t>(index(node)));
-  auto rank_nodes = req.initRankNodes(static_cast<unsigned>(layout_.rank_nodes.size()));
-  for (unsigned i = 0; i < rank_nodes.size(); ++i)
-    rank_nodes.set(i, static_cast<uint32_t>(layout_.rank_nodes[i]));
-  req.setFenceTimeoutMs(options_.fence_timeout_ms);
-  req.setFanout(options_.fanout);
-  req.setSlurmCompat(options_.slurm_compat);
-  req.setUsePmiPort(options_.pmi_port);
+  std::vector<wire::Peer> peers;
+  for (const auto& n : nodes_)
+    peers.push_back(wire::Peer{n.address.node_id, n.address.host, n.address.port});
   // Like srun and mpiexec: ranks start in the launcher's working directory.
   char cwd[4096];
-  if (::getcwd(cwd, sizeof cwd)) req.setWorkdir(cwd);
-
+  auto msg = wire::launch_request(options_, request_, layout_, peers, index(node),
+                                  ::getcwd(cwd, sizeof cwd) ? cwd : "");
   Node* n = &node;
   node.sent_ms = now_ms();
   run(policy_.sent(index(node)));
@@ -206,7 +174,7 @@ void Job::send_launch(Node& node) {
           return node_out(*n, JobFailure{cat("agent ", n->address.node_id, " refused the launch: ",
                                              reply.error().message)});
         n->accepted_ms = now_ms();
-        std::string node_id = reply->getBody().getLaunchAccepted().getNodeId();
+        std::string node_id = wire::accepted_node_id(*reply);
         if (!node_id.empty()) n->address.node_id = node_id;
         run(policy_.accepted(index(*n)));
       });
@@ -216,30 +184,21 @@ void Job::on_message(Node& node, schema::Envelope::Reader envelope) {
   auto body = envelope.getBody();
   switch (body.which()) {
     case schema::Envelope::Body::OUTPUT: {
-      auto chunk = body.getOutput();
-      auto data = chunk.getData();
-      std::string text(reinterpret_cast<const char*>(data.begin()), data.size());
-      if (options_.label) text = label_lines(static_cast<int>(chunk.getRank()), text);
-      write_all(chunk.getStream() == schema::OutputStream::STDERR ? stderr : stdout, text);
+      auto chunk = wire::decode_output(body.getOutput());
+      if (options_.label) chunk.data = label_lines(chunk.rank, chunk.data);
+      write_all(chunk.is_stderr ? stderr : stdout, chunk.data);
       return;
     }
     case schema::Envelope::Body::RANK_EXIT: {
-      auto exit = body.getRankExit();
-      ranks_[static_cast<int>(exit.getRank())] =
-          RankResult{static_cast<int>(exit.getNodeIndex()), exit.getExitCode(), exit.getSignal()};
+      auto exit = wire::decode_rank_exit(body.getRankExit());
+      ranks_[exit.rank] = exit.result;
       return;
     }
     case schema::Envelope::Body::LAUNCH_ENDED: {
-      auto end = body.getLaunchEnded();
-      auto t = end.getTimings();
-      node.spawned_us = t.getSpawnedUs();
-      node.first_init_us = t.getFirstInitUs();
-      node.last_finalize_us = t.getLastFinalizeUs();
-      node.exited_us = t.getExitedUs();
-      for (auto line : end.getStragglers()) stragglers_.emplace_back(line);
-      std::optional<JobFailure> failure;
-      if (end.getFailed()) failure = JobFailure{end.getReason(), end.getExitCode(), end.getFailedRank()};
-      run(policy_.ended(index(node), std::move(failure)));
+      auto end = wire::decode_ended(body.getLaunchEnded(), node.address.node_id);
+      node.times = end.times;
+      stragglers_.insert(stragglers_.end(), end.stragglers.begin(), end.stragglers.end());
+      run(policy_.ended(index(node), std::move(end.failure)));
       return;
     }
     default:
@@ -254,17 +213,11 @@ void Job::node_out(Node& node, JobFailure failure) {
 void Job::run(std::vector<policy::JobAction> actions) {
   for (auto& action : actions) {
     if (auto* to_abort = std::get_if<policy::AbortNode>(&action)) {
-      rpc::Outgoing msg;
-      auto abort = msg.envelope().initBody().initAbortProcesses();
-      abort.setLaunchId(request_.launch_id);
-      abort.setReason(to_abort->reason);
-      notify(nodes_[static_cast<size_t>(to_abort->node)], std::move(msg));
+      notify(nodes_[static_cast<size_t>(to_abort->node)],
+             wire::abort(request_.launch_id, to_abort->reason));
     } else if (auto* to_signal = std::get_if<policy::SignalNode>(&action)) {
-      rpc::Outgoing msg;
-      auto sig = msg.envelope().initBody().initSignalProcesses();
-      sig.setLaunchId(request_.launch_id);
-      sig.setSignal(to_signal->signum);
-      notify(nodes_[static_cast<size_t>(to_signal->node)], std::move(msg));
+      notify(nodes_[static_cast<size_t>(to_signal->node)],
+             wire::signal(request_.launch_id, to_signal->signum));
     } else if (auto* drop = std::get_if<policy::DropNode>(&action)) {
       Node& node = nodes_[static_cast<size_t>(drop->node)];
       if (node.conn) node.conn->close();
@@ -311,14 +264,7 @@ std::string Job::final_report() const {
   std::string out;
   int code = exit_code();
   if (policy_.failure()) out += cat("lattice: job failed: ", policy_.failure()->reason, '\n');
-  if (!stragglers_.empty()) {
-    auto sorted = stragglers_;
-    std::sort(sorted.begin(), sorted.end(), [](const std::string& a, const std::string& b) {
-      return std::strtol(a.c_str() + 5, nullptr, 10) < std::strtol(b.c_str() + 5, nullptr, 10);
-    });
-    out += "lattice: straggler report: ranks that never entered the fence:\n";
-    for (const auto& line : sorted) out += cat("lattice:   ", line, '\n');
-  }
+  out += format_stragglers(stragglers_);
   if (code != 0)
     out += cat("lattice: exit statuses: ", summarize_exits(ranks_, layout_.ntasks), '\n');
   if (options_.verbose) {
@@ -329,12 +275,13 @@ std::string Job::final_report() const {
       if (node.sent_ms < 0) continue;
       accepted = std::max(accepted, node.accepted_ms);
       double base = node.sent_ms;  // agent times count from the request's arrival
-      if (node.spawned_us) spawned = std::max(spawned, base + node.spawned_us / 1e3);
-      if (node.first_init_us)
-        first_init = first_init < 0 ? base + node.first_init_us / 1e3
-                                    : std::min(first_init, base + node.first_init_us / 1e3);
-      if (node.last_finalize_us) last_fin = std::max(last_fin, base + node.last_finalize_us / 1e3);
-      if (node.exited_us) exited = std::max(exited, base + node.exited_us / 1e3);
+      const wire::NodeTimes& nt = node.times;
+      if (nt.spawned_us) spawned = std::max(spawned, base + nt.spawned_us / 1e3);
+      if (nt.first_init_us)
+        first_init = first_init < 0 ? base + nt.first_init_us / 1e3
+                                    : std::min(first_init, base + nt.first_init_us / 1e3);
+      if (nt.last_finalize_us) last_fin = std::max(last_fin, base + nt.last_finalize_us / 1e3);
+      if (nt.exited_us) exited = std::max(exited, base + nt.exited_us / 1e3);
     }
     t.fan_out = accepted;
     t.spawn = spawned;

@@ -19,6 +19,7 @@
 #include "launcher/local_agents.hpp"
 #include "launcher/options.hpp"
 #include "launcher/report.hpp"
+#include "launcher/wire.hpp"
 #include "link/connection.hpp"
 #include "link/heartbeat.hpp"
 #include "net/listener.hpp"
@@ -31,12 +32,7 @@ namespace lattice::launcher {
 
 class Job {
  public:
-  // What one launch sends every agent besides the layout.
-  struct Request {
-    std::string launch_id;
-    JobUserInfo user;
-    EnvList env;  // exported environment with --env laid over it
-  };
+  using Request = wire::JobRequest;
   // `key` must outlive the job.
   Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
       const secure::ClusterKey& key, Layout layout, std::vector<AgentAddress> agents,
@@ -58,7 +54,7 @@ class Job {
     bool authenticated = false;  // the agent proved the cluster key; address.node_id is its own
     double accepted_ms = -1;
     double sent_ms = -1;
-    uint64_t spawned_us = 0, first_init_us = 0, last_finalize_us = 0, exited_us = 0;
+    wire::NodeTimes times{};  // from its LaunchEnded
   };
 
   void connected(Node& node, std::unique_ptr<net::Stream> stream);
@@ -85,7 +81,7 @@ class Job {
   std::map<int, RankResult> ranks_;
   policy::JobPolicy policy_;
   rpc::MessageCounts counts_;  // on every agent link, for -v
-  std::vector<std::string> stragglers_;  // "rank R on NODE: ..." from every node's LaunchEnded
+  std::vector<Straggler> stragglers_;  // from every node's LaunchEnded
   net::Timer deadline_timer_;
   net::Timer heartbeat_timer_;
   uint64_t start_ns_;

@@ -1,5 +1,6 @@
 #include "launcher/report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "base/strings.hpp"
@@ -7,6 +8,21 @@
 
 namespace lattice::launcher {
 
+
+std::string format_stragglers(std::vector<Straggler> stragglers) {
+  if (stragglers.empty()) return "";
+  std::sort(stragglers.begin(), stragglers.end(),
+            [](const Straggler& a, const Straggler& b) { return a.rank < b.rank; });
+  std::string out = "lattice: straggler report: ranks that never entered the fence:\n";
+  for (const auto& s : stragglers) {
+    std::string last = s.last_command.empty()
+                           ? std::string("no PMI command yet")
+                           : cat("last PMI command '", s.last_command, "' ",
+                                 s.idle_ms / 100 / 10.0, " s ago");
+    out += cat("lattice:   rank ", s.rank, " on ", s.node, ": ", s.pmi_state, ", ", last, '\n');
+  }
+  return out;
+}
 
 int job_exit_code(const std::optional<JobFailure>& failure,
                   const std::map<int, RankResult>& ranks, int world_size) {

@@ -21,6 +21,18 @@ struct RankResult {
 // Why the job failed: the launch policy's (policy/job_policy.hpp keeps the one that explains it).
 using JobFailure = policy::Failure;
 
+// A rank that never entered a fence that timed out, as its agent reported it.
+struct Straggler {
+  int rank = 0;
+  std::string node;
+  std::string pmi_state;
+  std::string last_command;  // "" = none yet
+  uint64_t idle_ms = 0;      // since that command
+};
+
+// "lattice: straggler report: ..." and one line per rank, by rank ("" when there is none).
+std::string format_stragglers(std::vector<Straggler> stragglers);
+
 // 0 when nothing failed and every rank exited 0.
 int job_exit_code(const std::optional<JobFailure>& failure,
                   const std::map<int, RankResult>& ranks, int world_size);

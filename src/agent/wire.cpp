@@ -1,0 +1,125 @@
+#include "agent/wire.hpp"
+
+namespace lattice::agent::wire {
+namespace {
+
+// PmiFence (up) and PmiFenceComplete (down) carry a chunk the same way.
+template <class Reader>
+FenceMessage decode_chunk(Reader m, bool down) {
+  FenceMessage out;
+  out.launch_id = m.getLaunchId();
+  out.down = down;
+  out.from = static_cast<int>(m.getFromNode());
+  out.chunk.epoch = m.getEpoch();
+  out.chunk.index = m.getChunkIndex();
+  out.chunk.count = m.getChunkCount();
+  for (auto e : m.getEntries()) out.chunk.entries.emplace_back(e.getKey(), e.getValue());
+  return out;
+}
+
+template <class Builder>
+Builder fill_chunk(Builder m, const std::string& launch_id, int from, const fence::Chunk& chunk) {
+  m.setLaunchId(launch_id);
+  m.setEpoch(chunk.epoch);
+  m.setFromNode(static_cast<uint32_t>(from));
+  m.setChunkIndex(chunk.index);
+  m.setChunkCount(chunk.count);
+  auto entries = m.initEntries(static_cast<unsigned>(chunk.entries.size()));
+  for (unsigned i = 0; i < entries.size(); ++i) {
+    entries[i].setKey(chunk.entries[i].first);
+    entries[i].setValue(chunk.entries[i].second);
+  }
+  return m;
+}
+
+}  // namespace
+
+FenceMessage decode_fence_up(schema::PmiFence::Reader m) { return decode_chunk(m, false); }
+
+FenceMessage decode_fence_down(schema::PmiFenceComplete::Reader m) {
+  FenceMessage out = decode_chunk(m, true);
+  out.error = m.getErrorMessage();
+  return out;
+}
+
+rpc::Outgoing fence_chunk(const std::string& launch_id, int from, bool down,
+                          const fence::Chunk& chunk, const std::string& error) {
+  rpc::Outgoing msg;
+  auto body = msg.envelope().initBody();
+  if (down)
+    fill_chunk(body.initPmiFenceComplete(), launch_id, from, chunk).setErrorMessage(error);
+  else
+    fill_chunk(body.initPmiFence(), launch_id, from, chunk);
+  return msg;
+}
+
+Failure decode_abort(schema::AbortProcesses::Reader m) {
+  return Failure{m.getReason(), 1, -1, m.getFenceEpoch()};
+}
+
+rpc::Outgoing abort(const std::string& launch_id, const Failure& failure) {
+  rpc::Outgoing msg;
+  auto abort = msg.envelope().initBody().initAbortProcesses();
+  abort.setLaunchId(launch_id);
+  abort.setReason(failure.reason);
+  abort.setFenceEpoch(failure.fence_epoch);
+  return msg;
+}
+
+rpc::Outgoing launch_accepted(const std::string& node_id) {
+  rpc::Outgoing msg;
+  msg.envelope().initBody().initLaunchAccepted().setNodeId(node_id);
+  return msg;
+}
+
+rpc::Outgoing output(const std::string& launch_id, int rank, bool is_stderr,
+                     const std::string& data) {
+  rpc::Outgoing msg;
+  auto chunk = msg.envelope().initBody().initOutput();
+  chunk.setLaunchId(launch_id);
+  chunk.setRank(static_cast<uint32_t>(rank));
+  chunk.setStream(is_stderr ? schema::OutputStream::STDERR : schema::OutputStream::STDOUT);
+  chunk.setData(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(data.data()), data.size()));
+  return msg;
+}
+
+rpc::Outgoing rank_exit(const std::string& launch_id, int node_index, int rank, int pid,
+                        proc::ExitStatus status) {
+  rpc::Outgoing msg;
+  auto exit = msg.envelope().initBody().initRankExit();
+  exit.setLaunchId(launch_id);
+  exit.setRank(static_cast<uint32_t>(rank));
+  exit.setNodeIndex(static_cast<uint32_t>(node_index));
+  exit.setExitCode(status.code);
+  exit.setSignal(status.signal);
+  exit.setPid(pid);
+  return msg;
+}
+
+rpc::Outgoing launch_ended(const std::string& launch_id, int node_index,
+                           const std::optional<Failure>& failure,
+                           const std::vector<Straggler>& stragglers, const LaunchTimes& times) {
+  rpc::Outgoing msg;
+  auto end = msg.envelope().initBody().initLaunchEnded();
+  end.setLaunchId(launch_id);
+  end.setNodeIndex(static_cast<uint32_t>(node_index));
+  end.setFailed(failure.has_value());
+  end.setReason(failure ? failure->reason : "");
+  end.setExitCode(failure ? failure->exit_code : 0);
+  end.setFailedRank(failure ? failure->rank : -1);
+  auto late = end.initStragglers(static_cast<unsigned>(stragglers.size()));
+  for (unsigned i = 0; i < late.size(); ++i) {
+    late[i].setRank(static_cast<uint32_t>(stragglers[i].rank));
+    late[i].setPmiState(stragglers[i].pmi_state);
+    late[i].setLastCommand(stragglers[i].last_command);
+    late[i].setIdleMs(stragglers[i].idle_ms);
+  }
+  auto t = end.initTimings();
+  t.setSpawnedUs(times.spawned_us);
+  t.setFirstInitUs(times.first_init_us);
+  t.setLastFinalizeUs(times.last_finalize_us);
+  t.setExitedUs(times.exited_us);
+  return msg;
+}
+
+}  // namespace lattice::agent::wire

@@ -1,0 +1,37 @@
+// The agent's side of the schema: every conversion between its structs and Cap'n Proto
+// messages, in one place (the launch request's own decoder, with its checks, is launch_spec).
+// Readers are valid only during the callback that received them: decoders copy out.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/launch.hpp"
+#include "agent/tree_fence.hpp"
+#include "lattice.capnp.h"
+#include "proc/exit_status.hpp"
+#include "rpc/outgoing.hpp"
+
+namespace lattice::agent::wire {
+
+FenceMessage decode_fence_up(schema::PmiFence::Reader m);
+FenceMessage decode_fence_down(schema::PmiFenceComplete::Reader m);
+// A chunk of `launch_id`'s fence from node `from`: up (PmiFence), or down (PmiFenceComplete,
+// with `error` set when the fence failed).
+rpc::Outgoing fence_chunk(const std::string& launch_id, int from, bool down,
+                          const fence::Chunk& chunk, const std::string& error);
+
+Failure decode_abort(schema::AbortProcesses::Reader m);
+rpc::Outgoing abort(const std::string& launch_id, const Failure& failure);
+
+rpc::Outgoing launch_accepted(const std::string& node_id);
+rpc::Outgoing output(const std::string& launch_id, int rank, bool is_stderr,
+                     const std::string& data);
+rpc::Outgoing rank_exit(const std::string& launch_id, int node_index, int rank, int pid,
+                        proc::ExitStatus status);
+rpc::Outgoing launch_ended(const std::string& launch_id, int node_index,
+                           const std::optional<Failure>& failure,
+                           const std::vector<Straggler>& stragglers, const LaunchTimes& times);
+
+}  // namespace lattice::agent::wire

@@ -1,0 +1,90 @@
+#include "launcher/wire.hpp"
+
+namespace lattice::launcher::wire {
+
+rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& request,
+                             const Layout& layout, const std::vector<Peer>& peers,
+                             int node_index, const std::string& workdir) {
+  rpc::Outgoing msg;
+  auto req = msg.envelope().initBody().initLaunchProcesses();
+  req.setLaunchId(request.launch_id);
+  req.setAllocationId(request.launch_id);
+  req.setEntrypoint(options.program);
+  auto user = req.initUser();
+  user.setUid(request.user.uid);
+  user.setGid(request.user.gid);
+  user.setName(request.user.name);
+  auto groups = user.initGroups(static_cast<unsigned>(request.user.groups.size()));
+  for (unsigned i = 0; i < groups.size(); ++i) groups.set(i, request.user.groups[i]);
+  auto args = req.initArgs(static_cast<unsigned>(options.args.size()));
+  for (unsigned i = 0; i < args.size(); ++i) args.set(i, options.args[i]);
+  req.setWorldSize(static_cast<uint32_t>(layout.ntasks));
+  auto env = req.initEnv(static_cast<unsigned>(request.env.size()));
+  for (unsigned i = 0; i < env.size(); ++i) {
+    env[i].setName(request.env[i].first);
+    env[i].setValue(request.env[i].second);
+  }
+  req.setPmiMode(options.pmix ? schema::PmiMode::PMIX : schema::PmiMode::PMI2);
+  auto list = req.initPeers(static_cast<unsigned>(peers.size()));
+  for (unsigned i = 0; i < list.size(); ++i) {
+    list[i].setNodeId(peers[i].node_id);
+    list[i].setHost(peers[i].host);
+    list[i].setPort(static_cast<uint16_t>(peers[i].port));
+  }
+  req.setHeadNodeIndex(static_cast<uint32_t>(layout.rank_nodes.front()));
+  req.setNodeIndex(static_cast<uint32_t>(node_index));
+  auto rank_nodes = req.initRankNodes(static_cast<unsigned>(layout.rank_nodes.size()));
+  for (unsigned i = 0; i < rank_nodes.size(); ++i)
+    rank_nodes.set(i, static_cast<uint32_t>(layout.rank_nodes[i]));
+  req.setFenceTimeoutMs(options.fence_timeout_ms);
+  req.setFanout(options.fanout);
+  req.setSlurmCompat(options.slurm_compat);
+  req.setUsePmiPort(options.pmi_port);
+  req.setWorkdir(workdir);
+  return msg;
+}
+
+std::string accepted_node_id(schema::Envelope::Reader reply) {
+  return reply.getBody().getLaunchAccepted().getNodeId();
+}
+
+rpc::Outgoing abort(const std::string& launch_id, const std::string& reason) {
+  rpc::Outgoing msg;
+  auto abort = msg.envelope().initBody().initAbortProcesses();
+  abort.setLaunchId(launch_id);
+  abort.setReason(reason);
+  return msg;
+}
+
+rpc::Outgoing signal(const std::string& launch_id, int signum) {
+  rpc::Outgoing msg;
+  auto sig = msg.envelope().initBody().initSignalProcesses();
+  sig.setLaunchId(launch_id);
+  sig.setSignal(signum);
+  return msg;
+}
+
+Output decode_output(schema::OutputChunk::Reader m) {
+  auto data = m.getData();
+  return Output{static_cast<int>(m.getRank()), m.getStream() == schema::OutputStream::STDERR,
+                std::string(reinterpret_cast<const char*>(data.begin()), data.size())};
+}
+
+RankExit decode_rank_exit(schema::RankExit::Reader m) {
+  return RankExit{static_cast<int>(m.getRank()),
+                  RankResult{static_cast<int>(m.getNodeIndex()), m.getExitCode(), m.getSignal()}};
+}
+
+Ended decode_ended(schema::LaunchEnded::Reader m, const std::string& node_id) {
+  Ended out;
+  auto t = m.getTimings();
+  out.times = NodeTimes{t.getSpawnedUs(), t.getFirstInitUs(), t.getLastFinalizeUs(),
+                        t.getExitedUs()};
+  for (auto s : m.getStragglers())
+    out.stragglers.push_back(Straggler{static_cast<int>(s.getRank()), node_id, s.getPmiState(),
+                                       s.getLastCommand(), s.getIdleMs()});
+  if (m.getFailed()) out.failure = JobFailure{m.getReason(), m.getExitCode(), m.getFailedRank()};
+  return out;
+}
+
+}  // namespace lattice::launcher::wire

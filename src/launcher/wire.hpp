@@ -1,0 +1,67 @@
+// The launcher's side of the schema: every conversion between its structs and Cap'n Proto
+// messages, in one place. Readers are valid only during the callback that received them:
+// decoders copy out.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lattice.capnp.h"
+#include "launcher/export_env.hpp"
+#include "launcher/job_user.hpp"
+#include "launcher/layout.hpp"
+#include "launcher/options.hpp"
+#include "launcher/report.hpp"
+#include "rpc/outgoing.hpp"
+
+namespace lattice::launcher::wire {
+
+// What one launch sends every agent besides the layout.
+struct JobRequest {
+  std::string launch_id;
+  JobUserInfo user;
+  EnvList env;  // exported environment with --env laid over it
+};
+
+struct Peer {
+  std::string node_id;
+  std::string host;
+  int port = 0;
+};
+
+// The LaunchProcesses request for node `node_index` of `peers`.
+rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& request,
+                             const Layout& layout, const std::vector<Peer>& peers,
+                             int node_index, const std::string& workdir);
+std::string accepted_node_id(schema::Envelope::Reader reply);  // "" when the agent gave none
+
+rpc::Outgoing abort(const std::string& launch_id, const std::string& reason);
+rpc::Outgoing signal(const std::string& launch_id, int signum);
+
+struct Output {
+  int rank = 0;
+  bool is_stderr = false;
+  std::string data;
+};
+Output decode_output(schema::OutputChunk::Reader m);
+
+struct RankExit {
+  int rank = 0;
+  RankResult result;
+};
+RankExit decode_rank_exit(schema::RankExit::Reader m);
+
+// Microseconds since the agent got the request; 0 = never reached.
+struct NodeTimes {
+  uint64_t spawned_us = 0, first_init_us = 0, last_finalize_us = 0, exited_us = 0;
+};
+struct Ended {
+  std::optional<JobFailure> failure;
+  std::vector<Straggler> stragglers;
+  NodeTimes times;
+};
+// `node_id`: the sending agent's, for its stragglers.
+Ended decode_ended(schema::LaunchEnded::Reader m, const std::string& node_id);
+
+}  // namespace lattice::launcher::wire

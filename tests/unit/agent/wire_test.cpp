@@ -1,0 +1,99 @@
+// The two sides of the schema agree: what the launcher's wire module writes, the agent's reads
+// back field for field, and the other way round (structured stragglers included).
+#include <doctest/doctest.h>
+
+#include "agent/launch_spec.hpp"
+#include "agent/wire.hpp"
+#include "launcher/wire.hpp"
+
+using namespace lattice;
+
+TEST_CASE("a launch request written by the launcher is the spec the agent decodes") {
+  launcher::LaunchOptions options;
+  options.program = "/bin/echo";
+  options.args = {"a", "b c"};
+  options.fence_timeout_ms = 1500;
+  options.fanout = 4;
+  options.pmi_port = true;
+  launcher::wire::JobRequest request{"L-1", {1000, 1000, {1000, 27}, "alice"}, {{"FOO", "bar"}}};
+  launcher::Layout layout{3, 2, {0, 0, 1}};
+  std::vector<launcher::wire::Peer> peers{{"n1", "10.0.0.1", 7400}, {"n2", "10.0.0.2", 7401}};
+  auto msg = launcher::wire::launch_request(options, request, layout, peers, 1, "/home/alice");
+
+  agent::LaunchDefaults defaults;
+  defaults.node_id = "n2";
+  defaults.agent_uid = 0;
+  auto spec = agent::decode_launch_request(
+      msg.envelope().asReader().getBody().getLaunchProcesses(), defaults);
+  REQUIRE(spec);
+  CHECK(spec->launch_id == "L-1");
+  CHECK(spec->entrypoint == "/bin/echo");
+  CHECK(spec->args == std::vector<std::string>{"a", "b c"});
+  CHECK(spec->world_size == 3);
+  CHECK(spec->node_index == 1);
+  CHECK(spec->head_node == 0);
+  CHECK(spec->rank_nodes == std::vector<int>{0, 0, 1});
+  CHECK(spec->local_ranks() == std::vector<int>{2});
+  CHECK(spec->peers.size() == 2);
+  CHECK(spec->peers[1].host == "10.0.0.2");
+  CHECK(spec->peers[1].port == 7401);
+  CHECK(spec->fence_timeout_ms == 1500);
+  CHECK(spec->fanout == 4);
+  CHECK(spec->use_pmi_port);
+  CHECK(spec->workdir == "/home/alice");
+  CHECK(spec->user.name == "alice");
+  REQUIRE(spec->user.groups);
+  CHECK(*spec->user.groups == std::vector<uint32_t>{1000, 27});
+  CHECK(spec->env == std::vector<std::pair<std::string, std::string>>{{"FOO", "bar"}});
+}
+
+TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {
+  agent::LaunchTimes times{10, 20, 30, 40};
+  std::vector<agent::Straggler> late{{4, "initialized", "put", 1534}, {2, "waiting", "", 0}};
+  auto msg = agent::wire::launch_ended("L-2", 3, agent::Failure{"fence 1 timed out", 1, -1, 1},
+                                       late, times);
+  auto end = launcher::wire::decode_ended(msg.envelope().asReader().getBody().getLaunchEnded(), "n4");
+  REQUIRE(end.failure);
+  CHECK(end.failure->reason == "fence 1 timed out");
+  CHECK(end.failure->rank == -1);
+  CHECK(end.times.exited_us == 40);
+  REQUIRE(end.stragglers.size() == 2);
+  CHECK(end.stragglers[0].node == "n4");
+  CHECK(launcher::format_stragglers(end.stragglers) ==
+        "lattice: straggler report: ranks that never entered the fence:\n"
+        "lattice:   rank 2 on n4: waiting, no PMI command yet\n"
+        "lattice:   rank 4 on n4: initialized, last PMI command 'put' 1.5 s ago\n");
+
+  auto clean = agent::wire::launch_ended("L-2", 0, std::nullopt, {}, times);
+  CHECK(!launcher::wire::decode_ended(clean.envelope().asReader().getBody().getLaunchEnded(), "n1")
+             .failure);
+}
+
+TEST_CASE("aborts: the launcher's and a head's read back the same way") {
+  auto from_launcher = launcher::wire::abort("L-3", "interrupted by the user");
+  auto failure = agent::wire::decode_abort(
+      from_launcher.envelope().asReader().getBody().getAbortProcesses());
+  CHECK(failure.reason == "interrupted by the user");
+  CHECK(failure.fence_epoch == 0);
+  auto from_head = agent::wire::abort("L-3", agent::Failure{"fence 2 timed out", 1, -1, 2});
+  CHECK(agent::wire::decode_abort(from_head.envelope().asReader().getBody().getAbortProcesses())
+            .fence_epoch == 2);
+}
+
+TEST_CASE("fence chunks up and down, with an error, read back") {
+  fence::Chunk chunk{7, 1, 3, {{"k", "v"}}};
+  auto up = agent::wire::fence_chunk("L-4", 5, false, chunk, "");
+  auto got = agent::wire::decode_fence_up(up.envelope().asReader().getBody().getPmiFence());
+  CHECK(got.launch_id == "L-4");
+  CHECK(got.from == 5);
+  CHECK(!got.down);
+  CHECK(got.chunk.epoch == 7);
+  CHECK(got.chunk.index == 1);
+  CHECK(got.chunk.count == 3);
+  CHECK(got.chunk.entries == pmi::KvList{{"k", "v"}});
+  auto down = agent::wire::fence_chunk("L-4", 0, true, fence::Chunk{7, 0, 1, {}}, "broken");
+  auto failed =
+      agent::wire::decode_fence_down(down.envelope().asReader().getBody().getPmiFenceComplete());
+  CHECK(failed.down);
+  CHECK(failed.error == "broken");
+}
