@@ -27,8 +27,9 @@ Response init_refusal(std::string_view message) {
 }  // namespace
 
 void Server::on_init(Conn& conn, const Command& request) {
-  if (conn.init_seen) return reply(conn, request, init_refusal(cat(who(conn), " sent init twice")));
-  conn.init_seen = true;
+  if (conn.phase >= Conn::Phase::greeted)
+    return reply(conn, request, init_refusal(cat(who(conn), " sent init twice")));
+  conn.phase = Conn::Phase::greeted;
   const std::string* version = request.find("pmi_version");
   if (version && *version == "2") {
     // The PMI-2 opening (docs/pmi-wire.md §2): later messages are PMI-2 frames; the rank is
@@ -47,8 +48,7 @@ void Server::on_initack(Conn& conn, const Command& request) {
   // PMI_PORT mode: the client names itself with PMI_ID and expects four lines. It checks no
   // rc here, so a refusal can only be a client failure.
   const std::string* id = request.find("pmiid");
-  if (conn.initack_seen || conn.init_seen)
-    return fail_conn(conn, "initack after the PMI handshake");
+  if (conn.phase != Conn::Phase::fresh) return fail_conn(conn, "initack after the PMI handshake");
   std::optional<int64_t> rank;
   if (conn.by_port_id) {
     auto redeemed = redeem_port_id(id ? *id : std::string());
@@ -62,7 +62,7 @@ void Server::on_initack(Conn& conn, const Command& request) {
                                ", not one of this node's ranks"));
   if (conn.rank && *conn.rank != *rank)
     return fail_conn(conn, cat("initack pmiid=", *rank, " on the connection of rank ", *conn.rank));
-  conn.initack_seen = true;
+  conn.phase = Conn::Phase::identified;
   conn.rank = static_cast<int>(*rank);
   reply(conn, request, Response{"initack", {}});
   reply(conn, request, Response{"set", {{"size", cat(info_.world_size)}}});
@@ -133,7 +133,7 @@ void Server::on_barrier_in(Conn& conn, const Command& request) {
 
 void Server::on_finalize(Conn& conn, const Command& request) {
   Slot* slot = slot_of(conn);
-  conn.finalized = true;
+  conn.phase = Conn::Phase::finalized;
   if (slot) slot->state = RankState::finalized;
   if (request.wire == Wire::pmi1)
     reply(conn, request, Response{"finalize_ack", {}});

@@ -27,7 +27,7 @@ Response not_found(std::string name) {
 void Server::on_fullinit(Conn& conn, const Command& request) {
   // Slurm's client sends any subset of pmijobid / pmirank / srcid (PMI_ID) / threaded; with
   // neither rank field the rank is the connection's.
-  if (conn.initialized)
+  if (conn.phase >= Conn::Phase::initialized)
     return reply(conn, request, error_response(request, cat(who(conn), " sent fullinit twice")));
   std::optional<int> claimed;
   if (conn.by_port_id && !conn.rank) {

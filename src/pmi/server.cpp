@@ -117,7 +117,7 @@ void Server::eof(ConnId id) {
                    waiters_.end());
     size_t partial = conn->framer.pending_bytes();
     conn->framer = Framer(info_.limits.max_frame);
-    if (conn->dead || !conn->initialized || conn->finalized || conn->aborted) return;
+    if (conn->dead || conn->phase != Conn::Phase::initialized || conn->aborted) return;
     Slot* slot = slot_of(*conn);
     std::string message = "closed its PMI connection without finalize";
     if (slot && slot->state == RankState::in_fence)
@@ -145,11 +145,11 @@ void Server::dispatch(Conn& conn, const Command& request) {
     reply(conn, request,
           error_response(request, cat("unknown ", wire_name(request.wire), " command '",
                                       printable(request.name), "'")));
-  } else if (spec->needs_init && !conn.initialized) {
+  } else if (spec->needs_init && conn.phase < Conn::Phase::initialized) {
     std::string_view init = request.wire == Wire::pmi1 ? "init" : "fullinit";
     reply(conn, request,
           error_response(request, cat(who(conn), " sent '", request.name, "' before ", init)));
-  } else if (conn.finalized && spec->handler != &Server::on_abort) {
+  } else if (conn.phase == Conn::Phase::finalized && spec->handler != &Server::on_abort) {
     reply(conn, request,
           error_response(request, cat(who(conn), " sent '", request.name, "' after finalize")));
   } else {
@@ -202,7 +202,7 @@ void Server::fail_conn(Conn& conn, const std::string& message) {
   Slot* slot = slot_of(conn);
   // Only the connection that owns the rank (or any, before the rank is initialized) loses it.
   if (slot && slot->state != RankState::finalized &&
-      (conn.initialized || slot->state == RankState::waiting))
+      (conn.phase >= Conn::Phase::initialized || slot->state == RankState::waiting))
     slot->state = RankState::gone;
   hooks_.client_failed(id, conn.rank.value_or(-1), message);
 }
@@ -246,7 +246,7 @@ Status Server::init_rank(Conn& conn, std::optional<int> claimed) {
     return make_error(
         cat("rank ", *rank, " initialized twice (it is ", rank_state_name(slot->state), ")"));
   conn.rank = rank;
-  conn.initialized = true;
+  conn.phase = Conn::Phase::initialized;
   slot->state = RankState::initialized;
   hooks_.rank_initialized(*rank);
   return {};

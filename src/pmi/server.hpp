@@ -101,14 +101,14 @@ class Server {
     ConnId id;
     std::optional<int> rank;
     Framer framer;
-    bool by_port_id = false;    // must identify with a PMI_ID from LaunchInfo::port_ids
-    bool initack_seen = false;  // PMI_PORT handshake done
-    bool init_seen = false;     // PMI-1 `cmd=init` line seen (either version)
-    bool initialized = false;   // this connection initialized its rank (init v1 / fullinit)
-    bool finalized = false;
-    bool aborted = false;
-    bool closed = false;  // EOF seen
-    bool dead = false;    // reported through client_failed: ignored from now on
+    // How far the client got, in order: the PMI_PORT handshake (initack), the `cmd=init` line
+    // (either version), its rank initialized (init v1 / fullinit), finalize.
+    enum class Phase { fresh, identified, greeted, initialized, finalized };
+    Phase phase = Phase::fresh;
+    bool by_port_id = false;  // must identify with a PMI_ID from LaunchInfo::port_ids
+    bool aborted = false;     // sent abort (allowed in any phase after init)
+    bool closed = false;      // EOF seen
+    bool dead = false;        // reported through client_failed: ignored from now on
   };
   struct Parked {  // a fence request waiting for its epoch to complete
     ConnId conn;
