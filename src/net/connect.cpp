@@ -2,9 +2,12 @@
 // ConnectOp owned by its pending libuv request; the request's callback takes it back.
 #include "net/connect.hpp"
 
+#include <uv.h>
+
 #include <cstring>
 
 #include "net/address.hpp"
+#include "net/detail/handle.hpp"
 
 namespace lattice::net {
 namespace {

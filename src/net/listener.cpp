@@ -6,12 +6,14 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "base/log.hpp"
 #include "net/address.hpp"
+#include "net/detail/handle.hpp"
 #include "net/fd.hpp"
 
 namespace lattice::net {
@@ -55,21 +57,26 @@ void Acceptor::on_connection(uv_stream_t* server, int status) {
 
 // ---- TCP ----
 
+TcpListener::TcpListener(AcceptFn on_accept)
+    : Acceptor(std::move(on_accept), true), handle_(std::make_unique<Handle<uv_tcp_t>>()) {}
+
+TcpListener::~TcpListener() = default;
+
 Result<std::unique_ptr<TcpListener>> TcpListener::listen(Loop& loop, const std::string& host,
                                                          int port, AcceptFn on_accept) {
   auto addr = numeric_address(host, port);
   if (!addr) return addr.error();
   std::string where = address_text(addr.value());
   std::unique_ptr<TcpListener> self(new TcpListener(std::move(on_accept)));
-  int rc = uv_tcp_init(loop.raw(), self->handle_.get());
+  int rc = uv_tcp_init(loop.raw(), self->handle_->get());
   if (rc != 0) return make_error(cat("listen on ", where, ": ", uv_error(rc)));
-  self->handle_.initialised(static_cast<detail::Acceptor*>(self.get()));
-  rc = uv_tcp_bind(self->handle_.get(), reinterpret_cast<const sockaddr*>(&addr.value()), 0);
-  if (rc == 0) rc = start_listening(self->handle_.stream());
+  self->handle_->initialised(static_cast<detail::Acceptor*>(self.get()));
+  rc = uv_tcp_bind(self->handle_->get(), reinterpret_cast<const sockaddr*>(&addr.value()), 0);
+  if (rc == 0) rc = start_listening(self->handle_->stream());
   if (rc != 0) return make_error(cat("listen on ", where, ": ", uv_error(rc)));
   sockaddr_storage ss{};
   int len = sizeof ss;
-  rc = uv_tcp_getsockname(self->handle_.get(), reinterpret_cast<sockaddr*>(&ss), &len);
+  rc = uv_tcp_getsockname(self->handle_->get(), reinterpret_cast<sockaddr*>(&ss), &len);
   if (rc != 0) return make_error(cat("listen on ", where, ": getsockname: ", uv_error(rc)));
   self->bound_ = host_port_of(ss);
   return self;
@@ -101,8 +108,11 @@ Status clear_stale_socket(const std::string& path) {
 
 }  // namespace
 
+UnixListener::UnixListener(AcceptFn on_accept)
+    : Acceptor(std::move(on_accept), false), handle_(std::make_unique<Handle<uv_pipe_t>>()) {}
+
 UnixListener::~UnixListener() {
-  handle_.close();
+  handle_->close();
   struct stat st {};
   if (!path_.empty() && ::lstat(path_.c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_)
     ::unlink(path_.c_str());
@@ -117,13 +127,13 @@ Result<std::unique_ptr<UnixListener>> UnixListener::listen(Loop& loop, const std
   if (auto cleared = clear_stale_socket(path); !cleared) return cleared.error();
 
   std::unique_ptr<UnixListener> self(new UnixListener(std::move(on_accept)));
-  int rc = uv_pipe_init(loop.raw(), self->handle_.get(), 0);
+  int rc = uv_pipe_init(loop.raw(), self->handle_->get(), 0);
   if (rc != 0) return make_error(cat("listen on ", path, ": ", uv_error(rc)));
-  self->handle_.initialised(static_cast<detail::Acceptor*>(self.get()));
+  self->handle_->initialised(static_cast<detail::Acceptor*>(self.get()));
   // Sockets are created 0777 & ~umask: this umask makes the file 0600 from the start (a chmod
   // after bind would leave a window). umask is process-wide; the agent binds from one thread.
   mode_t old_mask = ::umask(0177);
-  rc = uv_pipe_bind(self->handle_.get(), path.c_str());
+  rc = uv_pipe_bind(self->handle_->get(), path.c_str());
   ::umask(old_mask);
   if (rc != 0) return make_error(cat("listen on ", path, ": ", uv_error(rc)));
   struct stat st {};
@@ -132,7 +142,7 @@ Result<std::unique_ptr<UnixListener>> UnixListener::listen(Loop& loop, const std
     self->dev_ = st.st_dev;
     self->ino_ = st.st_ino;
   }
-  rc = start_listening(self->handle_.stream());
+  rc = start_listening(self->handle_->stream());
   if (rc != 0) return make_error(cat("listen on ", path, ": ", uv_error(rc)));
   return self;
 }

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <sys/types.h>
-#include <uv.h>
 
 #include <functional>
 #include <memory>
@@ -13,9 +12,9 @@
 #include "base/result.hpp"
 #include "base/strings.hpp"
 #include "net/connect.hpp"
-#include "net/handle.hpp"
 #include "net/loop.hpp"
 #include "net/stream.hpp"
+#include "net/uv_fwd.hpp"
 
 namespace lattice::net {
 
@@ -27,10 +26,10 @@ class Acceptor {
  protected:
   Acceptor(AcceptFn on_accept, bool tcp) : on_accept_(std::move(on_accept)), tcp_(tcp) {}
   // uv_listen with a SOMAXCONN backlog; `server->data` must point at this Acceptor.
-  static int start_listening(uv_stream_t* server);
+  static int start_listening(uv_stream_s* server);
 
  private:
-  static void on_connection(uv_stream_t* server, int status);
+  static void on_connection(uv_stream_s* server, int status);
   AcceptFn on_accept_;
   bool tcp_;
 };
@@ -43,11 +42,12 @@ class TcpListener : private detail::Acceptor {
   // (libuv sets it), backlog SOMAXCONN: with 128, 300 simultaneous connects lost 42.
   static Result<std::unique_ptr<TcpListener>> listen(Loop& loop, const std::string& host, int port,
                                                      AcceptFn on_accept);
+  ~TcpListener();
   HostPort bound() const { return bound_; }
 
  private:
-  explicit TcpListener(AcceptFn on_accept) : Acceptor(std::move(on_accept), true) {}
-  Handle<uv_tcp_t> handle_;
+  explicit TcpListener(AcceptFn on_accept);
+  std::unique_ptr<Handle<uv_tcp_s>> handle_;
   HostPort bound_;
 };
 
@@ -62,8 +62,8 @@ class UnixListener : private detail::Acceptor {
   const std::string& path() const { return path_; }
 
  private:
-  explicit UnixListener(AcceptFn on_accept) : Acceptor(std::move(on_accept), false) {}
-  Handle<uv_pipe_t> handle_;
+  explicit UnixListener(AcceptFn on_accept);
+  std::unique_ptr<Handle<uv_pipe_s>> handle_;
   std::string path_;  // set once the file is ours to remove
   dev_t dev_ = 0;
   ino_t ino_ = 0;

@@ -3,13 +3,12 @@
 // defer() runs work on the next loop iteration, outside the caller's stack (no re-entrancy).
 #pragma once
 
-#include <uv.h>
-
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
-#include "net/handle.hpp"
+#include "net/uv_fwd.hpp"
 
 namespace lattice::net {
 
@@ -21,9 +20,10 @@ class Loop {
   Loop& operator=(const Loop&) = delete;
 
   // The Loop behind a uv_loop_t made by this class.
-  static Loop& from(uv_loop_t* raw) { return *static_cast<Loop*>(raw->data); }
+  static Loop& from(uv_loop_s* raw);
 
-  uv_loop_t* raw() { return &loop_; }
+  // libuv's loop, for net's .cpp files (and tests that drive libuv directly); opaque elsewhere.
+  uv_loop_s* raw() { return loop_.get(); }
   int run();  // UV_RUN_DEFAULT: until stop() or nothing is left to do
   void stop();
   uint64_t now_ms();  // libuv's monotonic clock, refreshed
@@ -38,8 +38,8 @@ class Loop {
  private:
   void run_deferred();
 
-  uv_loop_t loop_;
-  Handle<uv_idle_t> idle_;
+  std::unique_ptr<uv_loop_s> loop_;  // on the heap so that its type stays opaque here
+  std::unique_ptr<Handle<uv_idle_s>> idle_;
   std::vector<std::function<void()>> deferred_;
   bool closing_ = false;
 };

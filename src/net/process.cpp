@@ -3,10 +3,12 @@
 #include "net/process.hpp"
 
 #include <signal.h>
+#include <uv.h>
 
 #include <cerrno>
 
 #include "base/strings.hpp"
+#include "net/detail/handle.hpp"
 
 namespace lattice::net {
 namespace {
@@ -22,6 +24,9 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
 }
 
 }  // namespace
+
+Process::Process(ExitFn on_exit)
+    : handle_(std::make_unique<Handle<uv_process_t>>()), on_exit_(std::move(on_exit)) {}
 
 Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spec, ExitFn on_exit) {
   if (spec.file.empty() || spec.argv.empty())
@@ -69,11 +74,11 @@ Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spe
   options.flags = spec.new_session ? UV_PROCESS_DETACHED : 0;
   options.exit_cb = on_process_exit;
 
-  int rc = uv_spawn(loop.raw(), self->handle_.get(), &options);
+  int rc = uv_spawn(loop.raw(), self->handle_->get(), &options);
   // The handle is initialised even when uv_spawn fails, and must then be closed (self does).
-  self->handle_.initialised(self.get());
+  self->handle_->initialised(self.get());
   if (rc != 0) return make_error(cat("cannot execute '", spec.file, "': ", uv_error(rc)));
-  self->pid_ = self->handle_.get()->pid;
+  self->pid_ = self->handle_->get()->pid;
   for (int i = 0; i < 2; ++i) {
     if (!pipes[i]) continue;
     auto stream = std::make_unique<Stream>(std::move(pipes[i]),
@@ -95,7 +100,7 @@ void Process::on_process_exit(uv_process_t* handle, int64_t exit_status, int ter
 }
 
 Process::~Process() {
-  if (pid_ > 0 && !exited_) handle_.abandon();
+  if (pid_ > 0 && !exited_) handle_->abandon();
 }
 
 int Process::kill_group(int signum) {

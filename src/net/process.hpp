@@ -4,8 +4,6 @@
 // uv_spawn is fork()+exec and blocks the loop until the exec (docs/building.md §5).
 #pragma once
 
-#include <uv.h>
-
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -13,9 +11,9 @@
 #include <vector>
 
 #include "base/result.hpp"
-#include "net/handle.hpp"
 #include "net/loop.hpp"
 #include "net/stream.hpp"
+#include "net/uv_fwd.hpp"
 
 namespace lattice::net {
 
@@ -59,10 +57,10 @@ class Process {
   int kill_group(int signum);
 
  private:
-  explicit Process(ExitFn on_exit) : on_exit_(std::move(on_exit)) {}
-  static void on_process_exit(uv_process_t* handle, int64_t exit_status, int term_signal);
+  explicit Process(ExitFn on_exit);
+  static void on_process_exit(uv_process_s* handle, int64_t exit_status, int term_signal);
 
-  Handle<uv_process_t> handle_;
+  std::unique_ptr<Handle<uv_process_s>> handle_;
   ExitFn on_exit_;
   std::unique_ptr<Stream> stdout_, stderr_;
   int pid_ = -1;

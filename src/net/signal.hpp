@@ -2,12 +2,11 @@
 // process-wide SIGPIPE setting every main() needs. A SignalWatcher stops when destroyed.
 #pragma once
 
-#include <uv.h>
-
 #include <functional>
+#include <memory>
 
-#include "net/handle.hpp"
 #include "net/loop.hpp"
+#include "net/uv_fwd.hpp"
 
 namespace lattice::net {
 
@@ -15,11 +14,12 @@ class SignalWatcher {
  public:
   // Started here. Aborts if libuv refuses the signal number (a programming error).
   SignalWatcher(Loop& loop, int signum, std::function<void(int signum)> fn);
+  ~SignalWatcher();
   SignalWatcher(const SignalWatcher&) = delete;
   SignalWatcher& operator=(const SignalWatcher&) = delete;
 
  private:
-  Handle<uv_signal_t> handle_;
+  std::unique_ptr<Handle<uv_signal_s>> handle_;
   std::function<void(int)> fn_;
 };
 

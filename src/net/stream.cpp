@@ -3,9 +3,12 @@
 // own their bytes until libuv is done with them.
 #include "net/stream.hpp"
 
+#include <uv.h>
+
 #include <algorithm>
 
 #include "base/strings.hpp"
+#include "net/detail/handle.hpp"
 
 namespace lattice::net {
 namespace {
@@ -21,6 +24,12 @@ struct WriteReq {
 };
 
 }  // namespace
+
+struct Stream::Io {
+  static void on_alloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
+  static void on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf);
+  static void on_written(uv_write_t* req, int status);
+};
 
 Result<std::unique_ptr<Stream>> Stream::open_fd(Loop& loop, UniqueFd fd) {
   auto handle = std::make_unique<Handle<uv_any_handle>>();
@@ -45,11 +54,11 @@ void Stream::start(ReadFn on_read_fn, CloseFn on_close_fn) {
   if (finished_) return;
   callbacks_ =
       std::make_shared<Callbacks>(Callbacks{std::move(on_read_fn), std::move(on_close_fn)});
-  int rc = uv_read_start(raw(), on_alloc, on_read);
+  int rc = uv_read_start(raw(), Io::on_alloc, Io::on_read);
   if (rc != 0) finish_later(cat("read: ", uv_error(rc)), false);
 }
 
-void Stream::on_alloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
+void Stream::Io::on_alloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
   auto* self = owner_of<Stream>(h);
   if (!self) {
     *buf = uv_buf_init(nullptr, 0);  // libuv reports UV_ENOBUFS, which on_read ignores
@@ -59,7 +68,7 @@ void Stream::on_alloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
   *buf = uv_buf_init(self->read_buffer_.data(), static_cast<unsigned>(self->read_buffer_.size()));
 }
 
-void Stream::on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+void Stream::Io::on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
   auto* self = owner_of<Stream>(s);
   if (!self || n == 0 || self->finished_) return;
   if (n < 0) {
@@ -88,7 +97,7 @@ void Stream::write(std::string bytes) {
   w->bytes = std::move(bytes);
   w->req.data = w;
   uv_buf_t buf = uv_buf_init(w->bytes.data(), static_cast<unsigned>(w->bytes.size()));
-  int rc = uv_write(&w->req, raw(), &buf, 1, on_written);
+  int rc = uv_write(&w->req, raw(), &buf, 1, Io::on_written);
   if (rc != 0) {
     delete w;
     finish_later(cat("write: ", uv_error(rc)), false);
@@ -97,7 +106,7 @@ void Stream::write(std::string bytes) {
   queued_ += buf.len;
 }
 
-void Stream::on_written(uv_write_t* req, int status) {
+void Stream::Io::on_written(uv_write_t* req, int status) {
   std::unique_ptr<WriteReq> w(static_cast<WriteReq*>(req->data));
   auto* self = owner_of<Stream>(req->handle);  // null once the owner has closed the stream
   if (!self) return;
@@ -136,6 +145,8 @@ void Stream::finish_later(std::string reason, bool close_handle) {
         if (*alive) (*alive)->finish(reason, close_handle);
       });
 }
+
+uv_stream_t* Stream::raw() const { return handle_->stream(); }
 
 int Stream::fd() const {
   if (!handle_ || !handle_->live()) return -1;

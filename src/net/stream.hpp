@@ -5,8 +5,6 @@
 // stay valid until that callback returns.
 #pragma once
 
-#include <uv.h>
-
 #include <functional>
 #include <memory>
 #include <string>
@@ -14,8 +12,8 @@
 
 #include "base/result.hpp"
 #include "net/fd.hpp"
-#include "net/handle.hpp"
 #include "net/loop.hpp"
+#include "net/uv_fwd.hpp"
 
 namespace lattice::net {
 
@@ -62,15 +60,15 @@ class Stream {
     ReadFn on_read;
     CloseFn on_close;
   };
-  static void on_alloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
-  static void on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf);
-  static void on_written(uv_write_t* req, int status);
+  // libuv's callbacks, defined in stream.cpp: nested, so they reach the members without their
+  // libuv signatures appearing here.
+  struct Io;
   // Ends the stream: stops reading (or closes the handle too) and reports `reason` unless it
   // ended before.
   void finish(const std::string& reason, bool close_handle);
   // The same, from the next loop iteration: for failures found inside write()/start().
   void finish_later(std::string reason, bool close_handle);
-  uv_stream_t* raw() const { return handle_->stream(); }
+  uv_stream_s* raw() const;
 
   std::unique_ptr<Handle<uv_any_handle>> handle_;
   std::string peer_;

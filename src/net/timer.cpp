@@ -2,20 +2,26 @@
 // replace or destroy its own Timer.
 #include "net/timer.hpp"
 
+#include <uv.h>
+
 #include <cstdlib>
+
+#include "net/detail/handle.hpp"
 
 namespace lattice::net {
 
-Timer::Timer(Loop& loop) {
+Timer::Timer(Loop& loop) : handle_(std::make_unique<Handle<uv_timer_t>>()) {
   // uv_timer_init cannot fail on a live loop; failing means the loop itself is broken.
-  if (uv_timer_init(loop.raw(), handle_.get()) != 0) std::abort();
-  handle_.initialised(this);
+  if (uv_timer_init(loop.raw(), handle_->get()) != 0) std::abort();
+  handle_->initialised(this);
 }
+
+Timer::~Timer() = default;
 
 void Timer::start(uint64_t timeout_ms, uint64_t repeat_ms, std::function<void()> fn) {
   fn_ = std::move(fn);
   uv_timer_start(
-      handle_.get(),
+      handle_->get(),
       [](uv_timer_t* t) {
         auto* self = owner_of<Timer>(t);
         if (!self) return;
@@ -25,8 +31,8 @@ void Timer::start(uint64_t timeout_ms, uint64_t repeat_ms, std::function<void()>
       timeout_ms, repeat_ms);
 }
 
-void Timer::stop() { uv_timer_stop(handle_.get()); }
+void Timer::stop() { uv_timer_stop(handle_->get()); }
 
-bool Timer::active() const { return uv_is_active(handle_.base()) != 0; }
+bool Timer::active() const { return uv_is_active(handle_->base()) != 0; }
 
 }  // namespace lattice::net

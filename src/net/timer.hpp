@@ -2,19 +2,19 @@
 // never runs afterwards. Not movable (libuv holds a pointer back to it).
 #pragma once
 
-#include <uv.h>
-
 #include <cstdint>
 #include <functional>
+#include <memory>
 
-#include "net/handle.hpp"
 #include "net/loop.hpp"
+#include "net/uv_fwd.hpp"
 
 namespace lattice::net {
 
 class Timer {
  public:
   explicit Timer(Loop& loop);
+  ~Timer();
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;
 
@@ -25,7 +25,7 @@ class Timer {
   bool active() const;
 
  private:
-  Handle<uv_timer_t> handle_;
+  std::unique_ptr<Handle<uv_timer_s>> handle_;
   std::function<void()> fn_;
 };
 

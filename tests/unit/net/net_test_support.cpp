@@ -6,6 +6,7 @@
 #include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include <csignal>
 #include <cstdio>

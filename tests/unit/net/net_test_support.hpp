@@ -6,7 +6,6 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/un.h>
-#include <uv.h>
 
 #include <cstdint>
 #include <functional>

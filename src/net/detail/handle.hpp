@@ -2,6 +2,8 @@
 // freed only in libuv's close callback, while its C++ owner may go away at any time. The owner's
 // destructor closes it after clearing `data`, so callbacks that fire later never reach the owner.
 // Caveat: every handle on a net::Loop must come from Handle (the Loop frees leftovers with free()).
+// Private to net/: only its .cpp files include this (and so <uv.h>); public headers hold a Handle
+// through the declarations in net/uv_fwd.hpp.
 #pragma once
 
 #include <uv.h>
