@@ -167,21 +167,13 @@ Status Launch::spawn_rank(Rank& rank, const std::string& program) {
   in.user_env = spec_.env;
 
   net::SpawnSpec spawn;
-  std::optional<net::UniqueFd> child_end;
   if (port_listener_) {
     auto bound = port_listener_->bound();
     in.pmi_port = cat(bound.host, ':', bound.port);
     in.pmi_id = port_ids_.at(rank.rank);
   } else {
-    auto pair = net::make_socketpair();
-    if (!pair) return pair.error();
-    auto [parent, child] = std::move(pair.value());
-    auto stream = net::Stream::open_fd(loop_, std::move(parent));
-    if (!stream) return stream.error();
-    serve_pmi(std::move(stream.value()), Door::rank_fd, rank.rank);
+    spawn.channel = true;  // the rank's PMI_FD
     in.pmi_fd = 3;
-    spawn.inherit_fds.push_back(child.get());
-    child_end = std::move(child);
   }
   spawn.file = env_.rank_exec;
   spawn.argv = rank_exec_argv(program);
@@ -190,11 +182,10 @@ Status Launch::spawn_rank(Rank& rank, const std::string& program) {
 
   Rank* r = &rank;
   auto process = net::Process::spawn(loop_, spawn, [this, r](net::ExitInfo info) { on_exit(*r, info); });
-  // The child's end must close here, or the PMI connection never sees EOF (docs/building.md §5).
-  child_end.reset();
   if (!process) return process.error();
   rank.process = std::move(process.value());
   rank.pid = rank.process->pid();
+  if (auto pmi = rank.process->take_channel()) serve_pmi(std::move(pmi), Door::rank_fd, rank.rank);
   attach_output(rank, rank.process->take_stdout(), false);
   attach_output(rank, rank.process->take_stderr(), true);
   return {};

@@ -58,9 +58,6 @@ void LocalAgents::start(int count, ReadyFn ready) {
     a->address.host = cat("127.0.", (i + 1) / 256, '.', (i + 1) % 256);
     agents_.push_back(std::move(agent));
 
-    auto pair = net::make_socketpair();
-    if (!pair) return agent_failed(*a, pair.error().message);
-    auto [parent, child] = std::move(pair.value());
     net::SpawnSpec spec;
     spec.file = paths_.rank_exec;
     spec.argv = {paths_.rank_exec, paths_.agentd,
@@ -74,7 +71,7 @@ void LocalAgents::start(int count, ReadyFn ready) {
                  "--ready-fd", "3"};
     if (::geteuid() == 0) spec.argv.push_back("--allow-root-jobs");
     spec.env = env;
-    spec.inherit_fds = {child.get()};
+    spec.channel = true;  // its --ready-fd
     spec.capture_stdout = false;
     spec.capture_stderr = false;
     auto process = net::Process::spawn(loop_, spec, [this, a](net::ExitInfo info) {
@@ -84,13 +81,9 @@ void LocalAgents::start(int count, ReadyFn ready) {
                              info.term_signal ? cat(", signal ", info.term_signal) : "", ")"));
       check_stopped();
     });
-    child.reset();
     if (!process) return agent_failed(*a, process.error().message);
     a->process = std::move(process.value());
-
-    auto stream = net::Stream::open_fd(loop_, std::move(parent));
-    if (!stream) return agent_failed(*a, stream.error().message);
-    a->ready_stream = std::move(stream.value());
+    a->ready_stream = a->process->take_channel();
     a->ready_stream->start(
         [this, a](std::string_view bytes) {
           a->ready_line.append(bytes);

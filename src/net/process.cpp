@@ -6,9 +6,11 @@
 #include <uv.h>
 
 #include <cerrno>
+#include <optional>
 
 #include "base/strings.hpp"
 #include "net/detail/handle.hpp"
+#include "net/fd.hpp"
 
 namespace lattice::net {
 namespace {
@@ -34,8 +36,16 @@ Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spe
   std::unique_ptr<Process> self(new Process(std::move(on_exit)));
   std::vector<char*> argv = c_strings(spec.argv);
   std::vector<char*> env = c_strings(spec.env);
+  std::vector<int> inherited = spec.inherit_fds;
+  std::optional<std::pair<UniqueFd, UniqueFd>> channel;  // (parent's end, child's end)
+  if (spec.channel) {
+    auto pair = make_socketpair();
+    if (!pair) return pair.error();
+    channel = std::move(pair.value());
+    inherited.insert(inherited.begin(), channel->second.get());
+  }
 
-  std::vector<uv_stdio_container_t> stdio(kFirstInheritedFd + spec.inherit_fds.size());
+  std::vector<uv_stdio_container_t> stdio(kFirstInheritedFd + inherited.size());
   if (spec.stdin_null) {
     stdio[0].flags = UV_IGNORE;  // libuv opens /dev/null for an ignored fd 0-2
   } else {
@@ -59,9 +69,9 @@ Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spe
     slot.flags = static_cast<uv_stdio_flags>(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
     slot.data.stream = pipes[i]->stream();
   }
-  for (size_t i = 0; i < spec.inherit_fds.size(); ++i) {
+  for (size_t i = 0; i < inherited.size(); ++i) {
     stdio[kFirstInheritedFd + i].flags = UV_INHERIT_FD;
-    stdio[kFirstInheritedFd + i].data.fd = spec.inherit_fds[i];
+    stdio[kFirstInheritedFd + i].data.fd = inherited[i];
   }
 
   uv_process_options_t options{};
@@ -77,8 +87,18 @@ Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spe
   int rc = uv_spawn(loop.raw(), self->handle_->get(), &options);
   // The handle is initialised even when uv_spawn fails, and must then be closed (self does).
   self->handle_->initialised(self.get());
+  // The child's end must close here, or the parent's end never sees EOF (docs/building.md §5).
+  if (channel) channel->second.reset();
   if (rc != 0) return make_error(cat("cannot execute '", spec.file, "': ", uv_error(rc)));
   self->pid_ = self->handle_->get()->pid;
+  if (channel) {
+    auto stream = Stream::open_fd(loop, std::move(channel->first));
+    if (!stream) {  // a child we cannot talk to must not run on unseen
+      self->kill_group(SIGKILL);
+      return stream.error();
+    }
+    self->channel_ = std::move(stream.value());
+  }
   for (int i = 0; i < 2; ++i) {
     if (!pipes[i]) continue;
     auto stream = std::make_unique<Stream>(std::move(pipes[i]),

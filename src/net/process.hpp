@@ -22,6 +22,9 @@ struct SpawnSpec {
   std::vector<std::string> argv;  // argv[0..]
   std::vector<std::string> env;   // the complete environment, "K=V" (replaces the agent's)
   std::string cwd;                // empty = inherit
+  // A fresh socketpair whose child end becomes fd 3 (before inherit_fds), the parent's end a
+  // Stream (take_channel()): how ranks get PMI_FD and local agents their --ready-fd.
+  bool channel = false;
   std::vector<int> inherit_fds;   // become the child's fds 3, 4, ... (the parent keeps its copies)
   bool capture_stdout = true;     // a pipe read through take_stdout(); else inherited
   bool capture_stderr = true;
@@ -52,6 +55,8 @@ class Process {
   // The captured output pipes (null when not captured, or taken already).
   std::unique_ptr<Stream> take_stdout() { return std::move(stdout_); }
   std::unique_ptr<Stream> take_stderr() { return std::move(stderr_); }
+  // The parent's end of SpawnSpec::channel (null when not asked for, or taken already).
+  std::unique_ptr<Stream> take_channel() { return std::move(channel_); }
   // kill(-pid, sig): the whole process group; the pid alone if there is no such group.
   // 0 or -errno; a no-op (0) once the child has been reaped, so a reused pid is never hit.
   int kill_group(int signum);
@@ -62,7 +67,7 @@ class Process {
 
   std::unique_ptr<Handle<uv_process_s>> handle_;
   ExitFn on_exit_;
-  std::unique_ptr<Stream> stdout_, stderr_;
+  std::unique_ptr<Stream> stdout_, stderr_, channel_;
   int pid_ = -1;
   bool exited_ = false;
 };

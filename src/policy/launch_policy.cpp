@@ -48,10 +48,13 @@ std::vector<Action> LaunchPolicy::exited(int rank, proc::ExitStatus status, bool
     stop(TimerId{TimerKind::lost_pmi, rank}, out);
   }
   std::vector<Action> failed;
+  // The user asked the ranks to stop (a forwarded SIGINT/SIGTERM) and this one has: the others,
+  // handling the same signal, get the grace before SIGKILL rather than lose their handlers.
+  int kill_others = stopping_ ? 0 : SIGKILL;
   if (status.code != 0 || status.signal != 0)
     failed = fail(Failure{cat(where(rank), ' ', proc::describe(status)),
                           proc::job_exit_code(status), rank},
-                  local(), -1, SIGKILL);
+                  local(), -1, kill_others);
   else if (finalize_missing)
     failed = fail(Failure{cat(where(rank), " exited without calling PMI finalize"), 1, rank},
                   local(), -1, SIGKILL);
@@ -123,6 +126,7 @@ std::vector<Action> LaunchPolicy::launcher_lost(const std::string& reason) {
 
 std::vector<Action> LaunchPolicy::signal(int signum) {
   if (ended_ || !any_running()) return {};
+  if (signum == SIGINT || signum == SIGTERM || signum == SIGHUP) stopping_ = signum;
   return {KillRanks{signum}};
 }
 
@@ -180,7 +184,12 @@ std::vector<Action> LaunchPolicy::fail(Failure failure, Tell tell, int skip_node
         if (node != shape_.self && node != skip_node) out.push_back(SendAbort{node, failure});
   }
   // Kill once. Ranks dying of that kill are failures too, but must not cut a grace short.
-  if (kill_signal_ == 0) kill(signum, out);
+  if (kill_signal_ == 0 && signum == 0 && any_running()) {
+    kill_signal_ = stopping_;
+    start(TimerId{TimerKind::grace}, times_.grace_ms, out);
+  } else if (kill_signal_ == 0 && signum != 0) {
+    kill(signum, out);
+  }
   maybe_end(out);
   return out;
 }

@@ -6,7 +6,9 @@
 //
 // The rules, the same on every node:
 //   - The first failure ends the launch: the live ranks are killed at once (SIGKILL; SIGTERM and
-//     a grace period when the agent shuts down) and no more are spawned. Later failures change
+//     a grace period when the agent shuts down; only the grace, then SIGKILL, when the user's
+//     SIGINT/SIGTERM was forwarded to them, so their handlers can finish) and no more are
+//     spawned. Later failures change
 //     nothing (ranks dying of a SIGTERM do not cut its grace short); a second shutdown signal or
 //     the grace's end escalates to SIGKILL.
 //   - The head decides for the launch. A failure that starts on a node other than the head is
@@ -141,6 +143,7 @@ class LaunchPolicy {
   // Who else must hear of a first failure: nobody, the head, or every other node.
   enum class Tell { nobody, head, all };
 
+  // `signum` 0: no signal now, SIGKILL when the grace ends.
   std::vector<Action> fail(Failure failure, Tell tell, int skip_node, int signum);
   Tell local() const;  // for a failure that starts here
   // `signum` to the running ranks; SIGTERM starts the grace, SIGKILL ends it.
@@ -161,6 +164,7 @@ class LaunchPolicy {
   std::optional<Failure> failure_;
   std::set<TimerId> timers_;  // started and not yet fired or stopped
   int kill_signal_ = 0;       // strongest signal sent to the ranks so far (0: none)
+  int stopping_ = 0;          // a terminating signal the launcher forwarded (0: none)
   bool spawn_finished_ = false;
   bool draining_ = false;
   bool ended_ = false;

@@ -146,6 +146,32 @@ TEST_CASE("inherit_fds puts a socketpair end at fd 3 in the child") {
   CHECK(c->info.exit_status == 0);
 }
 
+TEST_CASE("a channel is a socketpair at fd 3 (before inherit_fds) that sees the child's EOF") {
+  Loop loop;
+  auto pair = make_socketpair();
+  REQUIRE(pair.ok());
+  auto [parent, extra] = std::move(pair.value());
+  SpawnSpec spec = shell("echo to-channel >&3; echo to-extra >&4");
+  spec.channel = true;
+  spec.inherit_fds = {extra.get()};
+  auto c = spawn(loop, spec);
+  extra.reset();
+  auto channel = c->process->take_channel();
+  REQUIRE(channel);
+  CHECK(!c->process->take_channel());  // taken once
+  std::string got, got_extra;
+  bool eof = false;
+  channel->start([&](std::string_view s) { got.append(s); },
+                 [&](const std::string& why) { eof = why == "eof"; });
+  auto other = Stream::open_fd(loop, std::move(parent));
+  REQUIRE(other.ok());
+  (*other)->start([&](std::string_view s) { got_extra.append(s); }, [](const std::string&) {});
+  // EOF on the channel proves the parent kept no copy of the child's end.
+  REQUIRE(run_until(loop, [&] { return c->done() && eof && !got_extra.empty(); }));
+  CHECK(got == "to-channel\n");
+  CHECK(got_extra == "to-extra\n");
+}
+
 TEST_CASE("uncaptured output is inherited, not piped") {
   Loop loop;
   SpawnSpec spec = shell("exit 0");

@@ -139,6 +139,32 @@ TEST_CASE("a forwarded signal reaches the running ranks and is not a failure") {
   CHECK(!p.failure());
 }
 
+TEST_CASE("after a forwarded SIGINT, a rank's exit gives the others the grace, not SIGKILL") {
+  // Both ranks trap SIGINT and exit 9: the first exit must not SIGKILL the second mid-handler.
+  auto p = running(shape(0, 0, 1));
+  p.signal(SIGINT);
+  auto a = p.exited(0, ExitStatus{9, 0}, false);
+  CHECK(only<KillRanks>(a).empty());
+  REQUIRE(only<StartTimer>(a).size() == 1);
+  CHECK(only<StartTimer>(a)[0].timer.kind == TimerKind::grace);
+  auto b = p.exited(1, ExitStatus{9, 0}, false);
+  CHECK(only<StopTimer>(b)[0].timer.kind == TimerKind::grace);
+  // Had it ignored the signal, the grace would end in SIGKILL.
+  auto q = running(shape(0, 0, 1));
+  q.signal(SIGTERM);
+  q.exited(0, ExitStatus{0, SIGTERM}, false);
+  CHECK(only<KillRanks>(q.timer_fired(TimerId{TimerKind::grace}))[0].signum == SIGKILL);
+  // An abort (the user's second Ctrl-C, a failure elsewhere) still kills at once.
+  auto u = running(shape(1, 0, 2));
+  u.signal(SIGINT);
+  CHECK(only<KillRanks>(u.abort_received(FromNode{0}, Failure{"interrupted", 130}))[0].signum ==
+        SIGKILL);
+  // A signal that does not ask to stop changes nothing.
+  auto r = running(shape(0, 0, 1));
+  r.signal(SIGUSR1);
+  CHECK(only<KillRanks>(r.exited(0, ExitStatus{1, 0}, false))[0].signum == SIGKILL);
+}
+
 TEST_CASE("shutdown: SIGTERM and a grace, then SIGKILL; a second signal kills at once") {
   auto p = running(shape(1, 0, 2));
   auto a = p.shutdown(SIGTERM, false);
