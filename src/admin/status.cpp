@@ -30,7 +30,6 @@ std::string format_duration(uint64_t ms) {
   return cat(s / kSecondsPerDay, 'd', two_digits(s % kSecondsPerDay / kSecondsPerHour), 'h');
 }
 
-
 namespace {
 
 std::string render_table(const std::vector<std::vector<std::string>>& rows) {
@@ -73,11 +72,10 @@ std::string render_launch(const LaunchRow& l) {
 }  // namespace
 
 std::string render_status(const AgentStatus& s, const std::string& only_launch) {
-  std::string out =
-      cat("lattice-agentd ", s.version, " on node ", s.node_id, ", listening on ",
-          s.listen.empty() ? "-" : s.listen, ", up ", format_duration(s.uptime_ms), ", ",
-          s.launches.size(), s.launches.size() == 1 ? " launch" : " launches", "; messages ",
-          s.messages_sent, " out, ", s.messages_received, " in\n");
+  std::string out = cat("lattice-agentd ", s.version, " on node ", s.node_id, ", listening on ",
+                        s.listen.empty() ? "-" : s.listen, ", up ", format_duration(s.uptime_ms),
+                        ", ", s.launches.size(), s.launches.size() == 1 ? " launch" : " launches",
+                        "; messages ", s.messages_sent, " out, ", s.messages_received, " in\n");
   bool found = false;
   for (const auto& l : s.launches) {
     if (!only_launch.empty() && l.launch_id != only_launch) continue;

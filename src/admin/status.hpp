@@ -49,6 +49,6 @@ class AgentControl {
 std::string handle_request(std::string_view line, AgentControl& control);
 std::string render_status(const AgentStatus& status, const std::string& only_launch = "");
 // Pieces of the rendering, usable on their own.
-std::string format_duration(uint64_t ms);           // "4.2s", "3m07s", "2h05m", "3d01h"
+std::string format_duration(uint64_t ms);  // "4.2s", "3m07s", "2h05m", "3d01h"
 
 }  // namespace lattice::admin

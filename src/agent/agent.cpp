@@ -42,7 +42,8 @@ Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterK
       environment_(std::move(environment)),
       started_ms_(loop.now_ms()),
       peers_(loop,
-             PeerLinks::Options{&key_, config_.node_id,
+             PeerLinks::Options{&key_,
+                                config_.node_id,
                                 {config_.heartbeat_interval_ms, config_.heartbeat_misses},
                                 config_.handshake_timeout_ms,
                                 &counts_},
@@ -64,19 +65,19 @@ Status Agent::start(int ready_fd) {
   auto listener = net::TcpListener::listen(loop_, config_.listen_host, config_.listen_port,
                                            [this](auto stream) { accept(std::move(stream)); });
   if (!listener)
-    return make_error(cat("cannot listen on ", config_.listen_host, ':', config_.listen_port,
-                          ": ", listener.error().message));
+    return make_error(cat("cannot listen on ", config_.listen_host, ':', config_.listen_port, ": ",
+                          listener.error().message));
   listener_ = std::move(listener.value());
   if (!config_.admin_socket.empty()) {
-    auto admin = net::UnixListener::listen(loop_, config_.admin_socket,
-                                           [this](auto stream) { accept_admin(std::move(stream)); });
+    auto admin = net::UnixListener::listen(
+        loop_, config_.admin_socket, [this](auto stream) { accept_admin(std::move(stream)); });
     if (!admin)
       return make_error(cat("admin socket ", config_.admin_socket, ": ", admin.error().message));
     admin_listener_ = std::move(admin.value());
   }
   for (int signum : {SIGTERM, SIGINT})
-    signals_.push_back(std::make_unique<net::SignalWatcher>(
-        loop_, signum, [this](int s) { shutdown(s); }));
+    signals_.push_back(
+        std::make_unique<net::SignalWatcher>(loop_, signum, [this](int s) { shutdown(s); }));
   sweeper_.start(kSweepPeriodMs, kSweepPeriodMs, [this] { sweep(); });
 
   auto bound = listener_->bound();
@@ -338,7 +339,8 @@ void Agent::sweep() {
 
 void Agent::notify(uint64_t conn_id, rpc::Outgoing message) {
   auto it = connections_.find(conn_id);
-  if (it != connections_.end() && it->second->open()) it->second->session().notify(std::move(message));
+  if (it != connections_.end() && it->second->open())
+    it->second->session().notify(std::move(message));
 }
 
 rpc::Session* Agent::session_of(uint64_t conn_id) { return &connections_.at(conn_id)->session(); }

@@ -5,8 +5,8 @@
 
 #include "agent/agent.hpp"
 #include "base/log.hpp"
-#include "net/peer_credentials.hpp"
 #include "lattice_version.h"
+#include "net/peer_credentials.hpp"
 
 namespace lattice::agent {
 namespace {

@@ -7,8 +7,8 @@ namespace {
 
 Error refused(const Sender& s, const std::string& what, const LaunchSpec& spec,
               const std::string& why) {
-  return make_error(cat(what, " for launch ", spec.launch_id, " from ", secure::describe(s.identity),
-                        " refused: ", why));
+  return make_error(cat(what, " for launch ", spec.launch_id, " from ",
+                        secure::describe(s.identity), " refused: ", why));
 }
 
 }  // namespace

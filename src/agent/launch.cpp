@@ -1,5 +1,4 @@
 #include "agent/launch.hpp"
-#include "agent/launch_rank.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +7,7 @@
 #include <csignal>
 #include <set>
 
+#include "agent/launch_rank.hpp"
 #include "agent/socket_dir.hpp"
 #include "agent/wire.hpp"
 #include "base/log.hpp"
@@ -55,7 +55,6 @@ std::string path_of(const LaunchSpec& spec) {
 }
 
 }  // namespace
-
 
 Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, LaunchSink& sink,
                PeerLinks& peers)
@@ -181,7 +180,8 @@ Status Launch::spawn_rank(Rank& rank, const std::string& program) {
   spawn.env.push_back(cat("LATTICE_AGENT_PID=", ::getpid()));
 
   Rank* r = &rank;
-  auto process = net::Process::spawn(loop_, spawn, [this, r](net::ExitInfo info) { on_exit(*r, info); });
+  auto process =
+      net::Process::spawn(loop_, spawn, [this, r](net::ExitInfo info) { on_exit(*r, info); });
   if (!process) return process.error();
   rank.process = std::move(process.value());
   rank.pid = rank.process->pid();

@@ -21,7 +21,8 @@ namespace lattice::agent {
 
 Status Launch::open_doors() {
   const JobUser& user = spec_.user;
-  auto dir = env_.socket_dir->make_launch_dir(spec_.launch_id, user.uid, user.gid, env_.agent_is_root);
+  auto dir =
+      env_.socket_dir->make_launch_dir(spec_.launch_id, user.uid, user.gid, env_.agent_is_root);
   if (!dir) return dir.error();
   launch_dir_ = *dir;
   std::string socket_path = cat(launch_dir_, "/pmi.sock");
@@ -30,8 +31,8 @@ Status Launch::open_doors() {
   if (!listener) return make_error(cat("PMI socket ", socket_path, ": ", listener.error().message));
   socket_listener_ = std::move(listener.value());
   if (env_.agent_is_root && ::chown(socket_path.c_str(), user.uid, user.gid) != 0)
-    return make_error(cat("cannot give ", socket_path, " to uid ", user.uid, ": ",
-                          std::strerror(errno)));
+    return make_error(
+        cat("cannot give ", socket_path, " to uid ", user.uid, ": ", std::strerror(errno)));
   if (spec_.use_pmi_port) {
     auto tcp = net::TcpListener::listen(
         loop_, "127.0.0.1", 0, [this](auto stream) { admit(std::move(stream), Door::port); });
@@ -48,17 +49,21 @@ void Launch::admit(std::unique_ptr<net::Stream> stream, Door door) {
   std::optional<uint32_t> uid;
   std::string why;
   if (door == Door::socket) {
-    if (auto cred = net::peer_credentials(*stream)) uid = cred->uid;
-    else why = "no peer credentials";
+    if (auto cred = net::peer_credentials(*stream))
+      uid = cred->uid;
+    else
+      why = "no peer credentials";
   } else {
     auto owner = net::loopback_peer_uid(*stream);
-    if (owner) uid = *owner;
-    else why = owner.error().message;
+    if (owner)
+      uid = *owner;
+    else
+      why = owner.error().message;
   }
   if (!uid || (*uid != spec_.user.uid && *uid != 0)) {
     LAT_LOG(warn, "auth", spec_.launch_id, ": refused a PMI connection on the ",
-            door == Door::socket ? "socket" : "port", " from ",
-            uid ? cat("uid ", *uid) : why, " (the job runs as uid ", spec_.user.uid, ")");
+            door == Door::socket ? "socket" : "port", " from ", uid ? cat("uid ", *uid) : why,
+            " (the job runs as uid ", spec_.user.uid, ")");
     return;  // dropping the stream closes it
   }
   serve_pmi(std::move(stream), door, std::nullopt);
@@ -140,8 +145,8 @@ void Launch::check_fence_deadline() {
     epoch = std::max<uint64_t>(epoch, st.fences_entered);
   }
   if (started == 0 || now - started < spec_.fence_timeout_ms) return;
-  std::string message = cat("fence ", epoch, " timed out after ", spec_.fence_timeout_ms / 1000.0,
-                            " s");
+  std::string message =
+      cat("fence ", epoch, " timed out after ", spec_.fence_timeout_ms / 1000.0, " s");
   pmi_.fence_failed(epoch, message);
   if (tree_fence_) tree_fence_->fail_down(epoch, message);
   run(policy_.fence_timed_out(epoch, message));

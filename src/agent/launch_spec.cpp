@@ -18,8 +18,8 @@ bool path_safe(const std::string& id) {
   return true;
 }
 
-Result<std::vector<int>> decode_rank_nodes(schema::LaunchProcessesRequest::Reader r,
-                                           int world_size, int nnodes, int node_index) {
+Result<std::vector<int>> decode_rank_nodes(schema::LaunchProcessesRequest::Reader r, int world_size,
+                                           int nnodes, int node_index) {
   std::vector<int> nodes;
   if (r.hasRankNodes() && r.getRankNodes().size() > 0) {
     auto list = r.getRankNodes();
@@ -119,8 +119,8 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
     if (!ids.insert(peer.node_id).second)
       return make_error(cat("node id '", peer.node_id, "' appears twice among the peers"));
   if (r.getNodeIndex() >= spec.peers.size())
-    return make_error(cat("nodeIndex ", r.getNodeIndex(), " is outside the ", spec.peers.size(),
-                          " peers"));
+    return make_error(
+        cat("nodeIndex ", r.getNodeIndex(), " is outside the ", spec.peers.size(), " peers"));
   if (r.getHeadNodeIndex() >= spec.peers.size())
     return make_error(cat("headNodeIndex ", r.getHeadNodeIndex(), " is outside the peers"));
   spec.node_index = static_cast<int>(r.getNodeIndex());

@@ -28,7 +28,9 @@ const char* kUsage =
     "                      [--admin-socket PATH] [--pmi-socket-dir DIR] [--log-level LEVEL]\n"
     "                      [--ready-fd FD] [--check-config] [--version] [--help]\n"
     "       lattice-agentd --generate-key FILE\n"
-    "Flags override the config file (default " "/etc/lattice/agent.yaml" " when it exists).\n";
+    "Flags override the config file (default "
+    "/etc/lattice/agent.yaml"
+    " when it exists).\n";
 
 struct Flags {
   std::string config_path;
@@ -63,7 +65,8 @@ std::string apply(config::AgentConfig& cfg, const std::string& flag, const std::
     cfg.allow_root_jobs = true;
   } else if (flag == "--log-level") {
     auto level = parse_log_level(value);
-    if (!level) return cat("--log-level: one of error, warn, info, debug, trace; got '", value, "'");
+    if (!level)
+      return cat("--log-level: one of error, warn, info, debug, trace; got '", value, "'");
     cfg.log_level = *level;
   }
   return "";
@@ -97,8 +100,10 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "lattice-agentd: %s\n", made.error().message.c_str());
           return 1;
         }
-        std::printf("lattice-agentd: wrote a new cluster key to %s (mode 0600); copy it to every "
-                    "node and launcher host\n", v);
+        std::printf(
+            "lattice-agentd: wrote a new cluster key to %s (mode 0600); copy it to every "
+            "node and launcher host\n",
+            v);
         return 0;
       } else if (arg == "--config") {
         flags.config_path = v;
@@ -116,8 +121,8 @@ int main(int argc, char** argv) {
 
   std::string path = flags.config_path;
   if (path.empty() && ::access(kDefaultConfig, R_OK) == 0) path = kDefaultConfig;
-  auto loaded = path.empty() ? config::parse_config("", "(defaults)")
-                             : config::load_config_file(path);
+  auto loaded =
+      path.empty() ? config::parse_config("", "(defaults)") : config::load_config_file(path);
   if (!loaded) {
     std::fprintf(stderr, "lattice-agentd: %s\n", loaded.error().message.c_str());
     return 2;
@@ -139,8 +144,9 @@ int main(int argc, char** argv) {
   // No key, no agent: an agent that accepted unauthenticated links would run anything for
   // anyone who reaches its port.
   if (cfg.key_file.empty()) {
-    LAT_LOG(error, "agent", "no cluster key: set security.key_file in the config or pass "
-                            "--key-file FILE (lattice-agentd --generate-key FILE makes one)");
+    LAT_LOG(error, "agent",
+            "no cluster key: set security.key_file in the config or pass "
+            "--key-file FILE (lattice-agentd --generate-key FILE makes one)");
     return 1;
   }
   auto key = secure::ClusterKey::load(cfg.key_file);

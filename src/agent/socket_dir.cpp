@@ -34,8 +34,9 @@ Result<std::unique_ptr<SocketDir>> SocketDir::claim(const std::string& path) {
     ssize_t n = ::pread(fd.get(), pid, sizeof pid - 1, 0);
     std::string holder = n > 0 ? std::string(pid, static_cast<size_t>(n)) : "unknown";
     while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-    return make_error(cat("PMI socket directory ", path, " is in use by another lattice-agentd (pid ",
-                          holder, "); give each agent its own pmi.socket_dir"));
+    return make_error(cat("PMI socket directory ", path,
+                          " is in use by another lattice-agentd (pid ", holder,
+                          "); give each agent its own pmi.socket_dir"));
   }
   std::string mine = cat(::getpid(), '\n');
   if (::ftruncate(fd.get(), 0) != 0 || ::pwrite(fd.get(), mine.data(), mine.size(), 0) < 0)
@@ -63,8 +64,7 @@ int SocketDir::remove_leftovers() const {
 Result<std::string> SocketDir::make_launch_dir(const std::string& launch_id, uid_t uid, gid_t gid,
                                                bool chown) const {
   std::string dir = cat(path_, '/', kLaunchPrefix, launch_id);
-  if (::mkdir(dir.c_str(), 0700) != 0)
-    return make_error(cat("cannot create ", dir, ": ", why()));
+  if (::mkdir(dir.c_str(), 0700) != 0) return make_error(cat("cannot create ", dir, ": ", why()));
   if (chown && ::chown(dir.c_str(), uid, gid) != 0) {
     std::string error = cat("cannot give ", dir, " to uid ", uid, ": ", why());
     ::rmdir(dir.c_str());

@@ -29,7 +29,8 @@ class SocketDir {
                                       bool chown) const;
 
  private:
-  SocketDir(std::string path, net::UniqueFd lock) : path_(std::move(path)), lock_(std::move(lock)) {}
+  SocketDir(std::string path, net::UniqueFd lock)
+      : path_(std::move(path)), lock_(std::move(lock)) {}
   std::string path_;
   net::UniqueFd lock_;  // flock held while open
 };

@@ -79,7 +79,8 @@ rpc::Outgoing output(const std::string& launch_id, int rank, bool is_stderr,
   chunk.setLaunchId(launch_id);
   chunk.setRank(static_cast<uint32_t>(rank));
   chunk.setStream(is_stderr ? schema::OutputStream::STDERR : schema::OutputStream::STDOUT);
-  chunk.setData(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(data.data()), data.size()));
+  chunk.setData(
+      capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(data.data()), data.size()));
   return msg;
 }
 

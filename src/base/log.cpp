@@ -21,11 +21,16 @@ std::optional<LogLevel> parse_log_level(std::string_view name) {
 
 std::string_view log_level_name(LogLevel level) {
   switch (level) {
-    case LogLevel::error: return "error";
-    case LogLevel::warn: return "warn";
-    case LogLevel::info: return "info";
-    case LogLevel::debug: return "debug";
-    case LogLevel::trace: return "trace";
+    case LogLevel::error:
+      return "error";
+    case LogLevel::warn:
+      return "warn";
+    case LogLevel::info:
+      return "info";
+    case LogLevel::debug:
+      return "debug";
+    case LogLevel::trace:
+      return "trace";
   }
   return "?";
 }
@@ -37,8 +42,8 @@ void set_log_tag(std::string tag) { g_tag = std::move(tag); }
 void log_write(LogLevel level, std::string_view topic, std::string_view message) {
   auto now = std::chrono::system_clock::now();
   auto secs = std::chrono::system_clock::to_time_t(now);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() %
-            1000;
+  auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char stamp[32];

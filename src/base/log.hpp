@@ -23,9 +23,8 @@ void log_write(LogLevel level, std::string_view topic, std::string_view message)
 
 }  // namespace lattice
 
-#define LAT_LOG(level, topic, ...)                                          \
-  do {                                                                      \
-    if (::lattice::LogLevel::level <= ::lattice::log_level())               \
-      ::lattice::log_write(::lattice::LogLevel::level, topic,               \
-                           ::lattice::cat(__VA_ARGS__));                    \
+#define LAT_LOG(level, topic, ...)                                                          \
+  do {                                                                                      \
+    if (::lattice::LogLevel::level <= ::lattice::log_level())                               \
+      ::lattice::log_write(::lattice::LogLevel::level, topic, ::lattice::cat(__VA_ARGS__)); \
   } while (0)

@@ -34,8 +34,8 @@ std::vector<std::string> split(std::string_view s, char sep) {
   size_t start = 0;
   while (true) {
     size_t pos = s.find(sep, start);
-    out.emplace_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos
-                                                                    : pos - start));
+    out.emplace_back(
+        s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
     if (pos == std::string_view::npos) break;
     start = pos + 1;
   }

@@ -344,24 +344,24 @@ Result<AgentConfig> load_config_file(const std::string& path) {
 std::string describe(const AgentConfig& c) {
   std::string host =
       c.listen_host.find(':') != std::string::npos ? cat('[', c.listen_host, ']') : c.listen_host;
-  return cat("node_id: ", yaml_string(c.node_id),                                   //
-             "\nlisten: ", yaml_string(cat(host, ':', c.listen_port)),              //
-             "\nlog_level: ", log_level_name(c.log_level),                          //
-             "\nadmin_socket: ", yaml_string(c.admin_socket),                       //
-             "\npmi:\n  socket_dir: ", yaml_string(c.pmi_socket_dir),               //
-             "\nfence:\n  timeout: ", seconds(c.fence_timeout_ms),                  //
-             "\n  fanout: ", c.tree_fanout,                                         //
-             "\nlinks:\n  heartbeat_interval: ", seconds(c.heartbeat_interval_ms),  //
-             "\n  heartbeat_misses: ", c.heartbeat_misses,                          //
+  return cat("node_id: ", yaml_string(c.node_id),                                        //
+             "\nlisten: ", yaml_string(cat(host, ':', c.listen_port)),                   //
+             "\nlog_level: ", log_level_name(c.log_level),                               //
+             "\nadmin_socket: ", yaml_string(c.admin_socket),                            //
+             "\npmi:\n  socket_dir: ", yaml_string(c.pmi_socket_dir),                    //
+             "\nfence:\n  timeout: ", seconds(c.fence_timeout_ms),                       //
+             "\n  fanout: ", c.tree_fanout,                                              //
+             "\nlinks:\n  heartbeat_interval: ", seconds(c.heartbeat_interval_ms),       //
+             "\n  heartbeat_misses: ", c.heartbeat_misses,                               //
              "\ncompat:\n  set_slurm_env: ", c.compat_set_slurm_env ? "true" : "false",  //
              "\nsecurity:\n  ",
              c.key_file.empty() ? "# key_file: not set (the agent refuses to start without one)"
                                 : "key_file: " + yaml_string(c.key_file),
-             "\n  allow_root_jobs: ", c.allow_root_jobs ? "true" : "false",              //
-             "\n  handshake_timeout: ", seconds(c.handshake_timeout_ms),                 //
-             "\nlimits:\n  max_ranks_per_node: ", c.max_ranks_per_node,                 //
-             "\n  max_world_size: ", c.max_world_size,                                   //
-             "\n  max_connections: ", c.max_connections,                                 //
+             "\n  allow_root_jobs: ", c.allow_root_jobs ? "true" : "false",  //
+             "\n  handshake_timeout: ", seconds(c.handshake_timeout_ms),     //
+             "\nlimits:\n  max_ranks_per_node: ", c.max_ranks_per_node,      //
+             "\n  max_world_size: ", c.max_world_size,                       //
+             "\n  max_connections: ", c.max_connections,                     //
              "\n  idle_timeout: ", seconds(c.idle_timeout_ms), '\n');
 }
 

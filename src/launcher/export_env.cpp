@@ -33,7 +33,8 @@ Result<Exported> export_environment(const std::string& spec,
       if (items.size() > 1) return make_error("--export: NONE cannot be combined with anything");
     } else if (auto eq = item.find('='); eq != std::string::npos) {
       std::string name = item.substr(0, eq);
-      if (!valid_name(name)) return make_error(cat("--export: '", name, "' is not a variable name"));
+      if (!valid_name(name))
+        return make_error(cat("--export: '", name, "' is not a variable name"));
       if (proc::reserved_env_name(name))
         return make_error(cat("--export: ", name, " is reserved for the launch"));
       if (root_job && proc::loader_env_name(name))

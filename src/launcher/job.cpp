@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <csignal>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "base/log.hpp"
@@ -76,10 +76,10 @@ void Job::start() {
     net::connect_tcp(loop_, node.address.host, node.address.port,
                      [this, n](Result<std::unique_ptr<net::Stream>> stream) {
                        if (!stream)
-                         return node_out(*n, JobFailure{cat("cannot reach agent ", n->address.node_id,
-                                                            " at ", n->address.host, ':',
-                                                            n->address.port, ": ",
-                                                            stream.error().message)});
+                         return node_out(
+                             *n, JobFailure{cat("cannot reach agent ", n->address.node_id, " at ",
+                                                n->address.host, ':', n->address.port, ": ",
+                                                stream.error().message)});
                        connected(*n, std::move(stream.value()));
                      });
   }
@@ -111,9 +111,9 @@ void Job::connected(Node& node, std::unique_ptr<net::Stream> stream) {
       [this, n](const std::string& reason) {
         if (policy_.done(index(*n))) return;
         if (!n->authenticated)
-          return node_out(*n, JobFailure{cat("cannot authenticate agent ", n->address.node_id,
-                                             " at ", n->address.host, ':', n->address.port, ": ",
-                                             reason)});
+          return node_out(*n,
+                          JobFailure{cat("cannot authenticate agent ", n->address.node_id, " at ",
+                                         n->address.host, ':', n->address.port, ": ", reason)});
         node_out(*n, JobFailure{cat("node ", n->address.node_id,
                                     " lost: its agent's connection closed (", reason, ")")});
       });
@@ -125,13 +125,13 @@ void Job::authenticated(Node& node, const secure::Identity& peer) {
     return node_out(node, JobFailure{cat(node.address.host, ':', node.address.port, " is ",
                                          secure::describe(peer), ", not an agent")});
   if (node.address.name_known && peer.name != node.address.node_id)
-    return node_out(node, JobFailure{cat("the agent at ", node.address.host, ':',
-                                         node.address.port, " is '", peer.name, "', not '",
-                                         node.address.node_id, "'")});
+    return node_out(
+        node, JobFailure{cat("the agent at ", node.address.host, ':', node.address.port, " is '",
+                             peer.name, "', not '", node.address.node_id, "'")});
   node.authenticated = true;
   node.address.node_id = peer.name;  // as the agent proved it, not as we guessed it
-  bool all_known = std::all_of(nodes_.begin(), nodes_.end(),
-                               [](const Node& x) { return x.address.name_known; });
+  bool all_known =
+      std::all_of(nodes_.begin(), nodes_.end(), [](const Node& x) { return x.address.name_known; });
   bool all_in = std::all_of(nodes_.begin(), nodes_.end(), [this](const Node& x) {
     return x.authenticated || policy_.done(index(x));
   });
@@ -147,11 +147,11 @@ void Job::authenticated(Node& node, const secure::Identity& peer) {
   for (size_t i = 0; i < nodes_.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (nodes_[i].address.node_id == nodes_[j].address.node_id)
-        return node_out(nodes_[i],
-                        JobFailure{cat("agents at ", nodes_[j].address.host, ':',
-                                       nodes_[j].address.port, " and ", nodes_[i].address.host,
-                                       ':', nodes_[i].address.port, " both call themselves '",
-                                       nodes_[i].address.node_id, "'")});
+        return node_out(
+            nodes_[i],
+            JobFailure{cat("agents at ", nodes_[j].address.host, ':', nodes_[j].address.port,
+                           " and ", nodes_[i].address.host, ':', nodes_[i].address.port,
+                           " both call themselves '", nodes_[i].address.node_id, "'")});
   for (auto& n : nodes_) send_launch(n);
 }
 
@@ -171,8 +171,8 @@ void Job::send_launch(Node& node) {
       std::move(msg), loop_.now_ms() + kAgentResponseMs,
       [this, n](Result<schema::Envelope::Reader> reply) {
         if (!reply)
-          return node_out(*n, JobFailure{cat("agent ", n->address.node_id, " refused the launch: ",
-                                             reply.error().message)});
+          return node_out(*n, JobFailure{cat("agent ", n->address.node_id,
+                                             " refused the launch: ", reply.error().message)});
         n->accepted_ms = now_ms();
         std::string node_id = wire::accepted_node_id(*reply);
         if (!node_id.empty()) n->address.node_id = node_id;

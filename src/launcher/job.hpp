@@ -80,7 +80,7 @@ class Job {
   std::vector<Node> nodes_;
   std::map<int, RankResult> ranks_;
   policy::JobPolicy policy_;
-  rpc::MessageCounts counts_;  // on every agent link, for -v
+  rpc::MessageCounts counts_;          // on every agent link, for -v
   std::vector<Straggler> stragglers_;  // from every node's LaunchEnded
   net::Timer deadline_timer_;
   net::Timer heartbeat_timer_;

@@ -16,9 +16,12 @@ Result<Layout> make_layout(const LaunchOptions& o, int available_agents) {
   // per rank up to the agents available; else one.
   int nodes = o.nodes;
   if (nodes == 0) {
-    if (t > 0 && o.ntasks > 0) nodes = ceil_div(o.ntasks, t);
-    else if (available_agents > 0) nodes = std::min(available_agents, std::max(o.ntasks, 1));
-    else nodes = 1;
+    if (t > 0 && o.ntasks > 0)
+      nodes = ceil_div(o.ntasks, t);
+    else if (available_agents > 0)
+      nodes = std::min(available_agents, std::max(o.ntasks, 1));
+    else
+      nodes = 1;
   }
   if (available_agents > 0 && nodes > available_agents)
     return make_error(cat("the layout needs ", nodes, " nodes but only ", available_agents,

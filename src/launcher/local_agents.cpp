@@ -60,15 +60,11 @@ void LocalAgents::start(int count, ReadyFn ready) {
 
     net::SpawnSpec spec;
     spec.file = paths_.rank_exec;
-    spec.argv = {paths_.rank_exec, paths_.agentd,
-                 "--listen", a->address.host + ":0",
-                 "--node-id", a->address.node_id,
-                 "--admin-socket", cat(dir_, '/', a->address.node_id, ".sock"),
+    spec.argv = {paths_.rank_exec, paths_.agentd, "--listen", a->address.host + ":0", "--node-id",
+                 a->address.node_id, "--admin-socket", cat(dir_, '/', a->address.node_id, ".sock"),
                  // Per-node socket dirs: every node serves the launch's socket under one name.
-                 "--pmi-socket-dir", cat(dir_, '/', a->address.node_id),
-                 "--log-level", paths_.log_level,
-                 "--key-file", key_file_,
-                 "--ready-fd", "3"};
+                 "--pmi-socket-dir", cat(dir_, '/', a->address.node_id), "--log-level",
+                 paths_.log_level, "--key-file", key_file_, "--ready-fd", "3"};
     if (::geteuid() == 0) spec.argv.push_back("--allow-root-jobs");
     spec.env = env;
     spec.channel = true;  // its --ready-fd

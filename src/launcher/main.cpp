@@ -3,8 +3,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,8 +13,8 @@
 #include "lattice_version.h"
 #include "launcher/admin_client.hpp"
 #include "launcher/export_env.hpp"
-#include "launcher/job_user.hpp"
 #include "launcher/job.hpp"
+#include "launcher/job_user.hpp"
 #include "launcher/layout.hpp"
 #include "launcher/local_agents.hpp"
 #include "launcher/options.hpp"
@@ -92,8 +92,9 @@ int launch_main(const std::vector<std::string>& args) {
   std::optional<secure::ClusterKey> key;
   if (!options.agents.empty()) {
     if (key_file.empty())
-      return fail(2, "no cluster key: pass --key-file FILE or set LATTICE_KEY_FILE (the file "
-                     "the agents were given)");
+      return fail(2,
+                  "no cluster key: pass --key-file FILE or set LATTICE_KEY_FILE (the file "
+                  "the agents were given)");
     auto loaded = secure::ClusterKey::load(key_file);
     if (!loaded) return fail(2, loaded.error().message);
     key.emplace(std::move(loaded.value()));
@@ -148,11 +149,10 @@ int launch_main(const std::vector<std::string>& args) {
   } else {
     std::vector<AgentAddress> agents;
     for (size_t i = 0; i < options.agents.size(); ++i)
-      agents.push_back(
-          AgentAddress{options.agents[i].name.empty() ? options.agents[i].address.host
-                                                      : options.agents[i].name,
-                       options.agents[i].address.host, options.agents[i].address.port,
-                       !options.agents[i].name.empty()});
+      agents.push_back(AgentAddress{
+          options.agents[i].name.empty() ? options.agents[i].address.host : options.agents[i].name,
+          options.agents[i].address.host, options.agents[i].address.port,
+          !options.agents[i].name.empty()});
     run_job(std::move(agents));
   }
   loop.run();

@@ -32,7 +32,8 @@ namespace {
 Result<int> positive(const std::string& flag, const std::string& value, int max) {
   auto n = parse_int(value);
   if (!n || *n < 1 || *n > max)
-    return make_error(cat(flag, ": expected a whole number from 1 to ", max, ", got '", value, "'"));
+    return make_error(
+        cat(flag, ": expected a whole number from 1 to ", max, ", got '", value, "'"));
   return static_cast<int>(*n);
 }
 
@@ -83,16 +84,19 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       if (!v) return v.error();
       auto n = positive(arg, *v, kMaxCount);
       if (!n) return n.error();
-      (arg == "-n" || arg == "--ntasks")   ? o.ntasks = *n
-      : (arg == "-N" || arg == "--nodes")  ? o.nodes = *n
-      : (arg == "--tasks-per-node")        ? o.tasks_per_node = *n
-                                           : o.fanout = static_cast<uint32_t>(*n);
+      (arg == "-n" || arg == "--ntasks")  ? o.ntasks = *n
+      : (arg == "-N" || arg == "--nodes") ? o.nodes = *n
+      : (arg == "--tasks-per-node")       ? o.tasks_per_node = *n
+                                          : o.fanout = static_cast<uint32_t>(*n);
     } else if (arg == "--distribution") {
       auto v = take();
       if (!v) return v.error();
-      if (*v == "block") o.distribution = Distribution::block;
-      else if (*v == "cyclic") o.distribution = Distribution::cyclic;
-      else return make_error(cat("--distribution: block or cyclic, got '", *v, "'"));
+      if (*v == "block")
+        o.distribution = Distribution::block;
+      else if (*v == "cyclic")
+        o.distribution = Distribution::cyclic;
+      else
+        return make_error(cat("--distribution: block or cyclic, got '", *v, "'"));
     } else if (arg == "--env") {
       auto v = take();
       if (!v) return v.error();
@@ -103,8 +107,10 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
     } else if (arg == "--pmi") {
       auto v = take();
       if (!v) return v.error();
-      if (*v == "pmix") o.pmix = true;
-      else if (*v != "pmi2") return make_error(cat("--pmi: pmi2 or pmix, got '", *v, "'"));
+      if (*v == "pmix")
+        o.pmix = true;
+      else if (*v != "pmi2")
+        return make_error(cat("--pmi: pmi2 or pmix, got '", *v, "'"));
     } else if (arg == "--fence-timeout") {
       auto v = take();
       if (!v) return v.error();
@@ -149,8 +155,8 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       if (!o.agents[i].name.empty() && o.agents[i].name == o.agents[j].name)
         return make_error(cat("--agents: node id '", o.agents[i].name, "' is given twice"));
   if (!o.agents.empty() && o.nodes > static_cast<int>(o.agents.size()))
-    return make_error(cat("-N ", o.nodes, " asks for more nodes than the ", o.agents.size(),
-                          " agents given"));
+    return make_error(
+        cat("-N ", o.nodes, " asks for more nodes than the ", o.agents.size(), " agents given"));
   return o;
 }
 

@@ -34,8 +34,8 @@ struct LaunchOptions {
   bool slurm_compat = false;
   bool pmi_port = false;
   bool verbose = false;
-  std::string key_file;  // --key-file; empty: $LATTICE_KEY_FILE (main decides)
-  std::string user;      // --user NAME|UID; empty: the invoking user
+  std::string key_file;         // --key-file; empty: $LATTICE_KEY_FILE (main decides)
+  std::string user;             // --user NAME|UID; empty: the invoking user
   std::string exports = "ALL";  // --export ALL|NONE|NAME[,NAME=VALUE,PATTERN...]
   std::string program;
   std::vector<std::string> args;

@@ -8,24 +8,22 @@
 
 namespace lattice::launcher {
 
-
 std::string format_stragglers(std::vector<Straggler> stragglers) {
   if (stragglers.empty()) return "";
   std::sort(stragglers.begin(), stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.rank < b.rank; });
   std::string out = "lattice: straggler report: ranks that never entered the fence:\n";
   for (const auto& s : stragglers) {
-    std::string last = s.last_command.empty()
-                           ? std::string("no PMI command yet")
-                           : cat("last PMI command '", s.last_command, "' ",
-                                 s.idle_ms / 100 / 10.0, " s ago");
+    std::string last = s.last_command.empty() ? std::string("no PMI command yet")
+                                              : cat("last PMI command '", s.last_command, "' ",
+                                                    s.idle_ms / 100 / 10.0, " s ago");
     out += cat("lattice:   rank ", s.rank, " on ", s.node, ": ", s.pmi_state, ", ", last, '\n');
   }
   return out;
 }
 
-int job_exit_code(const std::optional<JobFailure>& failure,
-                  const std::map<int, RankResult>& ranks, int world_size) {
+int job_exit_code(const std::optional<JobFailure>& failure, const std::map<int, RankResult>& ranks,
+                  int world_size) {
   if (failure) return failure->exit_code != 0 ? failure->exit_code : 1;
   if (static_cast<int>(ranks.size()) < world_size) return 1;
   for (const auto& [rank, result] : ranks)
@@ -33,7 +31,6 @@ int job_exit_code(const std::optional<JobFailure>& failure,
       return proc::job_exit_code(proc::ExitStatus{result.code, result.signal});
   return 0;
 }
-
 
 std::string summarize_exits(const std::map<int, RankResult>& ranks, int world_size) {
   std::map<std::string, std::vector<int>> groups;  // outcome -> ranks
@@ -74,9 +71,8 @@ std::string format_timings(const Timings& t) {
     return std::string(buf);
   };
   return cat("lattice: timing: connect ", ms(t.connect), ", fan-out ", ms(t.fan_out), ", spawn ",
-             ms(t.spawn),
-             ", first PMI init ", ms(t.first_init), ", last finalize ", ms(t.last_finalize),
-             ", exit ", ms(t.exit), ", total ", ms(t.total), '\n');
+             ms(t.spawn), ", first PMI init ", ms(t.first_init), ", last finalize ",
+             ms(t.last_finalize), ", exit ", ms(t.exit), ", total ", ms(t.total), '\n');
 }
 
 }  // namespace lattice::launcher

@@ -34,8 +34,8 @@ struct Straggler {
 std::string format_stragglers(std::vector<Straggler> stragglers);
 
 // 0 when nothing failed and every rank exited 0.
-int job_exit_code(const std::optional<JobFailure>& failure,
-                  const std::map<int, RankResult>& ranks, int world_size);
+int job_exit_code(const std::optional<JobFailure>& failure, const std::map<int, RankResult>& ranks,
+                  int world_size);
 
 // "ranks 0-2,5: exited 0; rank 3: exited with status 7; rank 4: killed by signal 9 (SIGKILL);
 // rank 6: no exit status", grouped by outcome.

@@ -3,8 +3,8 @@
 namespace lattice::launcher::wire {
 
 rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& request,
-                             const Layout& layout, const std::vector<Peer>& peers,
-                             int node_index, const std::string& workdir) {
+                             const Layout& layout, const std::vector<Peer>& peers, int node_index,
+                             const std::string& workdir) {
   rpc::Outgoing msg;
   auto req = msg.envelope().initBody().initLaunchProcesses();
   req.setLaunchId(request.launch_id);
@@ -78,8 +78,8 @@ RankExit decode_rank_exit(schema::RankExit::Reader m) {
 Ended decode_ended(schema::LaunchEnded::Reader m, const std::string& node_id) {
   Ended out;
   auto t = m.getTimings();
-  out.times = NodeTimes{t.getSpawnedUs(), t.getFirstInitUs(), t.getLastFinalizeUs(),
-                        t.getExitedUs()};
+  out.times =
+      NodeTimes{t.getSpawnedUs(), t.getFirstInitUs(), t.getLastFinalizeUs(), t.getExitedUs()};
   for (auto s : m.getStragglers())
     out.stragglers.push_back(Straggler{static_cast<int>(s.getRank()), node_id, s.getPmiState(),
                                        s.getLastCommand(), s.getIdleMs()});

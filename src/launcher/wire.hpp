@@ -32,8 +32,8 @@ struct Peer {
 
 // The LaunchProcesses request for node `node_index` of `peers`.
 rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& request,
-                             const Layout& layout, const std::vector<Peer>& peers,
-                             int node_index, const std::string& workdir);
+                             const Layout& layout, const std::vector<Peer>& peers, int node_index,
+                             const std::string& workdir);
 std::string accepted_node_id(schema::Envelope::Reader reply);  // "" when the agent gave none
 
 rpc::Outgoing abort(const std::string& launch_id, const std::string& reason);

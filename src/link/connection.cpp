@@ -18,27 +18,31 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
       on_closed_(std::move(on_closed)),
       last_activity_ms_(loop.now_ms()),
       write_limit_(options.write_limit_bytes),
-      session_(*this, [&] {
-        auto user_error = handlers.on_error;
-        handlers.on_error = [this, user_error](const std::string& reason) {
-          LAT_LOG(warn, "rpc", "peer ", peer_, ": ", reason);
-          if (user_error) user_error(reason);
-          closed(reason);
-        };
-        return handlers;
-      }(),
-      rpc::SessionOptions{options.counts}) {
+      session_(
+          *this,
+          [&] {
+            auto user_error = handlers.on_error;
+            handlers.on_error = [this, user_error](const std::string& reason) {
+              LAT_LOG(warn, "rpc", "peer ", peer_, ": ", reason);
+              if (user_error) user_error(reason);
+              closed(reason);
+            };
+            return handlers;
+          }(),
+          rpc::SessionOptions{options.counts}) {
   stream_->set_write_limit(write_limit_);
-  handshake_timer_.start(options.handshake_timeout_ms, 0, [this, ms = options.handshake_timeout_ms] {
-    closed(cat("no handshake within ", ms / 1000.0, " s"));
-  });
+  handshake_timer_.start(options.handshake_timeout_ms, 0,
+                         [this, ms = options.handshake_timeout_ms] {
+                           closed(cat("no handshake within ", ms / 1000.0, " s"));
+                         });
   stream_->start([this](std::string_view bytes) { on_bytes(bytes); },
                  [this](const std::string& reason) {
                    if (reason == "eof" && channel_.peer_finished())
                      closed("closed by the peer");
                    else if (reason == "eof" && channel_.established())
-                     closed("the peer's stream ended without its final record (peer died or the "
-                            "connection was cut)");
+                     closed(
+                         "the peer's stream ended without its final record (peer died or the "
+                         "connection was cut)");
                    else
                      closed(reason);
                  });

@@ -25,8 +25,8 @@ struct SpawnSpec {
   // A fresh socketpair whose child end becomes fd 3 (before inherit_fds), the parent's end a
   // Stream (take_channel()): how ranks get PMI_FD and local agents their --ready-fd.
   bool channel = false;
-  std::vector<int> inherit_fds;   // become the child's fds 3, 4, ... (the parent keeps its copies)
-  bool capture_stdout = true;     // a pipe read through take_stdout(); else inherited
+  std::vector<int> inherit_fds;  // become the child's fds 3, 4, ... (the parent keeps its copies)
+  bool capture_stdout = true;    // a pipe read through take_stdout(); else inherited
   bool capture_stderr = true;
   bool stdin_null = true;   // stdin from /dev/null; else inherited
   bool new_session = true;  // setsid(): own session and process group

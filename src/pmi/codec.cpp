@@ -158,7 +158,8 @@ std::string encode(Wire wire, const Response& response) {
   out.reserve(size + size / 8);
   if (wire == Wire::pmi1) {
     out.append("cmd=").append(response.name);
-    for (const auto& [key, value] : response.fields) out.append(" ").append(key).append("=").append(value);
+    for (const auto& [key, value] : response.fields)
+      out.append(" ").append(key).append("=").append(value);
     out += '\n';
     return out;
   }

@@ -25,8 +25,8 @@ std::vector<Action> LaunchPolicy::not_spawned(int rank, const std::string& why) 
   r->state = RankState::exited;
   std::vector<Action> out;
   if (!why.empty())
-    out = fail(Failure{cat("cannot spawn ", where(rank), ": ", why), 1, rank}, local(), -1,
-               SIGKILL);
+    out =
+        fail(Failure{cat("cannot spawn ", where(rank), ": ", why), 1, rank}, local(), -1, SIGKILL);
   settle(out);
   return out;
 }
@@ -52,9 +52,9 @@ std::vector<Action> LaunchPolicy::exited(int rank, proc::ExitStatus status, bool
   // handling the same signal, get the grace before SIGKILL rather than lose their handlers.
   int kill_others = stopping_ ? 0 : SIGKILL;
   if (status.code != 0 || status.signal != 0)
-    failed = fail(Failure{cat(where(rank), ' ', proc::describe(status)),
-                          proc::job_exit_code(status), rank},
-                  local(), -1, kill_others);
+    failed = fail(
+        Failure{cat(where(rank), ' ', proc::describe(status)), proc::job_exit_code(status), rank},
+        local(), -1, kill_others);
   else if (finalize_missing)
     failed = fail(Failure{cat(where(rank), " exited without calling PMI finalize"), 1, rank},
                   local(), -1, SIGKILL);
@@ -115,13 +115,15 @@ std::vector<Action> LaunchPolicy::peer_lost(int node, const std::string& node_id
                                             const std::string& reason) {
   if (shape_.nodes < 2 || node == shape_.self) return {};
   // A lost head cannot be told; the launcher, which sees it lost too, tells the others.
-  Tell tell = shape_.self == shape_.head ? Tell::all : node == shape_.head ? Tell::nobody : Tell::head;
+  Tell tell = shape_.self == shape_.head ? Tell::all
+              : node == shape_.head      ? Tell::nobody
+                                         : Tell::head;
   return fail(Failure{cat("node ", node_id, " lost (", reason, ")"), 1, -1}, tell, node, SIGKILL);
 }
 
 std::vector<Action> LaunchPolicy::launcher_lost(const std::string& reason) {
-  return fail(Failure{cat("the launcher's connection was lost (", reason, ")"), 1, -1}, local(),
-              -1, SIGKILL);
+  return fail(Failure{cat("the launcher's connection was lost (", reason, ")"), 1, -1}, local(), -1,
+              SIGKILL);
 }
 
 std::vector<Action> LaunchPolicy::signal(int signum) {
@@ -136,9 +138,9 @@ std::vector<Action> LaunchPolicy::shutdown(int signum, bool kill_now) {
     if (kill_signal_ != SIGKILL) kill(SIGKILL, out);  // a second signal: no more grace
     return out;
   }
-  return fail(Failure{cat("agent on ", shape_.node_id, " is shutting down (signal ", signum, ")"),
-                      1, -1},
-              local(), -1, SIGTERM);
+  return fail(
+      Failure{cat("agent on ", shape_.node_id, " is shutting down (signal ", signum, ")"), 1, -1},
+      local(), -1, SIGTERM);
 }
 
 std::vector<Action> LaunchPolicy::timer_fired(TimerId timer) {
@@ -157,8 +159,8 @@ std::vector<Action> LaunchPolicy::timer_fired(TimerId timer) {
       Rank* r = find(timer.rank);
       if (!r || !r->lost_pmi_pending || r->state != RankState::running) break;
       r->lost_pmi_pending = false;
-      out = fail(Failure{cat(where(timer.rank), ": ", r->lost_pmi_reason), 1, timer.rank},
-                 local(), -1, SIGKILL);
+      out = fail(Failure{cat(where(timer.rank), ": ", r->lost_pmi_reason), 1, timer.rank}, local(),
+                 -1, SIGKILL);
       break;
     }
   }
@@ -177,8 +179,7 @@ std::vector<Action> LaunchPolicy::fail(Failure failure, Tell tell, int skip_node
     failure_ = failure;
     out.push_back(FirstFailure{failure});
     if (failure.fence_epoch) out.push_back(SnapshotStragglers{failure.fence_epoch});
-    if (shape_.nodes > 1 && tell == Tell::head)
-      out.push_back(SendAbort{shape_.head, failure});
+    if (shape_.nodes > 1 && tell == Tell::head) out.push_back(SendAbort{shape_.head, failure});
     if (shape_.nodes > 1 && tell == Tell::all)
       for (int node = 0; node < shape_.nodes; ++node)
         if (node != shape_.self && node != skip_node) out.push_back(SendAbort{node, failure});
@@ -257,6 +258,8 @@ LaunchPolicy::Rank* LaunchPolicy::find(int rank) {
   return it == ranks_.end() ? nullptr : &it->second;
 }
 
-std::string LaunchPolicy::where(int rank) const { return cat("rank ", rank, " on ", shape_.node_id); }
+std::string LaunchPolicy::where(int rank) const {
+  return cat("rank ", rank, " on ", shape_.node_id);
+}
 
 }  // namespace lattice::policy

@@ -39,9 +39,7 @@ enum class TimerKind { grace, drain, lost_pmi };
 struct TimerId {
   TimerKind kind;
   int rank = -1;
-  bool operator<(const TimerId& o) const {
-    return kind != o.kind ? kind < o.kind : rank < o.rank;
-  }
+  bool operator<(const TimerId& o) const { return kind != o.kind ? kind < o.kind : rank < o.rank; }
   bool operator==(const TimerId& o) const { return kind == o.kind && rank == o.rank; }
 };
 
@@ -69,8 +67,8 @@ struct CloseOutputs {};  // stop waiting for the ranks' output pipes (drain time
 struct ReportEnd {       // every local rank is done: tell the launcher (last action, once)
   std::optional<Failure> failure;
 };
-using Action = std::variant<FirstFailure, KillRanks, SendAbort, StartTimer, StopTimer, SnapshotStragglers,
-                            CloseOutputs, ReportEnd>;
+using Action = std::variant<FirstFailure, KillRanks, SendAbort, StartTimer, StopTimer,
+                            SnapshotStragglers, CloseOutputs, ReportEnd>;
 
 // Where an abort message came from (as its link proved it).
 struct FromLauncher {};

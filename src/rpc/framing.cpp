@@ -34,7 +34,8 @@ uint32_t read_le32(const capnp::word* words) {
 Result<std::string> encode_frame(capnp::MessageBuilder& message, uint64_t max_bytes) {
   size_t bytes = capnp::computeSerializedSizeInWords(message) * kWordBytes;
   if (bytes > max_bytes)
-    return make_error(cat("message of ", bytes, " bytes exceeds the limit of ", max_bytes, " bytes"));
+    return make_error(
+        cat("message of ", bytes, " bytes exceeds the limit of ", max_bytes, " bytes"));
   std::string frame(bytes, '\0');
   kj::ArrayOutputStream out(kj::arrayPtr(reinterpret_cast<kj::byte*>(&frame[0]), frame.size()));
   capnp::writeMessage(out, message);
@@ -49,11 +50,11 @@ Result<size_t> FrameDecoder::bytes_needed() const {
   if (filled_ < kWordBytes) return kWordBytes;  // the first word: count and first segment size
   uint64_t segments = uint64_t{read_le32(buffer_.begin())} + 1;
   if (segments >= kMaxSegments)
-    return make_error(cat("frame header declares ", segments, " segments (limit ",
-                          kMaxSegments - 1, ")"));
+    return make_error(
+        cat("frame header declares ", segments, " segments (limit ", kMaxSegments - 1, ")"));
   // A lower bound until the whole segment table is in; exact once it is.
-  size_t words = capnp::expectedSizeInWordsFromPrefix(
-      kj::arrayPtr(buffer_.begin(), filled_ / kWordBytes));
+  size_t words =
+      capnp::expectedSizeInWordsFromPrefix(kj::arrayPtr(buffer_.begin(), filled_ / kWordBytes));
   if (words > max_bytes_ / kWordBytes)
     return make_error(cat("frame header declares at least ", uint64_t{words} * kWordBytes,
                           " bytes (limit ", max_bytes_, ")"));

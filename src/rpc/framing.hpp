@@ -16,7 +16,8 @@
 
 namespace lattice::rpc {
 
-// The message as one frame, or an error when it would exceed `max_bytes` (the peer would refuse it).
+// The message as one frame, or an error when it would exceed `max_bytes` (the peer would refuse
+// it).
 Result<std::string> encode_frame(capnp::MessageBuilder& message, uint64_t max_bytes);
 
 class FrameDecoder {
@@ -39,8 +40,8 @@ class FrameDecoder {
 
   uint64_t max_bytes_;
   kj::Array<capnp::word> buffer_;
-  size_t filled_ = 0;           // bytes of the current message in buffer_
-  bool delivered_ = false;      // buffer_ holds a message the caller has had
+  size_t filled_ = 0;       // bytes of the current message in buffer_
+  bool delivered_ = false;  // buffer_ holds a message the caller has had
   std::optional<Error> failed_;
 };
 

@@ -178,7 +178,8 @@ void Session::notify(Outgoing msg) {
 
 void Session::respond(uint64_t request_id, Outgoing msg) {
   auto sent = send_response(request_id, msg);
-  if (!sent) respond_error(request_id, cat("the response could not be sent: ", sent.error().message));
+  if (!sent)
+    respond_error(request_id, cat("the response could not be sent: ", sent.error().message));
 }
 
 void Session::respond_error(uint64_t request_id, std::string message) {
@@ -215,8 +216,8 @@ Status Session::send(Outgoing& msg) {
 
 void Session::expire(uint64_t now_ms) {
   for (auto& expired : pending_.take_expired(now_ms))
-    complete(expired.callback, make_error(cat("timed out waiting for the response to request ",
-                                              expired.request_id)));
+    complete(expired.callback,
+             make_error(cat("timed out waiting for the response to request ", expired.request_id)));
 }
 
 void Session::fail_all(const std::string& reason) {

@@ -39,7 +39,8 @@ Result<ClusterKey> ClusterKey::load(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() < 0) return make_error(cat("cannot open key file ", path, ": ", why()));
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return make_error(cat("cannot stat key file ", path, ": ", why()));
+  if (::fstat(fd.get(), &st) != 0)
+    return make_error(cat("cannot stat key file ", path, ": ", why()));
   if (!S_ISREG(st.st_mode)) return make_error(cat("key file ", path, " is not a regular file"));
   if ((st.st_mode & 077) != 0) {
     char mode[8];
@@ -48,8 +49,8 @@ Result<ClusterKey> ClusterKey::load(const std::string& path) {
                           ": group and others must have no access (chmod 600 ", path, ")"));
   }
   if (st.st_uid != ::geteuid() && st.st_uid != 0)
-    return make_error(cat("key file ", path, " is owned by uid ", st.st_uid,
-                          ", neither this user nor root"));
+    return make_error(
+        cat("key file ", path, " is owned by uid ", st.st_uid, ", neither this user nor root"));
   if (st.st_size != static_cast<off_t>(kClusterKeyBytes))
     return make_error(cat("key file ", path, " holds ", st.st_size, " bytes, not ",
                           kClusterKeyBytes, " (make one with lattice-agentd --generate-key FILE)"));
@@ -58,7 +59,8 @@ Result<ClusterKey> ClusterKey::load(const std::string& path) {
   while (got < kClusterKeyBytes) {
     ssize_t n = ::read(fd.get(), key.secret_.data() + got, kClusterKeyBytes - got);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return make_error(cat("cannot read key file ", path, ": ", n < 0 ? why() : "short file"));
+    if (n <= 0)
+      return make_error(cat("cannot read key file ", path, ": ", n < 0 ? why() : "short file"));
     got += static_cast<size_t>(n);
   }
   return key;
@@ -84,7 +86,8 @@ Status generate_key_file(const std::string& path) {
   if (!initialize()) return make_error("libsodium cannot initialise");
   Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (fd.get() < 0) {
-    if (errno == EEXIST) return make_error(cat(path, " already exists: refusing to overwrite a key"));
+    if (errno == EEXIST)
+      return make_error(cat(path, " already exists: refusing to overwrite a key"));
     return make_error(cat("cannot create key file ", path, ": ", why()));
   }
   // umask may have narrowed the mode further, never widened it; make it exactly 0600.

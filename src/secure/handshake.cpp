@@ -179,7 +179,8 @@ struct Handshake::State {
     if (version != kHandshakeVersion)
       return fail(make_error(cat("handshake version ", int{version}, " is not supported (this is ",
                                  int{kHandshakeVersion}, ")")));
-    const auto* peer_public = reinterpret_cast<const uint8_t*>(pending.data()) + kHandshakeMagic.size() + 1;
+    const auto* peer_public =
+        reinterpret_cast<const uint8_t*>(pending.data()) + kHandshakeMagic.size() + 1;
     crypto_kx_keypair(ephemeral_public, keys().ephemeral_secret);
     // Server session keys: rx = initiator -> responder, tx = responder -> initiator.
     if (crypto_kx_server_session_keys(keys().rx, keys().tx, ephemeral_public,
@@ -254,12 +255,21 @@ Result<bool> Handshake::receive(std::string_view& in, std::string& out) {
   while (true) {
     Result<bool> progress = make_error("handshake failed earlier");
     switch (s_->step) {
-      case State::Step::await_m1: progress = s_->on_m1(in, out); break;
-      case State::Step::await_m2: progress = s_->on_m2(in, out); break;
-      case State::Step::await_m3: progress = s_->on_m3(in); break;
-      case State::Step::done: return true;
-      case State::Step::start: return make_error("handshake not started");
-      case State::Step::failed: break;
+      case State::Step::await_m1:
+        progress = s_->on_m1(in, out);
+        break;
+      case State::Step::await_m2:
+        progress = s_->on_m2(in, out);
+        break;
+      case State::Step::await_m3:
+        progress = s_->on_m3(in);
+        break;
+      case State::Step::done:
+        return true;
+      case State::Step::start:
+        return make_error("handshake not started");
+      case State::Step::failed:
+        break;
     }
     // A finished message moves to the next step; bytes left over belong to it.
     if (!progress || *progress || in.empty()) return progress;

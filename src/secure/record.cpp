@@ -107,8 +107,9 @@ struct RecordReader::State {
             reinterpret_cast<const uint8_t*>(record.data()) + 4, sealed,
             reinterpret_cast<const uint8_t*>(record.data()), 4) != 0) {
       out.resize(at);
-      return fail("a sealed record failed authentication (tampered, replayed, reordered or "
-                  "truncated)");
+      return fail(
+          "a sealed record failed authentication (tampered, replayed, reordered or "
+          "truncated)");
     }
     out.resize(at + static_cast<size_t>(plain_len));
     if (tag == crypto_secretstream_xchacha20poly1305_TAG_FINAL) finished = true;

@@ -4,10 +4,10 @@
 
 #include <sodium.h>
 
-#include "secure/secret_pool.hpp"
-
 #include <cstdlib>
 #include <utility>
+
+#include "secure/secret_pool.hpp"
 
 namespace lattice::secure {
 

@@ -30,7 +30,8 @@ size_t launch(schema::LaunchProcessesRequest::Reader r) {
     for (uint32_t vni : cxi.getVnis()) n += vni;
     n += cxi.getServiceId() + text(cxi.getTrafficClass());
   }
-  for (auto peer : r.getPeers()) n += text(peer.getNodeId()) + text(peer.getHost()) + peer.getPort();
+  for (auto peer : r.getPeers())
+    n += text(peer.getNodeId()) + text(peer.getHost()) + peer.getPort();
   n += r.getHeadNodeIndex() + r.getNodeIndex();
   for (uint32_t node : r.getRankNodes()) n += node;
   n += r.getFenceTimeoutMs() + r.getSlurmCompat() + text(r.getWorkdir()) + r.getFanout() +
@@ -113,7 +114,9 @@ size_t walk(capnp::DynamicValue::Reader value) {
       auto s = value.as<capnp::DynamicStruct>();
       size_t n = 0;
       for (auto field : s.getSchema().getNonUnionFields()) n += walk(s.get(field));
-      KJ_IF_MAYBE(field, s.which()) { n += walk(s.get(*field)); }
+      KJ_IF_MAYBE (field, s.which()) {
+        n += walk(s.get(*field));
+      }
       return n;
     }
     case capnp::DynamicValue::ENUM:

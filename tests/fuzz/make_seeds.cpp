@@ -39,14 +39,15 @@ void rpc_seeds(const std::filesystem::path& dir) {
   rpc::Outgoing accepted, refused;
   accepted.body().initLaunchAccepted().setNodeId("n1");
   refused.envelope().setError("no such launch");
-  write_seed(dir, "responses", std::string(1, '\0') + frame_with_id(accepted, 1, true) +
-                                   frame_with_id(refused, 2, true));
+  write_seed(
+      dir, "responses",
+      std::string(1, '\0') + frame_with_id(accepted, 1, true) + frame_with_id(refused, 2, true));
 
   rpc::Outgoing destroy;
   destroy.body().initSignalProcesses().setSignal(99);
-  write_seed(dir, "loopback_destroy",
-             std::string(1, '\x80') + frame_with_id(bodies[3], 9, false) +
-                 rpc::test::frame_of(destroy));
+  write_seed(
+      dir, "loopback_destroy",
+      std::string(1, '\x80') + frame_with_id(bodies[3], 9, false) + rpc::test::frame_of(destroy));
 }
 
 void channel_seeds(const std::filesystem::path& dir) {

@@ -114,8 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   hooks.sync_complete = (header & 0x10) != 0;
   const int mode = (header >> 2) & 3;
   std::vector<ConnId> conns;
-  for (size_t i = 0; i < size_t{1} + (header & 3); ++i)
-    conns.push_back(open_conn(server, mode, i));
+  for (size_t i = 0; i < size_t{1} + (header & 3); ++i) conns.push_back(open_conn(server, mode, i));
 
   size_t at = 1;
   while (at < size) {

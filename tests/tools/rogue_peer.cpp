@@ -42,9 +42,12 @@ bool parse(int argc, char** argv, Args& a) {
   int i = 1;
   for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
     std::string flag = argv[i], v = argv[i + 1];
-    if (flag == "--key") a.key = v;
-    else if (flag == "--identity") a.identity = v;
-    else if (flag == "--launch") a.launch = v;
+    if (flag == "--key")
+      a.key = v;
+    else if (flag == "--identity")
+      a.identity = v;
+    else if (flag == "--launch")
+      a.launch = v;
     else if (flag == "--connect") {
       auto hp = parse_host_port(v);
       if (!hp) return false;
@@ -78,8 +81,9 @@ class Rogue {
       options.side = secure::Channel::Side::initiator;
       options.key = &key_;
       std::string role = args_.identity.substr(0, args_.identity.find(':'));
-      options.self = secure::Identity{role == "launcher" ? secure::Role::launcher : secure::Role::agent,
-                                      args_.identity.substr(args_.identity.find(':') + 1)};
+      options.self =
+          secure::Identity{role == "launcher" ? secure::Role::launcher : secure::Role::agent,
+                           args_.identity.substr(args_.identity.find(':') + 1)};
       conn_ = std::make_unique<link::Connection>(
           loop_, std::move(s.value()), std::move(options), rpc::Session::Handlers{},
           [this](const secure::Identity& peer) {
@@ -120,7 +124,8 @@ class Rogue {
       user.setName("root");
       return call(std::move(m));
     }
-    if ((a == "fence" && args_.rest.size() >= 3) || (a == "fence-error" && args_.rest.size() == 3)) {
+    if ((a == "fence" && args_.rest.size() >= 3) ||
+        (a == "fence-error" && args_.rest.size() == 3)) {
       uint64_t epoch = static_cast<uint64_t>(parse_int(args_.rest[0]).value_or(1));
       uint32_t from = static_cast<uint32_t>(parse_int(args_.rest[1]).value_or(0));
       bool down = a == "fence-error" || args_.rest[2] == "down";
@@ -173,11 +178,10 @@ class Rogue {
   }
 
   void call(rpc::Outgoing m) {
-    conn_->session().call(std::move(m), loop_.now_ms() + 10000,
-                          [this](Result<schema::Envelope::Reader> reply) {
-                            finish(reply ? std::string("reply: ok")
-                                         : cat("reply: error: ", reply.error().message));
-                          });
+    conn_->session().call(
+        std::move(m), loop_.now_ms() + 10000, [this](Result<schema::Envelope::Reader> reply) {
+          finish(reply ? std::string("reply: ok") : cat("reply: error: ", reply.error().message));
+        });
   }
 
   void linger(uint64_t ms) {

@@ -1,8 +1,9 @@
 // Who may do what to a launch: every rule of authority.hpp, for a launch of four nodes n0..n3
 // with head n0 and fanout 2 (n0 -> n1, n2; n1 -> n3), seen from n1.
+#include "agent/authority.hpp"
+
 #include <doctest/doctest.h>
 
-#include "agent/authority.hpp"
 #include "base/strings.hpp"
 
 using namespace lattice;

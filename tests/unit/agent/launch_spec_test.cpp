@@ -1,8 +1,7 @@
-#include <doctest/doctest.h>
+#include "agent/launch_spec.hpp"
 
 #include <capnp/message.h>
-
-#include "agent/launch_spec.hpp"
+#include <doctest/doctest.h>
 
 using namespace lattice;
 using namespace lattice::agent;

@@ -1,9 +1,10 @@
 // The two sides of the schema agree: what the launcher's wire module writes, the agent's reads
 // back field for field, and the other way round (structured stragglers included).
+#include "agent/wire.hpp"
+
 #include <doctest/doctest.h>
 
 #include "agent/launch_spec.hpp"
-#include "agent/wire.hpp"
 #include "launcher/wire.hpp"
 
 using namespace lattice;
@@ -23,8 +24,8 @@ TEST_CASE("a launch request written by the launcher is the spec the agent decode
   agent::LaunchDefaults defaults;
   defaults.node_id = "n2";
   defaults.agent_uid = 0;
-  auto spec = agent::decode_launch_request(
-      msg.envelope().asReader().getBody().getLaunchProcesses(), defaults);
+  auto spec = agent::decode_launch_request(msg.envelope().asReader().getBody().getLaunchProcesses(),
+                                           defaults);
   REQUIRE(spec);
   CHECK(spec->launch_id == "L-1");
   CHECK(spec->entrypoint == "/bin/echo");
@@ -52,7 +53,8 @@ TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {
   std::vector<agent::Straggler> late{{4, "initialized", "put", 1534}, {2, "waiting", "", 0}};
   auto msg = agent::wire::launch_ended("L-2", 3, agent::Failure{"fence 1 timed out", 1, -1, 1},
                                        late, times);
-  auto end = launcher::wire::decode_ended(msg.envelope().asReader().getBody().getLaunchEnded(), "n4");
+  auto end =
+      launcher::wire::decode_ended(msg.envelope().asReader().getBody().getLaunchEnded(), "n4");
   REQUIRE(end.failure);
   CHECK(end.failure->reason == "fence 1 timed out");
   CHECK(end.failure->rank == -1);
@@ -71,8 +73,8 @@ TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {
 
 TEST_CASE("aborts: the launcher's and a head's read back the same way") {
   auto from_launcher = launcher::wire::abort("L-3", "interrupted by the user");
-  auto failure = agent::wire::decode_abort(
-      from_launcher.envelope().asReader().getBody().getAbortProcesses());
+  auto failure =
+      agent::wire::decode_abort(from_launcher.envelope().asReader().getBody().getAbortProcesses());
   CHECK(failure.reason == "interrupted by the user");
   CHECK(failure.fence_epoch == 0);
   auto from_head = agent::wire::abort("L-3", agent::Failure{"fence 2 timed out", 1, -1, 2});

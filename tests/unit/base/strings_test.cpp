@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "base/strings.hpp"
+
+#include <doctest/doctest.h>
 
 using namespace lattice;
 

@@ -1,15 +1,21 @@
 // --export: what of the launcher's environment reaches ranks, and --env laid over it.
-#include <doctest/doctest.h>
-
 #include "launcher/export_env.hpp"
+
+#include <doctest/doctest.h>
 
 using namespace lattice::launcher;
 
 namespace {
-const std::vector<std::string> kEnviron = {
-    "HOME=/home/u", "OMP_NUM_THREADS=4", "OMP_PROC_BIND=close", "PATH=/usr/bin",
-    "LD_LIBRARY_PATH=/opt/lib", "PMI_RANK=3", "LATTICE_KEY_FILE=/etc/k", "FI_CXI_X=1",
-    "BASH_FUNC_f%%=() { :; }", "SLURM_JOB_ID=9"};
+const std::vector<std::string> kEnviron = {"HOME=/home/u",
+                                           "OMP_NUM_THREADS=4",
+                                           "OMP_PROC_BIND=close",
+                                           "PATH=/usr/bin",
+                                           "LD_LIBRARY_PATH=/opt/lib",
+                                           "PMI_RANK=3",
+                                           "LATTICE_KEY_FILE=/etc/k",
+                                           "FI_CXI_X=1",
+                                           "BASH_FUNC_f%%=() { :; }",
+                                           "SLURM_JOB_ID=9"};
 
 bool has(const EnvList& env, const std::string& name, const std::string& value) {
   for (auto& [n, v] : env)
@@ -47,7 +53,9 @@ TEST_CASE("NONE, lists with wildcards, and assignments") {
   CHECK(none->env.empty());
   auto list = export_environment("OMP_*,HOM?,FOO=bar", kEnviron, false);
   REQUIRE(list);
-  CHECK(list->env == EnvList{{"FOO", "bar"}, {"HOME", "/home/u"}, {"OMP_NUM_THREADS", "4"},
+  CHECK(list->env == EnvList{{"FOO", "bar"},
+                             {"HOME", "/home/u"},
+                             {"OMP_NUM_THREADS", "4"},
                              {"OMP_PROC_BIND", "close"}});
   auto all_plus = export_environment("ALL,OMP_NUM_THREADS=8", kEnviron, false);
   REQUIRE(all_plus);

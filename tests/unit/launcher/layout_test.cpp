@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "launcher/layout.hpp"
+
+#include <doctest/doctest.h>
 
 using namespace lattice::launcher;
 

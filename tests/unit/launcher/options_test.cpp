@@ -1,13 +1,13 @@
-#include <doctest/doctest.h>
-
 #include "launcher/options.hpp"
+
+#include <doctest/doctest.h>
 
 using namespace lattice::launcher;
 using Args = std::vector<std::string>;
 
 TEST_CASE("launch options: the srun-like flags") {
-  auto o = parse_launch_options(Args{"-n", "8", "-l", "--env", "A=b=c", "--env", "X=",
-                                     "--fence-timeout", "2.5", "./prog", "-n", "3"});
+  auto o = parse_launch_options(Args{"-n", "8", "-l", "--env", "A=b=c", "--env",
+                                     "X=", "--fence-timeout", "2.5", "./prog", "-n", "3"});
   REQUIRE(o);
   CHECK(o->ntasks == 8);
   CHECK(o->label);
@@ -18,8 +18,8 @@ TEST_CASE("launch options: the srun-like flags") {
 }
 
 TEST_CASE("launch options: joined and = forms") {
-  auto o = parse_launch_options(Args{"-n4", "-N2", "--tasks-per-node=2", "--distribution",
-                                     "cyclic", "--agents", "127.0.0.1:7400,[::1]:7401", "prog"});
+  auto o = parse_launch_options(Args{"-n4", "-N2", "--tasks-per-node=2", "--distribution", "cyclic",
+                                     "--agents", "127.0.0.1:7400,[::1]:7401", "prog"});
   REQUIRE(o);
   CHECK(o->ntasks == 4);
   CHECK(o->nodes == 2);

@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "launcher/report.hpp"
+
+#include <doctest/doctest.h>
 
 using namespace lattice::launcher;
 

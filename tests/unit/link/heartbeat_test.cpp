@@ -1,8 +1,9 @@
 // One heartbeat for every link: a peer that answers is never lost; one that stops answering is
 // lost after `misses` periods, with the reason; an answer resets the count.
+#include "link/heartbeat.hpp"
+
 #include <doctest/doctest.h>
 
-#include "link/heartbeat.hpp"
 #include "rpc_test_support.hpp"
 
 using namespace lattice;

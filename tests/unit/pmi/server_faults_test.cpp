@@ -154,8 +154,7 @@ TEST_CASE("faults: initack that cannot be honoured fails the client") {
   ConnId b = server.connect(1);
   server.receive(b, "cmd=initack pmiid=0\n");
   REQUIRE(hooks.failures.size() == 2);
-  CHECK(hooks.failures[0].message ==
-        "initack names \"9\", not one of this node's ranks");
+  CHECK(hooks.failures[0].message == "initack names \"9\", not one of this node's ranks");
   CHECK(hooks.failures[1].message == "initack pmiid=0 on the connection of rank 1");
   CHECK(hooks.sent.empty());
 }
@@ -180,8 +179,9 @@ TEST_CASE("port connections name their rank only with a one-time PMI_ID") {
   // PMI-2 over the port: fullinit must carry the id as srcid=; pmirank= alone is refused.
   ConnId v2 = server.connect_port();
   ask(server, hooks, v2, "cmd=init pmi_version=2 pmi_subversion=0\n");
-  CHECK(ask(server, hooks, v2, test::frame("cmd=fullinit;pmirank=0;threaded=FALSE;"))
-            .find("rc=1") != std::string::npos);
+  CHECK(
+      ask(server, hooks, v2, test::frame("cmd=fullinit;pmirank=0;threaded=FALSE;")).find("rc=1") !=
+      std::string::npos);
   ConnId v2b = server.connect_port();
   ask(server, hooks, v2b, "cmd=init pmi_version=2 pmi_subversion=0\n");
   CHECK(ask(server, hooks, v2b, test::frame("cmd=fullinit;srcid=1804289383;threaded=FALSE;"))
@@ -203,8 +203,7 @@ TEST_CASE("faults: EOF after init without finalize fails the launch; otherwise q
   server.eof(c1);  // mid-fence
   REQUIRE(hooks.failures.size() == 1);
   CHECK(hooks.failures[0].rank == 1);
-  CHECK(hooks.failures[0].message ==
-        "closed its PMI connection without finalize while in fence 1");
+  CHECK(hooks.failures[0].message == "closed its PMI connection without finalize while in fence 1");
   CHECK(server.status()[1].state == RankState::gone);
   server.eof(c2);  // initialized, not in a fence
   REQUIRE(hooks.failures.size() == 2);

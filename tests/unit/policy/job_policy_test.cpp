@@ -1,12 +1,13 @@
 // The launcher's failure policy: aborts go to the head only, unless the head cannot pass them
 // on; a failure an agent reported costs the launcher no message; every event in every state.
+#include "policy/job_policy.hpp"
+
 #include <doctest/doctest.h>
 
 #include <csignal>
 #include <functional>
 #include <map>
 
-#include "policy/job_policy.hpp"
 #include "only.hpp"
 
 using namespace lattice::policy;
@@ -84,8 +85,8 @@ TEST_CASE("aborting before every node was asked: the unasked are dropped, the he
   p.sent(0);
   p.sent(1);
   auto a = p.node_out(3, Failure{"cannot authenticate agent n3", 1});
-  CHECK(only<DropNode>(a).size() == 2);  // n3 itself and n2, never asked
-  CHECK(aborted(a).empty());             // the head has not answered yet
+  CHECK(only<DropNode>(a).size() == 2);   // n3 itself and n2, never asked
+  CHECK(aborted(a).empty());              // the head has not answered yet
   CHECK(aborted(p.accepted(1)).empty());  // the head will tell n1
   CHECK(aborted(p.accepted(0)) == std::vector<int>{0});
   // Had the head refused instead, the launcher would tell n1 itself.
@@ -116,13 +117,16 @@ TEST_CASE("every event in every state: each node gets at most one abort, Finish 
   std::vector<Event> events;
   for (int n = 0; n < 3; ++n) {
     events.push_back({"sent " + std::to_string(n), [n](JobPolicy& p) { return p.sent(n); }});
-    events.push_back({"accepted " + std::to_string(n), [n](JobPolicy& p) { return p.accepted(n); }});
-    events.push_back({"ended ok " + std::to_string(n),
-                      [n](JobPolicy& p) { return p.ended(n, std::nullopt); }});
-    events.push_back({"ended failed " + std::to_string(n),
-                      [n](JobPolicy& p) { return p.ended(n, Failure{"f", 1, n}); }});
-    events.push_back({"out " + std::to_string(n),
-                      [n](JobPolicy& p) { return p.node_out(n, Failure{"o", 1}); }});
+    events.push_back(
+        {"accepted " + std::to_string(n), [n](JobPolicy& p) { return p.accepted(n); }});
+    events.push_back(
+        {"ended ok " + std::to_string(n), [n](JobPolicy& p) { return p.ended(n, std::nullopt); }});
+    events.push_back({"ended failed " + std::to_string(n), [n](JobPolicy& p) {
+                        return p.ended(n, Failure{"f", 1, n});
+                      }});
+    events.push_back({"out " + std::to_string(n), [n](JobPolicy& p) {
+                        return p.node_out(n, Failure{"o", 1});
+                      }});
   }
   events.push_back({"SIGINT", [](JobPolicy& p) { return p.signal(SIGINT); }});
   // Every sequence of four events over 3 nodes with node 1 as head, from two starting points.

@@ -1,6 +1,8 @@
 // The agent's failure policy, driven without a loop: the relay rules (head decides, nobody
 // echoes), the kill and its escalation, the drain and grace timers apart, and every event in
 // every state keeping the engine's promises.
+#include "policy/launch_policy.hpp"
+
 #include <doctest/doctest.h>
 
 #include <csignal>
@@ -8,7 +10,6 @@
 #include <map>
 #include <set>
 
-#include "policy/launch_policy.hpp"
 #include "only.hpp"
 
 using namespace lattice::policy;
@@ -88,7 +89,8 @@ TEST_CASE("the head relays a node's failure to every node but itself and the rep
 TEST_CASE("the head's own failure goes to every other node once") {
   auto p = running(shape(1, 1, 4));
   auto a = p.pmi_abort(0, 3, "bye");
-  CHECK(only<FirstFailure>(a)[0].failure.reason == "rank 0 on n1 called abort with exit code 3: bye");
+  CHECK(only<FirstFailure>(a)[0].failure.reason ==
+        "rank 0 on n1 called abort with exit code 3: bye");
   CHECK(only<FirstFailure>(a)[0].failure.exit_code == 3);
   CHECK(abort_targets(a) == std::set<int>{0, 2, 3});
   CHECK(only<SendAbort>(a).size() == 3);
@@ -223,13 +225,15 @@ TEST_CASE("a lost PMI connection: the exit decides if it comes in time, else the
   auto q = running(shape(0, 0, 1));
   q.pmi_lost(1, "PMI connection closed before finalize");
   auto c = q.timer_fired(TimerId{TimerKind::lost_pmi, 1});
-  CHECK(only<FirstFailure>(c)[0].failure.reason == "rank 1 on n0: PMI connection closed before finalize");
+  CHECK(only<FirstFailure>(c)[0].failure.reason ==
+        "rank 1 on n0: PMI connection closed before finalize");
 }
 
 TEST_CASE("exit 0 without finalize after init is a failure; a spawn failure too") {
   auto p = running(shape(0, 0, 1));
   auto a = p.exited(0, ExitStatus{0, 0}, true);
-  CHECK(only<FirstFailure>(a)[0].failure.reason == "rank 0 on n0 exited without calling PMI finalize");
+  CHECK(only<FirstFailure>(a)[0].failure.reason ==
+        "rank 0 on n0 exited without calling PMI finalize");
 
   LaunchPolicy q(shape(1, 0, 2));
   q.spawned(0, 2);
@@ -260,9 +264,18 @@ TEST_CASE("every event in every state keeps the engine's promises") {
   };
   const TimerId grace{TimerKind::grace}, drain{TimerKind::drain}, lost{TimerKind::lost_pmi, 0};
   const std::vector<Event> events = {
-      {"exit 0", [](LaunchPolicy& p) { return p.exited(0, ExitStatus{0, 0}, false); }},
-      {"exit 1", [](LaunchPolicy& p) { return p.exited(1, ExitStatus{1, 0}, false); }},
-      {"signalled", [](LaunchPolicy& p) { return p.exited(0, ExitStatus{0, 9}, false); }},
+      {"exit 0",
+       [](LaunchPolicy& p) {
+         return p.exited(0, ExitStatus{0, 0}, false);
+       }},
+      {"exit 1",
+       [](LaunchPolicy& p) {
+         return p.exited(1, ExitStatus{1, 0}, false);
+       }},
+      {"signalled",
+       [](LaunchPolicy& p) {
+         return p.exited(0, ExitStatus{0, 9}, false);
+       }},
       {"pipe", [](LaunchPolicy& p) { return p.pipe_closed(0); }},
       {"pmi abort", [](LaunchPolicy& p) { return p.pmi_abort(1, std::nullopt, ""); }},
       {"pmi error", [](LaunchPolicy& p) { return p.pmi_error(0, "bad"); }},
@@ -270,10 +283,17 @@ TEST_CASE("every event in every state keeps the engine's promises") {
       {"fence timeout", [](LaunchPolicy& p) { return p.fence_timed_out(1, "t"); }},
       {"fence above", [](LaunchPolicy& p) { return p.fence_failed_above(1, "t"); }},
       {"abort launcher",
-       [](LaunchPolicy& p) { return p.abort_received(FromLauncher{}, Failure{"l", 1}); }},
+       [](LaunchPolicy& p) {
+         return p.abort_received(FromLauncher{}, Failure{"l", 1});
+       }},
       {"abort node 2",
-       [](LaunchPolicy& p) { return p.abort_received(FromNode{2}, Failure{"n", 1}); }},
-      {"abort head", [](LaunchPolicy& p) { return p.abort_received(FromNode{0}, Failure{"h", 1}); }},
+       [](LaunchPolicy& p) {
+         return p.abort_received(FromNode{2}, Failure{"n", 1});
+       }},
+      {"abort head",
+       [](LaunchPolicy& p) {
+         return p.abort_received(FromNode{0}, Failure{"h", 1});
+       }},
       {"peer lost 2", [](LaunchPolicy& p) { return p.peer_lost(2, "n2", "x"); }},
       {"peer lost head", [](LaunchPolicy& p) { return p.peer_lost(0, "n0", "x"); }},
       {"launcher lost", [](LaunchPolicy& p) { return p.launcher_lost("x"); }},

@@ -158,7 +158,8 @@ TEST_CASE("segment counts at the edges") {
 }
 
 TEST_CASE("the size limit is checked against the whole segment table") {
-  // Two segments of 60 words each: the first word alone shows 62 words (table included), the whole table 122.
+  // Two segments of 60 words each: the first word alone shows 62 words (table included), the whole
+  // table 122.
   constexpr uint64_t kLimit = 100 * 8;
   std::string bytes = header(1, 60);
   bytes += std::string("\x3c\0\0\0\0\0\0\0", 8);  // second size = 60, then padding

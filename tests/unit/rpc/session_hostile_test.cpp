@@ -1,16 +1,14 @@
 // Session against a hostile or buggy peer, and against owners that re-enter or destroy it from
 // their handlers: every failure ends in on_error and a closed transport, never in a throw.
-#include "rpc/session.hpp"
-
 #include <doctest/doctest.h>
 
 #include <cstring>
-
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "rpc/session.hpp"
 #include "rpc_test_support.hpp"
 
 using namespace lattice;
@@ -113,10 +111,14 @@ TEST_CASE("a small message cannot list millions of empty entries (found by fuzz_
   // A 208-byte pmiFence whose entries list is a list of 4194307 zero-sized structs: capnp charges
   // one word per such element, so only a traversal budget tied to the message's size stops it.
   std::string frame = from_hex(
-      "000000001900000000000000020002000000000000000000000007000000000000000000000000000000000003000200"
-      "030000000000000005000000010000000200000000000000050000003200000005000000370000006a6f622d31000000"
-      "0c0000010000000015000000320000001500000042000000150000003000000015000000420000001500000032000000"
-      "150000004a0000006b65792d3000000076616c75652d30006b65792d3100000076616c75652d37006b65792d32000000"
+      "00000000190000000000000002000200000000000000000000000700000000000000000000000000000000000300"
+      "0200"
+      "030000000000000005000000010000000200000000000000050000003200000005000000370000006a6f622d3100"
+      "0000"
+      "0c000001000000001500000032000000150000004200000015000000300000001500000042000000150000003200"
+      "0000"
+      "150000004a0000006b65792d3000000076616c75652d30006b65792d3100000076616c75652d37006b65792d3200"
+      "0000"
       "76616c75652d31340000000000000000");
   size_t read = 0;
   Harness h({}, [&](uint64_t, schema::Envelope::Reader envelope) {
@@ -309,8 +311,7 @@ TEST_CASE("a synchronous loopback re-enters the session safely") {
     request.body().setHeartbeat();
     link.a.call(std::move(request), 100,
                 [&](auto r) { order.push_back(r.ok() ? "outer" : "error"); });
-    CHECK(order ==
-          std::vector<std::string>{"notification", "handler returns", "outer", "inner"});
+    CHECK(order == std::vector<std::string>{"notification", "handler returns", "outer", "inner"});
   }
   CHECK(link.a.pending() == 0);
   CHECK_FALSE(link.a.closed());

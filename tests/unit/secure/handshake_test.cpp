@@ -176,7 +176,7 @@ TEST_CASE("identities: encode/decode and names that are refused") {
   CHECK_FALSE(valid_identity_name(""));
   CHECK_FALSE(valid_identity_name("has space"));
   CHECK_FALSE(valid_identity_name(std::string(256, 'a')));
-  CHECK_FALSE(decode_identity(std::string("\x03\x01x", 3)));   // unknown role
-  CHECK_FALSE(decode_identity(std::string("\x02\x05x", 3)));   // length lies
+  CHECK_FALSE(decode_identity(std::string("\x03\x01x", 3)));  // unknown role
+  CHECK_FALSE(decode_identity(std::string("\x02\x05x", 3)));  // length lies
   CHECK(describe(id) == "agent node-17.cluster");
 }

@@ -1,12 +1,13 @@
 // Secrets from the pooled arenas and from sodium_malloc: zeroed when handed out, never shared
 // between two live secrets, wiped before a slot is reused.
+#include "secure/secret.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <set>
 #include <vector>
 
-#include "secure/secret.hpp"
 #include "secure/secret_pool.hpp"
 
 using lattice::secure::Secret;

@@ -10,8 +10,7 @@ ClusterKey key_of(uint8_t fill) {
   return ClusterKey::from_bytes(bytes);
 }
 
-Pair::Pair(const ClusterKey& initiator_key, const ClusterKey& responder_key, Identity i,
-           Identity r)
+Pair::Pair(const ClusterKey& initiator_key, const ClusterKey& responder_key, Identity i, Identity r)
     : initiator(Channel::Side::initiator, initiator_key, std::move(i)),
       responder(Channel::Side::responder, responder_key, std::move(r)) {}
 
