@@ -116,7 +116,7 @@ void Agent::accept(std::unique_ptr<net::Stream> stream) {
       [id](const secure::Identity& peer) {
         LAT_LOG(debug, "link", "connection ", id, " is ", secure::describe(peer));
       },
-      [this, id](const std::string& reason) { connection_closed(id, reason); });
+      [this, id](const Error& why) { connection_closed(id, why); });
 }
 
 void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::Reader envelope) {
@@ -280,21 +280,21 @@ void Agent::deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender
   entry.launch->fence_message(std::move(message));
 }
 
-void Agent::connection_closed(uint64_t conn_id, const std::string& reason) {
+void Agent::connection_closed(uint64_t conn_id, const Error& why) {
   auto it = connections_.find(conn_id);
   bool authenticated = it != connections_.end() && it->second->established();
   std::string who = it == connections_.end() ? std::string("?") : it->second->peer();
   if (!authenticated)
-    LAT_LOG(warn, "link", "refused ", who, ": ", reason);
-  else if (reason == "closed by the peer")
+    LAT_LOG(warn, "link", "refused ", who, ": ", why.message);
+  else if (why.kind == ErrorKind::closed_by_peer)
     LAT_LOG(debug, "link", "connection ", conn_id, " (", secure::describe(it->second->identity()),
             ") closed by the peer");
   else
     LAT_LOG(info, "link", "connection ", conn_id, " (", secure::describe(it->second->identity()),
-            ") lost: ", reason);
+            ") lost: ", why.message);
   for (auto& [id, entry] : launches_) {
     if (entry.launcher_conn != conn_id || entry.launch->ended()) continue;
-    entry.launch->launcher_lost(reason);
+    entry.launch->launcher_lost(why.message);
   }
   reaper_.start(0, 0, [this] { reap(); });
 }
@@ -314,7 +314,7 @@ void Agent::sweep() {
     LAT_LOG(info, "link", "closing connection ", id, " (", secure::describe(it->second->identity()),
             "): silent for ", config_.idle_timeout_ms / 1000.0, " s");
     it->second->close();
-    connection_closed(id, "idle");
+    connection_closed(id, make_error("idle"));
   }
   // What ended launches and closed links freed goes back to the system, so a burst (a big
   // launch, a flood of connections) does not pin the agent's RSS at its peak. Only once the

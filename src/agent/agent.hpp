@@ -66,7 +66,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   void fence_message(FenceMessage message, const Sender& sender);
   void hold_early(const std::string& launch_id, EarlyMessage early, const Sender& sender);
   void deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender);
-  void connection_closed(uint64_t conn_id, const std::string& reason);
+  void connection_closed(uint64_t conn_id, const Error& why);
   void accept_admin(std::unique_ptr<net::Stream> stream);
   void sweep();  // rpc deadlines, idle links, stale early fence chunks
   void shutdown(int signum);

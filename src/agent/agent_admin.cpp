@@ -34,7 +34,7 @@ void Agent::accept_admin(std::unique_ptr<net::Stream> stream) {
         std::string line = buffer->substr(0, std::min(eol, buffer->size()));
         s->end(admin::handle_request(line, *this));
       },
-      [this, id](const std::string&) {
+      [this, id](const Error&) {
         reaper_.start(0, 0, [this, id] {
           admin_clients_.erase(id);
           reap();

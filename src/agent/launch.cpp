@@ -203,7 +203,7 @@ void Launch::attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool
         for (auto& line : lines.feed(bytes)) batch += line;
         if (!batch.empty()) sink_.output(*this, r->rank, is_stderr, std::move(batch));
       },
-      [this, r, is_stderr](const std::string&) {
+      [this, r, is_stderr](const Error&) {
         auto& lines = is_stderr ? r->err_lines : r->out_lines;
         if (auto rest = lines.flush()) sink_.output(*this, r->rank, is_stderr, std::move(*rest));
         run(policy_.pipe_closed(r->rank));

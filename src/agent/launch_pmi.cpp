@@ -75,7 +75,7 @@ void Launch::serve_pmi(std::unique_ptr<net::Stream> stream, Door door, std::opti
   net::Stream* s = stream.get();
   conns_[id] = PmiConn{std::move(stream), rank.value_or(-1)};
   s->start([this, id](std::string_view bytes) { pmi_.receive(id, bytes); },
-           [this, id](const std::string&) {
+           [this, id](const Error&) {
              // Mark the connection gone before telling the engine, so that a client_failed
              // raised from eof() is known to be about a lost connection, not bad bytes.
              auto it = conns_.find(id);

@@ -69,9 +69,7 @@ void PeerLinks::connected(const std::string& key, std::unique_ptr<net::Stream> s
   link.conn = std::make_unique<link::Connection>(
       loop_, std::move(stream), std::move(options), std::move(handlers),
       [this, key](const secure::Identity& peer) { established(key, peer); },
-      [this, key](const std::string& reason) {
-        lose(key, cat("connection closed (", reason, ")"));
-      });
+      [this, key](const Error& why) { lose(key, cat("connection closed (", why.message, ")")); });
   // The connection holds them until the handshake is done.
   for (auto& message : link.waiting) link.conn->session().notify(std::move(message));
   link.waiting.clear();

@@ -9,8 +9,16 @@
 
 namespace lattice {
 
+// What callers may decide on; the message is for people. Never match on message text.
+enum class ErrorKind {
+  other,
+  eof,             // a byte stream ended (the peer closed its end)
+  closed_by_peer,  // a link ended cleanly, as its peer chose
+};
+
 struct Error {
   std::string message;
+  ErrorKind kind = ErrorKind::other;
 };
 
 template <class T>
@@ -65,6 +73,8 @@ class [[nodiscard]] Result<void> {
 
 using Status = Result<void>;
 
-inline Error make_error(std::string message) { return Error{std::move(message)}; }
+inline Error make_error(std::string message, ErrorKind kind = ErrorKind::other) {
+  return Error{std::move(message), kind};
+}
 
 }  // namespace lattice

@@ -108,14 +108,14 @@ void Job::connected(Node& node, std::unique_ptr<net::Stream> stream) {
   node.conn = std::make_unique<link::Connection>(
       loop_, std::move(stream), std::move(link), std::move(handlers),
       [this, n](const secure::Identity& peer) { authenticated(*n, peer); },
-      [this, n](const std::string& reason) {
+      [this, n](const Error& why) {
         if (policy_.done(index(*n))) return;
         if (!n->authenticated)
-          return node_out(*n,
-                          JobFailure{cat("cannot authenticate agent ", n->address.node_id, " at ",
-                                         n->address.host, ':', n->address.port, ": ", reason)});
+          return node_out(
+              *n, JobFailure{cat("cannot authenticate agent ", n->address.node_id, " at ",
+                                 n->address.host, ':', n->address.port, ": ", why.message)});
         node_out(*n, JobFailure{cat("node ", n->address.node_id,
-                                    " lost: its agent's connection closed (", reason, ")")});
+                                    " lost: its agent's connection closed (", why.message, ")")});
       });
 }
 

@@ -85,7 +85,7 @@ void LocalAgents::start(int count, ReadyFn ready) {
           a->ready_line.append(bytes);
           if (a->ready_line.find('\n') != std::string::npos) agent_ready(*a, a->ready_line);
         },
-        [](const std::string&) {});
+        [](const Error&) {});
   }
 }
 

@@ -25,7 +25,7 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
             handlers.on_error = [this, user_error](const std::string& reason) {
               LAT_LOG(warn, "rpc", "peer ", peer_, ": ", reason);
               if (user_error) user_error(reason);
-              closed(reason);
+              closed(make_error(reason));
             };
             return handlers;
           }(),
@@ -33,18 +33,18 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
   stream_->set_write_limit(write_limit_);
   handshake_timer_.start(options.handshake_timeout_ms, 0,
                          [this, ms = options.handshake_timeout_ms] {
-                           closed(cat("no handshake within ", ms / 1000.0, " s"));
+                           closed(make_error(cat("no handshake within ", ms / 1000.0, " s")));
                          });
   stream_->start([this](std::string_view bytes) { on_bytes(bytes); },
-                 [this](const std::string& reason) {
-                   if (reason == "eof" && channel_.peer_finished())
-                     closed("closed by the peer");
-                   else if (reason == "eof" && channel_.established())
-                     closed(
+                 [this](const Error& why) {
+                   if (why.kind == ErrorKind::eof && channel_.peer_finished())
+                     closed(make_error("closed by the peer", ErrorKind::closed_by_peer));
+                   else if (why.kind == ErrorKind::eof && channel_.established())
+                     closed(make_error(
                          "the peer's stream ended without its final record (peer died or the "
-                         "connection was cut)");
+                         "connection was cut)"));
                    else
-                     closed(reason);
+                     closed(why);
                  });
   std::string hello = channel_.start();
   if (!hello.empty()) stream_->write(std::move(hello));
@@ -58,7 +58,7 @@ void Connection::on_bytes(std::string_view bytes) {
   secure::ChannelOutput out;
   auto status = channel_.receive(bytes, out);
   if (!out.to_network.empty()) stream_->write(std::move(out.to_network));
-  if (!status) return closed(status.error().message);
+  if (!status) return closed(status.error());
   if (out.established) {
     handshake_timer_.stop();
     LAT_LOG(debug, "link", peer_, " is ", secure::describe(channel_.peer()));
@@ -74,7 +74,8 @@ void Connection::write(std::string bytes) {
   if (channel_.established())
     stream_->write(channel_.seal(bytes));
   else if (unsent_.size() + bytes.size() > write_limit_)
-    closed(cat("more than ", write_limit_, " bytes queued before the handshake completed"));
+    closed(make_error(
+        cat("more than ", write_limit_, " bytes queued before the handshake completed")));
   else
     unsent_ += bytes;
 }
@@ -86,14 +87,14 @@ void Connection::close() {
   stream_->close();
 }
 
-void Connection::closed(const std::string& reason) {
+void Connection::closed(const Error& why) {
   if (reported_) return;
   reported_ = true;
   open_ = false;
   handshake_timer_.stop();
   stream_->close();
-  session_.fail_all("connection closed: " + reason);
-  if (on_closed_) on_closed_(reason);
+  session_.fail_all("connection closed: " + why.message);
+  if (on_closed_) on_closed_(why);
 }
 
 }  // namespace lattice::link

@@ -37,7 +37,7 @@ struct LinkOptions {
 
 class Connection : public rpc::ByteTransport {
  public:
-  using ClosedFn = std::function<void(const std::string& reason)>;
+  using ClosedFn = std::function<void(const Error& why)>;
   using EstablishedFn = std::function<void(const secure::Identity& peer)>;
 
   // Starts the handshake at once. `on_established` runs once the peer is authenticated (the
@@ -65,7 +65,7 @@ class Connection : public rpc::ByteTransport {
 
  private:
   void on_bytes(std::string_view bytes);
-  void closed(const std::string& reason);
+  void closed(const Error& why);
 
   net::Loop& loop_;
   std::unique_ptr<net::Stream> stream_;

@@ -55,7 +55,7 @@ void Stream::start(ReadFn on_read_fn, CloseFn on_close_fn) {
   callbacks_ =
       std::make_shared<Callbacks>(Callbacks{std::move(on_read_fn), std::move(on_close_fn)});
   int rc = uv_read_start(raw(), Io::on_alloc, Io::on_read);
-  if (rc != 0) finish_later(cat("read: ", uv_error(rc)), false);
+  if (rc != 0) finish_later(make_error(cat("read: ", uv_error(rc))), false);
 }
 
 void Stream::Io::on_alloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
@@ -72,7 +72,9 @@ void Stream::Io::on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
   auto* self = owner_of<Stream>(s);
   if (!self || n == 0 || self->finished_) return;
   if (n < 0) {
-    self->finish(n == UV_EOF ? "eof" : cat("read: ", uv_error(static_cast<int>(n))), false);
+    self->finish(n == UV_EOF ? make_error("eof", ErrorKind::eof)
+                             : make_error(cat("read: ", uv_error(static_cast<int>(n)))),
+                 false);
     return;
   }
   // The buffer and callbacks leave the Stream for the call: the owner may destroy it meanwhile.
@@ -88,8 +90,8 @@ void Stream::write(std::string bytes) {
   if (write_limit_ > 0 && bytes.size() > write_limit_ - std::min(queued_, write_limit_)) {
     // A peer that stops reading would otherwise grow the queue without bound. Closing frees
     // what is stuck in it; the owner hears why from the close callback.
-    finish_later(cat("write: the peer is not reading (", queued_, " bytes queued, limit ",
-                     write_limit_, ")"),
+    finish_later(make_error(cat("write: the peer is not reading (", queued_,
+                                " bytes queued, limit ", write_limit_, ")")),
                  true);
     return;
   }
@@ -100,7 +102,7 @@ void Stream::write(std::string bytes) {
   int rc = uv_write(&w->req, raw(), &buf, 1, Io::on_written);
   if (rc != 0) {
     delete w;
-    finish_later(cat("write: ", uv_error(rc)), false);
+    finish_later(make_error(cat("write: ", uv_error(rc))), false);
     return;
   }
   queued_ += buf.len;
@@ -111,10 +113,10 @@ void Stream::Io::on_written(uv_write_t* req, int status) {
   auto* self = owner_of<Stream>(req->handle);  // null once the owner has closed the stream
   if (!self) return;
   self->queued_ -= w->bytes.size();
-  if (status < 0) return self->finish(cat("write: ", uv_error(status)), false);
+  if (status < 0) return self->finish(make_error(cat("write: ", uv_error(status))), false);
   // A failure already on its way (e.g. the write limit) keeps its own reason.
   if (self->ending_ && self->queued_ == 0 && !self->failing_)
-    self->finish("closed after writing", true);
+    self->finish(make_error("closed after writing"), true);
 }
 
 void Stream::end(std::string bytes) {
@@ -125,25 +127,24 @@ void Stream::end(std::string bytes) {
   if (finished_)
     close();
   else
-    finish_later("closed after writing", true);
+    finish_later(make_error("closed after writing"), true);
 }
 
-void Stream::finish(const std::string& reason, bool close_handle) {
+void Stream::finish(const Error& why, bool close_handle) {
   auto callbacks = finished_ ? nullptr : callbacks_;
   finished_ = true;
   if (close_handle)
     close();
   else
     uv_read_stop(raw());
-  if (callbacks && callbacks->on_close) guarded("close", callbacks->on_close, reason);
+  if (callbacks && callbacks->on_close) guarded("close", callbacks->on_close, why);
 }
 
-void Stream::finish_later(std::string reason, bool close_handle) {
+void Stream::finish_later(Error why, bool close_handle) {
   failing_ = true;
-  Loop::from(handle_->base()->loop)
-      .defer([alive = self_, reason = std::move(reason), close_handle] {
-        if (*alive) (*alive)->finish(reason, close_handle);
-      });
+  Loop::from(handle_->base()->loop).defer([alive = self_, why = std::move(why), close_handle] {
+    if (*alive) (*alive)->finish(why, close_handle);
+  });
 }
 
 uv_stream_t* Stream::raw() const { return handle_->stream(); }

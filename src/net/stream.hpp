@@ -20,8 +20,9 @@ namespace lattice::net {
 class Stream {
  public:
   using ReadFn = std::function<void(std::string_view bytes)>;
-  // "eof", "closed after writing" (end()), or "read: ..."/"write: ..." with libuv's words. Once.
-  using CloseFn = std::function<void(const std::string& reason)>;
+  // "eof" (kind eof), "closed after writing" (end()), or "read: ..."/"write: ..." with libuv's
+  // words. Once.
+  using CloseFn = std::function<void(const Error& why)>;
 
   // Wraps an existing connected socket or pipe fd (the parent's end of a socketpair, a pipe).
   static Result<std::unique_ptr<Stream>> open_fd(Loop& loop, UniqueFd fd);
@@ -65,9 +66,9 @@ class Stream {
   struct Io;
   // Ends the stream: stops reading (or closes the handle too) and reports `reason` unless it
   // ended before.
-  void finish(const std::string& reason, bool close_handle);
+  void finish(const Error& why, bool close_handle);
   // The same, from the next loop iteration: for failures found inside write()/start().
-  void finish_later(std::string reason, bool close_handle);
+  void finish_later(Error why, bool close_handle);
   uv_stream_s* raw() const;
 
   std::unique_ptr<Handle<uv_any_handle>> handle_;

@@ -90,7 +90,7 @@ class Rogue {
             say(cat("established as ", secure::describe(peer)));
             act();
           },
-          [this](const std::string& reason) { finish(cat("closed: ", reason)); });
+          [this](const Error& why) { finish(cat("closed: ", why.message)); });
     });
   }
 

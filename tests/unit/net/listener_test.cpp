@@ -33,7 +33,7 @@ struct EchoServer {
       Stream* raw = s.get();
       clients.push_back(std::move(s));
       raw->start([raw](std::string_view bytes) { raw->write(std::string(bytes)); },
-                 [](const std::string&) {});
+                 [](const Error&) {});
     };
   }
 };
@@ -58,7 +58,7 @@ TEST_CASE("TcpListener on 127.0.0.1:0 echoes through connect_tcp") {
   CHECK(!called_inside);  // completion never runs inside connect_tcp()
   REQUIRE(run_until(loop, [&] { return client != nullptr; }));
   CHECK(client->peer() == "127.0.0.1:" + std::to_string(bound.port));
-  client->start([&](std::string_view s) { echoed.append(s); }, [](const std::string&) {});
+  client->start([&](std::string_view s) { echoed.append(s); }, [](const Error&) {});
   client->write("ping\n");
   REQUIRE(run_until(loop, [&] { return echoed == "ping\n"; }));
   REQUIRE(server.clients.size() == 1);
@@ -147,7 +147,7 @@ TEST_CASE("UnixListener: mode 0600, echo, refuses a live path, removed afterward
     auto client = Stream::open_fd(loop, unix_connect(path));
     REQUIRE(client.ok());
     std::string echoed;
-    (*client)->start([&](std::string_view s) { echoed.append(s); }, [](const std::string&) {});
+    (*client)->start([&](std::string_view s) { echoed.append(s); }, [](const Error&) {});
     (*client)->write("over unix");
     REQUIRE(run_until(loop, [&] { return echoed == "over unix"; }));
     CHECK(server.clients.at(0)->peer() == "unix");

@@ -45,7 +45,7 @@ void collect(Child& c, std::unique_ptr<Stream> stream, std::string& into,
   if (!stream) return;
   ++c.open_streams;
   stream->start([&into](std::string_view s) { into.append(s); },
-                [&c](const std::string&) { --c.open_streams; });
+                [&c](const Error&) { --c.open_streams; });
   slot = std::move(stream);
 }
 
@@ -140,7 +140,7 @@ TEST_CASE("inherit_fds puts a socketpair end at fd 3 in the child") {
   std::string got;
   bool eof = false;
   (*stream)->start([&](std::string_view s) { got.append(s); },
-                   [&](const std::string& why) { eof = why == "eof"; });
+                   [&](const Error& why) { eof = why.kind == ErrorKind::eof; });
   REQUIRE(run_until(loop, [&] { return c->done() && eof; }));
   CHECK(got == "hi\n");
   CHECK(c->info.exit_status == 0);
@@ -162,10 +162,10 @@ TEST_CASE("a channel is a socketpair at fd 3 (before inherit_fds) that sees the 
   std::string got, got_extra;
   bool eof = false;
   channel->start([&](std::string_view s) { got.append(s); },
-                 [&](const std::string& why) { eof = why == "eof"; });
+                 [&](const Error& why) { eof = why.kind == ErrorKind::eof; });
   auto other = Stream::open_fd(loop, std::move(parent));
   REQUIRE(other.ok());
-  (*other)->start([&](std::string_view s) { got_extra.append(s); }, [](const std::string&) {});
+  (*other)->start([&](std::string_view s) { got_extra.append(s); }, [](const Error&) {});
   // EOF on the channel proves the parent kept no copy of the child's end.
   REQUIRE(run_until(loop, [&] { return c->done() && eof && !got_extra.empty(); }));
   CHECK(got == "to-channel\n");

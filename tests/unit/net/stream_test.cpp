@@ -40,9 +40,13 @@ TEST_CASE("socketpair streams carry bytes both ways and report EOF once") {
   auto& b = pair.b;
   std::string got_a, got_b;
   std::vector<std::string> closes_b;
-  a->start([&](std::string_view s) { got_a.append(s); }, [](const std::string&) {});
+  ErrorKind kind = ErrorKind::other;
+  a->start([&](std::string_view s) { got_a.append(s); }, [](const Error&) {});
   b->start([&](std::string_view s) { got_b.append(s); },
-           [&](const std::string& why) { closes_b.push_back(why); });
+           [&](const Error& why) {
+             closes_b.push_back(why.message);
+             kind = why.kind;
+           });
   a->write("hello ");
   a->write("world");
   b->write("back");
@@ -56,6 +60,7 @@ TEST_CASE("socketpair streams carry bytes both ways and report EOF once") {
   b->write("into the void");  // dropped: the stream has ended
   loop.run();                 // nothing more may arrive
   CHECK(closes_b == std::vector<std::string>{"eof"});
+  CHECK(kind == ErrorKind::eof);  // what callers decide on, not the text
 }
 
 TEST_CASE("a write to a vanished peer is reported once through on_close") {
@@ -66,9 +71,9 @@ TEST_CASE("a write to a vanished peer is reported once through on_close") {
   int closes = 0;
   std::string reason;
   a->start([](std::string_view) {},
-           [&](const std::string& why) {
+           [&](const Error& why) {
              ++closes;
-             reason = why;
+             reason = why.message;
            });
   b.reset();
   // Enough bytes that the kernel must refuse some: the write fails with EPIPE or the read EOF.
@@ -87,7 +92,8 @@ TEST_CASE("a write that libuv refuses at once is reported later, not inside writ
   auto reader = Stream::open_fd(loop, UniqueFd(fds[0]));  // a read-only pipe end
   REQUIRE(reader.ok());
   std::vector<std::string> closes;
-  (*reader)->start([](std::string_view) {}, [&](const std::string& why) { closes.push_back(why); });
+  (*reader)->start([](std::string_view) {},
+                   [&](const Error& why) { closes.push_back(why.message); });
   (*reader)->write("cannot go out");
   CHECK(closes.empty());  // not re-entrant
   REQUIRE(run_until(loop, [&] { return !closes.empty(); }));
@@ -108,7 +114,7 @@ TEST_CASE("destroying the owner inside the read callback stops all callbacks") {
         b.reset();                                // the owner drops the stream mid-callback...
         seen_after_destroy = std::string(bytes);  // ...and the bytes are still valid
       },
-      [&](const std::string&) { ++closes; });
+      [&](const Error&) { ++closes; });
   a->write("first");
   REQUIRE(run_until(loop, [&] { return reads > 0; }));
   a->write("second");
@@ -126,7 +132,7 @@ TEST_CASE("destroying the owner inside on_close is safe") {
   auto& b = pair.b;
   int closes = 0;
   b->start([](std::string_view) {},
-           [&](const std::string&) {
+           [&](const Error&) {
              ++closes;
              b.reset();
            });
@@ -142,7 +148,7 @@ TEST_CASE("close() drops pending work and suppresses every callback") {
   auto& a = pair.a;
   auto& b = pair.b;
   int calls = 0;
-  b->start([&](std::string_view) { ++calls; }, [&](const std::string&) { ++calls; });
+  b->start([&](std::string_view) { ++calls; }, [&](const Error&) { ++calls; });
   b->write(std::string(1 << 20, 'y'));  // more than the socket buffer: stays queued
   b->close();
   b->close();  // idempotent
@@ -162,8 +168,8 @@ TEST_CASE("end() delivers everything, then the peer sees EOF") {
   std::vector<std::string> closes_a, closes_b;
   const std::string big(300 * 1024, 'z');  // larger than the socket buffer
   b->start([&](std::string_view s) { got.append(s); },
-           [&](const std::string& why) { closes_b.push_back(why); });
-  a->start([](std::string_view) {}, [&](const std::string& why) { closes_a.push_back(why); });
+           [&](const Error& why) { closes_b.push_back(why.message); });
+  a->start([](std::string_view) {}, [&](const Error& why) { closes_a.push_back(why.message); });
   a->end(big);
   a->write("after end");  // dropped
   REQUIRE(run_until(loop, [&] { return !closes_b.empty(); }));
@@ -178,8 +184,8 @@ TEST_CASE("end() with nothing queued closes from the loop, not from inside end()
   auto& a = pair.a;
   auto& b = pair.b;
   std::vector<std::string> closes_a, closes_b;
-  a->start([](std::string_view) {}, [&](const std::string& why) { closes_a.push_back(why); });
-  b->start([](std::string_view) {}, [&](const std::string& why) { closes_b.push_back(why); });
+  a->start([](std::string_view) {}, [&](const Error& why) { closes_a.push_back(why.message); });
+  b->start([](std::string_view) {}, [&](const Error& why) { closes_b.push_back(why.message); });
   a->end();
   CHECK(closes_a.empty());
   REQUIRE(run_until(loop, [&] { return !closes_b.empty(); }));
@@ -198,7 +204,7 @@ TEST_CASE("an exception from a read callback stays at the edge") {
         ++reads;
         throw std::runtime_error("handler bug");
       },
-      [](const std::string&) {});
+      [](const Error&) {});
   a->write("x");
   REQUIRE(run_until(loop, [&] { return reads == 1; }));
   a->write("y");

@@ -32,7 +32,7 @@ TEST_CASE("a peer that never reads: the stream ends at the limit, from the loop,
   Stream& writer = **made;
   writer.set_write_limit(kLimit);
   std::vector<std::string> closes;
-  writer.start([](std::string_view) {}, [&](const std::string& why) { closes.push_back(why); });
+  writer.start([](std::string_view) {}, [&](const Error& why) { closes.push_back(why.message); });
 
   size_t accepted = 0;
   for (size_t sent = 0; sent < kTotal; sent += kPiece) {
@@ -67,8 +67,8 @@ TEST_CASE("a peer that drains every burst is never cut off by the same limit") {
   writer.set_write_limit(kLimit);
   std::vector<std::string> closes;
   size_t received = 0;
-  writer.start([](std::string_view) {}, [&](const std::string& why) { closes.push_back(why); });
-  (*b)->start([&](std::string_view s) { received += s.size(); }, [](const std::string&) {});
+  writer.start([](std::string_view) {}, [&](const Error& why) { closes.push_back(why.message); });
+  (*b)->start([&](std::string_view s) { received += s.size(); }, [](const Error&) {});
 
   for (size_t sent = 0; sent < kTotal;) {
     for (size_t burst = 0; burst < kLimit; burst += kPiece, sent += kPiece)
@@ -89,7 +89,7 @@ TEST_CASE("write limits: one write above the limit fails on an empty queue; 0 is
   REQUIRE(made.ok());
   Stream& writer = **made;
   std::vector<std::string> closes;
-  writer.start([](std::string_view) {}, [&](const std::string& why) { closes.push_back(why); });
+  writer.start([](std::string_view) {}, [&](const Error& why) { closes.push_back(why.message); });
 
   writer.set_write_limit(0);
   for (size_t sent = 0; sent < kTotal; sent += kPiece) writer.write(std::string(kPiece, 's'));
@@ -105,7 +105,7 @@ TEST_CASE("write limits: one write above the limit fails on an empty queue; 0 is
   std::vector<std::string> small_closes;
   (*small)->set_write_limit(100);
   (*small)->start([](std::string_view) {},
-                  [&](const std::string& why) { small_closes.push_back(why); });
+                  [&](const Error& why) { small_closes.push_back(why.message); });
   (*small)->write(std::string(101, 't'));
   (*small)->write("dropped too");
   REQUIRE(run_until(loop, [&] { return !small_closes.empty(); }));
