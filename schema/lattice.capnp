@@ -103,6 +103,10 @@ struct AbortProcesses {
   launchId @0 :Text;
   reason @1 :Text;
   fenceEpoch @2 :UInt64;         # non-zero: the abort is a timeout of this fence (report stragglers)
+  # The failure it passes on, as it was seen where it happened (a launcher's own abort: -1/"").
+  exitCode @3 :Int32;            # the job status it implies
+  failedRank @4 :Int32;          # -1 when not one rank's doing
+  failedNode @5 :Text;           # node id where it happened
 }
 
 struct SignalProcesses {
@@ -149,6 +153,7 @@ struct LaunchEnded {
   timings @4 :LaunchTimings;
   exitCode @5 :Int32;            # the job status this agent proposes (0 when not failed)
   failedRank @6 :Int32;          # rank of the first failure, -1 when none or not a rank's
+  failedNode @8 :Text;           # node id where the first failure happened ("" when none)
   stragglers @7 :List(Straggler); # after a fence timeout: this node's ranks that never entered it
 }
 

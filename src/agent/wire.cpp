@@ -54,7 +54,9 @@ rpc::Outgoing fence_chunk(const std::string& launch_id, int from, bool down,
 }
 
 Failure decode_abort(schema::AbortProcesses::Reader m) {
-  return Failure{m.getReason(), 1, -1, m.getFenceEpoch()};
+  // A launcher's abort (or an older sender's) leaves exitCode 0: the job then reports 1.
+  return Failure{m.getReason(), m.getExitCode() != 0 ? m.getExitCode() : 1, m.getFailedRank(),
+                 m.getFenceEpoch(), m.getFailedNode()};
 }
 
 rpc::Outgoing abort(const std::string& launch_id, const Failure& failure) {
@@ -63,6 +65,9 @@ rpc::Outgoing abort(const std::string& launch_id, const Failure& failure) {
   abort.setLaunchId(launch_id);
   abort.setReason(failure.reason);
   abort.setFenceEpoch(failure.fence_epoch);
+  abort.setExitCode(failure.exit_code);
+  abort.setFailedRank(failure.rank);
+  abort.setFailedNode(failure.node);
   return msg;
 }
 
@@ -108,6 +113,7 @@ rpc::Outgoing launch_ended(const std::string& launch_id, int node_index,
   end.setReason(failure ? failure->reason : "");
   end.setExitCode(failure ? failure->exit_code : 0);
   end.setFailedRank(failure ? failure->rank : -1);
+  end.setFailedNode(failure ? failure->node : "");
   auto late = end.initStragglers(static_cast<unsigned>(stragglers.size()));
   for (unsigned i = 0; i < late.size(); ++i) {
     late[i].setRank(static_cast<uint32_t>(stragglers[i].rank));

@@ -53,6 +53,7 @@ rpc::Outgoing abort(const std::string& launch_id, const std::string& reason) {
   auto abort = msg.envelope().initBody().initAbortProcesses();
   abort.setLaunchId(launch_id);
   abort.setReason(reason);
+  abort.setFailedRank(-1);
   return msg;
 }
 
@@ -83,7 +84,9 @@ Ended decode_ended(schema::LaunchEnded::Reader m, const std::string& node_id) {
   for (auto s : m.getStragglers())
     out.stragglers.push_back(Straggler{static_cast<int>(s.getRank()), node_id, s.getPmiState(),
                                        s.getLastCommand(), s.getIdleMs()});
-  if (m.getFailed()) out.failure = JobFailure{m.getReason(), m.getExitCode(), m.getFailedRank()};
+  if (m.getFailed())
+    out.failure =
+        JobFailure{m.getReason(), m.getExitCode(), m.getFailedRank(), 0, m.getFailedNode()};
   return out;
 }
 

@@ -12,6 +12,7 @@ struct Failure {
   int exit_code = 1;         // the job status it implies
   int rank = -1;             // -1: not one rank's doing (lost node, timeout, refusal)
   uint64_t fence_epoch = 0;  // non-zero: a timeout of this fence (report its stragglers)
+  std::string node = {};     // node id where it happened ("" = the launcher, or unknown)
 };
 
 }  // namespace lattice::policy

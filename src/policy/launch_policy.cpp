@@ -25,8 +25,8 @@ std::vector<Action> LaunchPolicy::not_spawned(int rank, const std::string& why) 
   r->state = RankState::exited;
   std::vector<Action> out;
   if (!why.empty())
-    out =
-        fail(Failure{cat("cannot spawn ", where(rank), ": ", why), 1, rank}, local(), -1, SIGKILL);
+    out = fail(here(Failure{cat("cannot spawn ", where(rank), ": ", why), 1, rank}), local(), -1,
+               SIGKILL);
   settle(out);
   return out;
 }
@@ -52,11 +52,11 @@ std::vector<Action> LaunchPolicy::exited(int rank, proc::ExitStatus status, bool
   // handling the same signal, get the grace before SIGKILL rather than lose their handlers.
   int kill_others = stopping_ ? 0 : SIGKILL;
   if (status.code != 0 || status.signal != 0)
-    failed = fail(
-        Failure{cat(where(rank), ' ', proc::describe(status)), proc::job_exit_code(status), rank},
-        local(), -1, kill_others);
+    failed = fail(here(Failure{cat(where(rank), ' ', proc::describe(status)),
+                               proc::job_exit_code(status), rank}),
+                  local(), -1, kill_others);
   else if (finalize_missing)
-    failed = fail(Failure{cat(where(rank), " exited without calling PMI finalize"), 1, rank},
+    failed = fail(here(Failure{cat(where(rank), " exited without calling PMI finalize"), 1, rank}),
                   local(), -1, SIGKILL);
   out.insert(out.end(), failed.begin(), failed.end());
   settle(out);
@@ -78,12 +78,12 @@ std::vector<Action> LaunchPolicy::pmi_abort(int rank, std::optional<int> exit_co
   if (exit_code) reason += cat(" with exit code ", *exit_code);
   if (!message.empty()) reason += cat(": ", message);
   // PMI-2 carries no code; Slurm's client exits 1 after sending abort, so report that.
-  return fail(Failure{reason, exit_code.value_or(1), rank}, local(), -1, SIGKILL);
+  return fail(here(Failure{reason, exit_code.value_or(1), rank}), local(), -1, SIGKILL);
 }
 
 std::vector<Action> LaunchPolicy::pmi_error(int rank, const std::string& message) {
-  return fail(Failure{cat(where(rank), ": PMI protocol error: ", message), 1, rank}, local(), -1,
-              SIGKILL);
+  return fail(here(Failure{cat(where(rank), ": PMI protocol error: ", message), 1, rank}), local(),
+              -1, SIGKILL);
 }
 
 std::vector<Action> LaunchPolicy::pmi_lost(int rank, const std::string& message) {
@@ -97,7 +97,7 @@ std::vector<Action> LaunchPolicy::pmi_lost(int rank, const std::string& message)
 }
 
 std::vector<Action> LaunchPolicy::fence_timed_out(uint64_t epoch, const std::string& message) {
-  return fail(Failure{message, 1, -1, epoch}, local(), -1, SIGKILL);
+  return fail(here(Failure{message, 1, -1, epoch}), local(), -1, SIGKILL);
 }
 
 std::vector<Action> LaunchPolicy::fence_failed_above(uint64_t epoch, const std::string& message) {
@@ -118,12 +118,13 @@ std::vector<Action> LaunchPolicy::peer_lost(int node, const std::string& node_id
   Tell tell = shape_.self == shape_.head ? Tell::all
               : node == shape_.head      ? Tell::nobody
                                          : Tell::head;
-  return fail(Failure{cat("node ", node_id, " lost (", reason, ")"), 1, -1}, tell, node, SIGKILL);
+  return fail(here(Failure{cat("node ", node_id, " lost (", reason, ")"), 1, -1}), tell, node,
+              SIGKILL);
 }
 
 std::vector<Action> LaunchPolicy::launcher_lost(const std::string& reason) {
-  return fail(Failure{cat("the launcher's connection was lost (", reason, ")"), 1, -1}, local(), -1,
-              SIGKILL);
+  return fail(here(Failure{cat("the launcher's connection was lost (", reason, ")"), 1, -1}),
+              local(), -1, SIGKILL);
 }
 
 std::vector<Action> LaunchPolicy::signal(int signum) {
@@ -134,12 +135,13 @@ std::vector<Action> LaunchPolicy::signal(int signum) {
 
 std::vector<Action> LaunchPolicy::shutdown(int signum, bool kill_now) {
   if (kill_now) {
-    auto out = fail(Failure{"agent killed", 1, -1}, local(), -1, SIGKILL);
+    auto out = fail(here(Failure{"agent killed", 1, -1}), local(), -1, SIGKILL);
     if (kill_signal_ != SIGKILL) kill(SIGKILL, out);  // a second signal: no more grace
     return out;
   }
   return fail(
-      Failure{cat("agent on ", shape_.node_id, " is shutting down (signal ", signum, ")"), 1, -1},
+      here(Failure{cat("agent on ", shape_.node_id, " is shutting down (signal ", signum, ")"), 1,
+                   -1}),
       local(), -1, SIGTERM);
 }
 
@@ -159,8 +161,8 @@ std::vector<Action> LaunchPolicy::timer_fired(TimerId timer) {
       Rank* r = find(timer.rank);
       if (!r || !r->lost_pmi_pending || r->state != RankState::running) break;
       r->lost_pmi_pending = false;
-      out = fail(Failure{cat(where(timer.rank), ": ", r->lost_pmi_reason), 1, timer.rank}, local(),
-                 -1, SIGKILL);
+      out = fail(here(Failure{cat(where(timer.rank), ": ", r->lost_pmi_reason), 1, timer.rank}),
+                 local(), -1, SIGKILL);
       break;
     }
   }
@@ -203,6 +205,11 @@ void LaunchPolicy::kill(int signum, std::vector<Action>& out) {
     stop(TimerId{TimerKind::grace}, out);
   else
     start(TimerId{TimerKind::grace}, times_.grace_ms, out);
+}
+
+Failure LaunchPolicy::here(Failure failure) const {
+  failure.node = shape_.node_id;
+  return failure;
 }
 
 LaunchPolicy::Tell LaunchPolicy::local() const {

@@ -143,7 +143,8 @@ class LaunchPolicy {
 
   // `signum` 0: no signal now, SIGKILL when the grace ends.
   std::vector<Action> fail(Failure failure, Tell tell, int skip_node, int signum);
-  Tell local() const;  // for a failure that starts here
+  Tell local() const;                   // for a failure that starts here
+  Failure here(Failure failure) const;  // marked as happening on this node
   // `signum` to the running ranks; SIGTERM starts the grace, SIGKILL ends it.
   void kill(int signum, std::vector<Action>& out);
   // After a rank is done: stop the grace, start the drain, or end.

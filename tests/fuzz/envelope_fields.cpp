@@ -56,7 +56,9 @@ size_t body(schema::Envelope::Body::Reader b) {
       return text(b.getLaunchAccepted().getNodeId());
     case schema::Envelope::Body::ABORT_PROCESSES: {
       auto a = b.getAbortProcesses();
-      return text(a.getLaunchId()) + text(a.getReason()) + a.getFenceEpoch();
+      return text(a.getLaunchId()) + text(a.getReason()) + a.getFenceEpoch() +
+             static_cast<size_t>(a.getExitCode()) + static_cast<size_t>(a.getFailedRank()) +
+             text(a.getFailedNode());
     }
     case schema::Envelope::Body::OUTPUT: {
       auto o = b.getOutput();
@@ -77,8 +79,11 @@ size_t body(schema::Envelope::Body::Reader b) {
         auto t = e.getTimings();
         n += t.getSpawnedUs() + t.getFirstInitUs() + t.getLastFinalizeUs() + t.getExitedUs();
       }
-      n += static_cast<size_t>(e.getExitCode()) + static_cast<size_t>(e.getFailedRank());
-      for (auto rank : e.getStragglers()) n += text(rank);
+      n += static_cast<size_t>(e.getExitCode()) + static_cast<size_t>(e.getFailedRank()) +
+           text(e.getFailedNode());
+      for (auto late : e.getStragglers())
+        n += late.getRank() + text(late.getPmiState()) + text(late.getLastCommand()) +
+             late.getIdleMs();
       return n;
     }
     case schema::Envelope::Body::PMI_FENCE: {

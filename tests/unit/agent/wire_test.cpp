@@ -51,13 +51,14 @@ TEST_CASE("a launch request written by the launcher is the spec the agent decode
 TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {
   agent::LaunchTimes times{10, 20, 30, 40};
   std::vector<agent::Straggler> late{{4, "initialized", "put", 1534}, {2, "waiting", "", 0}};
-  auto msg = agent::wire::launch_ended("L-2", 3, agent::Failure{"fence 1 timed out", 1, -1, 1},
-                                       late, times);
+  auto msg = agent::wire::launch_ended(
+      "L-2", 3, agent::Failure{"fence 1 timed out", 1, -1, 1, "n2"}, late, times);
   auto end =
       launcher::wire::decode_ended(msg.envelope().asReader().getBody().getLaunchEnded(), "n4");
   REQUIRE(end.failure);
   CHECK(end.failure->reason == "fence 1 timed out");
   CHECK(end.failure->rank == -1);
+  CHECK(end.failure->node == "n2");
   CHECK(end.times.exited_us == 40);
   REQUIRE(end.stragglers.size() == 2);
   CHECK(end.stragglers[0].node == "n4");
@@ -77,9 +78,18 @@ TEST_CASE("aborts: the launcher's and a head's read back the same way") {
       agent::wire::decode_abort(from_launcher.envelope().asReader().getBody().getAbortProcesses());
   CHECK(failure.reason == "interrupted by the user");
   CHECK(failure.fence_epoch == 0);
+  CHECK(failure.exit_code == 1);
+  CHECK(failure.rank == -1);
   auto from_head = agent::wire::abort("L-3", agent::Failure{"fence 2 timed out", 1, -1, 2});
   CHECK(agent::wire::decode_abort(from_head.envelope().asReader().getBody().getAbortProcesses())
             .fence_epoch == 2);
+  // A relayed failure keeps what it was where it happened: every node reports the same.
+  auto relayed =
+      agent::wire::abort("L-3", agent::Failure{"rank 5 on n3 exited with status 7", 7, 5, 0, "n3"});
+  auto got = agent::wire::decode_abort(relayed.envelope().asReader().getBody().getAbortProcesses());
+  CHECK(got.exit_code == 7);
+  CHECK(got.rank == 5);
+  CHECK(got.node == "n3");
 }
 
 TEST_CASE("fence chunks up and down, with an error, read back") {

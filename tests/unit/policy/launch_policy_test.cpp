@@ -67,6 +67,8 @@ TEST_CASE("a rank failing on a non-head node: kill, one abort to the head, nothi
   REQUIRE(only<FirstFailure>(a).size() == 1);
   CHECK(only<FirstFailure>(a)[0].failure.reason == "rank 1 on n2 exited with status 7");
   CHECK(only<FirstFailure>(a)[0].failure.exit_code == 7);
+  CHECK(only<FirstFailure>(a)[0].failure.node == "n2");
+  CHECK(only<SendAbort>(a)[0].failure.rank == 1);  // the head hears the structured failure
   CHECK(abort_targets(a) == std::set<int>{0});
   REQUIRE(only<KillRanks>(a).size() == 1);
   CHECK(only<KillRanks>(a)[0].signum == SIGKILL);
@@ -78,8 +80,10 @@ TEST_CASE("a rank failing on a non-head node: kill, one abort to the head, nothi
 
 TEST_CASE("the head relays a node's failure to every node but itself and the reporter") {
   auto p = running(shape(0, 0, 5));
-  auto a = p.abort_received(FromNode{3}, Failure{"rank 9 on n3 exited with status 1", 1, 9});
+  auto a =
+      p.abort_received(FromNode{3}, Failure{"rank 9 on n3 exited with status 1", 1, 9, 0, "n3"});
   CHECK(abort_targets(a) == std::set<int>{1, 2, 4});
+  CHECK(only<SendAbort>(a)[0].failure.node == "n3");  // relayed as it was, not as the head's
   // A second report (another node failed too) is not relayed again.
   auto b = p.abort_received(FromNode{2}, Failure{"rank 5 on n2 exited with status 1", 1, 5});
   CHECK(only<SendAbort>(b).empty());
