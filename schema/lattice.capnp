@@ -99,14 +99,39 @@ struct PmiFenceComplete {
   fromNode @6 :UInt32;
 }
 
+enum FailureKind {
+  # What happened; Failure's other fields say to whom and how (src/policy/failure.hpp).
+  other @0;          # detail is the whole reason
+  exited @1;         # a rank exited non-zero (exitCode) or was killed (signal)
+  noFinalize @2;     # a rank exited 0 after PMI init without finalize
+  abortCalled @3;    # a rank called PMI abort (detail: its message)
+  pmiError @4;       # a rank broke the PMI protocol (detail)
+  pmiLost @5;        # a rank dropped its PMI connection and lived on (detail)
+  spawnFailed @6;    # a rank could not be started (detail)
+  fenceTimeout @7;   # fence fenceEpoch did not complete within timeoutMs
+  nodeLost @8;       # node `peer` was lost (detail)
+  launcherLost @9;   # the launcher's link was lost (detail)
+  agentStopping @10; # the agent on `node` got `signal`
+  agentKilled @11;   # the agent got a second signal
+}
+
+struct Failure {
+  # A launch's failure as fields, rendered as text only where a person reads it.
+  kind @0 :FailureKind;
+  detail @1 :Text;
+  exitCode @2 :Int32;            # the job status it implies
+  rank @3 :Int32;                # -1: not one rank's doing
+  node @4 :Text;                 # node id where it happened ("" = the launcher)
+  fenceEpoch @5 :UInt64;         # non-zero: a failure of this fence (report stragglers)
+  signal @6 :Int32;
+  exitCodeGiven @7 :Bool;
+  timeoutMs @8 :UInt32;
+  peer @9 :Text;
+}
+
 struct AbortProcesses {
   launchId @0 :Text;
-  reason @1 :Text;
-  fenceEpoch @2 :UInt64;         # non-zero: the abort is a timeout of this fence (report stragglers)
-  # The failure it passes on, as it was seen where it happened (a launcher's own abort: -1/"").
-  exitCode @3 :Int32;            # the job status it implies
-  failedRank @4 :Int32;          # -1 when not one rank's doing
-  failedNode @5 :Text;           # node id where it happened
+  failure @1 :Failure;           # what began it, as seen where it happened
 }
 
 struct SignalProcesses {
@@ -149,12 +174,9 @@ struct LaunchEnded {
   launchId @0 :Text;
   nodeIndex @1 :UInt32;
   failed @2 :Bool;
-  reason @3 :Text;               # first failure this agent saw, e.g. "rank 3 exited with status 7"
+  failure @3 :Failure;           # the first failure this agent saw (when failed)
   timings @4 :LaunchTimings;
-  exitCode @5 :Int32;            # the job status this agent proposes (0 when not failed)
-  failedRank @6 :Int32;          # rank of the first failure, -1 when none or not a rank's
-  failedNode @8 :Text;           # node id where the first failure happened ("" when none)
-  stragglers @7 :List(Straggler); # after a fence timeout: this node's ranks that never entered it
+  stragglers @5 :List(Straggler); # after a fence timeout: this node's ranks that never entered it
 }
 
 struct Straggler {

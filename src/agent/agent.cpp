@@ -204,7 +204,8 @@ void Agent::abort_processes(const Sender& sender, uint64_t request_id,
     // fence chunk, and judge it when the launch arrives.
     EarlyMessage early;
     early.abort = wire::decode_abort(abort);
-    early.bytes = sizeof early + early.abort->reason.size();
+    early.bytes = sizeof early + early.abort->detail.size() + early.abort->node.size() +
+                  early.abort->peer.size();
     hold_early(abort.getLaunchId(), std::move(early), sender);
     if (request_id) session.respond(request_id, rpc::Outgoing());
     return;
@@ -358,7 +359,7 @@ void Agent::ended(Launch& launch, const std::optional<Failure>& failure,
                   const std::vector<Straggler>& stragglers, const LaunchTimes& times) {
   notify(launches_.at(launch.id()).launcher_conn,
          wire::launch_ended(launch.id(), launch.spec().node_index, failure, stragglers, times));
-  LAT_LOG(info, "launch", launch.id(), ": ended", failure ? ": " + failure->reason : "");
+  LAT_LOG(info, "launch", launch.id(), ": ended", failure ? ": " + policy::describe(*failure) : "");
   reaper_.start(0, 0, [this] { reap(); });
 }
 

@@ -228,7 +228,7 @@ void Launch::shutdown(int signum, bool kill_now) { run(policy_.shutdown(signum, 
 void Launch::run(std::vector<policy::Action> actions) {
   for (auto& action : actions) {
     if (auto* first = std::get_if<policy::FirstFailure>(&action)) {
-      LAT_LOG(warn, "launch", spec_.launch_id, ": ", first->failure.reason);
+      LAT_LOG(warn, "launch", spec_.launch_id, ": ", policy::describe(first->failure));
     } else if (auto* kill = std::get_if<policy::KillRanks>(&action)) {
       kill_running(kill->signum);
     } else if (auto* abort = std::get_if<policy::SendAbort>(&action)) {

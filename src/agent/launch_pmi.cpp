@@ -145,11 +145,12 @@ void Launch::check_fence_deadline() {
     epoch = std::max<uint64_t>(epoch, st.fences_entered);
   }
   if (started == 0 || now - started < spec_.fence_timeout_ms) return;
-  std::string message =
-      cat("fence ", epoch, " timed out after ", spec_.fence_timeout_ms / 1000.0, " s");
+  auto actions = policy_.fence_timed_out(epoch, spec_.fence_timeout_ms);
+  // The ranks parked in it, and the children's, hear the same words as the launcher.
+  std::string message = policy::describe(*policy_.failure());
   pmi_.fence_failed(epoch, message);
   if (tree_fence_) tree_fence_->fail_down(epoch, message);
-  run(policy_.fence_timed_out(epoch, message));
+  run(std::move(actions));
 }
 
 std::vector<Straggler> Launch::stragglers(uint64_t epoch) const {

@@ -1,5 +1,7 @@
 #include "agent/wire.hpp"
 
+#include "wire/failure_codec.hpp"
+
 namespace lattice::agent::wire {
 namespace {
 
@@ -54,20 +56,14 @@ rpc::Outgoing fence_chunk(const std::string& launch_id, int from, bool down,
 }
 
 Failure decode_abort(schema::AbortProcesses::Reader m) {
-  // A launcher's abort (or an older sender's) leaves exitCode 0: the job then reports 1.
-  return Failure{m.getReason(), m.getExitCode() != 0 ? m.getExitCode() : 1, m.getFailedRank(),
-                 m.getFenceEpoch(), m.getFailedNode()};
+  return lattice::wire::decode_failure(m.getFailure());
 }
 
 rpc::Outgoing abort(const std::string& launch_id, const Failure& failure) {
   rpc::Outgoing msg;
   auto abort = msg.envelope().initBody().initAbortProcesses();
   abort.setLaunchId(launch_id);
-  abort.setReason(failure.reason);
-  abort.setFenceEpoch(failure.fence_epoch);
-  abort.setExitCode(failure.exit_code);
-  abort.setFailedRank(failure.rank);
-  abort.setFailedNode(failure.node);
+  lattice::wire::encode_failure(failure, abort.initFailure());
   return msg;
 }
 
@@ -110,10 +106,7 @@ rpc::Outgoing launch_ended(const std::string& launch_id, int node_index,
   end.setLaunchId(launch_id);
   end.setNodeIndex(static_cast<uint32_t>(node_index));
   end.setFailed(failure.has_value());
-  end.setReason(failure ? failure->reason : "");
-  end.setExitCode(failure ? failure->exit_code : 0);
-  end.setFailedRank(failure ? failure->rank : -1);
-  end.setFailedNode(failure ? failure->node : "");
+  if (failure) lattice::wire::encode_failure(*failure, end.initFailure());
   auto late = end.initStragglers(static_cast<unsigned>(stragglers.size()));
   for (unsigned i = 0; i < late.size(); ++i) {
     late[i].setRank(static_cast<uint32_t>(stragglers[i].rank));

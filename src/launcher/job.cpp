@@ -214,7 +214,7 @@ void Job::run(std::vector<policy::JobAction> actions) {
   for (auto& action : actions) {
     if (auto* to_abort = std::get_if<policy::AbortNode>(&action)) {
       notify(nodes_[static_cast<size_t>(to_abort->node)],
-             wire::abort(request_.launch_id, to_abort->reason));
+             wire::abort(request_.launch_id, to_abort->failure));
     } else if (auto* to_signal = std::get_if<policy::SignalNode>(&action)) {
       notify(nodes_[static_cast<size_t>(to_signal->node)],
              wire::signal(request_.launch_id, to_signal->signum));
@@ -263,7 +263,8 @@ int Job::exit_code() const { return job_exit_code(policy_.failure(), ranks_, lay
 std::string Job::final_report() const {
   std::string out;
   int code = exit_code();
-  if (policy_.failure()) out += cat("lattice: job failed: ", policy_.failure()->reason, '\n');
+  if (policy_.failure())
+    out += cat("lattice: job failed: ", policy::describe(*policy_.failure()), '\n');
   out += format_stragglers(stragglers_);
   if (code != 0)
     out += cat("lattice: exit statuses: ", summarize_exits(ranks_, layout_.ntasks), '\n');

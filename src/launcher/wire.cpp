@@ -1,5 +1,7 @@
 #include "launcher/wire.hpp"
 
+#include "wire/failure_codec.hpp"
+
 namespace lattice::launcher::wire {
 
 rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& request,
@@ -48,12 +50,11 @@ std::string accepted_node_id(schema::Envelope::Reader reply) {
   return reply.getBody().getLaunchAccepted().getNodeId();
 }
 
-rpc::Outgoing abort(const std::string& launch_id, const std::string& reason) {
+rpc::Outgoing abort(const std::string& launch_id, const JobFailure& failure) {
   rpc::Outgoing msg;
   auto abort = msg.envelope().initBody().initAbortProcesses();
   abort.setLaunchId(launch_id);
-  abort.setReason(reason);
-  abort.setFailedRank(-1);
+  lattice::wire::encode_failure(failure, abort.initFailure());
   return msg;
 }
 
@@ -84,9 +85,7 @@ Ended decode_ended(schema::LaunchEnded::Reader m, const std::string& node_id) {
   for (auto s : m.getStragglers())
     out.stragglers.push_back(Straggler{static_cast<int>(s.getRank()), node_id, s.getPmiState(),
                                        s.getLastCommand(), s.getIdleMs()});
-  if (m.getFailed())
-    out.failure =
-        JobFailure{m.getReason(), m.getExitCode(), m.getFailedRank(), 0, m.getFailedNode()};
+  if (m.getFailed()) out.failure = lattice::wire::decode_failure(m.getFailure());
   return out;
 }
 

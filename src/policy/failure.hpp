@@ -1,5 +1,7 @@
-// Why a launch failed, as the agents and the launcher pass it around: the first failure is the
-// launch's reason and, through exit_code, the job's exit status.
+// Why a launch failed, as the agents and the launcher pass it around: what happened, to which
+// rank on which node, as fields; describe() renders it as text only where a person reads it (a
+// log line, the launcher's report). The first failure is the launch's reason and, through
+// exit_code, the job's exit status.
 #pragma once
 
 #include <cstdint>
@@ -7,12 +9,35 @@
 
 namespace lattice::policy {
 
+enum class FailureKind {
+  other,           // `detail` says it all (the launcher's own reasons, a fence error from above)
+  exited,          // the rank exited non-zero (exit_code) or was killed (signal)
+  no_finalize,     // the rank exited 0 after PMI init, without finalize
+  abort_called,    // the rank called PMI abort (detail: its message)
+  pmi_error,       // the rank broke the PMI protocol (detail: how)
+  pmi_lost,        // the rank dropped its PMI connection and lived on (detail: how)
+  spawn_failed,    // the rank could not be started (detail: why)
+  fence_timeout,   // fence `fence_epoch` did not complete within timeout_ms
+  node_lost,       // node `peer` was lost (detail: how)
+  launcher_lost,   // the launcher's link was lost (detail: how)
+  agent_stopping,  // the agent on `node` got `signal`
+  agent_killed,    // the agent got a second signal
+};
+
 struct Failure {
-  std::string reason;        // e.g. "rank 3 on n1 exited with status 7"
+  std::string detail;        // for `other` the whole reason; else what the kind leaves out
   int exit_code = 1;         // the job status it implies
   int rank = -1;             // -1: not one rank's doing (lost node, timeout, refusal)
-  uint64_t fence_epoch = 0;  // non-zero: a timeout of this fence (report its stragglers)
+  uint64_t fence_epoch = 0;  // non-zero: a failure of this fence (report its stragglers)
   std::string node = {};     // node id where it happened ("" = the launcher, or unknown)
+  FailureKind kind = FailureKind::other;
+  int signal = 0;                // exited: the signal that killed the rank; agent_stopping
+  bool exit_code_given = false;  // abort_called: the rank named its exit code (PMI-1 does)
+  uint32_t timeout_ms = 0;       // fence_timeout
+  std::string peer = {};         // node_lost: the node id lost
 };
+
+// "rank 3 on n1 exited with status 7", "fence 2 timed out after 60 s", ...
+std::string describe(const Failure& failure);
 
 }  // namespace lattice::policy

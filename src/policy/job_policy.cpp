@@ -67,7 +67,7 @@ std::vector<JobAction> JobPolicy::signal(int signum) {
 
 std::vector<JobAction> JobPolicy::abort(Failure failure, bool head_knows) {
   std::vector<JobAction> out;
-  if (!aborting_) abort_reason_ = failure.reason;
+  if (!aborting_) abort_failure_ = failure;
   record_failure(failure_, std::move(failure));
   aborting_ = true;
   head_knows_ = head_knows_ || head_knows;
@@ -85,7 +85,7 @@ void JobPolicy::dispatch(std::vector<JobAction>& out) {
   const Node& head = nodes_[static_cast<size_t>(head_)];
   if (head.state == State::sent) return;  // its answer decides: accepted, or out
   if (head.state == State::live) {
-    if (!head_knows_) out.push_back(AbortNode{head_, abort_reason_});
+    if (!head_knows_) out.push_back(AbortNode{head_, abort_failure_});
     head_knows_ = true;  // an abort that reaches an agent before its launch waits there for it
     return;
   }
@@ -94,7 +94,7 @@ void JobPolicy::dispatch(std::vector<JobAction>& out) {
     Node& n = nodes_[i];
     if (n.state != State::live || n.told) continue;
     n.told = true;
-    out.push_back(AbortNode{static_cast<int>(i), abort_reason_});
+    out.push_back(AbortNode{static_cast<int>(i), abort_failure_});
   }
 }
 

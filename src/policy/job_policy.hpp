@@ -19,9 +19,9 @@
 
 namespace lattice::policy {
 
-struct AbortNode {  // an AbortProcesses to this node
+struct AbortNode {  // an AbortProcesses to this node, passing on the failure that began it
   int node;
-  std::string reason;
+  Failure failure;
 };
 struct SignalNode {  // a SignalProcesses to this node
   int node;
@@ -70,7 +70,7 @@ class JobPolicy {
   std::vector<Node> nodes_;
   int head_;
   std::optional<Failure> failure_;
-  std::string abort_reason_;
+  Failure abort_failure_;  // the failure that began the abort (what aborts pass on)
   int interrupts_ = 0;
   bool aborting_ = false;
   bool head_knows_ = false;  // the head has been told (by us or by the failing agent)

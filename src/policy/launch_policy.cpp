@@ -24,9 +24,7 @@ std::vector<Action> LaunchPolicy::not_spawned(int rank, const std::string& why) 
   if (!r || r->state != RankState::waiting) return {};
   r->state = RankState::exited;
   std::vector<Action> out;
-  if (!why.empty())
-    out = fail(here(Failure{cat("cannot spawn ", where(rank), ": ", why), 1, rank}), local(), -1,
-               SIGKILL);
+  if (!why.empty()) out = fail(here(FailureKind::spawn_failed, rank, why), local(), -1, SIGKILL);
   settle(out);
   return out;
 }
@@ -52,12 +50,9 @@ std::vector<Action> LaunchPolicy::exited(int rank, proc::ExitStatus status, bool
   // handling the same signal, get the grace before SIGKILL rather than lose their handlers.
   int kill_others = stopping_ ? 0 : SIGKILL;
   if (status.code != 0 || status.signal != 0)
-    failed = fail(here(Failure{cat(where(rank), ' ', proc::describe(status)),
-                               proc::job_exit_code(status), rank}),
-                  local(), -1, kill_others);
+    failed = fail(exited_failure(rank, status), local(), -1, kill_others);
   else if (finalize_missing)
-    failed = fail(here(Failure{cat(where(rank), " exited without calling PMI finalize"), 1, rank}),
-                  local(), -1, SIGKILL);
+    failed = fail(here(FailureKind::no_finalize, rank), local(), -1, SIGKILL);
   out.insert(out.end(), failed.begin(), failed.end());
   settle(out);
   return out;
@@ -74,16 +69,15 @@ std::vector<Action> LaunchPolicy::pipe_closed(int rank) {
 
 std::vector<Action> LaunchPolicy::pmi_abort(int rank, std::optional<int> exit_code,
                                             const std::string& message) {
-  std::string reason = cat(where(rank), " called abort");
-  if (exit_code) reason += cat(" with exit code ", *exit_code);
-  if (!message.empty()) reason += cat(": ", message);
+  Failure failure = here(FailureKind::abort_called, rank, message);
   // PMI-2 carries no code; Slurm's client exits 1 after sending abort, so report that.
-  return fail(here(Failure{reason, exit_code.value_or(1), rank}), local(), -1, SIGKILL);
+  failure.exit_code = exit_code.value_or(1);
+  failure.exit_code_given = exit_code.has_value();
+  return fail(std::move(failure), local(), -1, SIGKILL);
 }
 
 std::vector<Action> LaunchPolicy::pmi_error(int rank, const std::string& message) {
-  return fail(here(Failure{cat(where(rank), ": PMI protocol error: ", message), 1, rank}), local(),
-              -1, SIGKILL);
+  return fail(here(FailureKind::pmi_error, rank, message), local(), -1, SIGKILL);
 }
 
 std::vector<Action> LaunchPolicy::pmi_lost(int rank, const std::string& message) {
@@ -96,8 +90,11 @@ std::vector<Action> LaunchPolicy::pmi_lost(int rank, const std::string& message)
   return out;
 }
 
-std::vector<Action> LaunchPolicy::fence_timed_out(uint64_t epoch, const std::string& message) {
-  return fail(here(Failure{message, 1, -1, epoch}), local(), -1, SIGKILL);
+std::vector<Action> LaunchPolicy::fence_timed_out(uint64_t epoch, uint32_t timeout_ms) {
+  Failure failure = here(FailureKind::fence_timeout);
+  failure.fence_epoch = epoch;
+  failure.timeout_ms = timeout_ms;
+  return fail(std::move(failure), local(), -1, SIGKILL);
 }
 
 std::vector<Action> LaunchPolicy::fence_failed_above(uint64_t epoch, const std::string& message) {
@@ -118,13 +115,13 @@ std::vector<Action> LaunchPolicy::peer_lost(int node, const std::string& node_id
   Tell tell = shape_.self == shape_.head ? Tell::all
               : node == shape_.head      ? Tell::nobody
                                          : Tell::head;
-  return fail(here(Failure{cat("node ", node_id, " lost (", reason, ")"), 1, -1}), tell, node,
-              SIGKILL);
+  Failure failure = here(FailureKind::node_lost, -1, reason);
+  failure.peer = node_id;
+  return fail(std::move(failure), tell, node, SIGKILL);
 }
 
 std::vector<Action> LaunchPolicy::launcher_lost(const std::string& reason) {
-  return fail(here(Failure{cat("the launcher's connection was lost (", reason, ")"), 1, -1}),
-              local(), -1, SIGKILL);
+  return fail(here(FailureKind::launcher_lost, -1, reason), local(), -1, SIGKILL);
 }
 
 std::vector<Action> LaunchPolicy::signal(int signum) {
@@ -135,14 +132,13 @@ std::vector<Action> LaunchPolicy::signal(int signum) {
 
 std::vector<Action> LaunchPolicy::shutdown(int signum, bool kill_now) {
   if (kill_now) {
-    auto out = fail(here(Failure{"agent killed", 1, -1}), local(), -1, SIGKILL);
+    auto out = fail(here(FailureKind::agent_killed), local(), -1, SIGKILL);
     if (kill_signal_ != SIGKILL) kill(SIGKILL, out);  // a second signal: no more grace
     return out;
   }
-  return fail(
-      here(Failure{cat("agent on ", shape_.node_id, " is shutting down (signal ", signum, ")"), 1,
-                   -1}),
-      local(), -1, SIGTERM);
+  Failure failure = here(FailureKind::agent_stopping);
+  failure.signal = signum;
+  return fail(std::move(failure), local(), -1, SIGTERM);
 }
 
 std::vector<Action> LaunchPolicy::timer_fired(TimerId timer) {
@@ -161,8 +157,7 @@ std::vector<Action> LaunchPolicy::timer_fired(TimerId timer) {
       Rank* r = find(timer.rank);
       if (!r || !r->lost_pmi_pending || r->state != RankState::running) break;
       r->lost_pmi_pending = false;
-      out = fail(here(Failure{cat(where(timer.rank), ": ", r->lost_pmi_reason), 1, timer.rank}),
-                 local(), -1, SIGKILL);
+      out = fail(here(FailureKind::pmi_lost, timer.rank, r->lost_pmi_reason), local(), -1, SIGKILL);
       break;
     }
   }
@@ -207,8 +202,19 @@ void LaunchPolicy::kill(int signum, std::vector<Action>& out) {
     start(TimerId{TimerKind::grace}, times_.grace_ms, out);
 }
 
-Failure LaunchPolicy::here(Failure failure) const {
+Failure LaunchPolicy::here(FailureKind kind, int rank, std::string detail) const {
+  Failure failure;
+  failure.kind = kind;
+  failure.rank = rank;
+  failure.detail = std::move(detail);
   failure.node = shape_.node_id;
+  return failure;
+}
+
+Failure LaunchPolicy::exited_failure(int rank, proc::ExitStatus status) const {
+  Failure failure = here(FailureKind::exited, rank);
+  failure.exit_code = proc::job_exit_code(status);
+  failure.signal = status.signal;
   return failure;
 }
 
@@ -263,10 +269,6 @@ bool LaunchPolicy::all_done_spawning() const {
 LaunchPolicy::Rank* LaunchPolicy::find(int rank) {
   auto it = ranks_.find(rank);
   return it == ranks_.end() ? nullptr : &it->second;
-}
-
-std::string LaunchPolicy::where(int rank) const {
-  return cat("rank ", rank, " on ", shape_.node_id);
 }
 
 }  // namespace lattice::policy

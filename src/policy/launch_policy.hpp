@@ -113,7 +113,7 @@ class LaunchPolicy {
   // The rank's PMI connection closed before finalize; judged when the timer fires, unless its
   // exit (the better reason) comes first.
   std::vector<Action> pmi_lost(int rank, const std::string& message);
-  std::vector<Action> fence_timed_out(uint64_t epoch, const std::string& message);
+  std::vector<Action> fence_timed_out(uint64_t epoch, uint32_t timeout_ms);
   // The fence parent sent an error down: the failure is known above already.
   std::vector<Action> fence_failed_above(uint64_t epoch, const std::string& message);
 
@@ -143,8 +143,10 @@ class LaunchPolicy {
 
   // `signum` 0: no signal now, SIGKILL when the grace ends.
   std::vector<Action> fail(Failure failure, Tell tell, int skip_node, int signum);
-  Tell local() const;                   // for a failure that starts here
-  Failure here(Failure failure) const;  // marked as happening on this node
+  Tell local() const;  // for a failure that starts here
+  // A failure that happens on this node.
+  Failure here(FailureKind kind, int rank = -1, std::string detail = "") const;
+  Failure exited_failure(int rank, proc::ExitStatus status) const;
   // `signum` to the running ranks; SIGTERM starts the grace, SIGKILL ends it.
   void kill(int signum, std::vector<Action>& out);
   // After a rank is done: stop the grace, start the drain, or end.
@@ -155,7 +157,6 @@ class LaunchPolicy {
   bool any_running() const;
   bool all_done_spawning() const;
   Rank* find(int rank);
-  std::string where(int rank) const;
 
   LaunchShape shape_;
   PolicyTimes times_;

@@ -19,6 +19,13 @@ size_t entries(capnp::List<schema::KvEntry>::Reader list) {
   return n;
 }
 
+size_t failure(schema::Failure::Reader f) {
+  return static_cast<size_t>(f.getKind()) + text(f.getDetail()) +
+         static_cast<size_t>(f.getExitCode()) + static_cast<size_t>(f.getRank()) +
+         text(f.getNode()) + f.getFenceEpoch() + static_cast<size_t>(f.getSignal()) +
+         f.getExitCodeGiven() + f.getTimeoutMs() + text(f.getPeer());
+}
+
 size_t launch(schema::LaunchProcessesRequest::Reader r) {
   size_t n = text(r.getLaunchId()) + text(r.getAllocationId()) + text(r.getEntrypoint());
   for (auto arg : r.getArgs()) n += text(arg);
@@ -56,9 +63,7 @@ size_t body(schema::Envelope::Body::Reader b) {
       return text(b.getLaunchAccepted().getNodeId());
     case schema::Envelope::Body::ABORT_PROCESSES: {
       auto a = b.getAbortProcesses();
-      return text(a.getLaunchId()) + text(a.getReason()) + a.getFenceEpoch() +
-             static_cast<size_t>(a.getExitCode()) + static_cast<size_t>(a.getFailedRank()) +
-             text(a.getFailedNode());
+      return text(a.getLaunchId()) + failure(a.getFailure());
     }
     case schema::Envelope::Body::OUTPUT: {
       auto o = b.getOutput();
@@ -74,13 +79,11 @@ size_t body(schema::Envelope::Body::Reader b) {
     }
     case schema::Envelope::Body::LAUNCH_ENDED: {
       auto e = b.getLaunchEnded();
-      size_t n = text(e.getLaunchId()) + e.getNodeIndex() + e.getFailed() + text(e.getReason());
+      size_t n = text(e.getLaunchId()) + e.getNodeIndex() + e.getFailed() + failure(e.getFailure());
       if (e.hasTimings()) {
         auto t = e.getTimings();
         n += t.getSpawnedUs() + t.getFirstInitUs() + t.getLastFinalizeUs() + t.getExitedUs();
       }
-      n += static_cast<size_t>(e.getExitCode()) + static_cast<size_t>(e.getFailedRank()) +
-           text(e.getFailedNode());
       for (auto late : e.getStragglers())
         n += late.getRank() + text(late.getPmiState()) + text(late.getLastCommand()) +
              late.getIdleMs();

@@ -23,9 +23,10 @@ ALLOWED = {
     "net": {"base"},
     "secure": {"base"},
     "link": {"base", "net", "rpc", "secure"},
+    "wire": {"base", "proc", "policy"},
     "agent": {"base", "pmi", "fence", "proc", "policy", "config", "admin", "rpc", "net",
-              "secure", "link"},
-    "launcher": {"base", "proc", "policy", "rpc", "net", "secure", "link"},
+              "secure", "link", "wire"},
+    "launcher": {"base", "proc", "policy", "rpc", "net", "secure", "link", "wire"},
 }
 
 # Third-party headers (by prefix) and the layers that may include them.
@@ -33,7 +34,7 @@ THIRD_PARTY = {
     "<uv.h>": {"net", "agent", "launcher"},
     "<capnp/": {"rpc", "agent", "launcher"},
     "<kj/": {"rpc", "agent", "launcher"},
-    '"lattice.capnp.h"': {"rpc", "agent", "launcher"},
+    '"lattice.capnp.h"': {"rpc", "wire", "agent", "launcher"},
     "<sodium.h>": {"secure"},
     "<yaml-cpp/": {"config"},
     "<curl/": {"fabric", "launcher"},

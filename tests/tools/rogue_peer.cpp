@@ -103,7 +103,7 @@ class Rogue {
       rpc::Outgoing m;
       auto abort = m.body().initAbortProcesses();
       abort.setLaunchId(args_.launch);
-      abort.setReason("rogue abort");
+      abort.initFailure().setDetail("rogue abort");
       return call(std::move(m));
     }
     if (a == "signal" && args_.rest.size() == 1) {

@@ -56,7 +56,7 @@ TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {
   auto end =
       launcher::wire::decode_ended(msg.envelope().asReader().getBody().getLaunchEnded(), "n4");
   REQUIRE(end.failure);
-  CHECK(end.failure->reason == "fence 1 timed out");
+  CHECK(policy::describe(*end.failure) == "fence 1 timed out");
   CHECK(end.failure->rank == -1);
   CHECK(end.failure->node == "n2");
   CHECK(end.times.exited_us == 40);
@@ -73,23 +73,32 @@ TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {
 }
 
 TEST_CASE("aborts: the launcher's and a head's read back the same way") {
-  auto from_launcher = launcher::wire::abort("L-3", "interrupted by the user");
+  auto from_launcher =
+      launcher::wire::abort("L-3", launcher::JobFailure{"interrupted by the user", 130});
   auto failure =
       agent::wire::decode_abort(from_launcher.envelope().asReader().getBody().getAbortProcesses());
-  CHECK(failure.reason == "interrupted by the user");
+  CHECK(policy::describe(failure) == "interrupted by the user");
   CHECK(failure.fence_epoch == 0);
-  CHECK(failure.exit_code == 1);
+  CHECK(failure.exit_code == 130);
   CHECK(failure.rank == -1);
   auto from_head = agent::wire::abort("L-3", agent::Failure{"fence 2 timed out", 1, -1, 2});
   CHECK(agent::wire::decode_abort(from_head.envelope().asReader().getBody().getAbortProcesses())
             .fence_epoch == 2);
-  // A relayed failure keeps what it was where it happened: every node reports the same.
-  auto relayed =
-      agent::wire::abort("L-3", agent::Failure{"rank 5 on n3 exited with status 7", 7, 5, 0, "n3"});
+  // A relayed failure keeps what it was where it happened, field by field, and reads the same.
+  agent::Failure exited;
+  exited.kind = policy::FailureKind::exited;
+  exited.exit_code = 137;
+  exited.signal = 9;
+  exited.rank = 5;
+  exited.node = "n3";
+  auto relayed = agent::wire::abort("L-3", exited);
   auto got = agent::wire::decode_abort(relayed.envelope().asReader().getBody().getAbortProcesses());
-  CHECK(got.exit_code == 7);
+  CHECK(got.kind == policy::FailureKind::exited);
+  CHECK(got.exit_code == 137);
+  CHECK(got.signal == 9);
   CHECK(got.rank == 5);
   CHECK(got.node == "n3");
+  CHECK(policy::describe(got) == "rank 5 on n3 killed by signal 9 (SIGKILL)");
 }
 
 TEST_CASE("fence chunks up and down, with an error, read back") {

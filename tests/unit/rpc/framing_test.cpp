@@ -192,7 +192,7 @@ TEST_CASE("a message exactly at the limit passes; one word over does not") {
 
 TEST_CASE("a truncated message waits for more") {
   Outgoing msg;
-  msg.body().initAbortProcesses().setReason("because");
+  msg.body().initAbortProcesses().initFailure().setDetail("because");
   std::string frame = test::frame_of(msg);
   FrameDecoder decoder(kMaxMessageBytes);
 

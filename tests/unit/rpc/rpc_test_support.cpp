@@ -62,7 +62,11 @@ std::vector<Outgoing> one_of_each_body() {
       [](auto b) {
         auto a = b.initAbortProcesses();
         a.setLaunchId("job-1");
-        a.setReason("rank 3 exited with status 7");
+        auto f = a.initFailure();
+        f.setKind(schema::FailureKind::EXITED);
+        f.setExitCode(7);
+        f.setRank(3);
+        f.setNode("n2");
       },
       [](auto b) {
         auto o = b.initOutput();
@@ -86,14 +90,17 @@ std::vector<Outgoing> one_of_each_body() {
         e.setLaunchId("job-1");
         e.setNodeIndex(1);
         e.setFailed(true);
-        e.setReason("rank 2 was killed by signal 9");
+        auto f = e.initFailure();
+        f.setKind(schema::FailureKind::EXITED);
+        f.setExitCode(137);
+        f.setSignal(9);
+        f.setRank(2);
+        f.setNode("n1");
         auto t = e.initTimings();
         t.setSpawnedUs(10);
         t.setFirstInitUs(20);
         t.setLastFinalizeUs(30);
         t.setExitedUs(40);
-        e.setExitCode(137);
-        e.setFailedRank(2);
       },
       [](auto b) {
         auto f = b.initPmiFence();

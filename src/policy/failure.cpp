@@ -1,0 +1,43 @@
+#include "policy/failure.hpp"
+
+#include "base/strings.hpp"
+#include "proc/exit_status.hpp"
+
+namespace lattice::policy {
+
+std::string describe(const Failure& f) {
+  std::string rank = cat("rank ", f.rank, " on ", f.node);
+  std::string more = f.detail.empty() ? "" : cat(": ", f.detail);
+  switch (f.kind) {
+    case FailureKind::other:
+      return f.detail;
+    case FailureKind::exited:
+      return cat(rank, ' ',
+                 proc::describe(f.signal ? proc::ExitStatus{0, f.signal}
+                                         : proc::ExitStatus{f.exit_code, 0}));
+    case FailureKind::no_finalize:
+      return cat(rank, " exited without calling PMI finalize");
+    case FailureKind::abort_called:
+      return cat(rank, " called abort",
+                 f.exit_code_given ? cat(" with exit code ", f.exit_code) : "", more);
+    case FailureKind::pmi_error:
+      return cat(rank, ": PMI protocol error", more);
+    case FailureKind::pmi_lost:
+      return cat(rank, more);
+    case FailureKind::spawn_failed:
+      return cat("cannot spawn ", rank, more);
+    case FailureKind::fence_timeout:
+      return cat("fence ", f.fence_epoch, " timed out after ", f.timeout_ms / 1000.0, " s");
+    case FailureKind::node_lost:
+      return cat("node ", f.peer, " lost (", f.detail, ")");
+    case FailureKind::launcher_lost:
+      return cat("the launcher's connection was lost (", f.detail, ")");
+    case FailureKind::agent_stopping:
+      return cat("agent on ", f.node, " is shutting down (signal ", f.signal, ")");
+    case FailureKind::agent_killed:
+      return "agent killed";
+  }
+  return f.detail;
+}
+
+}  // namespace lattice::policy

@@ -1,0 +1,44 @@
+#include "wire/failure_codec.hpp"
+
+namespace lattice::wire {
+namespace {
+
+// The two enums name the same kinds in the same order (checked where they are converted).
+static_assert(static_cast<int>(schema::FailureKind::AGENT_KILLED) ==
+              static_cast<int>(policy::FailureKind::agent_killed));
+
+}  // namespace
+
+void encode_failure(const policy::Failure& f, schema::Failure::Builder out) {
+  out.setKind(static_cast<schema::FailureKind>(f.kind));
+  out.setDetail(f.detail);
+  out.setExitCode(f.exit_code);
+  out.setRank(f.rank);
+  out.setNode(f.node);
+  out.setFenceEpoch(f.fence_epoch);
+  out.setSignal(f.signal);
+  out.setExitCodeGiven(f.exit_code_given);
+  out.setTimeoutMs(f.timeout_ms);
+  out.setPeer(f.peer);
+}
+
+policy::Failure decode_failure(schema::Failure::Reader in) {
+  policy::Failure f;
+  // A kind newer than this build is shown by its detail alone.
+  auto kind = static_cast<int>(in.getKind());
+  f.kind = kind <= static_cast<int>(policy::FailureKind::agent_killed)
+               ? static_cast<policy::FailureKind>(kind)
+               : policy::FailureKind::other;
+  f.detail = in.getDetail();
+  f.exit_code = in.getExitCode() != 0 ? in.getExitCode() : 1;  // a failure never exits 0
+  f.rank = in.getRank();
+  f.node = in.getNode();
+  f.fence_epoch = in.getFenceEpoch();
+  f.signal = in.getSignal();
+  f.exit_code_given = in.getExitCodeGiven();
+  f.timeout_ms = in.getTimeoutMs();
+  f.peer = in.getPeer();
+  return f;
+}
+
+}  // namespace lattice::wire
