@@ -364,6 +364,8 @@ void Agent::ended(Launch& launch, const std::optional<Failure>& failure,
 }
 
 void Agent::reap() {
+  for (uint64_t id : closed_admin_) admin_clients_.erase(id);
+  closed_admin_.clear();
   trim_pending_ = true;
   last_reap_ms_ = loop_.now_ms();
   for (auto it = launches_.begin(); it != launches_.end();)

@@ -93,6 +93,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   std::vector<std::unique_ptr<net::SignalWatcher>> signals_;
   std::map<uint64_t, std::unique_ptr<link::Connection>> connections_;
   std::map<uint64_t, std::unique_ptr<net::Stream>> admin_clients_;
+  std::vector<uint64_t> closed_admin_;  // admin clients to destroy at the next reap
   std::map<std::string, LaunchEntry> launches_;
   PeerLinks peers_;
   std::map<std::string, std::vector<EarlyMessage>> early_;

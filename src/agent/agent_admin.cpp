@@ -35,10 +35,10 @@ void Agent::accept_admin(std::unique_ptr<net::Stream> stream) {
         s->end(admin::handle_request(line, *this));
       },
       [this, id](const Error&) {
-        reaper_.start(0, 0, [this, id] {
-          admin_clients_.erase(id);
-          reap();
-        });
+        // Destroyed outside its own callback; one reaper serves every client and launch, so
+        // what it must reap is state, not a capture a later start() would replace.
+        closed_admin_.push_back(id);
+        reaper_.start(0, 0, [this] { reap(); });
       });
 }
 
