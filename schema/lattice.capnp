@@ -62,6 +62,8 @@ struct LaunchProcessesRequest {
   fanout @17 :UInt32;            # fence tree fanout; 0 = the agent's configured default
   usePmiPort @18 :Bool;          # ranks dial a per-launch loopback port (PMI_PORT + PMI_ID) instead of PMI_FD
   user @19 :JobUser;
+  timeLimitMs @20 :UInt64;       # 0 = none; at the limit: SIGTERM, a grace, SIGKILL
+  killOnBadExit @21 :Bool = true; # false (srun -K0): a rank's non-zero exit ends only that rank
 }
 
 struct LaunchAccepted {
@@ -113,6 +115,7 @@ enum FailureKind {
   launcherLost @9;   # the launcher's link was lost (detail)
   agentStopping @10; # the agent on `node` got `signal`
   agentKilled @11;   # the agent got a second signal
+  timeLimit @12;     # the launch reached its time limit (timeoutMs)
 }
 
 struct Failure {
@@ -125,7 +128,7 @@ struct Failure {
   fenceEpoch @5 :UInt64;         # non-zero: a failure of this fence (report stragglers)
   signal @6 :Int32;
   exitCodeGiven @7 :Bool;
-  timeoutMs @8 :UInt32;
+  timeoutMs @8 :UInt64;
   peer @9 :Text;
 }
 

@@ -69,7 +69,7 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       watch_timer_(loop),
       spawn_timer_(loop),
       policy_(policy::LaunchShape{env.node_id, spec_.node_index, spec_.head_node, spec_.nnodes(),
-                                  spec_.local_ranks()},
+                                  spec_.local_ranks(), spec_.time_limit_ms, spec_.kill_on_bad_exit},
               kPolicyTimes) {
   auto complete = [this](uint64_t epoch, const pmi::KvList& merged) {
     pmi_.fence_complete(epoch, merged);

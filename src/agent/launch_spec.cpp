@@ -152,6 +152,8 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   spec.slurm_compat = r.getSlurmCompat() || defaults.slurm_compat;
   spec.use_pmi_port = r.getUsePmiPort();
   spec.workdir = r.getWorkdir();
+  spec.time_limit_ms = r.getTimeLimitMs();
+  spec.kill_on_bad_exit = r.getKillOnBadExit();
   return spec;
 }
 

@@ -45,6 +45,8 @@ struct LaunchSpec {
   bool use_pmi_port = false;
   std::string workdir;
   JobUser user;
+  uint64_t time_limit_ms = 0;  // 0 = none
+  bool kill_on_bad_exit = true;
 
   int nnodes() const { return static_cast<int>(peers.size()); }
   std::vector<int> local_ranks() const;  // global ranks on this node, ascending

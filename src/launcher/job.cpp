@@ -57,7 +57,7 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
       layout_(std::move(layout)),
       request_(std::move(request)),
       done_(std::move(done)),
-      policy_(layout_.nodes, layout_.rank_nodes.front()),
+      policy_(layout_.nodes, layout_.rank_nodes.front(), options.kill_on_bad_exit),
       deadline_timer_(loop),
       heartbeat_timer_(loop),
       start_ns_(clock.now_ns()) {
@@ -160,10 +160,7 @@ void Job::send_launch(Node& node) {
   std::vector<wire::Peer> peers;
   for (const auto& n : nodes_)
     peers.push_back(wire::Peer{n.address.node_id, n.address.host, n.address.port});
-  // Like srun and mpiexec: ranks start in the launcher's working directory.
-  char cwd[4096];
-  auto msg = wire::launch_request(options_, request_, layout_, peers, index(node),
-                                  ::getcwd(cwd, sizeof cwd) ? cwd : "");
+  auto msg = wire::launch_request(options_, request_, layout_, peers, index(node), workdir());
   Node* n = &node;
   node.sent_ms = now_ms();
   run(policy_.sent(index(node)));
@@ -256,6 +253,16 @@ void Job::finish() {
   for (auto& node : nodes_)
     if (node.conn) node.conn->close();
   done_();
+}
+
+std::string Job::workdir() const {
+  // Like srun and mpiexec: ranks start in the launcher's working directory, or --chdir's
+  // (a relative one taken from there, as the user meant it).
+  char cwd[4096];
+  std::string here = ::getcwd(cwd, sizeof cwd) ? cwd : "";
+  if (options_.chdir.empty()) return here;
+  if (options_.chdir.front() == '/' || here.empty()) return options_.chdir;
+  return cat(here, '/', options_.chdir);
 }
 
 int Job::exit_code() const { return job_exit_code(policy_.failure(), ranks_, layout_.ntasks); }

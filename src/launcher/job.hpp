@@ -69,6 +69,7 @@ class Job {
   int index(const Node& node) const { return static_cast<int>(&node - nodes_.data()); }
   void heartbeat();
   double now_ms() const;
+  std::string workdir() const;  // where the ranks start
 
   net::Loop& loop_;
   const Clock& clock_;

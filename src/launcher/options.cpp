@@ -25,6 +25,11 @@ const char* const kLaunchUsage =
     "                            start local ones on loopback\n"
     "      --slurm-compat        also export SLURM_PROCID, SLURM_NPROCS, ... to ranks\n"
     "      --pmi-port            ranks dial PMI_PORT (+PMI_ID) instead of inheriting PMI_FD\n"
+    "  -t, --time LIMIT          time limit (srun's MM, MM:SS, HH:MM:SS, D-HH[:MM[:SS]]): then\n"
+    "                            SIGTERM, a grace, SIGKILL, exit 124; default $MPIEXEC_TIMEOUT s\n"
+    "  -K, --kill-on-bad-exit[=0|1]  0: a rank's non-zero exit ends only that rank (default 1)\n"
+    "      --alloc ID            the allocation the launch belongs to (LATTICE_ALLOC_ID)\n"
+    "      --chdir DIR           ranks start in DIR (default: the current directory)\n"
     "  -v, --verbose             print a timing breakdown at the end\n";
 
 namespace {
@@ -38,6 +43,46 @@ Result<int> positive(const std::string& flag, const std::string& value, int max)
 }
 
 }  // namespace
+
+Result<uint64_t> parse_time_limit(const std::string& text) {
+  auto bad = [&] {
+    return make_error(
+        cat("expected MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS, got '", text, "'"));
+  };
+  uint64_t days = 0;
+  std::string rest = text;
+  bool has_days = false;
+  if (auto dash = text.find('-'); dash != std::string::npos) {
+    auto d = parse_int(text.substr(0, dash));
+    if (!d || *d < 0) return bad();
+    days = static_cast<uint64_t>(*d);
+    rest = text.substr(dash + 1);
+    has_days = true;
+  }
+  std::vector<uint64_t> parts;
+  for (const auto& piece : split(rest, ':')) {
+    auto v = parse_int(piece);
+    if (!v || *v < 0 || *v > 1000000) return bad();
+    parts.push_back(static_cast<uint64_t>(*v));
+  }
+  if (parts.empty() || parts.size() > 3) return bad();
+  // Without days: MM, MM:SS, HH:MM:SS. With days: D-HH, D-HH:MM, D-HH:MM:SS.
+  uint64_t seconds = 0;
+  if (has_days) {
+    uint64_t units[] = {3600, 60, 1};
+    for (size_t i = 0; i < parts.size(); ++i) seconds += parts[i] * units[i];
+    seconds += days * 86400;
+  } else if (parts.size() == 1) {
+    seconds = parts[0] * 60;
+  } else if (parts.size() == 2) {
+    seconds = parts[0] * 60 + parts[1];
+  } else {
+    seconds = parts[0] * 3600 + parts[1] * 60 + parts[2];
+  }
+  if (seconds == 0) return make_error(cat("a time limit must be longer than 0, got '", text, "'"));
+  if (seconds > 366ull * 86400) return make_error(cat("a time limit over a year: '", text, "'"));
+  return seconds * 1000;
+}
 
 Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv) {
   LaunchOptions o;
@@ -63,7 +108,7 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       arg = arg.substr(0, eq);
       inline_value = true;
     } else if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-' &&
-               (arg[1] == 'n' || arg[1] == 'N')) {  // -n4
+               (arg[1] == 'n' || arg[1] == 'N' || arg[1] == 't' || arg[1] == 'K')) {  // -n4, -K0
       value = arg.substr(2);
       arg = arg.substr(0, 2);
       inline_value = true;
@@ -88,6 +133,25 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       : (arg == "-N" || arg == "--nodes") ? o.nodes = *n
       : (arg == "--tasks-per-node")       ? o.tasks_per_node = *n
                                           : o.fanout = static_cast<uint32_t>(*n);
+    } else if (arg == "-t" || arg == "--time") {
+      auto v = take();
+      if (!v) return v.error();
+      auto ms = parse_time_limit(*v);
+      if (!ms) return make_error(cat(arg, ": ", ms.error().message));
+      o.time_limit_ms = *ms;
+    } else if (arg == "-K" || arg == "--kill-on-bad-exit") {
+      // srun's form: the value is optional and only ever attached (-K0, --kill-on-bad-exit=0).
+      if (!inline_value || value == "1")
+        o.kill_on_bad_exit = true;
+      else if (value == "0")
+        o.kill_on_bad_exit = false;
+      else
+        return make_error(cat(arg, ": 0 or 1, got '", value, "'"));
+    } else if (arg == "--alloc" || arg == "--chdir") {
+      auto v = take();
+      if (!v) return v.error();
+      if (v->empty()) return make_error(cat(arg, " needs a value"));
+      (arg == "--alloc" ? o.alloc : o.chdir) = *v;
     } else if (arg == "--distribution") {
       auto v = take();
       if (!v) return v.error();

@@ -34,12 +34,19 @@ struct LaunchOptions {
   bool slurm_compat = false;
   bool pmi_port = false;
   bool verbose = false;
-  std::string key_file;         // --key-file; empty: $LATTICE_KEY_FILE (main decides)
-  std::string user;             // --user NAME|UID; empty: the invoking user
-  std::string exports = "ALL";  // --export ALL|NONE|NAME[,NAME=VALUE,PATTERN...]
+  std::string key_file;          // --key-file; empty: $LATTICE_KEY_FILE (main decides)
+  std::string user;              // --user NAME|UID; empty: the invoking user
+  std::string exports = "ALL";   // --export ALL|NONE|NAME[,NAME=VALUE,PATTERN...]
+  uint64_t time_limit_ms = 0;    // -t/--time; 0 = none (main falls back to MPIEXEC_TIMEOUT)
+  bool kill_on_bad_exit = true;  // -K/--kill-on-bad-exit[=0|1]
+  std::string alloc;             // --alloc ID (LATTICE_ALLOC_ID); empty: the launch id
+  std::string chdir;             // --chdir DIR; empty: the launcher's working directory
   std::string program;
   std::vector<std::string> args;
 };
+
+// srun's time formats: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS -> milliseconds (> 0).
+Result<uint64_t> parse_time_limit(const std::string& text);
 
 // argv after "launch". Errors name the flag and what it wanted.
 Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv);

@@ -10,7 +10,7 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
   rpc::Outgoing msg;
   auto req = msg.envelope().initBody().initLaunchProcesses();
   req.setLaunchId(request.launch_id);
-  req.setAllocationId(request.launch_id);
+  req.setAllocationId(options.alloc.empty() ? request.launch_id : options.alloc);
   req.setEntrypoint(options.program);
   auto user = req.initUser();
   user.setUid(request.user.uid);
@@ -43,6 +43,8 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
   req.setSlurmCompat(options.slurm_compat);
   req.setUsePmiPort(options.pmi_port);
   req.setWorkdir(workdir);
+  req.setTimeLimitMs(options.time_limit_ms);
+  req.setKillOnBadExit(options.kill_on_bad_exit);
   return msg;
 }
 

@@ -1,9 +1,30 @@
 #include "policy/failure.hpp"
 
+#include <cstdio>
+
 #include "base/strings.hpp"
 #include "proc/exit_status.hpp"
 
 namespace lattice::policy {
+namespace {
+
+// As srun shows limits: [D-]HH:MM:SS.
+std::string format_limit(uint64_t ms) {
+  uint64_t s = ms / 1000;
+  char text[48];
+  if (s >= 86400)
+    std::snprintf(
+        text, sizeof text, "%llu-%02llu:%02llu:%02llu", static_cast<unsigned long long>(s / 86400),
+        static_cast<unsigned long long>(s / 3600 % 24),
+        static_cast<unsigned long long>(s / 60 % 60), static_cast<unsigned long long>(s % 60));
+  else
+    std::snprintf(
+        text, sizeof text, "%02llu:%02llu:%02llu", static_cast<unsigned long long>(s / 3600),
+        static_cast<unsigned long long>(s / 60 % 60), static_cast<unsigned long long>(s % 60));
+  return text;
+}
+
+}  // namespace
 
 std::string describe(const Failure& f) {
   std::string rank = cat("rank ", f.rank, " on ", f.node);
@@ -36,6 +57,8 @@ std::string describe(const Failure& f) {
       return cat("agent on ", f.node, " is shutting down (signal ", f.signal, ")");
     case FailureKind::agent_killed:
       return "agent killed";
+    case FailureKind::time_limit:
+      return cat("time limit reached (", format_limit(f.timeout_ms), ")");
   }
   return f.detail;
 }

@@ -22,6 +22,7 @@ enum class FailureKind {
   launcher_lost,   // the launcher's link was lost (detail: how)
   agent_stopping,  // the agent on `node` got `signal`
   agent_killed,    // the agent got a second signal
+  time_limit,      // the launch reached its time limit (timeout_ms)
 };
 
 struct Failure {
@@ -33,7 +34,7 @@ struct Failure {
   FailureKind kind = FailureKind::other;
   int signal = 0;                // exited: the signal that killed the rank; agent_stopping
   bool exit_code_given = false;  // abort_called: the rank named its exit code (PMI-1 does)
-  uint32_t timeout_ms = 0;       // fence_timeout
+  uint64_t timeout_ms = 0;       // fence_timeout, time_limit
   std::string peer = {};         // node_lost: the node id lost
 };
 

@@ -8,7 +8,8 @@ void record_failure(std::optional<Failure>& current, Failure candidate) {
   if (!current || (current->rank < 0 && candidate.rank >= 0)) current = std::move(candidate);
 }
 
-JobPolicy::JobPolicy(int nodes, int head) : nodes_(static_cast<size_t>(nodes)), head_(head) {}
+JobPolicy::JobPolicy(int nodes, int head, bool kill_on_bad_exit)
+    : nodes_(static_cast<size_t>(nodes)), head_(head), kill_on_bad_exit_(kill_on_bad_exit) {}
 
 std::vector<JobAction> JobPolicy::sent(int node) {
   Node& n = nodes_.at(static_cast<size_t>(node));
@@ -30,7 +31,10 @@ std::vector<JobAction> JobPolicy::ended(int node, std::optional<Failure> failure
   std::vector<JobAction> out;
   if (n.state == State::done) return out;
   n.state = State::done;
-  if (failure) {
+  if (failure && !kill_on_bad_exit_ && failure->kind == FailureKind::exited) {
+    record_failure(failure_, std::move(*failure));  // -K0: the job's status, not an abort
+    dispatch(out);
+  } else if (failure) {
     n.ended_failed = true;
     // The failing agent has told its head (or is the head, and has told everyone).
     out = abort(std::move(*failure), true);

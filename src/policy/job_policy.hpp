@@ -38,7 +38,9 @@ void record_failure(std::optional<Failure>& current, Failure candidate);
 
 class JobPolicy {
  public:
-  JobPolicy(int nodes, int head);
+  // `kill_on_bad_exit` false (srun -K0): a node reporting only a rank's non-zero exit ends
+  // nothing else; the exit still decides the job's status.
+  JobPolicy(int nodes, int head, bool kill_on_bad_exit = true);
 
   std::vector<JobAction> sent(int node);
   std::vector<JobAction> accepted(int node);
@@ -69,6 +71,7 @@ class JobPolicy {
 
   std::vector<Node> nodes_;
   int head_;
+  bool kill_on_bad_exit_;
   std::optional<Failure> failure_;
   Failure abort_failure_;  // the failure that began the abort (what aborts pass on)
   int interrupts_ = 0;

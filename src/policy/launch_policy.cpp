@@ -32,6 +32,8 @@ std::vector<Action> LaunchPolicy::not_spawned(int rank, const std::string& why) 
 std::vector<Action> LaunchPolicy::spawn_finished() {
   std::vector<Action> out;
   spawn_finished_ = true;
+  if (shape_.time_limit_ms && !failure_ && any_running())
+    start(TimerId{TimerKind::time_limit}, shape_.time_limit_ms, out);
   settle(out);
   return out;
 }
@@ -49,10 +51,13 @@ std::vector<Action> LaunchPolicy::exited(int rank, proc::ExitStatus status, bool
   // The user asked the ranks to stop (a forwarded SIGINT/SIGTERM) and this one has: the others,
   // handling the same signal, get the grace before SIGKILL rather than lose their handlers.
   int kill_others = stopping_ ? 0 : SIGKILL;
-  if (status.code != 0 || status.signal != 0)
+  if ((status.code != 0 || status.signal != 0) && !shape_.kill_on_bad_exit && !failure_) {
+    if (!bad_exit_) bad_exit_ = exited_failure(rank, status);
+  } else if (status.code != 0 || status.signal != 0) {
     failed = fail(exited_failure(rank, status), local(), -1, kill_others);
-  else if (finalize_missing)
+  } else if (finalize_missing) {
     failed = fail(here(FailureKind::no_finalize, rank), local(), -1, SIGKILL);
+  }
   out.insert(out.end(), failed.begin(), failed.end());
   settle(out);
   return out;
@@ -102,10 +107,12 @@ std::vector<Action> LaunchPolicy::fence_failed_above(uint64_t epoch, const std::
 }
 
 std::vector<Action> LaunchPolicy::abort_received(AbortSource from, Failure failure) {
+  // A time limit stops ranks gently everywhere; any other failure kills at once.
+  int signum = failure.kind == FailureKind::time_limit ? SIGTERM : SIGKILL;
   // Only the head passes an abort on; it skips the node that told it.
-  if (shape_.self != shape_.head) return fail(std::move(failure), Tell::nobody, -1, SIGKILL);
+  if (shape_.self != shape_.head) return fail(std::move(failure), Tell::nobody, -1, signum);
   int skip = std::holds_alternative<FromNode>(from) ? std::get<FromNode>(from).node : -1;
-  return fail(std::move(failure), Tell::all, skip, SIGKILL);
+  return fail(std::move(failure), Tell::all, skip, signum);
 }
 
 std::vector<Action> LaunchPolicy::peer_lost(int node, const std::string& node_id,
@@ -153,6 +160,13 @@ std::vector<Action> LaunchPolicy::timer_fired(TimerId timer) {
       for (auto& [rank, r] : ranks_) r.pipes = 0;
       maybe_end(out);
       break;
+    case TimerKind::time_limit: {
+      Failure failure = here(FailureKind::time_limit);
+      failure.timeout_ms = shape_.time_limit_ms;
+      failure.exit_code = kTimeLimitExitCode;
+      out = fail(std::move(failure), local(), -1, SIGTERM);
+      break;
+    }
     case TimerKind::lost_pmi: {
       Rank* r = find(timer.rank);
       if (!r || !r->lost_pmi_pending || r->state != RankState::running) break;
@@ -241,7 +255,7 @@ void LaunchPolicy::maybe_end(std::vector<Action>& out) {
     if (r.pipes > 0) return;
   ended_ = true;
   while (!timers_.empty()) stop(*timers_.begin(), out);
-  out.push_back(ReportEnd{failure_});
+  out.push_back(ReportEnd{failure_ ? failure_ : bad_exit_});
 }
 
 void LaunchPolicy::start(TimerId timer, uint64_t ms, std::vector<Action>& out) {

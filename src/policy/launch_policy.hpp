@@ -16,6 +16,9 @@
 //     except the node it heard it from and a node that is lost. A node told by the head, by the
 //     launcher, or by its fence parent sends nothing: nobody echoes, and any failure costs O(N)
 //     messages.
+//   - With kill_on_bad_exit off (srun -K0) a non-zero exit ends only its rank; it is reported
+//     as the launch's failure at the end unless something else failed first. A time limit
+//     is a failure that stops ranks as shutdown does (SIGTERM, a grace, SIGKILL) everywhere.
 //   - The launch ends once every local rank has exited (or never started) and its output pipes
 //     are closed; pipes a stray grandchild keeps open get a bounded drain time. The grace timer
 //     (SIGTERM -> SIGKILL) and the drain timer are separate timers, so neither cancels the other.
@@ -35,7 +38,7 @@
 namespace lattice::policy {
 
 // Named timers. `rank` is set for per-rank timers (lost_pmi), -1 otherwise.
-enum class TimerKind { grace, drain, lost_pmi };
+enum class TimerKind { grace, drain, lost_pmi, time_limit };
 struct TimerId {
   TimerKind kind;
   int rank = -1;
@@ -83,7 +86,12 @@ struct LaunchShape {
   int head = 0;         // the head node's index
   int nodes = 1;
   std::vector<int> local_ranks;  // global ranks run here
+  uint64_t time_limit_ms = 0;    // 0 = none; counted from the end of spawning
+  bool kill_on_bad_exit = true;  // false (srun -K0): a non-zero exit ends only that rank
 };
+
+// The job status when its time limit ends it: timeout(1)'s, as scripts expect of a timeout.
+constexpr int kTimeLimitExitCode = 124;
 
 struct PolicyTimes {
   uint64_t grace_ms = 2000;     // SIGTERM -> SIGKILL (shutdown)
@@ -162,9 +170,10 @@ class LaunchPolicy {
   PolicyTimes times_;
   std::map<int, Rank> ranks_;
   std::optional<Failure> failure_;
-  std::set<TimerId> timers_;  // started and not yet fired or stopped
-  int kill_signal_ = 0;       // strongest signal sent to the ranks so far (0: none)
-  int stopping_ = 0;          // a terminating signal the launcher forwarded (0: none)
+  std::optional<Failure> bad_exit_;  // the first non-zero exit that ended nothing (-K0)
+  std::set<TimerId> timers_;         // started and not yet fired or stopped
+  int kill_signal_ = 0;              // strongest signal sent to the ranks so far (0: none)
+  int stopping_ = 0;                 // a terminating signal the launcher forwarded (0: none)
   bool spawn_finished_ = false;
   bool draining_ = false;
   bool ended_ = false;

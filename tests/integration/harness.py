@@ -204,12 +204,14 @@ class Case:
         # the case's tag (--env LT_TEST_TAG) instead.
         return dict(os.environ, TMPDIR=self.dir, LATTICE_KEY_FILE=self.key_file)
 
-    def start_launch(self, args, cwd=None):
+    def start_launch(self, args, cwd=None, env=None):
         """Starts `lattice launch` in the background (its own process group); returns the Popen.
-        `cwd` is where the ranks start (launches for other users pass one they may enter)."""
+        `cwd` is where the ranks start (launches for other users pass one they may enter);
+        `env` adds variables to the launcher's environment."""
         p = subprocess.Popen(self.launch_command(args), stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=self.case_env(), start_new_session=True, cwd=cwd)
+                             env=dict(self.case_env(), **(env or {})), start_new_session=True,
+                             cwd=cwd)
         self.launchers.append(p)
         return p
 
@@ -223,10 +225,10 @@ class Case:
             code = None
         return LaunchResult(args, code, out, err, time.monotonic() - started)
 
-    def run_launch(self, args, timeout=LAUNCH_TIMEOUT, cwd=None):
+    def run_launch(self, args, timeout=LAUNCH_TIMEOUT, cwd=None, env=None):
         """Runs `lattice launch ARGS` to its end: LaunchResult (code None when it timed out)."""
         started = time.monotonic()
-        return self.finish_launch(self.start_launch(args, cwd), args, started, timeout)
+        return self.finish_launch(self.start_launch(args, cwd, env), args, started, timeout)
 
     def start_agent(self, node_id, extra_args=(), key_file=None, allow_root=True, env=None):
         """A standalone agent with the case's key (or `key_file`), allowed root jobs (tests run

@@ -1,6 +1,7 @@
 """The launcher's and agent's user-facing features beyond wire-up: PMI_PORT mode with a real MPICH
 client, the per-launch Unix PMI socket (mode 0600, served, removed afterwards), SIGINT forwarding
-(a second SIGINT kills), Slurm-compatible variables, and the -v timing breakdown."""
+(a second SIGINT kills), Slurm-compatible variables, the -v timing breakdown, time limits (-t and
+MPIEXEC_TIMEOUT), -K0, --alloc and --chdir."""
 import glob
 import os
 import signal
@@ -102,6 +103,44 @@ def verbose_timings(c):
     c.check_clean(r)
 
 
+def time_limit(c):
+    # Two nodes: the ranks that trap SIGTERM say so, proving the gentle stop reached both.
+    script = "trap 'echo got-term; exit 0' TERM; while :; do sleep 0.1; done"
+    for extra, env in ((["-t", "0:02"], None), ([], {"MPIEXEC_TIMEOUT": "2"})):
+        r = c.run_launch(["-N", "2", "-n", "2", *extra, "/bin/sh", "-c", script], env=env)
+        expect_status(r, 124)
+        check("time limit reached (00:00:02)" in r.err, f"no time-limit reason\n{r.describe()}")
+        check(r.out.count("got-term") == 2, f"SIGTERM did not reach both ranks\n{r.describe()}")
+        check(r.seconds < 15, f"the limit took {r.seconds:.1f} s to end the launch\n{r.describe()}")
+        c.check_clean(r)
+    r = c.run_launch(["-n", "1", "/bin/true"], env={"MPIEXEC_TIMEOUT": "soon"})
+    check(r.code == 2 and "MPIEXEC_TIMEOUT" in r.err, f"a bad MPIEXEC_TIMEOUT passed\n{r.describe()}")
+
+
+def kill_on_bad_exit_0(c):
+    script = 'if [ "$PMI_RANK" = 1 ]; then exit 3; fi; sleep 1; echo "done $PMI_RANK"'
+    r = c.run_launch(["-N", "2", "-n", "3", "-K0", "/bin/sh", "-c", script])
+    expect_status(r, 3)
+    check("done 0" in r.out and "done 2" in r.out, f"-K0 did not keep the others\n{r.describe()}")
+    check("rank 1 on" in r.err and "exited with status 3" in r.err,
+          f"the failed rank is not named\n{r.describe()}")
+    # Without -K0 the same job ends at the first bad exit.
+    r = c.run_launch(["-N", "2", "-n", "3", "/bin/sh", "-c", script])
+    expect_status(r, 3)
+    check("done" not in r.out, f"the others ran on without -K0\n{r.describe()}")
+    c.check_clean(r)
+
+
+def alloc_and_chdir(c):
+    os.makedirs(os.path.join(c.dir, "work"), exist_ok=True)
+    r = c.run_launch(["-n", "2", "-l", "--alloc", "alloc-42", "--chdir", "work", "/bin/sh", "-c",
+                      'echo "$LATTICE_ALLOC_ID $(pwd)"'], cwd=c.dir)
+    expect_status(r, 0)
+    want = f"alloc-42 {os.path.join(c.dir, 'work')}"
+    check(r.out.count(want) == 2, f"ranks did not see --alloc and --chdir\n{r.describe()}")
+    c.check_clean(r)
+
+
 if __name__ == "__main__":
     run_cases([
         ("pmi_port_mode", pmi_port_mode),
@@ -110,4 +149,7 @@ if __name__ == "__main__":
         ("second_sigint_kills", second_sigint_kills),
         ("slurm_compat_env", slurm_compat_env),
         ("verbose_timings", verbose_timings),
+        ("time_limit", time_limit),
+        ("kill_on_bad_exit_0", kill_on_bad_exit_0),
+        ("alloc_and_chdir", alloc_and_chdir),
     ])

@@ -61,3 +61,34 @@ TEST_CASE("launch options: --pmi pmix is parsed (and refused later, clearly)") {
   REQUIRE(o);
   CHECK(o->pmix);
 }
+
+TEST_CASE("time limits in srun's formats") {
+  CHECK(*parse_time_limit("5") == 300000);
+  CHECK(*parse_time_limit("1:30") == 90000);
+  CHECK(*parse_time_limit("2:00:01") == 7201000);
+  CHECK(*parse_time_limit("1-2") == (86400 + 7200) * 1000ull);
+  CHECK(*parse_time_limit("1-0:30") == (86400 + 1800) * 1000ull);
+  CHECK(*parse_time_limit("0-0:0:5") == 5000);
+  for (const char* bad : {"", "0", "x", "1:2:3:4", "-5", "1-", "1:-2", "0:00"})
+    CHECK_MESSAGE(!parse_time_limit(bad), bad);
+}
+
+TEST_CASE("-t, -K, --alloc and --chdir") {
+  auto o =
+      parse_launch_options(Args{"-t", "1:30", "-K0", "--alloc", "job-77", "--chdir", "d", "p"});
+  REQUIRE(o);
+  CHECK(o->time_limit_ms == 90000);
+  CHECK(!o->kill_on_bad_exit);
+  CHECK(o->alloc == "job-77");
+  CHECK(o->chdir == "d");
+  auto joined = parse_launch_options(Args{"-t2", "--kill-on-bad-exit=0", "p"});
+  REQUIRE(joined);
+  CHECK(joined->time_limit_ms == 120000);
+  CHECK(!joined->kill_on_bad_exit);
+  auto plain = parse_launch_options(Args{"-K", "p"});
+  REQUIRE(plain);
+  CHECK(plain->kill_on_bad_exit);
+  CHECK(plain->program == "p");  // -K takes no separate value, as in srun
+  CHECK(!parse_launch_options(Args{"-K2", "p"}));
+  CHECK(!parse_launch_options(Args{"--time", "soon", "p"}));
+}

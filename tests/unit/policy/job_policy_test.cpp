@@ -98,6 +98,23 @@ TEST_CASE("aborting before every node was asked: the unasked are dropped, the he
   CHECK(aborted(q.node_out(0, Failure{"agent n0 refused the launch", 1})) == std::vector<int>{1});
 }
 
+TEST_CASE("-K0: a node reporting only a bad exit aborts nothing; its exit is the job's status") {
+  JobPolicy p(3, 0, false);
+  for (int i = 0; i < 3; ++i) p.sent(i), p.accepted(i);
+  Failure bad;
+  bad.kind = FailureKind::exited;
+  bad.exit_code = 3;
+  bad.rank = 4;
+  CHECK(only<AbortNode>(p.ended(1, bad)).empty());
+  CHECK(!p.aborting());
+  CHECK(p.failure()->exit_code == 3);
+  Failure abort;
+  abort.kind = FailureKind::abort_called;
+  abort.rank = 0;
+  CHECK(only<AbortNode>(p.ended(2, abort)).empty());  // the head heard it from n2 already
+  CHECK(p.aborting());
+}
+
 TEST_CASE("signals: forwarded to live nodes; a second SIGINT aborts with 130") {
   auto p = live(3, 1);
   auto a = p.signal(SIGINT);

@@ -260,6 +260,63 @@ TEST_CASE("a node with no ranks, or whose ranks were never started, ends at once
   CHECK(describe(*only<ReportEnd>(a)[0].failure) == "x");
 }
 
+TEST_CASE("a time limit: started with the ranks, then SIGTERM, a grace and SIGKILL, exit 124") {
+  LaunchShape s = shape(1, 0, 3);
+  s.time_limit_ms = 5000;
+  LaunchPolicy p(s);
+  p.spawned(0, 2);
+  p.spawned(1, 2);
+  auto a = p.spawn_finished();
+  REQUIRE(only<StartTimer>(a).size() == 1);
+  CHECK(only<StartTimer>(a)[0].timer.kind == TimerKind::time_limit);
+  CHECK(only<StartTimer>(a)[0].ms == 5000);
+  auto b = p.timer_fired(TimerId{TimerKind::time_limit});
+  CHECK(describe(only<FirstFailure>(b)[0].failure) == "time limit reached (00:00:05)");
+  CHECK(only<FirstFailure>(b)[0].failure.exit_code == kTimeLimitExitCode);
+  CHECK(only<KillRanks>(b)[0].signum == SIGTERM);
+  CHECK(abort_targets(b) == std::set<int>{0});
+  CHECK(only<StartTimer>(b)[0].timer.kind == TimerKind::grace);
+  // The others hear it from the head and stop the same gentle way.
+  auto q = running(shape(2, 0, 3));
+  Failure limit = only<FirstFailure>(b)[0].failure;
+  CHECK(only<KillRanks>(q.abort_received(FromNode{0}, limit))[0].signum == SIGTERM);
+  // Ending before the limit stops its timer.
+  LaunchPolicy r(s);
+  r.spawned(0, 0);
+  r.spawned(1, 0);
+  r.spawn_finished();
+  r.exited(0, ExitStatus{0, 0}, false);
+  auto c = r.exited(1, ExitStatus{0, 0}, false);
+  CHECK(only<StopTimer>(c)[0].timer.kind == TimerKind::time_limit);
+  CHECK(!only<ReportEnd>(c)[0].failure);
+}
+
+TEST_CASE("-K0: a bad exit ends only its rank, is reported at the end; an abort still ends all") {
+  LaunchShape s = shape(1, 0, 2);
+  s.kill_on_bad_exit = false;
+  LaunchPolicy p(s);
+  p.spawned(0, 0);
+  p.spawned(1, 0);
+  p.spawn_finished();
+  auto a = p.exited(0, ExitStatus{3, 0}, false);
+  CHECK(a.empty());  // no kill, no abort, nothing to tell
+  CHECK(!p.failure());
+  CHECK(p.running(1));
+  auto b = p.exited(1, ExitStatus{0, 0}, false);
+  REQUIRE(only<ReportEnd>(b).size() == 1);
+  CHECK(describe(*only<ReportEnd>(b)[0].failure) == "rank 0 on n1 exited with status 3");
+  CHECK(only<ReportEnd>(b)[0].failure->exit_code == 3);
+
+  LaunchPolicy q(s);
+  q.spawned(0, 0);
+  q.spawned(1, 0);
+  q.spawn_finished();
+  q.exited(0, ExitStatus{3, 0}, false);
+  auto c = q.pmi_abort(1, 5, "");
+  CHECK(only<KillRanks>(c).size() == 1);
+  CHECK(abort_targets(c) == std::set<int>{0});
+}
+
 // Every event in every state: the promises that hold whatever happens.
 TEST_CASE("every event in every state keeps the engine's promises") {
   struct Event {
@@ -267,7 +324,8 @@ TEST_CASE("every event in every state keeps the engine's promises") {
     std::function<Actions(LaunchPolicy&)> step;
     std::optional<TimerId> fires = std::nullopt;
   };
-  const TimerId grace{TimerKind::grace}, drain{TimerKind::drain}, lost{TimerKind::lost_pmi, 0};
+  const TimerId grace{TimerKind::grace}, drain{TimerKind::drain}, lost{TimerKind::lost_pmi, 0},
+      limit{TimerKind::time_limit};
   const std::vector<Event> events = {
       {"exit 0",
        [](LaunchPolicy& p) {
@@ -308,6 +366,7 @@ TEST_CASE("every event in every state keeps the engine's promises") {
       {"grace fires", [=](LaunchPolicy& p) { return p.timer_fired(grace); }, grace},
       {"drain fires", [=](LaunchPolicy& p) { return p.timer_fired(drain); }, drain},
       {"lost pmi fires", [=](LaunchPolicy& p) { return p.timer_fired(lost); }, lost},
+      {"time limit fires", [=](LaunchPolicy& p) { return p.timer_fired(limit); }, limit},
   };
   // Every sequence of three events, for a head of 4 nodes, a non-head of 4, and a single node.
   for (int self : {0, 1}) {
@@ -321,9 +380,18 @@ TEST_CASE("every event in every state keeps the engine's promises") {
             CAPTURE(e1.name);
             CAPTURE(e2.name);
             CAPTURE(e3.name);
-            auto p = running(shape(self, 0, nodes));
-            std::map<int, int> aborts_to;
+            // A time limit, so its timer is among those running; -K0 on the single node.
+            LaunchShape s = shape(self, 0, nodes);
+            s.time_limit_ms = 60000;
+            s.kill_on_bad_exit = nodes > 1;
+            LaunchPolicy p(s);
+            p.spawned(0, 2);
+            p.spawned(1, 2);
             std::set<TimerId> timers;  // what the engine has running, by its own actions
+            for (const auto& start : only<StartTimer>(p.spawn_finished()))
+              timers.insert(start.timer);
+            CHECK(timers.count(limit) == 1);
+            std::map<int, int> aborts_to;
             int ends = 0, first_failures = 0;
             for (const Event* e : {&e1, &e2, &e3}) {
               bool was_ended = p.ended();
@@ -331,11 +399,11 @@ TEST_CASE("every event in every state keeps the engine's promises") {
               Actions actions = e->step(p);
               if (was_ended || (e->fires && !was_running)) CHECK(actions.empty());
               for (const auto& a : actions) {
-                if (auto* s = std::get_if<SendAbort>(&a)) {
-                  CHECK(s->node != self);
+                if (auto* send = std::get_if<SendAbort>(&a)) {
+                  CHECK(send->node != self);
                   CHECK(nodes > 1);
-                  if (self != 0) CHECK(s->node == 0);  // a non-head only ever tells the head
-                  ++aborts_to[s->node];
+                  if (self != 0) CHECK(send->node == 0);  // a non-head only ever tells the head
+                  ++aborts_to[send->node];
                 } else if (auto* t = std::get_if<StartTimer>(&a)) {
                   CHECK(timers.insert(t->timer).second);  // never started twice
                 } else if (auto* stop = std::get_if<StopTimer>(&a)) {
