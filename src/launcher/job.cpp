@@ -58,6 +58,7 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
       request_(std::move(request)),
       done_(std::move(done)),
       policy_(layout_.nodes, layout_.rank_nodes.front(), options.kill_on_bad_exit),
+      outputs_(options.output, options.error, request_.launch_id, layout_.rank_nodes),
       deadline_timer_(loop),
       heartbeat_timer_(loop),
       start_ns_(clock.now_ns()) {
@@ -183,7 +184,7 @@ void Job::on_message(Node& node, schema::Envelope::Reader envelope) {
     case schema::Envelope::Body::OUTPUT: {
       auto chunk = wire::decode_output(body.getOutput());
       if (options_.label) chunk.data = label_lines(chunk.rank, chunk.data);
-      write_all(chunk.is_stderr ? stderr : stdout, chunk.data);
+      outputs_.write(chunk.rank, chunk.is_stderr, chunk.data);
       return;
     }
     case schema::Envelope::Body::RANK_EXIT: {

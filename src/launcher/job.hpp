@@ -18,6 +18,7 @@
 #include "launcher/layout.hpp"
 #include "launcher/local_agents.hpp"
 #include "launcher/options.hpp"
+#include "launcher/output_files.hpp"
 #include "launcher/report.hpp"
 #include "launcher/wire.hpp"
 #include "link/connection.hpp"
@@ -82,6 +83,7 @@ class Job {
   std::map<int, RankResult> ranks_;
   policy::JobPolicy policy_;
   rpc::MessageCounts counts_;          // on every agent link, for -v
+  OutputFiles outputs_;                // where ranks' output goes (--output/--error)
   std::vector<Straggler> stragglers_;  // from every node's LaunchEnded
   net::Timer deadline_timer_;
   net::Timer heartbeat_timer_;

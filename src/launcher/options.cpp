@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "launcher/output_files.hpp"
+
 namespace lattice::launcher {
 
 const char* const kLaunchUsage =
@@ -30,6 +32,8 @@ const char* const kLaunchUsage =
     "  -K, --kill-on-bad-exit[=0|1]  0: a rank's non-zero exit ends only that rank (default 1)\n"
     "      --alloc ID            the allocation the launch belongs to (LATTICE_ALLOC_ID)\n"
     "      --chdir DIR           ranks start in DIR (default: the current directory)\n"
+    "  -o, --output PATTERN      ranks' stdout into files: %t rank, %n node, %j launch id\n"
+    "  -e, --error PATTERN       ranks' stderr likewise (default: --output's file)\n"
     "  -v, --verbose             print a timing breakdown at the end\n";
 
 namespace {
@@ -152,6 +156,12 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       if (!v) return v.error();
       if (v->empty()) return make_error(cat(arg, " needs a value"));
       (arg == "--alloc" ? o.alloc : o.chdir) = *v;
+    } else if (arg == "-o" || arg == "--output" || arg == "-e" || arg == "--error") {
+      auto v = take();
+      if (!v) return v.error();
+      if (auto checked = expand_output_pattern(*v, 0, 0, "id"); !checked || v->empty())
+        return make_error(cat(arg, ": ", checked ? "needs a file name" : checked.error().message));
+      (arg == "-o" || arg == "--output" ? o.output : o.error) = *v;
     } else if (arg == "--distribution") {
       auto v = take();
       if (!v) return v.error();

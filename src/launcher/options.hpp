@@ -41,6 +41,7 @@ struct LaunchOptions {
   bool kill_on_bad_exit = true;  // -K/--kill-on-bad-exit[=0|1]
   std::string alloc;             // --alloc ID (LATTICE_ALLOC_ID); empty: the launch id
   std::string chdir;             // --chdir DIR; empty: the launcher's working directory
+  std::string output, error;     // --output / --error PATTERN (srun's %t %n %j); empty: terminal
   std::string program;
   std::vector<std::string> args;
 };

@@ -1,7 +1,7 @@
 """The launcher's and agent's user-facing features beyond wire-up: PMI_PORT mode with a real MPICH
 client, the per-launch Unix PMI socket (mode 0600, served, removed afterwards), SIGINT forwarding
 (a second SIGINT kills), Slurm-compatible variables, the -v timing breakdown, time limits (-t and
-MPIEXEC_TIMEOUT), -K0, --alloc and --chdir."""
+MPIEXEC_TIMEOUT), -K0, --alloc, --chdir and --output/--error files."""
 import glob
 import os
 import signal
@@ -141,6 +141,21 @@ def alloc_and_chdir(c):
     c.check_clean(r)
 
 
+def output_files(c):
+    r = c.run_launch(["-N", "2", "-n", "3", "-l", "--output", "out-%t.txt", "--error", "err-%n.txt",
+                      "/bin/sh", "-c", 'echo "hello $PMI_RANK"; echo "oops $PMI_RANK" >&2'],
+                     cwd=c.dir)
+    expect_status(r, 0)
+    check("hello" not in r.out and "oops" not in r.err, f"output reached the terminal\n{r.describe()}")
+    for rank in range(3):
+        with open(os.path.join(c.dir, f"out-{rank}.txt")) as f:
+            text = f.read()
+        check(text == f"{rank}: hello {rank}\n", f"out-{rank}.txt holds {text!r}")
+    with open(os.path.join(c.dir, "err-1.txt")) as f:  # block layout: rank 2 on node 1
+        check(f.read() == "2: oops 2\n", "err-1.txt does not hold node 1's stderr")
+    c.check_clean(r)
+
+
 if __name__ == "__main__":
     run_cases([
         ("pmi_port_mode", pmi_port_mode),
@@ -152,4 +167,5 @@ if __name__ == "__main__":
         ("time_limit", time_limit),
         ("kill_on_bad_exit_0", kill_on_bad_exit_0),
         ("alloc_and_chdir", alloc_and_chdir),
+        ("output_files", output_files),
     ])

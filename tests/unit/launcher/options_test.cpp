@@ -91,4 +91,11 @@ TEST_CASE("-t, -K, --alloc and --chdir") {
   CHECK(plain->program == "p");  // -K takes no separate value, as in srun
   CHECK(!parse_launch_options(Args{"-K2", "p"}));
   CHECK(!parse_launch_options(Args{"--time", "soon", "p"}));
+  auto files = parse_launch_options(Args{"-o", "o-%t", "--error=e-%n-%j", "p"});
+  REQUIRE(files);
+  CHECK(files->output == "o-%t");
+  CHECK(files->error == "e-%n-%j");
+  auto bad = parse_launch_options(Args{"--output", "x-%q", "p"});
+  REQUIRE(!bad);
+  CHECK(bad.error().message.find("%q") != std::string::npos);
 }
