@@ -1,7 +1,7 @@
 """The launcher's and agent's user-facing features beyond wire-up: PMI_PORT mode with a real MPICH
 client, the per-launch Unix PMI socket (mode 0600, served, removed afterwards), SIGINT forwarding
 (a second SIGINT kills), Slurm-compatible variables, the -v timing breakdown, time limits (-t and
-MPIEXEC_TIMEOUT), -K0, --alloc, --chdir and --output/--error files."""
+MPIEXEC_TIMEOUT), -K0, --alloc, --chdir, --output/--error files and --export."""
 import glob
 import os
 import signal
@@ -156,6 +156,47 @@ def output_files(c):
     c.check_clean(r)
 
 
+def environment_export(c):
+    """--export over two standalone agents: ALL by default, NONE, a pattern list; the launch's
+    own variables always win."""
+    nodes = [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0"]) for i in range(2)]
+    agents = ",".join(a.address for a in nodes)
+    env = {"LT_FOO_A": "a", "LT_FOO_B": "b", "LT_BAR": "bar", "PMI_SIZE": "77",
+           "LATTICE_LT_X": "x"}
+
+    def ranks_env(*extra):
+        r = c.run_launch(["--agents", agents, "-n", "2", "--tasks-per-node", "1", "-l", *extra,
+                          "/usr/bin/env"], env=env)
+        expect_status(r, 0)
+        c.check_clean(r)
+        seen = {0: {}, 1: {}}
+        for line in r.out.splitlines():
+            rank, _, var = line.partition(": ")
+            name, _, value = var.partition("=")
+            seen[int(rank)][name] = value
+        return seen, r
+
+    seen, r = ranks_env()
+    for rank in (0, 1):
+        got = seen[rank]
+        check(got.get("LT_FOO_A") == "a" and got.get("LT_BAR") == "bar",
+              f"rank {rank} lacks the launcher's variables by default\n{r.describe()}")
+        check(got.get("PMI_SIZE") == "2", f"PMI_SIZE was overridden on rank {rank}\n{r.describe()}")
+        check("LATTICE_LT_X" not in got, f"a LATTICE_* variable was exported\n{r.describe()}")
+    seen, r = ranks_env("--export=NONE", "--env", "LT_ONLY=1")
+    for rank in (0, 1):
+        got = seen[rank]
+        check(not any(k.startswith("LT_FOO") or k == "LT_BAR" for k in got),
+              f"--export=NONE sent the launcher's variables to rank {rank}\n{r.describe()}")
+        check(got.get("LT_ONLY") == "1" and got.get("PMI_RANK") == str(rank),
+              f"--env or the launch's variables missing on rank {rank}\n{r.describe()}")
+    seen, r = ranks_env("--export=LT_FOO_*")
+    for rank in (0, 1):
+        names = {k for k in seen[rank] if k.startswith("LT_FOO") or k == "LT_BAR"}
+        check(names == {"LT_FOO_A", "LT_FOO_B"},
+              f"--export=LT_FOO_* sent {sorted(names)} to rank {rank}\n{r.describe()}")
+
+
 if __name__ == "__main__":
     run_cases([
         ("pmi_port_mode", pmi_port_mode),
@@ -168,4 +209,5 @@ if __name__ == "__main__":
         ("kill_on_bad_exit_0", kill_on_bad_exit_0),
         ("alloc_and_chdir", alloc_and_chdir),
         ("output_files", output_files),
+        ("environment_export", environment_export),
     ])
