@@ -8,6 +8,7 @@
 #include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "lattice_version.h"
+#include "wire/failure_codec.hpp"
 
 namespace lattice::agent {
 namespace {
@@ -22,15 +23,6 @@ constexpr size_t kMaxEarlyBytes = size_t{64} << 20;
 constexpr uint64_t kMaxEarlyAgeMs = 30000;
 // How long the agent must have been without launches and reaping before it trims the heap.
 constexpr uint64_t kTrimQuietMs = 2000;
-// What one entry costs beyond its key and value (containers, strings).
-constexpr size_t kEntryOverheadBytes = 64;
-
-size_t fence_bytes(const FenceMessage& m) {
-  size_t bytes = sizeof m + m.launch_id.size() + m.error.size();
-  for (const auto& [key, value] : m.chunk.entries)
-    bytes += key.size() + value.size() + kEntryOverheadBytes;
-  return bytes;
-}
 
 }  // namespace
 
@@ -50,6 +42,7 @@ Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterK
              [this](const std::string& peer, const std::string& reason) {
                for (auto& [id, entry] : launches_) entry.launch->peer_lost(peer, reason);
              }),
+      early_(kMaxEarlyBytes, kMaxEarlyAgeMs),
       reaper_(loop),
       sweeper_(loop) {}
 
@@ -179,18 +172,13 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   }
   LAT_LOG(info, "launch", id, ": accepted from ", secure::describe(sender.identity), ", ",
           raw->spec().local_ranks().size(), " ranks here as ", raw->spec().user.name);
-  if (auto early = early_.find(id); early != early_.end()) {
-    auto held = std::move(early->second);
-    early_.erase(early);
-    for (auto& e : held) {
-      early_bytes_ -= e.bytes;
-      if (e.fence) deliver_fence(entry, std::move(*e.fence), e.sender);
-      if (!e.abort) continue;
-      if (auto allowed = may_abort(raw->spec(), entry.launcher_conn, e.sender); !allowed)
-        LAT_LOG(warn, "auth", allowed.error().message);
-      else
-        deliver_abort(entry, std::move(*e.abort), e.sender);
-    }
+  for (auto& e : early_.take(id)) {
+    if (e.fence) deliver_fence(entry, std::move(*e.fence), e.sender);
+    if (!e.abort) continue;
+    if (auto allowed = may_abort(raw->spec(), entry.launcher_conn, e.sender); !allowed)
+      LAT_LOG(warn, "auth", allowed.error().message);
+    else
+      deliver_abort(entry, std::move(*e.abort), e.sender);
   }
   session.respond(request_id, wire::launch_accepted(config_.node_id));
 }
@@ -202,11 +190,8 @@ void Agent::abort_processes(const Sender& sender, uint64_t request_id,
   if (!entry && sender.identity.role == secure::Role::agent) {
     // The head's abort can overtake the launcher's request to this agent: hold it like an early
     // fence chunk, and judge it when the launch arrives.
-    EarlyMessage early;
-    early.abort = wire::decode_abort(abort);
-    early.bytes = sizeof early + early.abort->detail.size() + early.abort->node.size() +
-                  early.abort->peer.size();
-    hold_early(abort.getLaunchId(), std::move(early), sender);
+    hold_early(abort.getLaunchId(),
+               EarlyMessage{std::nullopt, lattice::wire::decode_abort(abort), sender});
     if (request_id) session.respond(request_id, rpc::Outgoing());
     return;
   }
@@ -217,7 +202,7 @@ void Agent::abort_processes(const Sender& sender, uint64_t request_id,
     if (request_id) session.respond_error(request_id, allowed.error().message);
     return;
   }
-  deliver_abort(*entry, wire::decode_abort(abort), sender);
+  deliver_abort(*entry, lattice::wire::decode_abort(abort), sender);
   if (request_id) session.respond(request_id, rpc::Outgoing());
 }
 
@@ -251,24 +236,15 @@ void Agent::fence_message(FenceMessage message, const Sender& sender) {
             secure::describe(sender.identity), " dropped: only agents send fence chunks");
     return;
   }
-  EarlyMessage early;
-  early.bytes = fence_bytes(message);
   std::string id = message.launch_id;
-  early.fence = std::move(message);
-  hold_early(id, std::move(early), sender);
+  hold_early(id, EarlyMessage{std::move(message), std::nullopt, sender});
 }
 
-void Agent::hold_early(const std::string& launch_id, EarlyMessage early, const Sender& sender) {
-  if (early_bytes_ + early.bytes > kMaxEarlyBytes) {
-    LAT_LOG(warn, "link", "a message for unknown launch ", launch_id, " from ",
-            secure::describe(sender.identity), " dropped: ", early_bytes_,
-            " bytes are held already for launches not started here");
-    return;
-  }
-  early_bytes_ += early.bytes;
-  early.sender = sender;
-  early.arrived_ms = loop_.now_ms();
-  early_[launch_id].push_back(std::move(early));
+void Agent::hold_early(const std::string& launch_id, EarlyMessage early) {
+  std::string from = secure::describe(early.sender.identity);
+  if (!early_.hold(launch_id, std::move(early), loop_.now_ms()))
+    LAT_LOG(warn, "link", "a message for unknown launch ", launch_id, " from ", from,
+            " dropped: ", early_.bytes(), " bytes are held already for launches not started here");
 }
 
 void Agent::deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender) {
@@ -324,18 +300,10 @@ void Agent::sweep() {
     ::malloc_trim(0);
     trim_pending_ = false;
   }
-  for (auto it = early_.begin(); it != early_.end();) {
-    auto& held = it->second;
-    if (now - held.front().arrived_ms < kMaxEarlyAgeMs) {
-      ++it;
-      continue;
-    }
-    // Also what a head relays to a node whose part of the launch has already ended.
-    LAT_LOG(debug, "link", "dropping ", held.size(), " messages for launch ", it->first,
+  // Also what a head relays to a node whose part of the launch has already ended.
+  for (const auto& [launch, count] : early_.expire(now))
+    LAT_LOG(debug, "link", "dropping ", count, " messages for launch ", launch,
             ", which is not running here");
-    for (auto& e : held) early_bytes_ -= e.bytes;
-    it = early_.erase(it);
-  }
 }
 
 void Agent::notify(uint64_t conn_id, rpc::Outgoing message) {

@@ -13,6 +13,7 @@
 
 #include "admin/status.hpp"
 #include "agent/authority.hpp"
+#include "agent/early_messages.hpp"
 #include "agent/launch.hpp"
 #include "agent/peer_links.hpp"
 #include "agent/socket_dir.hpp"
@@ -43,16 +44,6 @@ class Agent : private LaunchSink, public admin::AgentControl {
     std::unique_ptr<Launch> launch;
     uint64_t launcher_conn = 0;  // connection that asked for it; events go there
   };
-  // A fence chunk or an abort from an agent, for a launch this agent has not been asked to run
-  // yet (fan-out is concurrent); judged like any other once the launch exists, dropped when it
-  // waits too long.
-  struct EarlyMessage {
-    std::optional<FenceMessage> fence;
-    std::optional<Failure> abort;
-    Sender sender;
-    uint64_t arrived_ms = 0;
-    size_t bytes = 0;
-  };
 
   void accept(std::unique_ptr<net::Stream> stream);
   void on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::Reader envelope);
@@ -64,7 +55,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
                         schema::SignalProcesses::Reader sig);
   void deliver_abort(LaunchEntry& entry, Failure failure, const Sender& sender);
   void fence_message(FenceMessage message, const Sender& sender);
-  void hold_early(const std::string& launch_id, EarlyMessage early, const Sender& sender);
+  void hold_early(const std::string& launch_id, EarlyMessage early);
   void deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender);
   void connection_closed(uint64_t conn_id, const Error& why);
   void accept_admin(std::unique_ptr<net::Stream> stream);
@@ -96,8 +87,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   std::vector<uint64_t> closed_admin_;  // admin clients to destroy at the next reap
   std::map<std::string, LaunchEntry> launches_;
   PeerLinks peers_;
-  std::map<std::string, std::vector<EarlyMessage>> early_;
-  size_t early_bytes_ = 0;
+  EarlyMessages early_;
   net::Timer reaper_;
   net::Timer sweeper_;
   uint64_t next_conn_id_ = 1;

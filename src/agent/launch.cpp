@@ -15,6 +15,7 @@
 #include "proc/environment.hpp"
 #include "proc/executable.hpp"
 #include "secure/secret.hpp"
+#include "wire/failure_codec.hpp"
 
 namespace lattice::agent {
 namespace {
@@ -311,7 +312,7 @@ void Launch::send_to_node(int node, rpc::Outgoing message) {
 }
 
 void Launch::send_abort(int node, const Failure& failure) {
-  send_to_node(node, wire::abort(spec_.launch_id, failure));
+  send_to_node(node, lattice::wire::abort_message(spec_.launch_id, failure));
 }
 
 void Launch::fence_message(FenceMessage message) {

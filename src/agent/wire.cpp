@@ -55,18 +55,6 @@ rpc::Outgoing fence_chunk(const std::string& launch_id, int from, bool down,
   return msg;
 }
 
-Failure decode_abort(schema::AbortProcesses::Reader m) {
-  return lattice::wire::decode_failure(m.getFailure());
-}
-
-rpc::Outgoing abort(const std::string& launch_id, const Failure& failure) {
-  rpc::Outgoing msg;
-  auto abort = msg.envelope().initBody().initAbortProcesses();
-  abort.setLaunchId(launch_id);
-  lattice::wire::encode_failure(failure, abort.initFailure());
-  return msg;
-}
-
 rpc::Outgoing launch_accepted(const std::string& node_id) {
   rpc::Outgoing msg;
   msg.envelope().initBody().initLaunchAccepted().setNodeId(node_id);

@@ -22,8 +22,7 @@ FenceMessage decode_fence_down(schema::PmiFenceComplete::Reader m);
 rpc::Outgoing fence_chunk(const std::string& launch_id, int from, bool down,
                           const fence::Chunk& chunk, const std::string& error);
 
-Failure decode_abort(schema::AbortProcesses::Reader m);
-rpc::Outgoing abort(const std::string& launch_id, const Failure& failure);
+// Aborts: lattice::wire::abort_message / decode_abort (shared with the launcher).
 
 rpc::Outgoing launch_accepted(const std::string& node_id);
 rpc::Outgoing output(const std::string& launch_id, int rank, bool is_stderr,

@@ -10,6 +10,7 @@
 
 #include "base/log.hpp"
 #include "secure/secret.hpp"
+#include "wire/failure_codec.hpp"
 
 namespace lattice::launcher {
 namespace {
@@ -19,6 +20,16 @@ namespace {
 constexpr uint64_t kAgentResponseMs = 15000;
 // Heartbeats to every agent of a running launch (link/heartbeat.hpp).
 constexpr link::HeartbeatOptions kHeartbeat{1000, 3};
+
+// Like srun and mpiexec: ranks start in the launcher's working directory, or --chdir's (a
+// relative one taken from there, as the user meant it).
+std::string ranks_workdir(const std::string& chdir) {
+  char cwd[4096];
+  std::string here = ::getcwd(cwd, sizeof cwd) ? cwd : "";
+  if (chdir.empty()) return here;
+  if (chdir.front() == '/' || here.empty()) return chdir;
+  return cat(here, '/', chdir);
+}
 
 void write_all(FILE* out, const std::string& data) {
   std::fwrite(data.data(), 1, data.size(), out);
@@ -59,6 +70,7 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
       done_(std::move(done)),
       policy_(layout_.nodes, layout_.rank_nodes.front(), options.kill_on_bad_exit),
       outputs_(options.output, options.error, request_.launch_id, layout_.rank_nodes),
+      workdir_(ranks_workdir(options.chdir)),
       deadline_timer_(loop),
       heartbeat_timer_(loop),
       start_ns_(clock.now_ns()) {
@@ -158,10 +170,11 @@ void Job::authenticated(Node& node, const secure::Identity& peer) {
 
 void Job::send_launch(Node& node) {
   if (policy_.done(index(node))) return;  // dropped: the launch is being aborted
-  std::vector<wire::Peer> peers;
-  for (const auto& n : nodes_)
-    peers.push_back(wire::Peer{n.address.node_id, n.address.host, n.address.port});
-  auto msg = wire::launch_request(options_, request_, layout_, peers, index(node), workdir());
+  // Built at the first request: every node id is final by then (proved, or named in advance).
+  if (peers_.empty())
+    for (const auto& n : nodes_)
+      peers_.push_back(wire::Peer{n.address.node_id, n.address.host, n.address.port});
+  auto msg = wire::launch_request(options_, request_, layout_, peers_, index(node), workdir_);
   Node* n = &node;
   node.sent_ms = now_ms();
   run(policy_.sent(index(node)));
@@ -212,7 +225,7 @@ void Job::run(std::vector<policy::JobAction> actions) {
   for (auto& action : actions) {
     if (auto* to_abort = std::get_if<policy::AbortNode>(&action)) {
       notify(nodes_[static_cast<size_t>(to_abort->node)],
-             wire::abort(request_.launch_id, to_abort->failure));
+             lattice::wire::abort_message(request_.launch_id, to_abort->failure));
     } else if (auto* to_signal = std::get_if<policy::SignalNode>(&action)) {
       notify(nodes_[static_cast<size_t>(to_signal->node)],
              wire::signal(request_.launch_id, to_signal->signum));
@@ -254,16 +267,6 @@ void Job::finish() {
   for (auto& node : nodes_)
     if (node.conn) node.conn->close();
   done_();
-}
-
-std::string Job::workdir() const {
-  // Like srun and mpiexec: ranks start in the launcher's working directory, or --chdir's
-  // (a relative one taken from there, as the user meant it).
-  char cwd[4096];
-  std::string here = ::getcwd(cwd, sizeof cwd) ? cwd : "";
-  if (options_.chdir.empty()) return here;
-  if (options_.chdir.front() == '/' || here.empty()) return options_.chdir;
-  return cat(here, '/', options_.chdir);
 }
 
 int Job::exit_code() const { return job_exit_code(policy_.failure(), ranks_, layout_.ntasks); }

@@ -70,7 +70,6 @@ class Job {
   int index(const Node& node) const { return static_cast<int>(&node - nodes_.data()); }
   void heartbeat();
   double now_ms() const;
-  std::string workdir() const;  // where the ranks start
 
   net::Loop& loop_;
   const Clock& clock_;
@@ -84,6 +83,8 @@ class Job {
   policy::JobPolicy policy_;
   rpc::MessageCounts counts_;          // on every agent link, for -v
   OutputFiles outputs_;                // where ranks' output goes (--output/--error)
+  std::string workdir_;                // where the ranks start
+  std::vector<wire::Peer> peers_;      // every request's peer list, built once
   std::vector<Straggler> stragglers_;  // from every node's LaunchEnded
   net::Timer deadline_timer_;
   net::Timer heartbeat_timer_;

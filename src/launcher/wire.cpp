@@ -52,14 +52,6 @@ std::string accepted_node_id(schema::Envelope::Reader reply) {
   return reply.getBody().getLaunchAccepted().getNodeId();
 }
 
-rpc::Outgoing abort(const std::string& launch_id, const JobFailure& failure) {
-  rpc::Outgoing msg;
-  auto abort = msg.envelope().initBody().initAbortProcesses();
-  abort.setLaunchId(launch_id);
-  lattice::wire::encode_failure(failure, abort.initFailure());
-  return msg;
-}
-
 rpc::Outgoing signal(const std::string& launch_id, int signum) {
   rpc::Outgoing msg;
   auto sig = msg.envelope().initBody().initSignalProcesses();

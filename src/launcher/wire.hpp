@@ -36,7 +36,7 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
                              const std::string& workdir);
 std::string accepted_node_id(schema::Envelope::Reader reply);  // "" when the agent gave none
 
-rpc::Outgoing abort(const std::string& launch_id, const JobFailure& failure);
+// Aborts: lattice::wire::abort_message (shared with the agents).
 rpc::Outgoing signal(const std::string& launch_id, int signum);
 
 struct Output {

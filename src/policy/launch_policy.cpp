@@ -48,13 +48,13 @@ std::vector<Action> LaunchPolicy::exited(int rank, proc::ExitStatus status, bool
     stop(TimerId{TimerKind::lost_pmi, rank}, out);
   }
   std::vector<Action> failed;
-  // The user asked the ranks to stop (a forwarded SIGINT/SIGTERM) and this one has: the others,
-  // handling the same signal, get the grace before SIGKILL rather than lose their handlers.
-  int kill_others = stopping_ ? 0 : SIGKILL;
-  if ((status.code != 0 || status.signal != 0) && !shape_.kill_on_bad_exit && !failure_) {
-    if (!bad_exit_) bad_exit_ = exited_failure(rank, status);
-  } else if (status.code != 0 || status.signal != 0) {
-    failed = fail(exited_failure(rank, status), local(), -1, kill_others);
+  bool bad = status.code != 0 || status.signal != 0;
+  if (bad && !shape_.kill_on_bad_exit && !failure_) {
+    if (!bad_exit_) bad_exit_ = exited_failure(rank, status);  // -K0: ends only this rank
+  } else if (bad) {
+    // The user asked the ranks to stop (a forwarded SIGINT/SIGTERM) and this one has: the
+    // others, handling the same signal, get the grace before SIGKILL, not lose their handlers.
+    failed = fail(exited_failure(rank, status), local(), -1, stopping_ ? 0 : SIGKILL);
   } else if (finalize_missing) {
     failed = fail(here(FailureKind::no_finalize, rank), local(), -1, SIGKILL);
   }
@@ -133,14 +133,14 @@ std::vector<Action> LaunchPolicy::launcher_lost(const std::string& reason) {
 
 std::vector<Action> LaunchPolicy::signal(int signum) {
   if (ended_ || !any_running()) return {};
-  if (signum == SIGINT || signum == SIGTERM || signum == SIGHUP) stopping_ = signum;
+  if (signum == SIGINT || signum == SIGTERM || signum == SIGHUP) stopping_ = true;
   return {KillRanks{signum}};
 }
 
 std::vector<Action> LaunchPolicy::shutdown(int signum, bool kill_now) {
   if (kill_now) {
     auto out = fail(here(FailureKind::agent_killed), local(), -1, SIGKILL);
-    if (kill_signal_ != SIGKILL) kill(SIGKILL, out);  // a second signal: no more grace
+    if (kill_ != Kill::done) kill(SIGKILL, out);  // a second signal: no more grace
     return out;
   }
   Failure failure = here(FailureKind::agent_stopping);
@@ -196,20 +196,15 @@ std::vector<Action> LaunchPolicy::fail(Failure failure, Tell tell, int skip_node
         if (node != shape_.self && node != skip_node) out.push_back(SendAbort{node, failure});
   }
   // Kill once. Ranks dying of that kill are failures too, but must not cut a grace short.
-  if (kill_signal_ == 0 && signum == 0 && any_running()) {
-    kill_signal_ = stopping_;
-    start(TimerId{TimerKind::grace}, times_.grace_ms, out);
-  } else if (kill_signal_ == 0 && signum != 0) {
-    kill(signum, out);
-  }
+  if (kill_ == Kill::none) kill(signum, out);
   maybe_end(out);
   return out;
 }
 
 void LaunchPolicy::kill(int signum, std::vector<Action>& out) {
   if (!any_running()) return;
-  kill_signal_ = signum;
-  out.push_back(KillRanks{signum});
+  kill_ = signum == SIGKILL ? Kill::done : Kill::grace;
+  if (signum != 0) out.push_back(KillRanks{signum});
   if (signum == SIGKILL)
     stop(TimerId{TimerKind::grace}, out);
   else

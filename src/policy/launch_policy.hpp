@@ -149,13 +149,14 @@ class LaunchPolicy {
   // Who else must hear of a first failure: nobody, the head, or every other node.
   enum class Tell { nobody, head, all };
 
-  // `signum` 0: no signal now, SIGKILL when the grace ends.
+  // `signum` as for kill().
   std::vector<Action> fail(Failure failure, Tell tell, int skip_node, int signum);
   Tell local() const;  // for a failure that starts here
   // A failure that happens on this node.
   Failure here(FailureKind kind, int rank = -1, std::string detail = "") const;
   Failure exited_failure(int rank, proc::ExitStatus status) const;
-  // `signum` to the running ranks; SIGTERM starts the grace, SIGKILL ends it.
+  // `signum` to the running ranks (0: none now, the user's own signal is already there); then
+  // the grace and SIGKILL at its end, unless `signum` is SIGKILL.
   void kill(int signum, std::vector<Action>& out);
   // After a rank is done: stop the grace, start the drain, or end.
   void settle(std::vector<Action>& out);
@@ -172,8 +173,10 @@ class LaunchPolicy {
   std::optional<Failure> failure_;
   std::optional<Failure> bad_exit_;  // the first non-zero exit that ended nothing (-K0)
   std::set<TimerId> timers_;         // started and not yet fired or stopped
-  int kill_signal_ = 0;              // strongest signal sent to the ranks so far (0: none)
-  int stopping_ = 0;                 // a terminating signal the launcher forwarded (0: none)
+  // How far killing the ranks got: not begun, a grace running (SIGKILL at its end), SIGKILL sent.
+  enum class Kill { none, grace, done };
+  Kill kill_ = Kill::none;
+  bool stopping_ = false;  // the launcher forwarded a terminating signal (SIGINT/TERM/HUP)
   bool spawn_finished_ = false;
   bool draining_ = false;
   bool ended_ = false;

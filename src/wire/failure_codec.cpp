@@ -41,4 +41,16 @@ policy::Failure decode_failure(schema::Failure::Reader in) {
   return f;
 }
 
+rpc::Outgoing abort_message(const std::string& launch_id, const policy::Failure& failure) {
+  rpc::Outgoing msg;
+  auto abort = msg.envelope().initBody().initAbortProcesses();
+  abort.setLaunchId(launch_id);
+  encode_failure(failure, abort.initFailure());
+  return msg;
+}
+
+policy::Failure decode_abort(schema::AbortProcesses::Reader in) {
+  return decode_failure(in.getFailure());
+}
+
 }  // namespace lattice::wire

@@ -23,7 +23,7 @@ ALLOWED = {
     "net": {"base"},
     "secure": {"base"},
     "link": {"base", "net", "rpc", "secure"},
-    "wire": {"base", "proc", "policy"},
+    "wire": {"base", "proc", "policy", "rpc"},
     "agent": {"base", "pmi", "fence", "proc", "policy", "config", "admin", "rpc", "net",
               "secure", "link", "wire"},
     "launcher": {"base", "proc", "policy", "rpc", "net", "secure", "link", "wire"},

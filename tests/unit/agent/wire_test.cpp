@@ -6,6 +6,7 @@
 
 #include "agent/launch_spec.hpp"
 #include "launcher/wire.hpp"
+#include "wire/failure_codec.hpp"
 
 using namespace lattice;
 
@@ -74,15 +75,16 @@ TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {
 
 TEST_CASE("aborts: the launcher's and a head's read back the same way") {
   auto from_launcher =
-      launcher::wire::abort("L-3", launcher::JobFailure{"interrupted by the user", 130});
-  auto failure =
-      agent::wire::decode_abort(from_launcher.envelope().asReader().getBody().getAbortProcesses());
+      lattice::wire::abort_message("L-3", launcher::JobFailure{"interrupted by the user", 130});
+  auto failure = lattice::wire::decode_abort(
+      from_launcher.envelope().asReader().getBody().getAbortProcesses());
   CHECK(policy::describe(failure) == "interrupted by the user");
   CHECK(failure.fence_epoch == 0);
   CHECK(failure.exit_code == 130);
   CHECK(failure.rank == -1);
-  auto from_head = agent::wire::abort("L-3", agent::Failure{"fence 2 timed out", 1, -1, 2});
-  CHECK(agent::wire::decode_abort(from_head.envelope().asReader().getBody().getAbortProcesses())
+  auto from_head =
+      lattice::wire::abort_message("L-3", agent::Failure{"fence 2 timed out", 1, -1, 2});
+  CHECK(lattice::wire::decode_abort(from_head.envelope().asReader().getBody().getAbortProcesses())
             .fence_epoch == 2);
   // A relayed failure keeps what it was where it happened, field by field, and reads the same.
   agent::Failure exited;
@@ -91,8 +93,9 @@ TEST_CASE("aborts: the launcher's and a head's read back the same way") {
   exited.signal = 9;
   exited.rank = 5;
   exited.node = "n3";
-  auto relayed = agent::wire::abort("L-3", exited);
-  auto got = agent::wire::decode_abort(relayed.envelope().asReader().getBody().getAbortProcesses());
+  auto relayed = lattice::wire::abort_message("L-3", exited);
+  auto got =
+      lattice::wire::decode_abort(relayed.envelope().asReader().getBody().getAbortProcesses());
   CHECK(got.kind == policy::FailureKind::exited);
   CHECK(got.exit_code == 137);
   CHECK(got.signal == 9);
