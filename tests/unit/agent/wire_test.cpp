@@ -121,3 +121,16 @@ TEST_CASE("fence chunks up and down, with an error, read back") {
   CHECK(failed.down);
   CHECK(failed.error == "broken");
 }
+
+TEST_CASE("a hostile failure: an unknown kind reads as its detail, exit code 0 as 1") {
+  rpc::Outgoing msg;
+  auto abort = msg.envelope().initBody().initAbortProcesses();
+  auto f = abort.initFailure();
+  f.setKind(static_cast<schema::FailureKind>(999));
+  f.setDetail("from a newer peer");
+  f.setExitCode(0);
+  auto got = lattice::wire::decode_abort(msg.envelope().asReader().getBody().getAbortProcesses());
+  CHECK(got.kind == policy::FailureKind::other);
+  CHECK(policy::describe(got) == "from a newer peer");
+  CHECK(got.exit_code == 1);  // a failure never reports success
+}
