@@ -54,6 +54,8 @@ Status Agent::start(int ready_fd) {
   socket_dir_ = std::move(dir.value());
   environment_.socket_dir = socket_dir_.get();
   socket_dir_->remove_leftovers();
+  pmix_ = std::make_unique<PmixHost>(loop_, socket_dir_->path(), config_.node_id);
+  environment_.pmix = pmix_.get();
 
   auto listener = net::TcpListener::listen(loop_, config_.listen_host, config_.listen_port,
                                            [this](auto stream) { accept(std::move(stream)); });

@@ -16,6 +16,7 @@
 #include "agent/early_messages.hpp"
 #include "agent/launch.hpp"
 #include "agent/peer_links.hpp"
+#include "agent/pmix_host.hpp"
 #include "agent/socket_dir.hpp"
 #include "config/config.hpp"
 #include "link/connection.hpp"
@@ -79,6 +80,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   LaunchEnvironment environment_;
   uint64_t started_ms_;
   std::unique_ptr<SocketDir> socket_dir_;
+  std::unique_ptr<PmixHost> pmix_;  // before launches_: outlives them
   std::unique_ptr<net::TcpListener> listener_;
   std::unique_ptr<net::UnixListener> admin_listener_;
   std::vector<std::unique_ptr<net::SignalWatcher>> signals_;

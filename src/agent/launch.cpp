@@ -8,6 +8,7 @@
 #include <set>
 
 #include "agent/launch_rank.hpp"
+#include "agent/pmix_host.hpp"
 #include "agent/socket_dir.hpp"
 #include "agent/wire.hpp"
 #include "base/log.hpp"
@@ -73,6 +74,7 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
                                   spec_.local_ranks(), spec_.time_limit_ms, spec_.kill_on_bad_exit},
               kPolicyTimes) {
   auto complete = [this](uint64_t epoch, const pmi::KvList& merged) {
+    if (spec_.pmix) return pmix_fence_complete(epoch, merged);
     pmi_.fence_complete(epoch, merged);
   };
   if (spec_.nnodes() == 1) {
@@ -84,7 +86,10 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
         [this](int node, rpc::Outgoing message) { send_to_node(node, std::move(message)); },
         complete,
         [this](uint64_t epoch, const std::string& message) {
-          pmi_.fence_failed(epoch, message);
+          if (spec_.pmix)
+            pmix_fence_failed(epoch, message);
+          else
+            pmi_.fence_failed(epoch, message);
           run(policy_.fence_failed_above(epoch, message));
         });
     tree_fence_ = tree.get();
@@ -103,6 +108,7 @@ Launch::~Launch() {
   // The owner destroys a launch only after it ended; anything still alive here (agent
   // teardown) is killed rather than orphaned.
   kill_running(SIGKILL);
+  if (pmix_) pmix_->deregister_job(nspace());
 }
 
 Status Launch::start() {
@@ -112,6 +118,12 @@ Status Launch::start() {
   if (!program)
     return make_error(cat("cannot execute '", spec_.entrypoint, "' on ", env_.node_id,
                           ": not found or not executable"));
+  if (spec_.pmix) {
+    if (!env_.pmix) return make_error("this agent does not serve PMIx");
+    auto server = env_.pmix->server();
+    if (!server) return server.error();
+    pmix_ = *server;
+  }
   if (auto opened = open_doors(); !opened) {
     socket_listener_.reset();
     if (!launch_dir_.empty()) remove_launch_dir(launch_dir_);
@@ -128,7 +140,10 @@ Status Launch::start() {
     }
   // Spawning waits for the next loop turn: the launcher hears "accepted" first, so fan-out to
   // many agents is not serialised behind each agent's forks.
-  spawn_timer_.start(0, 0, [this, program = *program] { spawn_all(program); });
+  if (pmix_)
+    start_pmix(*program);
+  else
+    spawn_timer_.start(0, 0, [this, program = *program] { spawn_all(program); });
   return {};
 }
 
@@ -167,7 +182,13 @@ Status Launch::spawn_rank(Rank& rank, const std::string& program) {
   in.user_env = spec_.env;
 
   net::SpawnSpec spawn;
-  if (port_listener_) {
+  if (pmix_) {
+    auto pmix_env = pmix_->client_environment(nspace(), rank.rank);
+    if (!pmix_env) return pmix_env.error();
+    in.pmix = true;
+    in.pmix_env = std::move(pmix_env.value());
+    in.session_dir = launch_dir_;
+  } else if (port_listener_) {
     auto bound = port_listener_->bound();
     in.pmi_port = cat(bound.host, ':', bound.port);
     in.pmi_id = port_ids_.at(rank.rank);
@@ -260,6 +281,11 @@ void Launch::kill_running(int signum) {
 
 void Launch::end(const std::optional<Failure>& failure) {
   watch_timer_.stop();
+  if (pmix_) {
+    for (auto& [epoch, pending] : pmix_fences_) pmix_->answer_fence(pending.first, false, {});
+    pmix_fences_.clear();
+    pmix_->deregister_job(nspace());
+  }
   conns_.clear();
   socket_listener_.reset();  // removes the socket file
   port_listener_.reset();

@@ -23,6 +23,7 @@
 #include "net/stream.hpp"
 #include "net/timer.hpp"
 #include "pmi/server.hpp"
+#include "pmix/server.hpp"
 #include "policy/launch_policy.hpp"
 #include "proc/exit_status.hpp"
 #include "proc/line_buffer.hpp"
@@ -58,6 +59,7 @@ class LaunchSink {
 };
 
 class SocketDir;
+class PmixHost;
 
 // What every launch on this agent shares. Ranks get nothing of the agent's own environment.
 struct LaunchEnvironment {
@@ -66,9 +68,10 @@ struct LaunchEnvironment {
   std::string rank_exec;                  // path of lattice-rank-exec
   const SocketDir* socket_dir = nullptr;  // where each launch makes its private directory
   bool agent_is_root = false;             // ranks then switch to the job's user
+  PmixHost* pmix = nullptr;               // the agent's PMIx server, for --pmi pmix launches
 };
 
-class Launch : private pmi::ServerHooks {
+class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
  public:
   Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, LaunchSink& sink,
          PeerLinks& peers);
@@ -120,6 +123,21 @@ class Launch : private pmi::ServerHooks {
   void trace(pmi::ConnId conn, char direction, std::string_view message) override;
   uint64_t now_ms() override;
 
+  // pmix::NamespaceEvents (launch_pmix.cpp): Open MPI's ranks through libpmix.
+  void client_connected(int rank) override;
+  void client_finalized(int rank) override;
+  void client_aborted(pmix::RankCall call, int status, std::string message) override;
+  void fence_entered(pmix::FenceCall call) override;
+  void modex_requested(pmix::RankCall call) override;
+  void unsupported(int rank, std::string operation) override;
+  // Registers the namespace, then spawns (a failed registration fails every rank).
+  void start_pmix(const std::string& program);
+  void pmix_fence_complete(uint64_t epoch, const pmi::KvList& merged);
+  void pmix_fence_failed(uint64_t epoch, const std::string& message);
+  // Since when a PMIx fence has been pending on this node (0: none), for the fence deadline.
+  uint64_t pmix_fence_started_ms() const;
+  std::string nspace() const { return "lattice." + spec_.launch_id; }
+
   void spawn_all(const std::string& program);
   Status spawn_rank(Rank& rank, const std::string& program);
   void attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool is_stderr);
@@ -164,6 +182,10 @@ class Launch : private pmi::ServerHooks {
   std::vector<Straggler> stragglers_;  // snapshot taken when a fence timeout ended the launch
   LaunchTimes times_;
   int finalized_ = 0;
+  // PMIx launches: the server (null otherwise), and this node's fences in flight by epoch.
+  pmix::Server* pmix_ = nullptr;
+  std::map<uint64_t, std::pair<pmix::FenceCall, uint64_t>> pmix_fences_;  // call, entered at
+  uint64_t pmix_epoch_ = 0;
 };
 
 }  // namespace lattice::agent

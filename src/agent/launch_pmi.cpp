@@ -25,6 +25,7 @@ Status Launch::open_doors() {
       env_.socket_dir->make_launch_dir(spec_.launch_id, user.uid, user.gid, env_.agent_is_root);
   if (!dir) return dir.error();
   launch_dir_ = *dir;
+  if (pmix_) return {};  // libpmix's own listener is the only door; the directory holds its files
   std::string socket_path = cat(launch_dir_, "/pmi.sock");
   auto listener = net::UnixListener::listen(
       loop_, socket_path, [this](auto stream) { admit(std::move(stream), Door::socket); });
@@ -137,8 +138,8 @@ void Launch::check_fence_deadline() {
   uint64_t now = now_ms();
   // A fence is pending when some local rank is parked in it; it started when the first one
   // entered (a parked rank's last activity is its fence request).
-  uint64_t started = 0;
-  uint64_t epoch = 0;
+  uint64_t started = pmix_fence_started_ms();
+  uint64_t epoch = pmix_epoch_;
   for (const auto& st : pmi_.status()) {
     if (st.state != pmi::RankState::in_fence) continue;
     if (started == 0 || st.last_activity_ms < started) started = st.last_activity_ms;
@@ -148,7 +149,10 @@ void Launch::check_fence_deadline() {
   auto actions = policy_.fence_timed_out(epoch, spec_.fence_timeout_ms);
   // The ranks parked in it, and the children's, hear the same words as the launcher.
   std::string message = policy::describe(*policy_.failure());
-  pmi_.fence_failed(epoch, message);
+  if (pmix_)
+    pmix_fence_failed(epoch, message);
+  else
+    pmi_.fence_failed(epoch, message);
   if (tree_fence_) tree_fence_->fail_down(epoch, message);
   run(std::move(actions));
 }

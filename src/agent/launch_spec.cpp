@@ -98,8 +98,7 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   spec.launch_id = r.getLaunchId();
   if (!path_safe(spec.launch_id))
     return make_error("launchId must be 1-64 characters of [A-Za-z0-9._-], not starting with '.'");
-  if (r.getPmiMode() == schema::PmiMode::PMIX)
-    return make_error("PMIx (--pmi pmix) is not available in this build");
+  spec.pmix = r.getPmiMode() == schema::PmiMode::PMIX;
   spec.allocation_id = r.getAllocationId();
   spec.entrypoint = r.getEntrypoint();
   if (spec.entrypoint.empty()) return make_error("no entrypoint given");

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "base/log.hpp"
 #include "base/strings.hpp"
@@ -18,7 +19,41 @@ namespace {
 constexpr const char* kLockName = "agentd.lock";
 constexpr const char* kLaunchPrefix = "lattice-";
 
+// Open MPI's session tree inside a launch directory is a few levels deep; deeper is someone's
+// mischief, and what lies below this is left (and said) rather than chased.
+constexpr int kMaxRemoveDepth = 16;
+
 std::string why() { return std::strerror(errno); }
+
+// Empties the directory open as `dfd`: every step is relative to a directory fd and opens
+// subdirectories with O_NOFOLLOW, so nothing the job's user plants (links included) leads it
+// outside. Names are read first, then removed, so the listing is never walked while it changes.
+void remove_entries(int dfd, int depth) {
+  int listing = ::dup(dfd);
+  if (listing < 0) return;
+  DIR* d = ::fdopendir(listing);  // owns `listing` now
+  if (!d) {
+    ::close(listing);
+    return;
+  }
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(std::move(name));
+  }
+  ::closedir(d);
+  for (const auto& name : names) {
+    if (::unlinkat(dfd, name.c_str(), 0) == 0 || errno != EISDIR) continue;
+    if (depth > 0) {
+      int sub = ::openat(dfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0) {
+        remove_entries(sub, depth - 1);
+        ::close(sub);
+      }
+    }
+    ::unlinkat(dfd, name.c_str(), AT_REMOVEDIR);
+  }
+}
 
 }  // namespace
 
@@ -50,7 +85,7 @@ int SocketDir::remove_leftovers() const {
   if (!d) return 0;
   while (dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
-    if (!starts_with(name, kLaunchPrefix)) continue;
+    if (!starts_with(name, kLaunchPrefix) && name != kPmixServerDirName) continue;
     std::string full = cat(path_, '/', name);
     struct stat st {};
     if (::lstat(full.c_str(), &st) != 0) continue;
@@ -76,18 +111,8 @@ Result<std::string> SocketDir::make_launch_dir(const std::string& launch_id, uid
 bool remove_launch_dir(const std::string& dir) {
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dfd >= 0) {
-    DIR* d = ::fdopendir(dfd);  // owns dfd now
-    if (!d) {
-      ::close(dfd);
-    } else {
-      while (dirent* e = ::readdir(d)) {
-        std::string name = e->d_name;
-        if (name == "." || name == "..") continue;
-        if (::unlinkat(dfd, name.c_str(), 0) != 0 && errno == EISDIR)
-          ::unlinkat(dfd, name.c_str(), AT_REMOVEDIR);
-      }
-      ::closedir(d);
-    }
+    remove_entries(dfd, kMaxRemoveDepth);
+    ::close(dfd);
   }
   if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return true;
   LAT_LOG(warn, "agent", "cannot remove ", dir, ": ", why());

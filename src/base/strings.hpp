@@ -27,6 +27,9 @@ std::optional<int64_t> parse_int(std::string_view s);
 
 std::vector<std::string> split(std::string_view s, char sep);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
+// Lower-case hex of arbitrary bytes, and back (nullopt: odd length or a non-hex digit).
+std::string to_hex(std::string_view bytes);
+std::optional<std::string> from_hex(std::string_view hex);
 
 // Ranks or node indices as ranges, for people: {7,0,1,2,3} -> "0-3,7" (sorted, duplicates
 // dropped).

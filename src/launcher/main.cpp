@@ -74,8 +74,6 @@ int launch_main(const std::vector<std::string>& args) {
     parsed->time_limit_ms = static_cast<uint64_t>(*secs) * 1000;
   }
   const LaunchOptions& options = *parsed;
-  if (options.pmix)
-    return fail(1, "--pmi pmix: PMIx is not available in this build (use --pmi pmi2)");
   auto layout = make_layout(options, static_cast<int>(options.agents.size()));
   if (!layout) return fail(2, layout.error().message);
   auto user = resolve_job_user(options.user);

@@ -24,6 +24,25 @@ bool valid_env_name(std::string_view name) {
   return true;
 }
 
+// What Open MPI 4.1 ranks find under its own mpirun besides libpmix's variables: without
+// schizo=^orte they would look for an orted; the session and shared-memory files go to the
+// launch's private directory, so two nodes simulated on one host never share them.
+void add_open_mpi(const RankEnvInput& in, std::map<std::string, std::string>& env) {
+  for (const auto& entry : in.pmix_env) {
+    auto eq = entry.find('=');
+    if (eq != std::string::npos && eq > 0) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  env["OMPI_MCA_schizo"] = "^orte";
+  env["OMPI_MCA_orte_tmpdir_base"] = in.session_dir;
+  env["OMPI_MCA_btl_vader_backing_directory"] = in.session_dir;
+  env["OMPI_COMM_WORLD_RANK"] = std::to_string(in.rank);
+  env["OMPI_COMM_WORLD_SIZE"] = std::to_string(in.world_size);
+  env["OMPI_COMM_WORLD_LOCAL_RANK"] = std::to_string(in.local_rank);
+  env["OMPI_COMM_WORLD_LOCAL_SIZE"] = std::to_string(in.local_size);
+  env["OMPI_COMM_WORLD_NODE_RANK"] = std::to_string(in.local_rank);
+  env["OMPI_UNIVERSE_SIZE"] = std::to_string(in.world_size);
+}
+
 }  // namespace
 
 // PMI_*/PMIX_* would confuse the rank's PMI client (docs/pmi-wire.md T4: PMIX_* beside PMI_SIZE
@@ -63,16 +82,20 @@ std::vector<std::string> rank_environment(const RankEnvInput& in) {
   for (const auto& [name, value] : in.user_env)
     if (valid_env_name(name) && !reserved_env_name(name)) env[name] = value;
 
-  if (in.pmi_fd >= 0) {
-    env["PMI_FD"] = std::to_string(in.pmi_fd);
+  if (in.pmix) {
+    add_open_mpi(in, env);
   } else {
-    env["PMI_PORT"] = in.pmi_port;
-    env["PMI_ID"] = in.pmi_id;
+    if (in.pmi_fd >= 0) {
+      env["PMI_FD"] = std::to_string(in.pmi_fd);
+    } else {
+      env["PMI_PORT"] = in.pmi_port;
+      env["PMI_ID"] = in.pmi_id;
+    }
+    env["PMI_RANK"] = std::to_string(in.rank);
+    env["PMI_SIZE"] = std::to_string(in.world_size);
+    env["PMI_SPAWNED"] = "0";
+    env["PMI_JOBID"] = in.jobid;
   }
-  env["PMI_RANK"] = std::to_string(in.rank);
-  env["PMI_SIZE"] = std::to_string(in.world_size);
-  env["PMI_SPAWNED"] = "0";
-  env["PMI_JOBID"] = in.jobid;
   env["LATTICE_LAUNCH_ID"] = in.launch_id;
   env["LATTICE_ALLOC_ID"] = in.allocation_id;
   env["LATTICE_NODELIST"] = in.nodelist;

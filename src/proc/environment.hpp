@@ -31,9 +31,14 @@ Status check_request_env(const std::vector<std::pair<std::string, std::string>>&
 
 struct RankEnvInput {
   int rank = 0, world_size = 0, local_rank = 0, local_size = 0, node_index = 0, nnodes = 0;
-  int pmi_fd = -1;       // -1: PMI_PORT mode
-  std::string pmi_port;  // "127.0.0.1:PORT" in PMI_PORT mode, with
-  std::string pmi_id;    // the rank's one-time secret PMI_ID (a decimal int: MPICH atoi()s it)
+  // PMIx: no PMI_* at all (PMI_SIZE beside PMIX_NAMESPACE misleads clients); `pmix_env` (from
+  // libpmix's setup_fork) and what Open MPI's mpirun would set instead.
+  bool pmix = false;
+  std::vector<std::string> pmix_env;  // "NAME=VALUE"
+  std::string session_dir;            // the launch's private directory on this node (PMIx)
+  int pmi_fd = -1;                    // -1: PMI_PORT mode
+  std::string pmi_port;               // "127.0.0.1:PORT" in PMI_PORT mode, with
+  std::string pmi_id;  // the rank's one-time secret PMI_ID (a decimal int: MPICH atoi()s it)
   std::string jobid, launch_id, allocation_id, nodelist;
   bool slurm_compat = false;
   std::vector<std::pair<std::string, std::string>> user_env;  // passed check_request_env

@@ -1,6 +1,8 @@
-/* MPICH wire-up check: collectives, point-to-point and the node-local communicator must agree with
- * what the launcher said. MPI_Comm_split_type(SHARED) follows PMI_process_mapping, so its size
- * checks the mapping the agent served against LATTICE_LOCAL_SIZE (MPI_LOCALNRANKS under Hydra). */
+/* MPI wire-up check, built for MPICH (mpi_check) and Open MPI (ompi_check): collectives,
+ * point-to-point and the node-local communicator must agree with what the launcher said.
+ * MPI_Comm_split_type(SHARED) follows the node map the agent served (PMI_process_mapping, or
+ * PMIx's maps), so its size is checked against LATTICE_LOCAL_SIZE (MPI_LOCALNRANKS under Hydra,
+ * OMPI_COMM_WORLD_LOCAL_SIZE under mpirun). */
 #include <mpi.h>
 #include <stdio.h>
 
@@ -10,8 +12,11 @@
 #define RING_TAG 17
 #define RING_PAYLOAD_BASE 100000
 
-static const char* const local_size_vars[] = {"LATTICE_LOCAL_SIZE", "MPI_LOCALNRANKS", NULL};
-static const char* const local_rank_vars[] = {"LATTICE_LOCAL_RANK", "MPI_LOCALRANKID", NULL};
+static const char* const local_size_vars[] = {"LATTICE_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                                              "OMPI_COMM_WORLD_LOCAL_SIZE", NULL};
+static const char* const local_rank_vars[] = {"LATTICE_LOCAL_RANK", "MPI_LOCALRANKID",
+                                              "OMPI_COMM_WORLD_LOCAL_RANK", NULL};
+static const char* const size_vars[] = {"PMI_SIZE", "OMPI_COMM_WORLD_SIZE", NULL};
 
 static void check_mpi(int rc, const char* what) {
   if (rc != MPI_SUCCESS) prog_fail("%s returned %d", what, rc);
@@ -62,9 +67,10 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   prog_set_identity("mpi_check", rank);
-  int want_size = prog_env_int("PMI_SIZE", -1);
+  const char* size_var = NULL;
+  int want_size = prog_env_int_any(size_vars, -1, &size_var);
   if (want_size >= 0 && size != want_size)
-    prog_fail("MPI_COMM_WORLD has %d ranks, PMI_SIZE says %d", size, want_size);
+    prog_fail("MPI_COMM_WORLD has %d ranks, %s says %d", size, size_var, want_size);
 
   check_allreduce(rank, size);
   check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");

@@ -14,6 +14,7 @@ import tempfile
 ALLOWED = {
     "base": set(),
     "pmi": {"base"},
+    "pmix": {"base"},
     "fence": {"base"},
     "proc": {"base"},
     "policy": {"base", "proc"},
@@ -24,7 +25,7 @@ ALLOWED = {
     "secure": {"base"},
     "link": {"base", "net", "rpc", "secure"},
     "wire": {"base", "proc", "policy", "rpc"},
-    "agent": {"base", "pmi", "fence", "proc", "policy", "config", "admin", "rpc", "net",
+    "agent": {"base", "pmi", "pmix", "fence", "proc", "policy", "config", "admin", "rpc", "net",
               "secure", "link", "wire"},
     "launcher": {"base", "proc", "policy", "rpc", "net", "secure", "link", "wire"},
 }
@@ -36,6 +37,7 @@ THIRD_PARTY = {
     "<kj/": {"rpc", "agent", "launcher"},
     '"lattice.capnp.h"': {"rpc", "wire", "agent", "launcher"},
     "<sodium.h>": {"secure"},
+    "<pmix": {"pmix"},
     "<yaml-cpp/": {"config"},
     "<curl/": {"fabric", "launcher"},
 }

@@ -40,3 +40,14 @@ TEST_CASE("rank lists compress into ranges") {
   CHECK(compress_ranges({}).empty());
   CHECK(compress_ranges({4, 2, 3, 3, 0}) == "0,2-4");  // unsorted and duplicated input
 }
+
+TEST_CASE("hex round-trips any bytes and refuses what is not hex") {
+  std::string bytes("\x00\x01\x7f\x80\xff ab", 8);
+  CHECK(to_hex(bytes) == "00017f80ff206162");
+  CHECK(from_hex(to_hex(bytes)) == bytes);
+  CHECK(from_hex("ABcd") == std::string("\xab\xcd"));
+  CHECK(from_hex("") == std::string());
+  CHECK_FALSE(from_hex("abc").has_value());  // odd length
+  CHECK_FALSE(from_hex("zz").has_value());
+  CHECK_FALSE(from_hex("0g").has_value());
+}

@@ -63,6 +63,30 @@ TEST_CASE("PMI fd mode: a PATH default and the launch's variables, nothing else"
   CHECK(env == expected);  // no HOME, no agent secrets: the agent's environment is not an input
 }
 
+TEST_CASE("PMIx mode: libpmix's variables and mpirun's OMPI_*, never PMI_*") {
+  RankEnvInput in = input();
+  in.pmix = true;
+  in.pmix_env = {"PMIX_NAMESPACE=lattice.L7", "PMIX_RANK=5", "PMIX_SERVER_URI4=tcp4://x", "junk"};
+  in.session_dir = "/run/lattice/lattice-L7";
+  in.user_env = {{"OMPI_COMM_WORLD_RANK", "99"}, {"OMP_NUM_THREADS", "2"}};
+  auto env = as_map(rank_environment(in));
+  for (const auto& entry : env) CHECK_MESSAGE(entry.first.rfind("PMI_", 0) != 0, entry.first);
+  CHECK(env["PMIX_NAMESPACE"] == "lattice.L7");
+  CHECK(env["PMIX_RANK"] == "5");
+  CHECK(env.count("junk") == 0);  // not NAME=VALUE: dropped
+  CHECK(env["OMPI_MCA_schizo"] == "^orte");
+  CHECK(env["OMPI_COMM_WORLD_RANK"] == "5");  // the launch's value wins over the request's
+  CHECK(env["OMPI_COMM_WORLD_SIZE"] == "8");
+  CHECK(env["OMPI_COMM_WORLD_LOCAL_RANK"] == "1");
+  CHECK(env["OMPI_COMM_WORLD_LOCAL_SIZE"] == "4");
+  CHECK(env["OMPI_COMM_WORLD_NODE_RANK"] == "1");
+  CHECK(env["OMPI_UNIVERSE_SIZE"] == "8");
+  CHECK(env["OMPI_MCA_orte_tmpdir_base"] == "/run/lattice/lattice-L7");
+  CHECK(env["OMPI_MCA_btl_vader_backing_directory"] == "/run/lattice/lattice-L7");
+  CHECK(env["OMP_NUM_THREADS"] == "2");
+  CHECK(env["LATTICE_LAUNCH_ID"] == "L7");
+}
+
 TEST_CASE("the output is sorted by name") {
   RankEnvInput in = input();
   in.user_env = {{"ZED", "1"}, {"ALPHA", "2"}};

@@ -1,0 +1,382 @@
+// Server over libpmix 4.x. The module functions below run on libpmix's progress thread: they
+// only copy their arguments into an Event and wake the owner. Everything else runs on the
+// owner's thread. libpmix's module has no context pointer, so the one live server is reached
+// through a mutex-guarded static (libpmix itself allows one server per process).
+#include "pmix/server.hpp"
+
+#include <pmix.h>
+#include <pmix_server.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include "base/log.hpp"
+#include "base/strings.hpp"
+#include "pmix/job_info.hpp"
+
+namespace lattice::pmix {
+
+struct Event {
+  enum class Kind { connected, finalized, aborted, fence, modex, unsupported, done } kind;
+  std::string nspace;
+  int rank = -1;
+  int status = 0;
+  std::string text;  // abort message, fence blob, operation name, or fetched data
+  Completion completion;
+  uint64_t token = 0;  // Kind::done: which of our own requests finished
+};
+
+struct Server::Impl {
+  std::function<void()> wake;
+  std::mutex mutex;
+  std::deque<Event> queue;  // guarded by mutex
+  // The rest belongs to the owner's thread.
+  std::map<std::string, NamespaceEvents*> namespaces;
+  uint64_t next_token = 1;
+  std::map<uint64_t, std::function<void(int status, std::string data)>> pending;
+  std::set<std::pair<std::string, int>> said_unsupported;
+
+  uint64_t expect(std::function<void(int, std::string)> fn) {
+    uint64_t token = next_token++;
+    pending[token] = std::move(fn);
+    return token;
+  }
+};
+
+namespace {
+
+std::mutex g_mutex;
+Server::Impl* g_server = nullptr;  // guarded by g_mutex
+
+// Finalize gets this long; then the agent goes on without it (it is exiting anyway).
+constexpr auto kFinalizeBudget = std::chrono::seconds(5);
+
+void post(Event event) {
+  std::lock_guard<std::mutex> global(g_mutex);
+  if (!g_server) return;
+  {
+    std::lock_guard<std::mutex> lock(g_server->mutex);
+    g_server->queue.push_back(std::move(event));
+  }
+  g_server->wake();
+}
+
+Event event(Event::Kind kind, const pmix_proc_t* proc) {
+  Event e{kind, {}, -1, 0, {}, {}, 0};
+  if (proc) {
+    e.nspace.assign(proc->nspace, strnlen(proc->nspace, PMIX_MAX_NSLEN));
+    e.rank = proc->rank == PMIX_RANK_WILDCARD ? -1 : static_cast<int>(proc->rank);
+  }
+  return e;
+}
+
+void* token_data(uint64_t token) { return reinterpret_cast<void*>(static_cast<uintptr_t>(token)); }
+uint64_t token_of(void* data) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(data)); }
+
+void op_done(pmix_status_t status, void* cbdata) {
+  Event e = event(Event::Kind::done, nullptr);
+  e.status = status;
+  e.token = token_of(cbdata);
+  post(std::move(e));
+}
+
+void modex_fetched(pmix_status_t status, char* data, size_t size, void* cbdata) {
+  Event e = event(Event::Kind::done, nullptr);
+  e.status = status;
+  e.token = token_of(cbdata);
+  if (status == PMIX_SUCCESS && data) e.text.assign(data, size);
+  post(std::move(e));
+}
+
+// --- the module: libpmix's thread ---
+
+pmix_status_t on_connected(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t, void*) {
+  post(event(Event::Kind::connected, proc));
+  return PMIX_OPERATION_SUCCEEDED;
+}
+
+pmix_status_t on_finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t, void*) {
+  post(event(Event::Kind::finalized, proc));
+  return PMIX_OPERATION_SUCCEEDED;
+}
+
+pmix_status_t on_abort(const pmix_proc_t* proc, void*, int status, const char msg[], pmix_proc_t[],
+                       size_t, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  Event e = event(Event::Kind::aborted, proc);
+  e.status = status;
+  if (msg) e.text = msg;
+  e.completion = {reinterpret_cast<void*>(cbfunc), cbdata};
+  post(std::move(e));
+  return PMIX_SUCCESS;
+}
+
+pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t,
+                       char* data, size_t ndata, pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+  // Open MPI fences over its whole namespace; a fence over some processes only would need
+  // a reduction over a subset of the agents, which the tree fence does not do.
+  if (nprocs != 1 || procs[0].rank != PMIX_RANK_WILDCARD) return PMIX_ERR_NOT_SUPPORTED;
+  Event e = event(Event::Kind::fence, &procs[0]);
+  if (data) e.text.assign(data, ndata);
+  e.completion = {reinterpret_cast<void*>(cbfunc), cbdata};
+  post(std::move(e));
+  return PMIX_SUCCESS;
+}
+
+pmix_status_t on_direct_modex(const pmix_proc_t* proc, const pmix_info_t[], size_t,
+                              pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+  Event e = event(Event::Kind::modex, proc);
+  e.completion = {reinterpret_cast<void*>(cbfunc), cbdata};
+  post(std::move(e));
+  return PMIX_SUCCESS;
+}
+
+pmix_status_t refuse(const pmix_proc_t* proc, const char* operation) {
+  Event e = event(Event::Kind::unsupported, proc);
+  e.text = operation;
+  post(std::move(e));
+  return PMIX_ERR_NOT_SUPPORTED;
+}
+
+pmix_status_t on_publish(const pmix_proc_t* proc, const pmix_info_t[], size_t, pmix_op_cbfunc_t,
+                         void*) {
+  return refuse(proc, "PMIx_Publish");
+}
+pmix_status_t on_lookup(const pmix_proc_t* proc, char**, const pmix_info_t[], size_t,
+                        pmix_lookup_cbfunc_t, void*) {
+  return refuse(proc, "PMIx_Lookup");
+}
+pmix_status_t on_unpublish(const pmix_proc_t* proc, char**, const pmix_info_t[], size_t,
+                           pmix_op_cbfunc_t, void*) {
+  return refuse(proc, "PMIx_Unpublish");
+}
+pmix_status_t on_spawn(const pmix_proc_t* proc, const pmix_info_t[], size_t, const pmix_app_t[],
+                       size_t, pmix_spawn_cbfunc_t, void*) {
+  return refuse(proc, "PMIx_Spawn (MPI_Comm_spawn)");
+}
+pmix_status_t on_connect(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t,
+                         pmix_op_cbfunc_t, void*) {
+  return refuse(nprocs > 0 ? &procs[0] : nullptr, "PMIx_Connect (MPI_Comm_connect/accept)");
+}
+
+pmix_server_module_t make_module() {
+  pmix_server_module_t m;
+  std::memset(&m, 0, sizeof m);
+  m.client_connected = on_connected;
+  m.client_finalized = on_finalized;
+  m.abort = on_abort;
+  m.fence_nb = on_fence;
+  m.direct_modex = on_direct_modex;
+  m.publish = on_publish;
+  m.lookup = on_lookup;
+  m.unpublish = on_unpublish;
+  m.spawn = on_spawn;
+  m.connect = on_connect;
+  return m;
+}
+
+pmix_proc_t proc_of(const std::string& nspace, int rank) {
+  pmix_proc_t proc;
+  PMIX_LOAD_PROCID(&proc, nspace.c_str(), static_cast<pmix_rank_t>(rank));
+  return proc;
+}
+
+void release_string(void* data) { delete static_cast<std::string*>(data); }
+
+void answer_with_data(const Completion& done, bool ok, std::string data) {
+  auto fn = reinterpret_cast<pmix_modex_cbfunc_t>(done.fn);
+  if (!fn) return;
+  auto* held = new std::string(std::move(data));  // libpmix releases it when done
+  fn(ok ? PMIX_SUCCESS : PMIX_ERROR, held->data(), held->size(), done.data, release_string, held);
+}
+
+std::string status_text(int status) { return PMIx_Error_string(status); }
+
+}  // namespace
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options,
+                                              std::function<void()> wake) {
+  std::lock_guard<std::mutex> global(g_mutex);
+  if (g_server) return make_error("a PMIx server is already running in this process");
+  // The hash store keeps job data in messages, not in shared-memory files that every job's
+  // user would have to reach, and survives a failed registration (docs/pmi-wire.md §7).
+  ::setenv("PMIX_MCA_gds", "hash", 1);
+  static pmix_server_module_t module = make_module();
+  pmix_info_t info[3];
+  PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, options.tmpdir.c_str(), PMIX_STRING);
+  PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, options.tmpdir.c_str(), PMIX_STRING);
+  PMIX_INFO_LOAD(&info[2], PMIX_HOSTNAME, options.hostname.c_str(), PMIX_STRING);
+  pmix_status_t rc = PMIx_server_init(&module, info, 3);
+  for (auto& i : info) PMIX_INFO_DESTRUCT(&i);
+  if (rc != PMIX_SUCCESS) return make_error(cat("PMIx_server_init: ", status_text(rc)));
+  auto impl = std::make_unique<Impl>();
+  impl->wake = std::move(wake);
+  g_server = impl.get();
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+Server::~Server() {
+  {
+    std::lock_guard<std::mutex> global(g_mutex);
+    g_server = nullptr;  // from here on, module calls are dropped
+  }
+  // Finalize on a thread of its own so that a hang costs the agent its budget, not its exit.
+  auto state = std::make_shared<std::pair<std::mutex, std::condition_variable>>();
+  auto finished = std::make_shared<bool>(false);
+  std::thread([state, finished] {
+    PMIx_server_finalize();
+    std::lock_guard<std::mutex> lock(state->first);
+    *finished = true;
+    state->second.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(state->first);
+  if (!state->second.wait_for(lock, kFinalizeBudget, [&] { return *finished; }))
+    LAT_LOG(warn, "pmix", "PMIx_server_finalize did not return within ", kFinalizeBudget.count(),
+            " s; going on without it");
+}
+
+void Server::register_job(const JobLayout& layout, uint32_t uid, uint32_t gid,
+                          NamespaceEvents& events, std::function<void(Status)> done) {
+  auto job = job_info(layout);
+  if (!job) return done(job.error());
+  impl_->namespaces[layout.nspace] = &events;
+
+  // One answer for the namespace and one per local client; the first failure is the one said.
+  struct Tally {
+    size_t left;
+    std::string error;
+    std::function<void(Status)> done;
+  };
+  auto local = local_ranks(layout);
+  auto tally = std::make_shared<Tally>(Tally{local.size() + 1, {}, std::move(done)});
+  auto held = std::make_shared<JobInfo>(std::move(*job));  // libpmix reads it until it answers
+  auto count = [tally, held](const std::string& what) {
+    return [tally, held, what](int status, std::string) {
+      if (status != PMIX_SUCCESS && status != PMIX_OPERATION_SUCCEEDED && tally->error.empty())
+        tally->error = cat(what, ": ", status_text(status));
+      if (--tally->left > 0) return;
+      tally->done(tally->error.empty() ? Status{} : Status(make_error(tally->error)));
+    };
+  };
+  uint64_t token = impl_->expect(count("PMIx_server_register_nspace"));
+  pmix_status_t rc =
+      PMIx_server_register_nspace(layout.nspace.c_str(), static_cast<int>(local.size()),
+                                  held->info(), held->size(), op_done, token_data(token));
+  if (rc != PMIX_SUCCESS) op_done(rc, token_data(token));
+  for (int rank : local) {
+    pmix_proc_t proc = proc_of(layout.nspace, rank);
+    uint64_t t = impl_->expect(count(cat("PMIx_server_register_client (rank ", rank, ")")));
+    rc = PMIx_server_register_client(&proc, uid, gid, nullptr, op_done, token_data(t));
+    if (rc != PMIX_SUCCESS) op_done(rc, token_data(t));
+  }
+}
+
+Result<std::vector<std::string>> Server::client_environment(const std::string& nspace, int rank) {
+  pmix_proc_t proc = proc_of(nspace, rank);
+  char** env = nullptr;
+  pmix_status_t rc = PMIx_server_setup_fork(&proc, &env);
+  std::vector<std::string> out;
+  for (char** e = env; e && *e; ++e) {
+    out.emplace_back(*e);
+    std::free(*e);
+  }
+  std::free(env);
+  if (rc != PMIX_SUCCESS) return make_error(cat("PMIx_server_setup_fork: ", status_text(rc)));
+  return out;
+}
+
+void Server::deregister_job(const std::string& nspace) {
+  if (impl_->namespaces.erase(nspace) == 0) return;
+  // Nobody waits for it: a hung deregistration holds nothing of ours.
+  uint64_t token = impl_->expect([nspace](int status, std::string) {
+    if (status != PMIX_SUCCESS)
+      LAT_LOG(warn, "pmix", "deregistering ", nspace, ": ", status_text(status));
+  });
+  PMIx_server_deregister_nspace(nspace.c_str(), op_done, token_data(token));
+}
+
+void Server::drain() {
+  std::deque<Event> batch;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    batch.swap(impl_->queue);
+  }
+  for (auto& e : batch) {
+    if (e.kind == Event::Kind::done) {
+      auto it = impl_->pending.find(e.token);
+      if (it == impl_->pending.end()) continue;
+      auto fn = std::move(it->second);
+      impl_->pending.erase(it);
+      fn(e.status, std::move(e.text));
+      continue;
+    }
+    auto it = impl_->namespaces.find(e.nspace);
+    if (it == impl_->namespaces.end()) {
+      // A namespace that ended (or never was ours): release whoever waits, with an error.
+      if (e.kind == Event::Kind::fence || e.kind == Event::Kind::modex)
+        answer_with_data(e.completion, false, {});
+      else if (e.kind == Event::Kind::aborted)
+        answer_abort(RankCall{e.rank, e.completion});
+      continue;
+    }
+    NamespaceEvents& events = *it->second;
+    switch (e.kind) {
+      case Event::Kind::connected:
+        events.client_connected(e.rank);
+        break;
+      case Event::Kind::finalized:
+        events.client_finalized(e.rank);
+        break;
+      case Event::Kind::aborted:
+        events.client_aborted(RankCall{e.rank, e.completion}, e.status, std::move(e.text));
+        break;
+      case Event::Kind::fence:
+        events.fence_entered(FenceCall{std::move(e.text), e.completion});
+        break;
+      case Event::Kind::modex:
+        events.modex_requested(RankCall{e.rank, e.completion});
+        break;
+      case Event::Kind::unsupported:
+        if (impl_->said_unsupported.insert({e.nspace + "/" + e.text, e.rank}).second)
+          events.unsupported(e.rank, std::move(e.text));
+        break;
+      case Event::Kind::done:
+        break;
+    }
+  }
+}
+
+void Server::answer_fence(const FenceCall& call, bool ok, std::string data) {
+  answer_with_data(call.done, ok, std::move(data));
+}
+
+void Server::answer_modex(const RankCall& call, bool ok, std::string data) {
+  answer_with_data(call.done, ok, std::move(data));
+}
+
+void Server::answer_abort(const RankCall& call) {
+  if (auto fn = reinterpret_cast<pmix_op_cbfunc_t>(call.done.fn)) fn(PMIX_SUCCESS, call.done.data);
+}
+
+void Server::local_modex(const std::string& nspace, int rank,
+                         std::function<void(Result<std::string>)> done) {
+  uint64_t token = impl_->expect([done, rank](int status, std::string data) {
+    if (status != PMIX_SUCCESS)
+      return done(make_error(cat("no data for rank ", rank, ": ", status_text(status))));
+    done(std::move(data));
+  });
+  pmix_proc_t proc = proc_of(nspace, rank);
+  pmix_status_t rc = PMIx_server_dmodex_request(&proc, modex_fetched, token_data(token));
+  if (rc != PMIX_SUCCESS) modex_fetched(rc, nullptr, 0, token_data(token));
+}
+
+}  // namespace lattice::pmix

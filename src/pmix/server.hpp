@@ -1,0 +1,106 @@
+// The OpenPMIx server library (libpmix) behind plain C++ values, for Open MPI's wire-up.
+// libpmix runs its own progress thread and calls its host from there; every such call is copied
+// into a queue here and the owner is woken (a thread-safe `wake`, net::Async in the agent) to
+// drain() it on the loop, so all of the agent's logic stays on one thread. Answers go back
+// through the Completion libpmix handed over; libpmix accepts them from any thread.
+// libpmix allows one server per process: Server::start refuses a second.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace lattice::pmix {
+
+// libpmix's callback and its argument for one pending request (opaque outside this layer).
+struct Completion {
+  void* fn = nullptr;
+  void* data = nullptr;
+};
+
+// A local fence: this node's ranks' blob, to be answered with every node's blobs concatenated.
+struct FenceCall {
+  std::string data;
+  Completion done;
+};
+
+// A request for the data one rank of this namespace put (PMIx direct modex), or an abort.
+struct RankCall {
+  int rank = -1;
+  Completion done;
+};
+
+// What a namespace's clients do, delivered on the loop by Server::drain.
+class NamespaceEvents {
+ public:
+  virtual ~NamespaceEvents() = default;
+  virtual void client_connected(int rank) = 0;
+  virtual void client_finalized(int rank) = 0;
+  // The client stays blocked in PMIx_Abort until answer_abort(call).
+  virtual void client_aborted(RankCall call, int status, std::string message) = 0;
+  virtual void fence_entered(FenceCall call) = 0;
+  // A local client needs `call.rank`'s data, which lives on another node.
+  virtual void modex_requested(RankCall call) = 0;
+  // spawn, connect, publish, lookup, ... were refused; said once per operation and rank.
+  virtual void unsupported(int rank, std::string operation) = 0;
+};
+
+// The job as libpmix must know it (node map, proc map, sizes, ids).
+struct JobLayout {
+  std::string nspace;
+  std::string jobid;
+  std::vector<std::string> nodes;  // node names, by node index
+  std::vector<int> rank_nodes;     // node index of every rank
+  std::vector<int> appnums;        // app number of every rank (empty: all 0)
+  int this_node = 0;
+};
+
+struct ServerOptions {
+  std::string tmpdir;    // private to this agent; libpmix's rendezvous files go there
+  std::string hostname;  // this node's name in every JobLayout::nodes
+};
+
+class Server {
+ public:
+  // Initialises libpmix. `wake` is called from libpmix's thread whenever drain() has work.
+  static Result<std::unique_ptr<Server>> start(const ServerOptions& options,
+                                               std::function<void()> wake);
+  // Finalizes libpmix; a finalize that hangs is abandoned after a few seconds.
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Registers the namespace and every local rank (as uid:gid); `done` runs from a later
+  // drain(). Until deregister_job, the namespace's events go to `events`.
+  void register_job(const JobLayout& layout, uint32_t uid, uint32_t gid, NamespaceEvents& events,
+                    std::function<void(Status)> done);
+  // What a rank needs in its environment to reach this server (PMIx_server_setup_fork).
+  Result<std::vector<std::string>> client_environment(const std::string& nspace, int rank);
+  // Forgets the namespace: its events are no longer delivered and requests still arriving are
+  // answered with an error; libpmix's own clean-up runs in the background.
+  void deregister_job(const std::string& nspace);
+
+  // Runs the queued events on the caller's (the loop's) thread.
+  void drain();
+
+  // Answers: a fence with every node's blobs (or a failure), a direct modex with the rank's
+  // data, an abort once the launch acted on it.
+  void answer_fence(const FenceCall& call, bool ok, std::string data);
+  void answer_modex(const RankCall& call, bool ok, std::string data);
+  void answer_abort(const RankCall& call);
+  // Fetches what local `rank` of `nspace` put, for a direct modex from another node.
+  void local_modex(const std::string& nspace, int rank,
+                   std::function<void(Result<std::string>)> done);
+
+  struct Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lattice::pmix

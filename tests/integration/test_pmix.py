@@ -1,0 +1,132 @@
+"""The PMIx tier with real Open MPI 4.1 programs (built with Open MPI's mpi.h and libmpi):
+`lattice launch --pmi pmix` on one node and over 2 and 4 standalone agents (each its own
+process and address, so libpmix's fence_nb crosses agents through the tree fence), MPI_Abort's
+status, a rank killed by SIGKILL, and nothing left behind: no rank, no per-launch directory (Open
+MPI's session tree lives in it), no shared-memory file, and the agent's PMIx server directory
+gone when the agent stops and removed at start-up when a crashed agent left it.
+In a build without libpmix (LATTICE_PMIX=0) only `absent` runs: --pmi pmix must say so."""
+import os
+
+from harness import (check, expect_failure_line, expect_status, prog, run_cases)
+
+
+def agents(c, count, extra=()):
+    return [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0", *extra])
+            for i in range(count)]
+
+
+def addresses(nodes):
+    return ",".join(a.address for a in nodes)
+
+
+def shm_files():
+    try:
+        return set(os.listdir("/dev/shm"))
+    except OSError:
+        return set()
+
+
+def expect_ok(c, result, ranks, per_node):
+    expect_status(result, 0)
+    lines = [l for l in result.out.splitlines() if " ok " in l]
+    check(len(lines) == ranks, f"expected {ranks} ok lines\n{result.describe()}")
+    check(all(f"{per_node} on this node" in l for l in lines),
+          f"each rank should see {per_node} ranks on its node\n{result.describe()}")
+    check("PMI_SIZE" not in result.err, result.describe())
+    c.check_clean(result)
+
+
+def one_node(c):
+    before = shm_files()
+    r = c.run_launch(["--pmi", "pmix", "-n", "4", prog("ompi_check")], timeout=120)
+    expect_ok(c, r, 4, 4)
+    check(shm_files() <= before, f"new files in /dev/shm: {shm_files() - before}")
+
+
+def two_agents(c):
+    nodes = agents(c, 2, ["--log-level", "debug"])
+    r = c.run_launch(["--agents", addresses(nodes), "--pmi", "pmix", "-n", "4",
+                      prog("ompi_check")], timeout=120)
+    expect_ok(c, r, 4, 2)
+    # Open MPI fences across nodes through the host (fence_nb); one node alone never asks.
+    for a in nodes:
+        check("PMIx fence 1 entered" in a.log_text(), f"no cross-node PMIx fence\n{a.log()}")
+
+
+def four_agents(c):
+    nodes = agents(c, 4)
+    r = c.run_launch(["--agents", addresses(nodes), "--pmi", "pmix", "-n", "8",
+                      prog("ompi_check")], timeout=120)
+    expect_ok(c, r, 8, 2)
+    # The agents serve the next launch (a fresh namespace on the same libpmix server).
+    r = c.run_launch(["--agents", addresses(nodes), "--pmi", "pmix", "-n", "4", "--distribution",
+                      "cyclic", prog("ompi_check")], timeout=120)
+    expect_ok(c, r, 4, 1)
+
+
+def abort_status(c):
+    nodes = agents(c, 2)
+    r = c.run_launch(["--agents", addresses(nodes), "--pmi", "pmix", "-n", "4",
+                      prog("ompi_fail"), "abort"], timeout=120)
+    expect_status(r, 7)
+    expect_failure_line(r, "rank 1", "abort", "7")
+    c.check_clean(r)
+
+
+def killed_rank(c):
+    nodes = agents(c, 2)
+    r = c.run_launch(["--agents", addresses(nodes), "--pmi", "pmix", "-n", "4",
+                      prog("ompi_fail"), "self-kill"], timeout=120)
+    expect_status(r, 137)
+    expect_failure_line(r, "rank 1", "SIGKILL")
+    c.check_clean(r)
+
+
+def server_dir_lifecycle(c):
+    (node,) = agents(c, 1)
+    server_dir = os.path.join(node.dir, "pmix-server")
+    r = c.run_launch(["--agents", node.address, "--pmi", "pmix", "-n", "2", prog("ompi_check")],
+                     timeout=120)
+    expect_ok(c, r, 2, 2)
+    check(os.path.isdir(server_dir), f"no PMIx server directory at {server_dir}\n{node.log()}")
+    node.stop()
+    check(not os.path.exists(server_dir), f"{server_dir} left after the agent stopped")
+    # A crashed agent's leftovers go at the next start in the same directory.
+    os.makedirs(os.path.join(server_dir, "stale"), exist_ok=True)
+    c.agents.remove(node)
+    c.start_agent("n1", ["--listen", "127.0.0.1:0"])
+    check(not os.path.exists(server_dir), f"{server_dir} left from a previous agent")
+
+
+def environment(c):
+    """What a rank finds: libpmix's variables and mpirun's OMPI_*, never PMI_* beside them."""
+    r = c.run_launch(["--pmi", "pmix", "-n", "2", "/usr/bin/env"], timeout=60)
+    expect_status(r, 0)
+    check("PMIX_NAMESPACE=lattice." in r.out, r.describe())
+    check("OMPI_COMM_WORLD_SIZE=2" in r.out, r.describe())
+    check("PMI_SIZE=" not in r.out and "PMI_FD=" not in r.out, r.describe())
+    c.check_clean(r)
+
+
+def absent(c):
+    """A build without libpmix refuses --pmi pmix before anything runs, and says why."""
+    nodes = agents(c, 2)
+    for args in (["--agents", addresses(nodes)], []):  # standalone agents and local mode
+        r = c.run_launch([*args, "--pmi", "pmix", "-n", "2", "/bin/true"], timeout=60)
+        check(r.code not in (0, None), f"--pmi pmix ran without PMIx\n{r.describe()}")
+        check("built without libpmix" in r.err, f"no clear reason\n{r.describe()}")
+        c.check_clean(r)
+
+
+CASES = [
+    ("one_node", one_node),
+    ("two_agents", two_agents),
+    ("four_agents", four_agents),
+    ("abort_status", abort_status),
+    ("killed_rank", killed_rank),
+    ("server_dir_lifecycle", server_dir_lifecycle),
+    ("environment", environment),
+]
+
+if __name__ == "__main__":
+    run_cases(CASES if os.environ.get("LATTICE_PMIX", "1") == "1" else [("absent", absent)])
