@@ -8,7 +8,7 @@ $Cxx.namespace("lattice::schema");
 
 enum PmiMode {
   pmi2 @0;   # the simple PMI server: PMI-1 and PMI-2 wires on one fd (MPICH, Slurm libpmi2)
-  pmix @1;   # OpenPMIx server (Open MPI); not available in this build yet
+  pmix @1;   # OpenPMIx server (Open MPI); an agent built without libpmix refuses it
 }
 
 struct CxiCredentials {
@@ -190,6 +190,18 @@ struct Straggler {
   idleMs @3 :UInt64;             # since that command
 }
 
+# One rank's PMIx data fetched from the node that holds it (PMIx direct modex), agent to agent.
+# The asking node is the link's authenticated identity, never a field; an answer is accepted
+# only from the node the rank runs on.
+struct PmixModex {
+  launchId @0 :Text;
+  rank @1 :UInt32;               # whose data
+  tag @2 :UInt64;                # the asker's, echoed in the answer
+  isAnswer @3 :Bool;
+  data @4 :Data;                 # answer: libpmix's blob for that rank
+  error @5 :Text;                # answer: why there is none (then data is empty)
+}
+
 struct Envelope {
   requestId @0 :UInt64;          # 0 = notification; otherwise a request or its response
   isResponse @1 :Bool;
@@ -206,5 +218,6 @@ struct Envelope {
     pmiFenceComplete @11 :PmiFenceComplete;       # agent -> child agents
     heartbeat @12 :Void;
     signalProcesses @13 :SignalProcesses;         # launcher -> agent
+    pmixModex @14 :PmixModex;                     # agent <-> agent
   }
 }

@@ -126,6 +126,8 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
       return fence_message(wire::decode_fence_up(body.getPmiFence()), sender);
     case schema::Envelope::Body::PMI_FENCE_COMPLETE:
       return fence_message(wire::decode_fence_down(body.getPmiFenceComplete()), sender);
+    case schema::Envelope::Body::PMIX_MODEX:
+      return modex_message(wire::decode_modex(body.getPmixModex()), sender);
     case schema::Envelope::Body::ABORT_PROCESSES:
       return abort_processes(sender, request_id, body.getAbortProcesses());
     case schema::Envelope::Body::SIGNAL_PROCESSES:
@@ -240,6 +242,23 @@ void Agent::fence_message(FenceMessage message, const Sender& sender) {
   }
   std::string id = message.launch_id;
   hold_early(id, EarlyMessage{std::move(message), std::nullopt, sender});
+}
+
+void Agent::modex_message(ModexMessage message, const Sender& sender) {
+  LaunchEntry* entry = find_launch(message.launch_id);
+  if (!entry) {
+    // The launch ended here, so it is ending everywhere; or it has not started here yet,
+    // which libpmix's async modex does not wait for (said in lattice(1)'s PMIx section).
+    LAT_LOG(debug, "pmix", "direct modex message for unknown launch ", message.launch_id,
+            " dropped");
+    return;
+  }
+  auto from = may_send_modex(entry->launch->spec(), message.is_answer, message.rank, sender);
+  if (!from) {
+    LAT_LOG(warn, "auth", from.error().message);
+    return;
+  }
+  entry->launch->modex_message(*from, std::move(message));
 }
 
 void Agent::hold_early(const std::string& launch_id, EarlyMessage early) {

@@ -57,6 +57,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   void deliver_abort(LaunchEntry& entry, Failure failure, const Sender& sender);
   void fence_message(FenceMessage message, const Sender& sender);
   void hold_early(const std::string& launch_id, EarlyMessage early);
+  void modex_message(ModexMessage message, const Sender& sender);
   void deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender);
   void connection_closed(uint64_t conn_id, const Error& why);
   void accept_admin(std::unique_ptr<net::Stream> stream);

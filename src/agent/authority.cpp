@@ -56,4 +56,19 @@ Status may_send_fence(const LaunchSpec& spec, const fence::Tree& tree, bool down
   return {};
 }
 
+Result<int> may_send_modex(const LaunchSpec& spec, bool answer, int rank, const Sender& sender) {
+  int from = node_of(spec, sender.identity);
+  if (from < 0)
+    return make_error(cat("a PMIx modex message for launch ", spec.launch_id, " from ",
+                          secure::describe(sender.identity), ", not one of its nodes, dropped"));
+  if (rank < 0 || rank >= spec.world_size)
+    return make_error(cat("a PMIx modex message for launch ", spec.launch_id, " about rank ", rank,
+                          ", not one of its ranks, dropped"));
+  if (answer && spec.rank_nodes[static_cast<size_t>(rank)] != from)
+    return make_error(cat("a PMIx modex answer for rank ", rank, " of launch ", spec.launch_id,
+                          " from ", secure::describe(sender.identity),
+                          ", which does not run it, dropped"));
+  return from;
+}
+
 }  // namespace lattice::agent

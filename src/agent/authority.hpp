@@ -4,7 +4,9 @@
 //   - a launch is started by a launcher link; it is signalled only by that launcher's link;
 //   - it is aborted by its launcher, by its head agent, or (at the head) by any of its nodes;
 //   - a fence chunk going up comes from a child of this node, going down (data or error) from
-//     its parent, and its fromNode must be the node that link belongs to.
+//     its parent, and its fromNode must be the node that link belongs to;
+//   - a PMIx direct modex question comes from any node of the launch, its answer only from the
+//     node the rank runs on.
 #pragma once
 
 #include <cstdint>
@@ -32,5 +34,8 @@ Status may_abort(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& s
 // `from` is the node index the message claims; `down` a PmiFenceComplete (data or error).
 Status may_send_fence(const LaunchSpec& spec, const fence::Tree& tree, bool down, int from,
                       const Sender& sender);
+
+// The node index a direct modex message about `rank` may come from: the sender's own.
+Result<int> may_send_modex(const LaunchSpec& spec, bool answer, int rank, const Sender& sender);
 
 }  // namespace lattice::agent

@@ -284,6 +284,8 @@ void Launch::end(const std::optional<Failure>& failure) {
   if (pmix_) {
     for (auto& [epoch, pending] : pmix_fences_) pmix_->answer_fence(pending.first, false, {});
     pmix_fences_.clear();
+    for (auto& [tag, call] : pmix_modex_) pmix_->answer_modex(call, false, {});
+    pmix_modex_.clear();
     pmix_->deregister_job(nspace());
   }
   conns_.clear();

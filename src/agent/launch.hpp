@@ -44,6 +44,16 @@ struct LaunchTimes {  // microseconds since the request arrived; 0 = not yet
   uint64_t spawned_us = 0, first_init_us = 0, last_finalize_us = 0, exited_us = 0;
 };
 
+// A PMIx direct modex between agents: a question (rank's data, please) or its answer.
+struct ModexMessage {
+  std::string launch_id;
+  int rank = -1;
+  uint64_t tag = 0;  // the asker's
+  bool is_answer = false;
+  std::string data;
+  std::string error;
+};
+
 class Launch;
 
 // Where a launch reports; the agent forwards these to the launcher's connection.
@@ -86,6 +96,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void forward_signal(int signum);
   // A fence chunk from a peer agent (multi-node launches only).
   void fence_message(FenceMessage message);
+  // A direct modex question or answer from node `from` (as its link proved; authority.hpp).
+  void modex_message(int from, ModexMessage message);
   // An abort from the launcher or from one of the launch's nodes (as its link proved).
   void abort_received(policy::AbortSource from, Failure failure);
   // A peer link ("host:port") was lost: fails the launch when that peer is one of its nodes.
@@ -186,6 +198,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   pmix::Server* pmix_ = nullptr;
   std::map<uint64_t, std::pair<pmix::FenceCall, uint64_t>> pmix_fences_;  // call, entered at
   uint64_t pmix_epoch_ = 0;
+  std::map<uint64_t, pmix::RankCall> pmix_modex_;  // direct modex asked of other nodes, by tag
+  uint64_t pmix_modex_tag_ = 0;
 };
 
 }  // namespace lattice::agent

@@ -7,6 +7,7 @@
 
 #include "agent/launch.hpp"
 #include "agent/launch_rank.hpp"
+#include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
 
@@ -80,11 +81,45 @@ uint64_t Launch::pmix_fence_started_ms() const {
 }
 
 void Launch::modex_requested(pmix::RankCall call) {
-  // Open MPI collects its data in the fence (the default); fetching one rank's data from its
-  // node on demand is not carried between agents yet.
-  LAT_LOG(warn, "pmix", spec_.launch_id, ": direct modex for rank ", call.rank,
-          " is not supported");
-  pmix_->answer_modex(call, false, {});
+  // libpmix asks for a rank it does not hold: the agent of that rank's node fetches it there.
+  int owner = call.rank >= 0 && call.rank < spec_.world_size
+                  ? spec_.rank_nodes[static_cast<size_t>(call.rank)]
+                  : -1;
+  if (owner < 0 || owner == spec_.node_index) return pmix_->answer_modex(call, false, {});
+  uint64_t tag = ++pmix_modex_tag_;
+  ModexMessage question{spec_.launch_id, call.rank, tag, false, {}, {}};
+  pmix_modex_.emplace(tag, call);
+  LAT_LOG(debug, "pmix", spec_.launch_id, ": direct modex for rank ", call.rank, " asked of node ",
+          owner);
+  send_to_node(owner, wire::modex_message(question));
+}
+
+void Launch::modex_message(int from, ModexMessage message) {
+  if (!pmix_) return;
+  if (message.is_answer) {
+    auto it = pmix_modex_.find(message.tag);
+    if (it == pmix_modex_.end() || it->second.rank != message.rank) return;  // late or unasked
+    if (!message.error.empty())
+      LAT_LOG(warn, "pmix", spec_.launch_id, ": direct modex for rank ", message.rank, ": ",
+              message.error);
+    pmix_->answer_modex(it->second, message.error.empty(), std::move(message.data));
+    pmix_modex_.erase(it);
+    return;
+  }
+  // The answer goes back over this agent's own link to the asking node, and may come after
+  // this launch is gone: it holds copies, not the launch.
+  message.is_answer = true;
+  const Peer& asker = spec_.peers[static_cast<size_t>(from)];
+  auto reply = [peers = &peers_, asker, message](Result<std::string> data) mutable {
+    if (data)
+      message.data = std::move(*data);
+    else
+      message.error = data.error().message;
+    peers->send(asker.node_id, asker.host, asker.port, wire::modex_message(message));
+  };
+  if (spec_.rank_nodes[static_cast<size_t>(message.rank)] != spec_.node_index)
+    return reply(make_error(cat("rank ", message.rank, " does not run on ", env_.node_id)));
+  pmix_->local_modex(nspace(), message.rank, std::move(reply));
 }
 
 void Launch::unsupported(int rank, std::string operation) {

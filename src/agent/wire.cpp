@@ -1,5 +1,8 @@
 #include "agent/wire.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "wire/failure_codec.hpp"
 
 namespace lattice::agent::wire {
@@ -52,6 +55,31 @@ rpc::Outgoing fence_chunk(const std::string& launch_id, int from, bool down,
     fill_chunk(body.initPmiFenceComplete(), launch_id, from, chunk).setErrorMessage(error);
   else
     fill_chunk(body.initPmiFence(), launch_id, from, chunk);
+  return msg;
+}
+
+ModexMessage decode_modex(schema::PmixModex::Reader m) {
+  ModexMessage out;
+  out.launch_id = m.getLaunchId();
+  out.rank = static_cast<int>(std::min<uint32_t>(m.getRank(), INT32_MAX));
+  out.tag = m.getTag();
+  out.is_answer = m.getIsAnswer();
+  auto data = m.getData();
+  out.data.assign(reinterpret_cast<const char*>(data.begin()), data.size());
+  out.error = m.getError();
+  return out;
+}
+
+rpc::Outgoing modex_message(const ModexMessage& message) {
+  rpc::Outgoing msg;
+  auto m = msg.envelope().initBody().initPmixModex();
+  m.setLaunchId(message.launch_id);
+  m.setRank(static_cast<uint32_t>(message.rank));
+  m.setTag(message.tag);
+  m.setIsAnswer(message.is_answer);
+  m.setData(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(message.data.data()),
+                                message.data.size()));
+  m.setError(message.error);
   return msg;
 }
 

@@ -22,6 +22,10 @@ FenceMessage decode_fence_down(schema::PmiFenceComplete::Reader m);
 rpc::Outgoing fence_chunk(const std::string& launch_id, int from, bool down,
                           const fence::Chunk& chunk, const std::string& error);
 
+// A PMIx direct modex between agents (ModexMessage, launch.hpp).
+ModexMessage decode_modex(schema::PmixModex::Reader m);
+rpc::Outgoing modex_message(const ModexMessage& message);
+
 // Aborts: lattice::wire::abort_message / decode_abort (shared with the launcher).
 
 rpc::Outgoing launch_accepted(const std::string& node_id);

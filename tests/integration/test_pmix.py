@@ -64,6 +64,19 @@ def four_agents(c):
     expect_ok(c, r, 4, 1)
 
 
+def direct_modex(c):
+    """Open MPI's async modex skips the wire-up fence: each rank's data is fetched on demand
+    through libpmix's direct modex, which the agents carry to the rank's node and back."""
+    nodes = agents(c, 2, ["--log-level", "debug"])
+    r = c.run_launch(["--agents", addresses(nodes), "--pmi", "pmix", "-n", "4",
+                      "--env", "OMPI_MCA_pmix_base_async_modex=1",
+                      "--env", "OMPI_MCA_pmix_base_collect_data=0", prog("ompi_check")],
+                     timeout=120)
+    expect_ok(c, r, 4, 2)
+    asked = sum(a.log_text().count("direct modex for rank") for a in nodes)
+    check(asked > 0, f"no direct modex between agents\n{nodes[0].log()}\n{nodes[1].log()}")
+
+
 def abort_status(c):
     nodes = agents(c, 2)
     r = c.run_launch(["--agents", addresses(nodes), "--pmi", "pmix", "-n", "4",
@@ -122,6 +135,7 @@ CASES = [
     ("one_node", one_node),
     ("two_agents", two_agents),
     ("four_agents", four_agents),
+    ("direct_modex", direct_modex),
     ("abort_status", abort_status),
     ("killed_rank", killed_rank),
     ("server_dir_lifecycle", server_dir_lifecycle),

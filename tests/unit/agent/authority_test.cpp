@@ -78,3 +78,20 @@ TEST_CASE("fence chunks: up from a child, down from the parent, fromNode = the l
   CHECK(refused(may_send_fence(spec, tree, false, 3, Sender{1, Identity{Role::launcher, "n3"}}),
                 "not one of its nodes"));
 }
+
+TEST_CASE("direct modex: questions from any member, answers only from the rank's node") {
+  auto spec = four_nodes(1);
+  spec.world_size = 4;
+  spec.rank_nodes = {0, 1, 2, 3};
+  auto from_n2 = may_send_modex(spec, false, 1, member("n2"));
+  REQUIRE(from_n2);
+  CHECK(*from_n2 == 2);  // the link's node, whatever the message says
+  CHECK(may_send_modex(spec, true, 3, member("n3")));
+  auto wrong = may_send_modex(spec, true, 3, member("n2"));  // n2 does not run rank 3
+  REQUIRE_FALSE(wrong);
+  CHECK(wrong.error().message.find("does not run it") != std::string::npos);
+  CHECK_FALSE(may_send_modex(spec, false, 1, member("intruder")));
+  CHECK_FALSE(may_send_modex(spec, false, 4, member("n2")));  // no such rank
+  CHECK_FALSE(may_send_modex(spec, false, -1, member("n2")));
+  CHECK_FALSE(may_send_modex(spec, false, 1, Sender{kLauncherConn, Identity{Role::launcher, "l"}}));
+}
