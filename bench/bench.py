@@ -1,4 +1,5 @@
-"""Lattice benchmarks, printed as markdown tables that put Lattice beside Hydra in one run.
+"""Lattice benchmarks, printed as markdown tables that put Lattice beside Hydra (MPICH) and
+mpirun.openmpi (Open MPI) in one run.
 
 Runs alternate between the systems compared (A B A B ...) so that machine noise hits both alike;
 tables show medians and ratios. Nothing here asserts a speed: tests test behaviour.
@@ -14,6 +15,7 @@ import tempfile
 import time
 
 HYDRA = shutil.which("mpiexec.hydra")
+MPIRUN = shutil.which("mpirun.openmpi")
 
 
 def loopback(i):
@@ -24,6 +26,12 @@ def loopback(i):
 
 def median(xs):
     return statistics.median(xs) if xs else float("nan")
+
+
+def shm_tempdir(prefix):
+    """A fresh temporary directory, on tmpfs when there is one (as /run/lattice, the agents'
+    default, and /dev/shm, Open MPI's, are on real nodes)."""
+    return tempfile.mkdtemp(prefix=prefix, dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
 
 
 def sealed_build(build):
@@ -37,9 +45,7 @@ class Agents:
     sharing a throwaway cluster key when the build seals its links (see launch_env())."""
 
     def __init__(self, build, count, log_level="warn"):
-        # On tmpfs when there is one, as /run/lattice (the agents' default) is on real nodes.
-        shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
-        self.dir = tempfile.mkdtemp(prefix="lattice-bench-", dir=shm)
+        self.dir = shm_tempdir("lattice-bench-")
         self.procs, self.addrs = [], []
         self.key = None
         security = []
@@ -101,14 +107,41 @@ def timed(cmd, env=None, timeout=600):
     return dt, p.stdout
 
 
-def hydra_hosts_launcher(tmp):
-    """An ssh stand-in for Hydra's M simulated hosts: runs the proxy command locally."""
+def alternating(cmds, reps):
+    """Median wall time of each launch of {name: (command, env)}, run in turn reps times
+    (A B C A B C ...) so that machine noise hits them alike."""
+    times = {name: [] for name in cmds}
+    for _ in range(reps):
+        for name, (cmd, env) in cmds.items():
+            times[name].append(timed(cmd, env=env)[0])
+    return {name: median(t) for name, t in times.items()}
+
+
+def hosts_launcher(tmp):
+    """An ssh stand-in for M simulated hosts (Hydra's proxies, Open MPI's orteds): runs the
+    command locally. Each host gets its own Open MPI session and shared-memory directory, as
+    separate nodes have: orteds sharing one fail at random (the session directory exists already,
+    a crash in hwloc_shmem_topology_write)."""
     path = os.path.join(tmp, "local-ssh")
     with open(path, "w") as f:
         f.write('#!/bin/sh\n# argv: [-x] HOST COMMAND...; run COMMAND here\n'
-                '[ "$1" = "-x" ] && shift\nshift\nexec /bin/sh -c "$*"\n')
+                '[ "$1" = "-x" ] && shift\n'
+                f'dir="{tmp}/host-$1"\nmkdir -p "$dir"\n'
+                'export OMPI_MCA_orte_tmpdir_base="$dir"\n'
+                'export OMPI_MCA_btl_vader_backing_directory="$dir"\n'
+                'shift\nexec /bin/sh -c "$*"\n')
     os.chmod(path, 0o755)
     return path
+
+
+def mpirun(prog, n, launcher=None, hosts=()):
+    """An mpirun.openmpi command for n ranks of prog: on this node, or over simulated hosts
+    ("name:slots", names mpirun does not take for its own node) whose orteds `launcher`
+    (hosts_launcher()) starts."""
+    cmd = [MPIRUN, "-np", str(n)] + (["--allow-run-as-root"] if os.getuid() == 0 else [])
+    if hosts:
+        return cmd + ["--mca", "plm_rsh_agent", launcher, "--host", ",".join(hosts), prog]
+    return cmd + ["--oversubscribe", prog]
 
 
 def e2e_table(args):
@@ -119,24 +152,61 @@ def e2e_table(args):
     rows = []
     try:
         for n in sizes:
-            times = {"local": [], "agent": [], "hydra": []}
-            for _ in range(reps):
-                times["local"].append(timed([f"{args.build}/lattice", "launch", "-n", str(n), prog])[0])
-                times["agent"].append(timed([f"{args.build}/lattice", "launch", "--agents",
-                                             agents.addrs[0], "-n", str(n), prog],
-                                            env=agents.launch_env())[0])
-                if HYDRA:
-                    times["hydra"].append(timed([HYDRA, "-n", str(n), prog])[0])
-            rows.append((n, {k: median(v) for k, v in times.items()}))
+            cmds = {"local": ([f"{args.build}/lattice", "launch", "-n", str(n), prog], None),
+                    "agent": ([f"{args.build}/lattice", "launch", "--agents", agents.addrs[0], "-n",
+                               str(n), prog], agents.launch_env())}
+            if HYDRA:
+                cmds["hydra"] = ([HYDRA, "-n", str(n), prog], None)
+            rows.append((n, alternating(cmds, reps)))
     finally:
         agents.close()
     print(f"\n### End-to-end wall time, MPICH hello (median of {reps}, alternating)\n")
     print("| N | lattice local mode | lattice, running agent | mpiexec.hydra | local / hydra | agent / hydra |")
     print("|---|---|---|---|---|---|")
     for n, m in rows:
-        h = m["hydra"]
+        h = m.get("hydra", float("nan"))
         print(f"| {n} | {m['local'] * 1e3:.0f} ms | {m['agent'] * 1e3:.0f} ms | {h * 1e3:.0f} ms "
               f"| {m['local'] / h:.2f} | {m['agent'] / h:.2f} |")
+
+
+def ompi_table(args):
+    """End-to-end wall time of an Open MPI hello: lattice --pmi pmix (local mode, and running
+    agents) beside mpirun.openmpi, on one node and over M agents / M simulated hosts."""
+    prog = f"{args.build}/tests/programs/ompi_hello"
+    if not (MPIRUN and os.path.exists(prog)):
+        print("note: mpirun.openmpi or ompi_hello not found; no Open MPI table", file=sys.stderr)
+        return
+    one_node = [1, 8] if args.quick else [1, 8, 32]
+    cases = [(1, n) for n in one_node] + [(m, n) for m in (2, 4) for n in one_node if n > 1]
+    reps = 3 if args.quick else 5
+    tmp = shm_tempdir("lattice-bench-ompi-")
+    launcher = hosts_launcher(tmp)
+    agents = Agents(args.build, 4)
+    rows = []
+    try:
+        for m, n in cases:
+            layout = ["-N", str(m), "-n", str(n), "--pmi", "pmix", prog]
+            hosts = [f"{loopback(i)}:{n // m}" for i in range(1, m + 1)] if m > 1 else []
+            rows.append((m, n, alternating({
+                "local": ([f"{args.build}/lattice", "launch", *layout], None),
+                "agent": ([f"{args.build}/lattice", "launch", "--agents",
+                           ",".join(agents.addrs[:m]), *layout], agents.launch_env()),
+                "mpirun": (mpirun(prog, n, launcher, hosts), None)}, reps)))
+    finally:
+        agents.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"\n### End-to-end wall time, Open MPI hello (median of {reps}, alternating)\n")
+    print("| agents | N | lattice --pmi pmix (local mode) | lattice --pmi pmix, running agents "
+          "| mpirun.openmpi | local / mpirun | agents / mpirun |")
+    print("|---|---|---|---|---|---|---|")
+    for m, n, t in rows:
+        mp = t["mpirun"]
+        print(f"| {m} | {n} | {t['local'] * 1e3:.0f} ms | {t['agent'] * 1e3:.0f} ms "
+              f"| {mp * 1e3:.0f} ms | {t['local'] / mp:.2f} | {t['agent'] / mp:.2f} |")
+    print("\nOne agent: `mpirun.openmpi --oversubscribe -np N`. M agents: lattice over M agents on "
+          "127.0.0.1..M (local mode starts its own), mpirun.openmpi with `--host "
+          "127.0.0.2:N/M,...` (M simulated hosts; an rsh stand-in starts each orted here, with "
+          "its own session and shared-memory directory).")
 
 
 def parse_p(out, key):
@@ -192,38 +262,51 @@ def rss_table(args):
     print(f"| after one 8-rank launch | {after / 1024:.1f} MB |")
 
 
+def p50_p99(cmd, env=None):
+    """(p50, p99) microseconds that one --bench run (pmi2_client, pmix_bench) prints."""
+    _, out = timed(cmd, env=env)
+    return parse_p(out, "p50_us"), parse_p(out, "p99_us")
+
+
 def fence_table(args):
-    """Fence latency inside the ranks across M agents, beside Hydra with M simulated hosts."""
+    """Fence latency inside the ranks across M agents (PMI-2 at several fanouts, and the PMIx tier
+    at one rank per agent), beside Hydra with M simulated hosts."""
     prog = f"{args.build}/tests/programs/pmi2_client"
+    pmix_prog = f"{args.build}/tests/programs/pmix_bench"
+    pmix = os.path.exists(pmix_prog)
+    if not pmix:
+        print("note: pmix_bench not built; the PMIx column will be empty", file=sys.stderr)
     ms = [1, 2, 4, 8] if args.quick else [1, 2, 4, 8, 16, 32, 64]
     per_node = [1, 4]
     sizes = [64, 1000]  # libpmi2 caps a value below 1024 bytes (PMI2_MAX_VALLEN)
     fanouts = [("2", 2), ("8", 8), ("star", 0)]
     rounds = 20 if args.quick else 50
     tmp = tempfile.mkdtemp(prefix="lattice-bench-hydra-")
-    ssh = hydra_hosts_launcher(tmp)
+    ssh = hosts_launcher(tmp)
     agents = Agents(args.build, max(ms))
     rows = []
     try:
         for m in ms:
-            addrs = ",".join(agents.addrs[:m])
+            lattice = [f"{args.build}/lattice", "launch", "--agents", ",".join(agents.addrs[:m]),
+                       "-N", str(m)]
+            star = max(m - 1, 1)
             for r in per_node:
                 for size in sizes:
+                    bench = ["--bench", str(rounds), "--size", str(size)]
                     row = {}
                     for name, k in fanouts:
                         if m <= 2 and name != "star":
                             continue  # every fanout is a star at one or two nodes
-                        fan = str(k if k else max(m - 1, 1))
-                        _, out = timed([f"{args.build}/lattice", "launch", "--agents", addrs, "-N",
-                                        str(m), "-n", str(m * r), "--fanout", fan, prog, "--bench",
-                                        str(rounds), "--size", str(size)], env=agents.launch_env())
-                        row[name] = (parse_p(out, "p50_us"), parse_p(out, "p99_us"))
+                        row[name] = p50_p99(lattice + ["-n", str(m * r), "--fanout", str(k or star),
+                                                       prog, *bench], env=agents.launch_env())
+                    if pmix and r == 1:
+                        row["pmix"] = p50_p99(lattice + ["-n", str(m), "--fanout", str(star),
+                                                         "--pmi", "pmix", pmix_prog, *bench],
+                                              env=agents.launch_env())
                     if HYDRA and r == 1:
                         hosts = ",".join(loopback(i) for i in range(m))
-                        _, out = timed([HYDRA, "-launcher", "ssh", "-launcher-exec", ssh, "-hosts",
-                                        hosts, "-n", str(m * r), prog, "--bench", str(rounds),
-                                        "--size", str(size)])
-                        row["hydra"] = (parse_p(out, "p50_us"), parse_p(out, "p99_us"))
+                        row["hydra"] = p50_p99([HYDRA, "-launcher", "ssh", "-launcher-exec", ssh,
+                                                "-hosts", hosts, "-n", str(m * r), prog, *bench])
                     rows.append((m, r, size, row))
     finally:
         agents.close()
@@ -236,13 +319,17 @@ def fence_table(args):
         return f"{p50 / 1e3:.2f} / {p99 / 1e3:.2f}"
 
     print(f"\n### Fence across agents: put -> fence -> get-all, p50 / p99 ms over {rounds} rounds (measured in the ranks)\n")
-    print("| agents | ranks/agent | bytes/rank | fanout 2 | fanout 8 | star | Hydra, M simulated hosts | best / hydra |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| agents | ranks/agent | bytes/rank | fanout 2 | fanout 8 | star | PMIx tier (star) "
+          "| Hydra, M simulated hosts | best PMI-2 / hydra |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for m, r, size, row in rows:
-        best = min(v[0] for k, v in row.items() if k != "hydra")
+        best = min(v[0] for k, v in row.items() if k in ("2", "8", "star"))
         ratio = f"{best / row['hydra'][0]:.3f}" if "hydra" in row else "-"
         print(f"| {m} | {r} | {size} | {cell(row, '2')} | {cell(row, '8')} | {cell(row, 'star')} "
-              f"| {cell(row, 'hydra')} | {ratio} |")
+              f"| {cell(row, 'pmix')} | {cell(row, 'hydra')} | {ratio} |")
+    print("\nPMI-2 columns: pmi2_client (Slurm libpmi2). PMIx tier: pmix_bench under --pmi pmix, one "
+          "rank per agent; it times PMIx_Fence (PMIX_COLLECT_DATA) -> PMIx_Get of every other "
+          "rank's key, after an untimed PMIx_Put + PMIx_Commit (one-way to the rank's agent).")
 
 
 def fanout_once(build, agents, m):
@@ -424,12 +511,13 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only",
-                    choices=["e2e", "round", "rss", "fence", "fanout", "sealing", "failing"])
+                    choices=["e2e", "ompi", "round", "rss", "fence", "fanout", "sealing", "failing"])
     args = ap.parse_args()
     if not HYDRA:
         print("note: mpiexec.hydra not found; Hydra columns will be empty", file=sys.stderr)
-    tables = {"e2e": e2e_table, "round": round_table, "rss": rss_table, "fence": fence_table,
-              "fanout": fanout_table, "sealing": sealing_table, "failing": failing_table}
+    tables = {"e2e": e2e_table, "ompi": ompi_table, "round": round_table, "rss": rss_table,
+              "fence": fence_table, "fanout": fanout_table, "sealing": sealing_table,
+              "failing": failing_table}
     for name, fn in tables.items():
         if args.only in (None, name):
             fn(args)

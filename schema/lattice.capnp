@@ -202,6 +202,40 @@ struct PmixModex {
   error @5 :Text;                # answer: why there is none (then data is empty)
 }
 
+# The escape hatch (lattice-mpi-launcher): a command run on one node of a launch, as the launch's
+# user, for an MPI launcher (mpiexec.hydra, Open MPI's mpirun) started inside it instead of ssh.
+# The asking node is the link's authenticated identity; events are accepted only from the node
+# that was asked.
+struct RemoteExec {
+  launchId @0 :Text;
+  execId @1 :UInt64;             # the asking node's, echoed in every event
+  command @2 :List(Text);        # joined with spaces and run by /bin/sh -c, as ssh does
+}
+
+struct RemoteExecEvent {
+  launchId @0 :Text;
+  execId @1 :UInt64;
+  stream @2 :OutputStream;
+  data @3 :Data;                 # output (any bytes, as they came)
+  exited @4 :Bool;               # the last event: exitCode, signal, or error
+  exitCode @5 :Int32;
+  signal @6 :Int32;
+  error @7 :Text;                # refused or not started (the client exits 255)
+}
+
+struct RemoteExecKill {          # the client went away: end the command
+  launchId @0 :Text;
+  execId @1 :UInt64;
+}
+
+# lattice-mpi-launcher -> its node's agent, over the launch's exec socket (local, SO_PEERCRED
+# checked): the launch's token from the caller's environment, the node, the command.
+struct ExecRequest {
+  token @0 :Text;
+  node @1 :Text;
+  command @2 :List(Text);
+}
+
 struct Envelope {
   requestId @0 :UInt64;          # 0 = notification; otherwise a request or its response
   isResponse @1 :Bool;
@@ -219,5 +253,9 @@ struct Envelope {
     heartbeat @12 :Void;
     signalProcesses @13 :SignalProcesses;         # launcher -> agent
     pmixModex @14 :PmixModex;                     # agent <-> agent
+    remoteExec @15 :RemoteExec;                   # agent -> agent
+    remoteExecEvent @16 :RemoteExecEvent;         # agent -> agent, agent -> lattice-mpi-launcher
+    remoteExecKill @17 :RemoteExecKill;           # agent -> agent
+    execRequest @18 :ExecRequest;                 # lattice-mpi-launcher -> agent
   }
 }

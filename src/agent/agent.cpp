@@ -8,6 +8,7 @@
 #include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "lattice_version.h"
+#include "wire/exec_codec.hpp"
 #include "wire/failure_codec.hpp"
 
 namespace lattice::agent {
@@ -128,6 +129,24 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
       return fence_message(wire::decode_fence_down(body.getPmiFenceComplete()), sender);
     case schema::Envelope::Body::PMIX_MODEX:
       return modex_message(wire::decode_modex(body.getPmixModex()), sender);
+    case schema::Envelope::Body::REMOTE_EXEC: {
+      auto command = lattice::wire::decode_remote_exec(body.getRemoteExec());
+      return exec_message(
+          command.launch_id, "an escape-hatch command", sender,
+          [&](Launch& launch, int from) { launch.remote_exec(from, std::move(command)); });
+    }
+    case schema::Envelope::Body::REMOTE_EXEC_KILL: {
+      auto kill = lattice::wire::decode_remote_exec_kill(body.getRemoteExecKill());
+      return exec_message(
+          kill.launch_id, "an escape-hatch kill", sender,
+          [&](Launch& launch, int from) { launch.remote_exec_kill(from, kill.exec_id); });
+    }
+    case schema::Envelope::Body::REMOTE_EXEC_EVENT: {
+      auto event = lattice::wire::decode_exec_event(body.getRemoteExecEvent());
+      return exec_message(
+          event.launch_id, "an escape-hatch event", sender,
+          [&](Launch& launch, int from) { launch.remote_exec_event(from, std::move(event)); });
+    }
     case schema::Envelope::Body::ABORT_PROCESSES:
       return abort_processes(sender, request_id, body.getAbortProcesses());
     case schema::Envelope::Body::SIGNAL_PROCESSES:
@@ -259,6 +278,21 @@ void Agent::modex_message(ModexMessage message, const Sender& sender) {
     return;
   }
   entry->launch->modex_message(*from, std::move(message));
+}
+
+void Agent::exec_message(const std::string& launch_id, const std::string& what,
+                         const Sender& sender, const std::function<void(Launch&, int)>& deliver) {
+  LaunchEntry* entry = find_launch(launch_id);
+  if (!entry) {
+    LAT_LOG(debug, "exec", what, " for unknown launch ", launch_id, " dropped");
+    return;
+  }
+  auto from = member_node(entry->launch->spec(), sender, what);
+  if (!from) {
+    LAT_LOG(warn, "auth", from.error().message);
+    return;
+  }
+  deliver(*entry->launch, *from);
 }
 
 void Agent::hold_early(const std::string& launch_id, EarlyMessage early) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -58,6 +59,9 @@ class Agent : private LaunchSink, public admin::AgentControl {
   void fence_message(FenceMessage message, const Sender& sender);
   void hold_early(const std::string& launch_id, EarlyMessage early);
   void modex_message(ModexMessage message, const Sender& sender);
+  // An escape-hatch message: delivered to its launch when the sender is one of its nodes.
+  void exec_message(const std::string& launch_id, const std::string& what, const Sender& sender,
+                    const std::function<void(Launch&, int from)>& deliver);
   void deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender);
   void connection_closed(uint64_t conn_id, const Error& why);
   void accept_admin(std::unique_ptr<net::Stream> stream);

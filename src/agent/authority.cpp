@@ -56,11 +56,18 @@ Status may_send_fence(const LaunchSpec& spec, const fence::Tree& tree, bool down
   return {};
 }
 
-Result<int> may_send_modex(const LaunchSpec& spec, bool answer, int rank, const Sender& sender) {
+Result<int> member_node(const LaunchSpec& spec, const Sender& sender, const std::string& what) {
   int from = node_of(spec, sender.identity);
   if (from < 0)
-    return make_error(cat("a PMIx modex message for launch ", spec.launch_id, " from ",
+    return make_error(cat(what, " for launch ", spec.launch_id, " from ",
                           secure::describe(sender.identity), ", not one of its nodes, dropped"));
+  return from;
+}
+
+Result<int> may_send_modex(const LaunchSpec& spec, bool answer, int rank, const Sender& sender) {
+  auto member = member_node(spec, sender, "a PMIx modex message");
+  if (!member) return member;
+  int from = *member;
   if (rank < 0 || rank >= spec.world_size)
     return make_error(cat("a PMIx modex message for launch ", spec.launch_id, " about rank ", rank,
                           ", not one of its ranks, dropped"));

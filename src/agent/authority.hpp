@@ -6,7 +6,9 @@
 //   - a fence chunk going up comes from a child of this node, going down (data or error) from
 //     its parent, and its fromNode must be the node that link belongs to;
 //   - a PMIx direct modex question comes from any node of the launch, its answer only from the
-//     node the rank runs on.
+//     node the rank runs on;
+//   - escape-hatch commands, their events and their ends come from nodes of the launch (the
+//     launch then checks that an event comes from the node that was asked).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +37,8 @@ Status may_abort(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& s
 Status may_send_fence(const LaunchSpec& spec, const fence::Tree& tree, bool down, int from,
                       const Sender& sender);
 
+// The sender's node index when it is one of the launch's nodes; `what` names the message.
+Result<int> member_node(const LaunchSpec& spec, const Sender& sender, const std::string& what);
 // The node index a direct modex message about `rank` may come from: the sender's own.
 Result<int> may_send_modex(const LaunchSpec& spec, bool answer, int rank, const Sender& sender);
 

@@ -70,6 +70,7 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       pmi_(pmi_info(spec_, port_ids_), *this),
       watch_timer_(loop),
       spawn_timer_(loop),
+      exec_reaper_(loop),
       policy_(policy::LaunchShape{env.node_id, spec_.node_index, spec_.head_node, spec_.nnodes(),
                                   spec_.local_ranks(), spec_.time_limit_ms, spec_.kill_on_bad_exit},
               kPolicyTimes) {
@@ -126,6 +127,7 @@ Status Launch::start() {
   }
   if (auto opened = open_doors(); !opened) {
     socket_listener_.reset();
+    exec_door_.reset();
     if (!launch_dir_.empty()) remove_launch_dir(launch_dir_);
     return opened.error();
   }
@@ -180,12 +182,13 @@ Status Launch::spawn_rank(Rank& rank, const std::string& program) {
   in.nodelist = spec_.nodelist();
   in.slurm_compat = spec_.slurm_compat;
   in.user_env = spec_.env;
+  in.launch_env = escape_env_;
 
   net::SpawnSpec spawn;
   if (pmix_) {
     auto pmix_env = pmix_->client_environment(nspace(), rank.rank);
     if (!pmix_env) return pmix_env.error();
-    in.pmix = true;
+    in.wireup = proc::RankEnvInput::Wireup::pmix;
     in.pmix_env = std::move(pmix_env.value());
     in.session_dir = launch_dir_;
   } else if (port_listener_) {
@@ -197,7 +200,7 @@ Status Launch::spawn_rank(Rank& rank, const std::string& program) {
     in.pmi_fd = 3;
   }
   spawn.file = env_.rank_exec;
-  spawn.argv = rank_exec_argv(program);
+  spawn.argv = rank_exec_argv(program, spec_.args);
   spawn.env = proc::rank_environment(in);
   spawn.env.push_back(cat("LATTICE_AGENT_PID=", ::getpid()));
 
@@ -277,10 +280,18 @@ void Launch::run(std::vector<policy::Action> actions) {
 void Launch::kill_running(int signum) {
   for (auto& rank : ranks_)
     if (rank->process && policy_.running(rank->rank)) rank->process->kill_group(signum);
+  kill_execs(signum);
 }
 
 void Launch::end(const std::optional<Failure>& failure) {
+  // Commands run here through the escape hatch belong to the launch: a finished node waits for
+  // them (a failed launch has killed them already, and their ends are near).
+  if (execs_running()) {
+    end_after_execs_ = failure;
+    return;
+  }
   watch_timer_.stop();
+  exec_door_.reset();
   if (pmix_) {
     for (auto& [epoch, pending] : pmix_fences_) pmix_->answer_fence(pending.first, false, {});
     pmix_fences_.clear();
@@ -297,7 +308,8 @@ void Launch::end(const std::optional<Failure>& failure) {
 
 // lattice-rank-exec [--user U:G:NAME [--groups ...]] [--chdir DIR] -- PROGRAM ARGS: the helper
 // becomes the job's user and enters the directory as that user, so the agent never does either.
-std::vector<std::string> Launch::rank_exec_argv(const std::string& program) const {
+std::vector<std::string> Launch::rank_exec_argv(const std::string& program,
+                                                const std::vector<std::string>& args) const {
   const JobUser& user = spec_.user;
   std::vector<std::string> argv = {env_.rank_exec, "--user",
                                    cat(user.uid, ':', user.gid, ':', user.name)};
@@ -308,7 +320,7 @@ std::vector<std::string> Launch::rank_exec_argv(const std::string& program) cons
   }
   if (!spec_.workdir.empty()) argv.insert(argv.end(), {"--chdir", spec_.workdir});
   argv.insert(argv.end(), {"--", program});
-  argv.insert(argv.end(), spec_.args.begin(), spec_.args.end());
+  argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/exec_door.hpp"
 #include "agent/fence.hpp"
 #include "agent/launch_spec.hpp"
 #include "agent/peer_links.hpp"
@@ -27,6 +28,7 @@
 #include "policy/launch_policy.hpp"
 #include "proc/exit_status.hpp"
 #include "proc/line_buffer.hpp"
+#include "wire/exec_codec.hpp"
 
 namespace lattice::agent {
 
@@ -76,6 +78,7 @@ struct LaunchEnvironment {
   const Clock* clock = nullptr;  // must outlive the launches
   std::string node_id;
   std::string rank_exec;                  // path of lattice-rank-exec
+  std::string mpi_launcher;               // path of lattice-mpi-launcher (the escape hatch)
   const SocketDir* socket_dir = nullptr;  // where each launch makes its private directory
   bool agent_is_root = false;             // ranks then switch to the job's user
   PmixHost* pmix = nullptr;               // the agent's PMIx server, for --pmi pmix launches
@@ -98,6 +101,11 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void fence_message(FenceMessage message);
   // A direct modex question or answer from node `from` (as its link proved; authority.hpp).
   void modex_message(int from, ModexMessage message);
+  // The escape hatch (launch_exec.cpp), from node `from` (as its link proved): run a command
+  // here for it, end one, or an event of a command it runs for this node.
+  void remote_exec(int from, wire::ExecCommand command);
+  void remote_exec_kill(int from, uint64_t exec_id);
+  void remote_exec_event(int from, wire::ExecEvent event);
   // An abort from the launcher or from one of the launch's nodes (as its link proved).
   void abort_received(policy::AbortSource from, Failure failure);
   // A peer link ("host:port") was lost: fails the launch when that peer is one of its nodes.
@@ -150,6 +158,17 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   uint64_t pmix_fence_started_ms() const;
   std::string nspace() const { return "lattice." + spec_.launch_id; }
 
+  // The escape hatch: the door's requests, and the commands this node runs for some node.
+  struct Exec;
+  Status open_exec_door();
+  Status exec_requested(uint64_t client, wire::ExecRequest request);
+  void exec_client_gone(uint64_t client);
+  void run_exec(int for_node, uint64_t exec_id, const std::vector<std::string>& command);
+  void exec_output(int for_node, uint64_t exec_id, wire::ExecEvent event);
+  void exec_finished(Exec& exec);
+  bool execs_running() const { return !execs_.empty(); }
+  void kill_execs(int signum);
+
   void spawn_all(const std::string& program);
   Status spawn_rank(Rank& rank, const std::string& program);
   void attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool is_stderr);
@@ -157,7 +176,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   // A connection on the socket or the port, admitted only from the job's user (or root).
   void admit(std::unique_ptr<net::Stream> stream, Door door);
   void serve_pmi(std::unique_ptr<net::Stream> stream, Door door, std::optional<int> rank);
-  std::vector<std::string> rank_exec_argv(const std::string& program) const;
+  std::vector<std::string> rank_exec_argv(const std::string& program,
+                                          const std::vector<std::string>& args) const;
   void on_exit(Rank& rank, net::ExitInfo info);
   void check_fence_deadline();
   // Local ranks that never entered fence `epoch`, with their last PMI command and its age.
@@ -200,6 +220,16 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   uint64_t pmix_epoch_ = 0;
   std::map<uint64_t, pmix::RankCall> pmix_modex_;  // direct modex asked of other nodes, by tag
   uint64_t pmix_modex_tag_ = 0;
+  // The escape hatch: the door, the variables it adds, the node each door client's command
+  // runs on, and the commands running here by (asking node, its exec id).
+  std::unique_ptr<ExecDoor> exec_door_;
+  std::vector<std::pair<std::string, std::string>> escape_env_;   // for ranks
+  std::vector<std::pair<std::string, std::string>> command_env_;  // for hatch commands
+  std::map<uint64_t, int> exec_targets_;
+  std::map<std::pair<int, uint64_t>, std::unique_ptr<Exec>> execs_;
+  std::vector<std::unique_ptr<Exec>> finished_execs_;  // destroyed outside their callbacks
+  net::Timer exec_reaper_;
+  std::optional<std::optional<Failure>> end_after_execs_;  // end() waits for running commands
 };
 
 }  // namespace lattice::agent

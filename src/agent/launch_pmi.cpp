@@ -25,6 +25,7 @@ Status Launch::open_doors() {
       env_.socket_dir->make_launch_dir(spec_.launch_id, user.uid, user.gid, env_.agent_is_root);
   if (!dir) return dir.error();
   launch_dir_ = *dir;
+  if (auto hatch = open_exec_door(); !hatch) return hatch;
   if (pmix_) return {};  // libpmix's own listener is the only door; the directory holds its files
   std::string socket_path = cat(launch_dir_, "/pmi.sock");
   auto listener = net::UnixListener::listen(

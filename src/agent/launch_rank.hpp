@@ -1,9 +1,11 @@
-// Internals shared by the files that implement Launch (launch.cpp, launch_pmi.cpp): a local
-// rank's state and the launch's timing constants.
+// Internals shared by the files that implement Launch (launch.cpp, launch_pmi.cpp,
+// launch_pmix.cpp, launch_exec.cpp): a local rank's state, an escape-hatch command's, and the
+// launch's timing constants.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "agent/launch.hpp"
@@ -29,6 +31,16 @@ struct Launch::Rank {
   proc::LineBuffer out_lines, err_lines;
   bool initialized = false;
   bool finalized = false;
+};
+
+// A command this node runs through the escape hatch for node `for_node` (launch_exec.cpp).
+struct Launch::Exec {
+  int for_node = 0;
+  uint64_t exec_id = 0;
+  std::unique_ptr<net::Process> process;
+  std::unique_ptr<net::Stream> out, err;
+  int open_streams = 0;
+  std::optional<net::ExitInfo> exit;  // the exit goes out after all output
 };
 
 }  // namespace lattice::agent

@@ -160,6 +160,7 @@ int main(int argc, char** argv) {
   env.clock = &clock;
   env.node_id = cfg.node_id;
   env.rank_exec = find_sibling("lattice-rank-exec", LATTICE_LIBEXECDIR);
+  env.mpi_launcher = find_sibling("lattice-mpi-launcher", LATTICE_LIBEXECDIR);
   env.agent_is_root = ::geteuid() == 0;
 
   net::Loop loop;

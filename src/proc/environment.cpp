@@ -82,9 +82,9 @@ std::vector<std::string> rank_environment(const RankEnvInput& in) {
   for (const auto& [name, value] : in.user_env)
     if (valid_env_name(name) && !reserved_env_name(name)) env[name] = value;
 
-  if (in.pmix) {
+  if (in.wireup == RankEnvInput::Wireup::pmix) {
     add_open_mpi(in, env);
-  } else {
+  } else if (in.wireup == RankEnvInput::Wireup::pmi) {
     if (in.pmi_fd >= 0) {
       env["PMI_FD"] = std::to_string(in.pmi_fd);
     } else {
@@ -101,9 +101,12 @@ std::vector<std::string> rank_environment(const RankEnvInput& in) {
   env["LATTICE_NODELIST"] = in.nodelist;
   env["LATTICE_NNODES"] = std::to_string(in.nnodes);
   env["LATTICE_NPROCS"] = std::to_string(in.world_size);
-  env["LATTICE_LOCAL_RANK"] = std::to_string(in.local_rank);
-  env["LATTICE_LOCAL_SIZE"] = std::to_string(in.local_size);
-  if (in.slurm_compat) {
+  if (in.wireup != RankEnvInput::Wireup::none) {
+    env["LATTICE_LOCAL_RANK"] = std::to_string(in.local_rank);
+    env["LATTICE_LOCAL_SIZE"] = std::to_string(in.local_size);
+  }
+  for (const auto& [name, value] : in.launch_env) env[name] = value;
+  if (in.slurm_compat && in.wireup != RankEnvInput::Wireup::none) {
     env["SLURM_PROCID"] = std::to_string(in.rank);
     env["SLURM_NPROCS"] = std::to_string(in.world_size);
     env["SLURM_NTASKS"] = std::to_string(in.world_size);

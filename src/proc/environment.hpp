@@ -31,9 +31,12 @@ Status check_request_env(const std::vector<std::pair<std::string, std::string>>&
 
 struct RankEnvInput {
   int rank = 0, world_size = 0, local_rank = 0, local_size = 0, node_index = 0, nnodes = 0;
-  // PMIx: no PMI_* at all (PMI_SIZE beside PMIX_NAMESPACE misleads clients); `pmix_env` (from
-  // libpmix's setup_fork) and what Open MPI's mpirun would set instead.
-  bool pmix = false;
+  // How the process wires up: PMI-1/2 (PMI_*); PMIx, with no PMI_* at all (PMI_SIZE beside
+  // PMIX_NAMESPACE misleads clients) but `pmix_env` (libpmix's setup_fork) and what Open MPI's
+  // mpirun would set; or not at all (a command run through the escape hatch, which is no rank:
+  // neither PMI_* nor the rank's own LATTICE_LOCAL_*).
+  enum class Wireup { pmi, pmix, none };
+  Wireup wireup = Wireup::pmi;
   std::vector<std::string> pmix_env;  // "NAME=VALUE"
   std::string session_dir;            // the launch's private directory on this node (PMIx)
   int pmi_fd = -1;                    // -1: PMI_PORT mode
@@ -42,6 +45,8 @@ struct RankEnvInput {
   std::string jobid, launch_id, allocation_id, nodelist;
   bool slurm_compat = false;
   std::vector<std::pair<std::string, std::string>> user_env;  // passed check_request_env
+  // The launch's own further variables (the escape hatch's), winning over user_env.
+  std::vector<std::pair<std::string, std::string>> launch_env;
 };
 
 // "NAME=VALUE" strings sorted by name, each name once.

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "wire/exec_codec.hpp"
+
 namespace lattice::fuzz {
 namespace {
 
@@ -102,6 +104,29 @@ size_t body(schema::Envelope::Body::Reader b) {
     case schema::Envelope::Body::SIGNAL_PROCESSES: {
       auto s = b.getSignalProcesses();
       return text(s.getLaunchId()) + static_cast<size_t>(s.getSignal());
+    }
+    case schema::Envelope::Body::PMIX_MODEX: {
+      auto m = b.getPmixModex();
+      return text(m.getLaunchId()) + m.getRank() + m.getTag() + m.getIsAnswer() +
+             m.getData().size() + text(m.getError());
+    }
+    // The escape hatch's bodies, through the decoders the agent and lattice-mpi-launcher use.
+    case schema::Envelope::Body::REMOTE_EXEC: {
+      auto c = wire::decode_remote_exec(b.getRemoteExec());
+      return c.launch_id.size() + c.exec_id + c.command.size();
+    }
+    case schema::Envelope::Body::REMOTE_EXEC_EVENT: {
+      auto e = wire::decode_exec_event(b.getRemoteExecEvent());
+      return e.launch_id.size() + e.exec_id + e.data.size() + e.error.size() +
+             static_cast<size_t>(e.exit_code + e.signal);
+    }
+    case schema::Envelope::Body::REMOTE_EXEC_KILL: {
+      auto k = wire::decode_remote_exec_kill(b.getRemoteExecKill());
+      return k.launch_id.size() + k.exec_id;
+    }
+    case schema::Envelope::Body::EXEC_REQUEST: {
+      auto r = wire::decode_exec_request(b.getExecRequest());
+      return r.token.size() + r.node.size() + r.command.size();
     }
   }
   return 0;  // a union member newer than this file: the dynamic walk reads it

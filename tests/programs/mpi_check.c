@@ -12,11 +12,13 @@
 #define RING_TAG 17
 #define RING_PAYLOAD_BASE 100000
 
-static const char* const local_size_vars[] = {"LATTICE_LOCAL_SIZE", "MPI_LOCALNRANKS",
-                                              "OMPI_COMM_WORLD_LOCAL_SIZE", NULL};
-static const char* const local_rank_vars[] = {"LATTICE_LOCAL_RANK", "MPI_LOCALRANKID",
-                                              "OMPI_COMM_WORLD_LOCAL_RANK", NULL};
-static const char* const size_vars[] = {"PMI_SIZE", "OMPI_COMM_WORLD_SIZE", NULL};
+/* The innermost launcher's name first: an mpiexec.hydra or mpirun run inside a Lattice launch
+ * passes the outer launch's LATTICE_* on to its own ranks. */
+static const char* const local_size_vars[] = {"MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                              "LATTICE_LOCAL_SIZE", NULL};
+static const char* const local_rank_vars[] = {"MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                              "LATTICE_LOCAL_RANK", NULL};
+static const char* const size_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL};
 
 static void check_mpi(int rc, const char* what) {
   if (rc != MPI_SUCCESS) prog_fail("%s returned %d", what, rc);

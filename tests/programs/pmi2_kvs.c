@@ -90,17 +90,6 @@ static void merge_samples(int r, long long* worst, int rounds) {
   }
 }
 
-static int cmp_ll(const void* a, const void* b) {
-  long long x = *(const long long*)a, y = *(const long long*)b;
-  return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of a sorted array. */
-static long long percentile(const long long* sorted, int n, int pct) {
-  int idx = (pct * n + 99) / 100 - 1;
-  return sorted[idx < 0 ? 0 : idx];
-}
-
 void kvs_bench(int rank, int size, int rounds, int len) {
   long long* samples = calloc((size_t)rounds, sizeof *samples);
   if (!samples) prog_fail("out of memory");
@@ -113,9 +102,9 @@ void kvs_bench(int rank, int size, int rounds, int len) {
   kvs_fence();
   if (rank == 0) {
     for (int r = 1; r < size; ++r) merge_samples(r, samples, rounds);
-    qsort(samples, (size_t)rounds, sizeof *samples, cmp_ll);
+    prog_sort(samples, rounds);
     printf("pmi2 bench: ranks=%d rounds=%d size=%d p50_us=%lld p99_us=%lld max_us=%lld\n", size,
-           rounds, len, percentile(samples, rounds, 50), percentile(samples, rounds, 99),
+           rounds, len, prog_percentile(samples, rounds, 50), prog_percentile(samples, rounds, 99),
            samples[rounds - 1]);
   }
   free(samples);

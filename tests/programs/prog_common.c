@@ -71,3 +71,17 @@ long long prog_now_us(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
 }
+
+static int compare_samples(const void* a, const void* b) {
+  long long x = *(const long long*)a, y = *(const long long*)b;
+  return (x > y) - (x < y);
+}
+
+void prog_sort(long long* samples, int n) {
+  qsort(samples, (size_t)n, sizeof *samples, compare_samples);
+}
+
+long long prog_percentile(const long long* sorted, int n, int pct) {
+  int idx = (pct * n + 99) / 100 - 1;
+  return sorted[idx < 0 ? 0 : idx];
+}

@@ -24,6 +24,12 @@ int prog_env_int_any(const char* const names[], int fallback, const char** which
 /* A positive integer command-line value; fails with the option's name otherwise. */
 int prog_parse_positive(const char* option, const char* text);
 
+/* Sorts n samples ascending. */
+void prog_sort(long long* samples, int n);
+
+/* Nearest-rank percentile (pct in 1..100) of n sorted samples. */
+long long prog_percentile(const long long* sorted, int n, int pct);
+
 /* Monotonic time in microseconds. */
 long long prog_now_us(void);
 

@@ -65,7 +65,7 @@ TEST_CASE("PMI fd mode: a PATH default and the launch's variables, nothing else"
 
 TEST_CASE("PMIx mode: libpmix's variables and mpirun's OMPI_*, never PMI_*") {
   RankEnvInput in = input();
-  in.pmix = true;
+  in.wireup = RankEnvInput::Wireup::pmix;
   in.pmix_env = {"PMIX_NAMESPACE=lattice.L7", "PMIX_RANK=5", "PMIX_SERVER_URI4=tcp4://x", "junk"};
   in.session_dir = "/run/lattice/lattice-L7";
   in.user_env = {{"OMPI_COMM_WORLD_RANK", "99"}, {"OMP_NUM_THREADS", "2"}};

@@ -127,6 +127,40 @@ std::vector<Outgoing> one_of_each_body() {
         s.setLaunchId("job-1");
         s.setSignal(15);
       },
+      [](auto b) {
+        auto m = b.initPmixModex();
+        m.setLaunchId("job-1");
+        m.setRank(3);
+        m.setTag(9);
+        m.setIsAnswer(true);
+        m.setData(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>("blob"), 4));
+      },
+      [](auto b) {
+        auto e = b.initRemoteExec();
+        e.setLaunchId("job-1");
+        e.setExecId(2);
+        auto cmd = e.initCommand(2);
+        cmd.set(0, "hydra_pmi_proxy");
+        cmd.set(1, "--proxy-id");
+      },
+      [](auto b) {
+        auto e = b.initRemoteExecEvent();
+        e.setLaunchId("job-1");
+        e.setExecId(2);
+        e.setExited(true);
+        e.setExitCode(7);
+      },
+      [](auto b) {
+        auto k = b.initRemoteExecKill();
+        k.setLaunchId("job-1");
+        k.setExecId(2);
+      },
+      [](auto b) {
+        auto r = b.initExecRequest();
+        r.setToken("00ff");
+        r.setNode("n2");
+        r.initCommand(1).set(0, "true");
+      },
   };
   std::vector<Outgoing> out;
   for (auto& fill : fillers) {

@@ -1,0 +1,57 @@
+#include "agent/escape_hatch.hpp"
+
+#include "base/strings.hpp"
+
+namespace lattice::agent {
+namespace {
+
+std::vector<int> ranks_per_node(const LaunchSpec& spec) {
+  std::vector<int> counts(spec.peers.size(), 0);
+  for (int node : spec.rank_nodes) ++counts[static_cast<size_t>(node)];
+  return counts;
+}
+
+template <class Line>
+std::string per_node(const LaunchSpec& spec, Line line) {
+  auto counts = ranks_per_node(spec);
+  std::string out;
+  for (size_t n = 0; n < spec.peers.size(); ++n) out += line(spec.peers[n].node_id, counts[n]);
+  return out;
+}
+
+}  // namespace
+
+std::string hydra_hosts(const LaunchSpec& spec) {
+  return per_node(spec, [](const std::string& node, int n) { return cat(node, ':', n, '\n'); });
+}
+
+std::string openmpi_hostfile(const LaunchSpec& spec) {
+  return per_node(spec,
+                  [](const std::string& node, int n) { return cat(node, " slots=", n, '\n'); });
+}
+
+std::vector<std::pair<std::string, std::string>> escape_environment(const EscapeHatch& hatch) {
+  return {
+      {"LATTICE_EXEC_SOCKET", hatch.exec_socket},
+      {"LATTICE_EXEC_TOKEN", hatch.token},
+      // Hydra: "ssh" decides the command's shape (`PROG -x HOST CMD`); PROG is ours.
+      {"HYDRA_LAUNCHER", "ssh"},
+      {"HYDRA_LAUNCHER_EXEC", hatch.mpi_launcher},
+      {"HYDRA_HOST_FILE", cat(hatch.launch_dir, '/', kHydraHostFile)},
+      // Open MPI 4.1: `PROG HOST orted ...`.
+      {"OMPI_MCA_plm_rsh_agent", hatch.mpi_launcher},
+      {"OMPI_MCA_orte_default_hostfile", cat(hatch.launch_dir, '/', kOpenMpiHostFile)},
+  };
+}
+
+std::vector<std::pair<std::string, std::string>> command_environment(const EscapeHatch& hatch) {
+  auto env = escape_environment(hatch);
+  // An orted's session and shared-memory files in this node's launch directory: removed with
+  // it, and never shared by two nodes simulated on one host (docs/pmi-wire.md §7). Not in the
+  // ranks' variables: mpirun passes its own OMPI_MCA_* to every node's processes.
+  env.emplace_back("OMPI_MCA_orte_tmpdir_base", hatch.launch_dir);
+  env.emplace_back("OMPI_MCA_btl_vader_backing_directory", hatch.launch_dir);
+  return env;
+}
+
+}  // namespace lattice::agent

@@ -1,0 +1,37 @@
+// lattice-mpi-launcher: the "ssh" of MPI launchers started inside a Lattice launch (Hydra's
+// launcher exec, Open MPI's plm_rsh_agent): `lattice-mpi-launcher [ssh options] NODE CMD...`
+// runs CMD on NODE's agent within the same launch, as the same user.
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "launcher/exec_client.hpp"
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);  // a vanished agent is an error to report, not a silent death
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
+    std::puts(
+        "usage: lattice-mpi-launcher [ssh options] NODE COMMAND...\n"
+        "Runs COMMAND on NODE within the current Lattice launch (set by the agent as\n"
+        "HYDRA_LAUNCHER_EXEC and OMPI_MCA_plm_rsh_agent; needs LATTICE_EXEC_SOCKET and\n"
+        "LATTICE_EXEC_TOKEN from the launch's environment).");
+    return 0;
+  }
+  auto remote = lattice::launcher::parse_ssh_command(args);
+  if (!remote) {
+    std::fprintf(stderr, "lattice-mpi-launcher: %s\n", remote.error().message.c_str());
+    return 255;
+  }
+  const char* socket_path = std::getenv("LATTICE_EXEC_SOCKET");
+  const char* token = std::getenv("LATTICE_EXEC_TOKEN");
+  if (!socket_path || !*socket_path || !token || !*token) {
+    std::fprintf(stderr,
+                 "lattice-mpi-launcher: not inside a Lattice launch (LATTICE_EXEC_SOCKET and "
+                 "LATTICE_EXEC_TOKEN are unset)\n");
+    return 255;
+  }
+  return lattice::launcher::run_remote(*remote, socket_path, token);
+}
