@@ -39,6 +39,17 @@ struct EnvVar {
   value @1 :Text;
 }
 
+# RFC0029's "setup application" data: what the launcher (lattice-api's role) collects for every
+# node once per launch, and each agent applies before it spawns. `environment` is what --export
+# harvested from the launcher's environment (explicit --env values, in `env`, win over it; the
+# same names are refused). `vendor` is reserved for PMIx_server_setup_application's packed data
+# (fabric and vendor plugins), for the agents' PMIx_server_setup_local_support; until that is
+# wired, an agent refuses a request that carries any.
+struct AppSetup {
+  environment @0 :List(EnvVar);
+  vendor @1 :Data;
+}
+
 struct LaunchProcessesRequest {
   launchId @0 :Text;
   allocationId @1 :Text;
@@ -64,6 +75,7 @@ struct LaunchProcessesRequest {
   user @19 :JobUser;
   timeLimitMs @20 :UInt64;       # 0 = none; at the limit: SIGTERM, a grace, SIGKILL
   killOnBadExit @21 :Bool = true; # false (srun -K0): a rank's non-zero exit ends only that rank
+  appSetup @22 :AppSetup;
 }
 
 struct LaunchAccepted {

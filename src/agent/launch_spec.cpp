@@ -144,8 +144,16 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   if (auto allowed = check_user(*user, defaults); !allowed) return allowed.error();
   spec.user = std::move(user.value());
 
-  for (auto var : r.getEnv()) spec.env.emplace_back(var.getName(), var.getValue());
-  if (auto env = proc::check_request_env(spec.env, spec.user.uid == 0); !env) return env.error();
+  std::vector<std::pair<std::string, std::string>> harvested, explicit_env;
+  auto setup = r.getAppSetup();
+  if (setup.getVendor().size() > 0)
+    return make_error(cat("vendor setup data (PMIx_server_setup_application) is not supported by ",
+                          defaults.node_id, " yet"));
+  for (auto var : setup.getEnvironment()) harvested.emplace_back(var.getName(), var.getValue());
+  for (auto var : r.getEnv()) explicit_env.emplace_back(var.getName(), var.getValue());
+  for (const auto* list : {&harvested, &explicit_env})
+    if (auto env = proc::check_request_env(*list, spec.user.uid == 0); !env) return env.error();
+  spec.env = proc::merge_env(harvested, explicit_env);
   spec.fence_timeout_ms = r.getFenceTimeoutMs() ? r.getFenceTimeoutMs() : defaults.fence_timeout_ms;
   spec.fanout = r.getFanout() ? r.getFanout() : defaults.fanout;
   spec.slurm_compat = r.getSlurmCompat() || defaults.slurm_compat;

@@ -67,10 +67,4 @@ Result<Exported> export_environment(const std::string& spec,
   return out;
 }
 
-EnvList merge_env(const EnvList& exported, const EnvList& explicit_env) {
-  std::map<std::string, std::string> merged(exported.begin(), exported.end());
-  for (const auto& [name, value] : explicit_env) merged[name] = value;
-  return EnvList(merged.begin(), merged.end());
-}
-
 }  // namespace lattice::launcher

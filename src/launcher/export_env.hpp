@@ -26,7 +26,4 @@ struct Exported {
 Result<Exported> export_environment(const std::string& spec,
                                     const std::vector<std::string>& environ, bool root_job);
 
-// The exported variables with --env's values laid over them (--env wins), in a stable order.
-EnvList merge_env(const EnvList& exported, const EnvList& explicit_env);
-
 }  // namespace lattice::launcher

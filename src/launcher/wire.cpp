@@ -26,6 +26,12 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
     env[i].setName(request.env[i].first);
     env[i].setValue(request.env[i].second);
   }
+  auto harvested =
+      req.initAppSetup().initEnvironment(static_cast<unsigned>(request.exported.size()));
+  for (unsigned i = 0; i < harvested.size(); ++i) {
+    harvested[i].setName(request.exported[i].first);
+    harvested[i].setValue(request.exported[i].second);
+  }
   req.setPmiMode(options.pmix ? schema::PmiMode::PMIX : schema::PmiMode::PMI2);
   auto list = req.initPeers(static_cast<unsigned>(peers.size()));
   for (unsigned i = 0; i < list.size(); ++i) {

@@ -21,7 +21,8 @@ namespace lattice::launcher::wire {
 struct JobRequest {
   std::string launch_id;
   JobUserInfo user;
-  EnvList env;  // exported environment with --env laid over it
+  EnvList exported;  // what --export harvested (AppSetup.environment)
+  EnvList env;       // --env's values, which win over it
 };
 
 struct Peer {

@@ -74,6 +74,14 @@ Status check_request_env(const std::vector<std::pair<std::string, std::string>>&
   return {};
 }
 
+std::vector<std::pair<std::string, std::string>> merge_env(
+    const std::vector<std::pair<std::string, std::string>>& base,
+    const std::vector<std::pair<std::string, std::string>>& over) {
+  std::map<std::string, std::string> merged(base.begin(), base.end());
+  for (const auto& [name, value] : over) merged[name] = value;
+  return {merged.begin(), merged.end()};
+}
+
 std::vector<std::string> rank_environment(const RankEnvInput& in) {
   std::map<std::string, std::string> env;  // later writes win; sorted output is deterministic
   env["PATH"] = kDefaultPath;

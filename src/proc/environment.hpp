@@ -49,6 +49,12 @@ struct RankEnvInput {
   std::vector<std::pair<std::string, std::string>> launch_env;
 };
 
+// `base` with `over`'s values laid over it (over wins), sorted by name, each name once: the
+// environment --export harvested (RFC0029's setup data) under the request's explicit --env.
+std::vector<std::pair<std::string, std::string>> merge_env(
+    const std::vector<std::pair<std::string, std::string>>& base,
+    const std::vector<std::pair<std::string, std::string>>& over);
+
 // "NAME=VALUE" strings sorted by name, each name once.
 std::vector<std::string> rank_environment(const RankEnvInput& in);
 

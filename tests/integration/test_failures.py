@@ -58,15 +58,6 @@ def pmi_garbage(c):
     c.check_clean(again)
 
 
-def pmix_refused(c):
-    r = c.run_launch(["--pmi", "pmix", "-n", "1", prog("mpi_hello")])
-    ended(r)
-    check(r.code != 0, f"--pmi pmix must be refused\n{r.describe()}")
-    check("not available" in r.err, f"the refusal does not say 'not available'\n{r.describe()}")
-    check("hello" not in r.out, f"a rank ran although --pmi pmix was refused\n{r.describe()}")
-    c.check_clean(r)
-
-
 def missing_program(c):
     missing = os.path.join(c.dir, "no-such-program")
     r = c.run_launch(["-n", "2", missing])
@@ -83,6 +74,5 @@ if __name__ == "__main__":
         ("pmi2_abort", pmi2_abort),
         ("self_kill", self_kill),
         ("pmi_garbage_against_running_agent", pmi_garbage),
-        ("pmix_refused", pmix_refused),
         ("missing_program", missing_program),
     ])

@@ -75,6 +75,38 @@ TEST_CASE("a PMIx request is decoded as one (whether this agent serves it is dec
   CHECK_FALSE(plain.decode()->pmix);
 }
 
+TEST_CASE("the harvested environment (RFC0029 setup data) lies under the explicit --env") {
+  Request req;
+  auto harvested = req.r.initAppSetup().initEnvironment(2);
+  harvested[0].setName("OMP_NUM_THREADS");
+  harvested[0].setValue("4");
+  harvested[1].setName("HOME_APP");
+  harvested[1].setValue("/apps");
+  auto env = req.r.initEnv(1);
+  env[0].setName("OMP_NUM_THREADS");
+  env[0].setValue("8");
+  auto spec = req.decode();
+  REQUIRE(spec);
+  CHECK(spec->env == std::vector<std::pair<std::string, std::string>>{{"HOME_APP", "/apps"},
+                                                                      {"OMP_NUM_THREADS", "8"}});
+}
+
+TEST_CASE("setup data that cannot be applied is refused, not dropped") {
+  Request reserved;
+  auto harvested = reserved.r.initAppSetup().initEnvironment(1);
+  harvested[0].setName("PMI_RANK");
+  harvested[0].setValue("0");
+  auto spec = reserved.decode();
+  REQUIRE_FALSE(spec);
+  CHECK(spec.error().message.find("PMI_RANK") != std::string::npos);
+  Request vendor;
+  const capnp::byte blob[] = {1, 2, 3};
+  vendor.r.initAppSetup().setVendor(capnp::Data::Reader(blob, sizeof blob));
+  auto refused = vendor.decode();
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("vendor setup data") != std::string::npos);
+}
+
 TEST_CASE("hostile or broken requests are refused with a reason") {
   auto refused = [](auto mutate, const std::string& needle) {
     Request req;

@@ -71,8 +71,3 @@ TEST_CASE("NONE, lists with wildcards, and assignments") {
   REQUIRE_FALSE(loader);
   CHECK(loader.error().message.find("running as root") != std::string::npos);
 }
-
-TEST_CASE("--env values win over exported ones") {
-  auto merged = merge_env({{"A", "1"}, {"B", "2"}}, {{"B", "3"}, {"C", "4"}});
-  CHECK(merged == EnvList{{"A", "1"}, {"B", "3"}, {"C", "4"}});
-}

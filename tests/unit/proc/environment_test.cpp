@@ -87,6 +87,12 @@ TEST_CASE("PMIx mode: libpmix's variables and mpirun's OMPI_*, never PMI_*") {
   CHECK(env["LATTICE_LAUNCH_ID"] == "L7");
 }
 
+TEST_CASE("merge_env: the second list wins, one entry per name, sorted") {
+  auto merged = merge_env({{"B", "2"}, {"A", "1"}}, {{"B", "3"}, {"C", "4"}});
+  CHECK(merged ==
+        std::vector<std::pair<std::string, std::string>>{{"A", "1"}, {"B", "3"}, {"C", "4"}});
+}
+
 TEST_CASE("the output is sorted by name") {
   RankEnvInput in = input();
   in.user_env = {{"ZED", "1"}, {"ALPHA", "2"}};
