@@ -20,6 +20,7 @@ void Launch::start_pmix(const std::string& program) {
   for (const auto& peer : spec_.peers) layout.nodes.push_back(peer.node_id);
   layout.rank_nodes = spec_.rank_nodes;
   layout.this_node = spec_.node_index;
+  layout.tmpdir = launch_dir_;
   // Spawning waits for libpmix to know the namespace and every local rank; the answer comes
   // on a later loop turn, and the launcher has heard "accepted" by then.
   pmix_->register_job(layout, spec_.user.uid, spec_.user.gid, *this,

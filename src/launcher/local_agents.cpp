@@ -1,5 +1,6 @@
 #include "launcher/local_agents.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -42,6 +43,10 @@ void LocalAgents::start(int count, ReadyFn ready) {
   if (!::mkdtemp(pattern.data()))
     return ready_(make_error(cat("cannot create ", pattern, " for local agents")));
   dir_ = pattern;
+  // Searchable, not listable: a job running as another user must reach its launch directory
+  // below (PMIx and Open MPI name paths there); the key file stays 0600.
+  if (::chmod(dir_.c_str(), 0711) != 0)
+    return ready_(make_error(cat("cannot open up ", dir_, " for local agents")));
   key_file_ = cat(dir_, "/cluster.key");
   if (auto made = secure::generate_key_file(key_file_); !made)
     return ready_(make_error(cat("local mode: ", made.error().message)));

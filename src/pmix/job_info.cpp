@@ -100,6 +100,10 @@ Result<JobInfo> job_info(const JobLayout& layout) {
   job.add_u32(PMIX_JOB_SIZE, world);
   job.add_u32(PMIX_MAX_PROCS, world);
   job.add_text(PMIX_JOBID, layout.jobid);
+  if (!layout.tmpdir.empty()) {
+    job.add_text(PMIX_TMPDIR, layout.tmpdir);
+    job.add_text(PMIX_NSDIR, layout.tmpdir);
+  }
   job.add_u32(PMIX_APPNUM, 0);
   job.add_u32(PMIX_NUM_NODES, static_cast<uint32_t>(nnodes));
   job.add_u32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(mine.size()));

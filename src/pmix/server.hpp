@@ -57,6 +57,10 @@ struct JobLayout {
   std::vector<int> rank_nodes;     // node index of every rank
   std::vector<int> appnums;        // app number of every rank (empty: all 0)
   int this_node = 0;
+  // The launch's private directory on this node (owned by the job's user): Open MPI puts its
+  // session directory where the job's tmpdir and namespace dir say, and the server's own
+  // directory is not the job's to write.
+  std::string tmpdir;
 };
 
 struct ServerOptions {

@@ -6,6 +6,7 @@ MPI's session tree lives in it), no shared-memory file, and the agent's PMIx ser
 gone when the agent stops and removed at start-up when a crashed agent left it.
 In a build without libpmix (LATTICE_PMIX=0) only `absent` runs: --pmi pmix must say so."""
 import os
+import shutil
 
 from harness import (check, expect_failure_line, expect_status, prog, run_cases)
 
@@ -95,6 +96,23 @@ def killed_rank(c):
     c.check_clean(r)
 
 
+def as_another_user(c):
+    """A root agent runs an Open MPI job as nobody: libpmix registers the ranks as nobody, and
+    Open MPI's session files go to the launch's directory, which nobody owns (never the agent's
+    PMIx server directory)."""
+    os.chmod(c.dir, 0o711)  # others pass through, as through /run/lattice
+    bin_dir = os.path.join(c.dir, "bin")
+    os.makedirs(bin_dir)
+    os.chmod(bin_dir, 0o755)
+    program = os.path.join(bin_dir, "ompi_check")
+    shutil.copy(prog("ompi_check"), program)
+    os.chmod(program, 0o755)
+    nodes = agents(c, 2)
+    r = c.run_launch(["--agents", addresses(nodes), "--user", "nobody", "--pmi", "pmix", "-n", "4",
+                      program], timeout=120, cwd="/tmp")
+    expect_ok(c, r, 4, 2)
+
+
 def server_dir_lifecycle(c):
     (node,) = agents(c, 1)
     server_dir = os.path.join(node.dir, "pmix-server")
@@ -138,6 +156,7 @@ CASES = [
     ("direct_modex", direct_modex),
     ("abort_status", abort_status),
     ("killed_rank", killed_rank),
+    ("as_another_user", as_another_user),
     ("server_dir_lifecycle", server_dir_lifecycle),
     ("environment", environment),
 ]
