@@ -145,7 +145,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
 
   // pmix::NamespaceEvents (launch_pmix.cpp): Open MPI's ranks through libpmix.
   void client_connected(int rank) override;
-  void client_finalized(int rank) override;
+  void client_finalized(pmix::RankCall call) override;
   void client_aborted(pmix::RankCall call, int status, std::string message) override;
   void fence_entered(pmix::FenceCall call) override;
   void modex_requested(pmix::RankCall call) override;

@@ -35,11 +35,14 @@ void Launch::start_pmix(const std::string& program) {
 }
 
 void Launch::client_connected(int rank) { rank_initialized(rank); }
-void Launch::client_finalized(int rank) { rank_finalized(rank); }
+void Launch::client_finalized(pmix::RankCall call) {
+  rank_finalized(call.rank);
+  pmix_->release(call);
+}
 
 void Launch::client_aborted(pmix::RankCall call, int status, std::string message) {
   run(policy_.pmi_abort(call.rank, status, std::move(message)));
-  pmix_->answer_abort(call);  // the client then exits; its status is already decided
+  pmix_->release(call);  // the client then exits; its status is already decided
 }
 
 void Launch::fence_entered(pmix::FenceCall call) {

@@ -103,9 +103,11 @@ pmix_status_t on_connected(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t, voi
   return PMIX_OPERATION_SUCCEEDED;
 }
 
-pmix_status_t on_finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t, void*) {
-  post(event(Event::Kind::finalized, proc));
-  return PMIX_OPERATION_SUCCEEDED;
+pmix_status_t on_finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  Event e = event(Event::Kind::finalized, proc);
+  e.completion = {reinterpret_cast<void*>(cbfunc), cbdata};
+  post(std::move(e));
+  return PMIX_SUCCESS;
 }
 
 pmix_status_t on_abort(const pmix_proc_t* proc, void*, int status, const char msg[], pmix_proc_t[],
@@ -324,8 +326,8 @@ void Server::drain() {
       // A namespace that ended (or never was ours): release whoever waits, with an error.
       if (e.kind == Event::Kind::fence || e.kind == Event::Kind::modex)
         answer_with_data(e.completion, false, {});
-      else if (e.kind == Event::Kind::aborted)
-        answer_abort(RankCall{e.rank, e.completion});
+      else if (e.kind == Event::Kind::aborted || e.kind == Event::Kind::finalized)
+        release(RankCall{e.rank, e.completion});
       continue;
     }
     NamespaceEvents& events = *it->second;
@@ -334,7 +336,7 @@ void Server::drain() {
         events.client_connected(e.rank);
         break;
       case Event::Kind::finalized:
-        events.client_finalized(e.rank);
+        events.client_finalized(RankCall{e.rank, e.completion});
         break;
       case Event::Kind::aborted:
         events.client_aborted(RankCall{e.rank, e.completion}, e.status, std::move(e.text));
@@ -363,7 +365,7 @@ void Server::answer_modex(const RankCall& call, bool ok, std::string data) {
   answer_with_data(call.done, ok, std::move(data));
 }
 
-void Server::answer_abort(const RankCall& call) {
+void Server::release(const RankCall& call) {
   if (auto fn = reinterpret_cast<pmix_op_cbfunc_t>(call.done.fn)) fn(PMIX_SUCCESS, call.done.data);
 }
 

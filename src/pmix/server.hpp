@@ -39,8 +39,10 @@ class NamespaceEvents {
  public:
   virtual ~NamespaceEvents() = default;
   virtual void client_connected(int rank) = 0;
-  virtual void client_finalized(int rank) = 0;
-  // The client stays blocked in PMIx_Abort until answer_abort(call).
+  // The client stays blocked in PMIx_Finalize until release(call): so its exit can never be
+  // seen before its finalize.
+  virtual void client_finalized(RankCall call) = 0;
+  // The client stays blocked in PMIx_Abort until release(call).
   virtual void client_aborted(RankCall call, int status, std::string message) = 0;
   virtual void fence_entered(FenceCall call) = 0;
   // A local client needs `call.rank`'s data, which lives on another node.
@@ -92,10 +94,10 @@ class Server {
   void drain();
 
   // Answers: a fence with every node's blobs (or a failure), a direct modex with the rank's
-  // data, an abort once the launch acted on it.
+  // data; a finalize or an abort is released once the launch has acted on it.
   void answer_fence(const FenceCall& call, bool ok, std::string data);
   void answer_modex(const RankCall& call, bool ok, std::string data);
-  void answer_abort(const RankCall& call);
+  void release(const RankCall& call);
   // Fetches what local `rank` of `nspace` put, for a direct modex from another node.
   void local_modex(const std::string& nspace, int rank,
                    std::function<void(Result<std::string>)> done);

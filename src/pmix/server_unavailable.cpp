@@ -25,7 +25,7 @@ void Server::deregister_job(const std::string&) {}
 void Server::drain() {}
 void Server::answer_fence(const FenceCall&, bool, std::string) {}
 void Server::answer_modex(const RankCall&, bool, std::string) {}
-void Server::answer_abort(const RankCall&) {}
+void Server::release(const RankCall&) {}
 void Server::local_modex(const std::string&, int, std::function<void(Result<std::string>)> done) {
   done(make_error("no PMIx in this build"));
 }

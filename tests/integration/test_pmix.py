@@ -65,6 +65,16 @@ def four_agents(c):
     expect_ok(c, r, 4, 1)
 
 
+def many_ranks(c):
+    """More ranks than cores: rank exits race libpmix's finalize events, which must never make a
+    rank that finalized look as if it had not (the client is released only after the agent saw
+    its finalize)."""
+    nodes = agents(c, 2)
+    r = c.run_launch(["--agents", addresses(nodes), "--pmi", "pmix", "-n", "16",
+                      prog("ompi_check")], timeout=180)
+    expect_ok(c, r, 16, 8)
+
+
 def direct_modex(c):
     """Open MPI's async modex skips the wire-up fence: each rank's data is fetched on demand
     through libpmix's direct modex, which the agents carry to the rank's node and back."""
@@ -153,6 +163,7 @@ CASES = [
     ("one_node", one_node),
     ("two_agents", two_agents),
     ("four_agents", four_agents),
+    ("many_ranks", many_ranks),
     ("direct_modex", direct_modex),
     ("abort_status", abort_status),
     ("killed_rank", killed_rank),
