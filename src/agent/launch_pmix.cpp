@@ -68,6 +68,8 @@ void Launch::pmix_fence_complete(uint64_t epoch, const pmi::KvList& merged) {
     }
     all += *blob;
   }
+  LAT_LOG(debug, "fence", spec_.launch_id, ": PMIx fence ", epoch, " complete: ", all.size(),
+          " bytes from ", merged.size(), " nodes to libpmix");
   pmix_->answer_fence(it->second.first, true, std::move(all));
   pmix_fences_.erase(it);
 }

@@ -139,6 +139,17 @@ def server_dir_lifecycle(c):
     check(not os.path.exists(server_dir), f"{server_dir} left from a previous agent")
 
 
+def unsupported(c):
+    """MPI_Publish_name and MPI_Comm_spawn fail at once with a line on the rank's stderr; the job
+    goes on and ends normally."""
+    r = c.run_launch(["--pmi", "pmix", "-n", "2", prog("ompi_unsupported")], timeout=120)
+    expect_status(r, 0)
+    check("publish failed" in r.out and "spawn failed" in r.out, r.describe())
+    check("PMIx_Publish is not supported" in r.err, r.describe())
+    check("PMIx_Spawn (MPI_Comm_spawn) is not supported" in r.err, r.describe())
+    c.check_clean(r)
+
+
 def environment(c):
     """What a rank finds: libpmix's variables and mpirun's OMPI_*, never PMI_* beside them."""
     r = c.run_launch(["--pmi", "pmix", "-n", "2", "/usr/bin/env"], timeout=60)
@@ -169,6 +180,7 @@ CASES = [
     ("killed_rank", killed_rank),
     ("as_another_user", as_another_user),
     ("server_dir_lifecycle", server_dir_lifecycle),
+    ("unsupported", unsupported),
     ("environment", environment),
 ]
 

@@ -1,7 +1,10 @@
 /* A PMIx client (OpenPMIx) that times the PMIx tier's fence the way Open MPI's wire-up uses it:
  *   pmix_bench --bench ROUNDS [--size B]     times fence -> get-all; rank 0 prints p50/p99
- * Each round puts "r<round>" (a B-byte string) under PMIX_GLOBAL, commits, fences with
- * PMIX_COLLECT_DATA and gets and checks every other rank's "r<round>". A round's time is the fence
+ * It puts one value (a B-byte string naming the rank) under PMIX_GLOBAL and commits it once;
+ * each round then fences with PMIX_COLLECT_DATA and gets and checks every other rank's value.
+ * That is PMIx's model: libpmix sends every key a rank ever committed in each fence, and clients
+ * keep what they fetched, so a new key per round would time a store growing by B bytes per rank
+ * and round, and rewriting one key would read stale copies. A round's time is the fence
  * plus the gets (put and commit only hand the value to the local server, one-way), and the job's
  * time for a round is its slowest rank's: the ranks publish their samples through PMIx and rank 0
  * merges them. Rank 0 prints, as pmi2_client --bench does,
@@ -16,8 +19,8 @@
 #include "prog_common.h"
 
 #define DEFAULT_BENCH_SIZE 64
-#define KEY_LEN 32
 #define SAMPLES_KEY "bench-samples"
+#define VALUE_KEY "bench-value"
 
 struct options {
   int bench_rounds;
@@ -88,30 +91,24 @@ static pmix_value_t* get(const struct job* j, int rank, const char* key, pmix_da
   return v;
 }
 
-/* Rank `rank`'s value in `round`: a deterministic string, so a value delivered under the wrong key
- * or truncated is caught. */
-static void fill_value(char* buf, int len, int rank, int round) {
-  int n = snprintf(buf, (size_t)len + 1, "r%d.%d.", rank, round);
-  for (int i = n < len ? n : len; i < len; ++i)
-    buf[i] = (char)('a' + (rank * 7 + round * 3 + i) % 26);
+/* Rank `rank`'s value: a deterministic string, so a value delivered under the wrong key or
+ * truncated is caught. */
+static void fill_value(char* buf, int len, int rank) {
+  int n = snprintf(buf, (size_t)len + 1, "r%d.", rank);
+  for (int i = n < len ? n : len; i < len; ++i) buf[i] = (char)('a' + (rank * 7 + i) % 26);
   buf[len] = '\0';
 }
 
 /* One round (see the top of the file); returns the microseconds of its fence and gets. */
-static long long timed_round(const struct job* j, int round, int len, char* value) {
-  char key[KEY_LEN];
-  snprintf(key, sizeof key, "r%d", round);
-  fill_value(value, len, (int)j->me.rank, round);
-  pmix_value_t mine = {.type = PMIX_STRING, .data.string = value};
-  put(key, &mine);
+static long long timed_round(const struct job* j, int len, char* value) {
   long long t0 = prog_now_us();
   fence_collect();
   for (int r = 0; r < j->size; ++r) {
     if (r == (int)j->me.rank) continue;
-    pmix_value_t* got = get(j, r, key, PMIX_STRING);
-    fill_value(value, len, r, round);
+    pmix_value_t* got = get(j, r, VALUE_KEY, PMIX_STRING);
+    fill_value(value, len, r);
     if (strcmp(got->data.string, value) != 0)
-      prog_fail("rank %d's %s is '%.60s', expected '%.60s'", r, key, got->data.string, value);
+      prog_fail("rank %d's %s is '%.60s', expected '%.60s'", r, VALUE_KEY, got->data.string, value);
     PMIX_VALUE_RELEASE(got);
   }
   return prog_now_us() - t0;
@@ -141,8 +138,11 @@ static void run_bench(const struct job* j, const struct options* o) {
   long long* samples = calloc((size_t)o->bench_rounds, sizeof *samples);
   char* value = malloc((size_t)o->size + 1);
   if (!samples || !value) prog_fail("out of memory");
+  fill_value(value, o->size, (int)j->me.rank);
+  pmix_value_t mine = {.type = PMIX_STRING, .data.string = value};
+  put(VALUE_KEY, &mine);
   for (int round = 0; round < o->bench_rounds; ++round)
-    samples[round] = timed_round(j, round, o->size, value);
+    samples[round] = timed_round(j, o->size, value);
   gather_worst(j, samples, o->bench_rounds);
   if (j->me.rank == 0) {
     prog_sort(samples, o->bench_rounds);

@@ -1,0 +1,32 @@
+/* Open MPI program for what the PMIx tier refuses: rank 0 tries MPI_Publish_name and
+ * MPI_Comm_spawn with MPI_ERRORS_RETURN and prints what each returned; every rank then
+ * finalizes. Under Lattice both must fail at once (the rank's stderr says why), not hang. */
+#include <mpi.h>
+#include <stdio.h>
+
+#include "prog_common.h"
+
+int main(int argc, char** argv) {
+  int rank = -1;
+  prog_set_identity("ompi_unsupported", -1);
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) prog_fail("MPI_Init failed");
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  prog_set_identity("ompi_unsupported", rank);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  if (rank == 0) {
+    char port[MPI_MAX_PORT_NAME] = "lattice-test-port";
+    int rc = MPI_Publish_name("lattice-test-service", MPI_INFO_NULL, port);
+    printf("publish %s\n", rc == MPI_SUCCESS ? "succeeded" : "failed");
+    fflush(stdout);
+    MPI_Comm child;
+    int errcode = 0;
+    rc = MPI_Comm_spawn("/bin/true", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &child,
+                        &errcode);
+    printf("spawn %s\n", rc == MPI_SUCCESS ? "succeeded" : "failed");
+    fflush(stdout);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return 0;
+}
