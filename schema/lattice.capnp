@@ -248,6 +248,25 @@ struct ExecRequest {
   command @2 :List(Text);
 }
 
+# Name publishing (MPI_Publish_name / MPI_Lookup_name) across a launch: a node asks the launch's
+# head agent, which holds the names; the asker is the link's node, and answers are accepted only
+# from the head.
+enum NameOp {
+  publish @0;
+  unpublish @1;
+  lookup @2;
+}
+
+struct PmiName {
+  launchId @0 :Text;
+  op @1 :NameOp;
+  name @2 :Text;
+  port @3 :Text;                 # publish: the port; an answer to a lookup: the port found
+  tag @4 :UInt64;                # the asker's, echoed in the answer
+  isAnswer @5 :Bool;
+  error @6 :Text;                # answer: why not (empty: done)
+}
+
 struct Envelope {
   requestId @0 :UInt64;          # 0 = notification; otherwise a request or its response
   isResponse @1 :Bool;
@@ -269,5 +288,6 @@ struct Envelope {
     remoteExecEvent @16 :RemoteExecEvent;         # agent -> agent, agent -> lattice-mpi-launcher
     remoteExecKill @17 :RemoteExecKill;           # agent -> agent
     execRequest @18 :ExecRequest;                 # lattice-mpi-launcher -> agent
+    pmiName @19 :PmiName;                         # agent <-> head agent
   }
 }

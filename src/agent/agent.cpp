@@ -127,6 +127,17 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
       return fence_message(wire::decode_fence_up(body.getPmiFence()), sender);
     case schema::Envelope::Body::PMI_FENCE_COMPLETE:
       return fence_message(wire::decode_fence_down(body.getPmiFenceComplete()), sender);
+    case schema::Envelope::Body::PMI_NAME: {
+      auto message = wire::decode_name(body.getPmiName());
+      LaunchEntry* entry = find_launch(message.launch_id);
+      if (!entry) return;  // ended here: it is ending everywhere
+      auto from = may_send_name(entry->launch->spec(), message.is_answer, sender);
+      if (!from) {
+        LAT_LOG(warn, "auth", from.error().message);
+        return;
+      }
+      return entry->launch->name_message(*from, std::move(message));
+    }
     case schema::Envelope::Body::PMIX_MODEX:
       return modex_message(wire::decode_modex(body.getPmixModex()), sender);
     case schema::Envelope::Body::REMOTE_EXEC: {

@@ -64,6 +64,20 @@ Result<int> member_node(const LaunchSpec& spec, const Sender& sender, const std:
   return from;
 }
 
+Result<int> may_send_name(const LaunchSpec& spec, bool answer, const Sender& sender) {
+  auto member = member_node(spec, sender, "a name request");
+  if (!member) return member;
+  bool at_head = spec.node_index == spec.head_node;
+  if (!answer && !at_head)
+    return make_error(cat("a name request for launch ", spec.launch_id, " from ",
+                          secure::describe(sender.identity),
+                          " dropped: this node is not its head"));
+  if (answer && *member != spec.head_node)
+    return make_error(cat("a name answer for launch ", spec.launch_id, " from ",
+                          secure::describe(sender.identity), ", not its head, dropped"));
+  return member;
+}
+
 Result<int> may_send_modex(const LaunchSpec& spec, bool answer, int rank, const Sender& sender) {
   auto member = member_node(spec, sender, "a PMIx modex message");
   if (!member) return member;

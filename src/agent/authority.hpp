@@ -39,6 +39,9 @@ Status may_send_fence(const LaunchSpec& spec, const fence::Tree& tree, bool down
 
 // The sender's node index when it is one of the launch's nodes; `what` names the message.
 Result<int> member_node(const LaunchSpec& spec, const Sender& sender, const std::string& what);
+// The node index a name request (any node of the launch, at the head) or its answer (the head
+// only) may come from: the sender's own.
+Result<int> may_send_name(const LaunchSpec& spec, bool answer, const Sender& sender);
 // The node index a direct modex message about `rank` may come from: the sender's own.
 Result<int> may_send_modex(const LaunchSpec& spec, bool answer, int rank, const Sender& sender);
 

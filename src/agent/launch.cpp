@@ -70,10 +70,11 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       pmi_(pmi_info(spec_, port_ids_), *this),
       watch_timer_(loop),
       spawn_timer_(loop),
-      exec_reaper_(loop),
       policy_(policy::LaunchShape{env.node_id, spec_.node_index, spec_.head_node, spec_.nnodes(),
                                   spec_.local_ranks(), spec_.time_limit_ms, spec_.kill_on_bad_exit},
-              kPolicyTimes) {
+              kPolicyTimes),
+      exec_reaper_(loop),
+      name_timer_(loop) {
   auto complete = [this](uint64_t epoch, const pmi::KvList& merged) {
     if (spec_.pmix) return pmix_fence_complete(epoch, merged);
     pmi_.fence_complete(epoch, merged);

@@ -14,6 +14,7 @@
 #include "agent/exec_door.hpp"
 #include "agent/fence.hpp"
 #include "agent/launch_spec.hpp"
+#include "agent/name_registry.hpp"
 #include "agent/peer_links.hpp"
 #include "agent/tree_fence.hpp"
 #include "base/clock.hpp"
@@ -53,6 +54,17 @@ struct ModexMessage {
   uint64_t tag = 0;  // the asker's
   bool is_answer = false;
   std::string data;
+  std::string error;
+};
+
+// A name request to the launch's head agent, or its answer.
+struct NameMessage {
+  std::string launch_id;
+  pmi::NameOp op = pmi::NameOp::lookup;
+  std::string name;
+  std::string port;
+  uint64_t tag = 0;  // the asker's
+  bool is_answer = false;
   std::string error;
 };
 
@@ -99,6 +111,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void forward_signal(int signum);
   // A fence chunk from a peer agent (multi-node launches only).
   void fence_message(FenceMessage message);
+  // A name request (at the head) or its answer, from node `from` (as its link proved).
+  void name_message(int from, NameMessage message);
   // A direct modex question or answer from node `from` (as its link proved; authority.hpp).
   void modex_message(int from, ModexMessage message);
   // The escape hatch (launch_exec.cpp), from node `from` (as its link proved): run a command
@@ -137,6 +151,9 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void fence_ready(uint64_t epoch, pmi::KvList local_puts) override;
   void abort_requested(int rank, std::optional<int> exit_code, std::string message) override;
   void client_failed(pmi::ConnId conn, int rank, std::string message) override;
+  bool name_request(pmi::ConnId conn, pmi::NameOp op, const std::string& name,
+                    const std::string& port) override;
+  void name_answered(uint64_t tag, const Result<std::string>& answer);
   void rank_initialized(int rank) override;
   void rank_finalized(int rank) override;
   bool tracing() const override { return log_level() >= LogLevel::trace; }
@@ -229,6 +246,12 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::map<std::pair<int, uint64_t>, std::unique_ptr<Exec>> execs_;
   std::vector<std::unique_ptr<Exec>> finished_execs_;  // destroyed outside their callbacks
   net::Timer exec_reaper_;
+  // Name publishing: the names (used at the head), and requests waiting for an answer by tag.
+  NameRegistry names_;
+  std::map<uint64_t, pmi::ConnId> name_waiting_;
+  std::vector<std::pair<uint64_t, Result<std::string>>> names_ready_;  // answered at the head
+  net::Timer name_timer_;
+  uint64_t name_tag_ = 0;
   std::optional<std::optional<Failure>> end_after_execs_;  // end() waits for running commands
 };
 

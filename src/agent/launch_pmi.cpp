@@ -13,6 +13,7 @@
 #include "agent/launch.hpp"
 #include "agent/launch_rank.hpp"
 #include "agent/socket_dir.hpp"
+#include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "net/loopback_owner.hpp"
 #include "net/peer_credentials.hpp"
@@ -118,6 +119,48 @@ void Launch::client_failed(pmi::ConnId conn, int rank, std::string message) {
     return;
   }
   run(policy_.pmi_error(rank, message));
+}
+
+// Names live at the head agent: there a request is answered on the next loop turn (never from
+// inside the engine's hook), elsewhere it travels to the head and back.
+bool Launch::name_request(pmi::ConnId conn, pmi::NameOp op, const std::string& name,
+                          const std::string& port) {
+  uint64_t tag = ++name_tag_;
+  name_waiting_[tag] = conn;
+  if (spec_.head_node != spec_.node_index) {
+    send_to_node(spec_.head_node,
+                 wire::name_message({spec_.launch_id, op, name, port, tag, false, {}}));
+    return true;
+  }
+  names_ready_.emplace_back(tag, names_.apply(op, name, port));
+  name_timer_.start(0, 0, [this] {
+    auto ready = std::move(names_ready_);
+    names_ready_.clear();
+    for (auto& [t, answer] : ready) name_answered(t, answer);
+  });
+  return true;
+}
+
+void Launch::name_answered(uint64_t tag, const Result<std::string>& answer) {
+  auto it = name_waiting_.find(tag);
+  if (it == name_waiting_.end()) return;
+  pmi::ConnId conn = it->second;
+  name_waiting_.erase(it);
+  pmi_.name_answer(conn, answer);
+}
+
+void Launch::name_message(int from, NameMessage message) {
+  if (message.is_answer) {
+    return name_answered(message.tag, message.error.empty()
+                                          ? Result<std::string>(std::move(message.port))
+                                          : Result<std::string>(make_error(message.error)));
+  }
+  auto answer = names_.apply(message.op, message.name, message.port);
+  message.is_answer = true;
+  message.name.clear();
+  message.port = answer ? *answer : std::string();
+  message.error = answer ? std::string() : answer.error().message;
+  send_to_node(from, wire::name_message(message));
 }
 
 void Launch::rank_initialized(int rank) {

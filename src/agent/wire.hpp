@@ -22,6 +22,10 @@ FenceMessage decode_fence_down(schema::PmiFenceComplete::Reader m);
 rpc::Outgoing fence_chunk(const std::string& launch_id, int from, bool down,
                           const fence::Chunk& chunk, const std::string& error);
 
+// A name request to the head agent or its answer (NameMessage, launch.hpp).
+NameMessage decode_name(schema::PmiName::Reader m);
+rpc::Outgoing name_message(const NameMessage& message);
+
 // A PMIx direct modex between agents (ModexMessage, launch.hpp).
 ModexMessage decode_modex(schema::PmixModex::Reader m);
 rpc::Outgoing modex_message(const ModexMessage& message);

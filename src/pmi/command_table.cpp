@@ -21,9 +21,9 @@ const std::vector<Server::CommandSpec>& Server::command_table() {
       {v1, "finalize", "finalize_ack", true, &Server::on_finalize},
       {v1, "abort", "", false, &Server::on_abort},
       {v1, "spawn", "spawn_result", false, &Server::on_spawn_pmi1},  // mcmd=spawn ... endcmd
-      {v1, "publish_name", "publish_result", false, &Server::on_unsupported},
-      {v1, "unpublish_name", "unpublish_result", false, &Server::on_unsupported},
-      {v1, "lookup_name", "lookup_result", false, &Server::on_unsupported},
+      {v1, "publish_name", "publish_result", true, &Server::on_name},
+      {v1, "unpublish_name", "unpublish_result", true, &Server::on_name},
+      {v1, "lookup_name", "lookup_result", true, &Server::on_name},
       {v1, "create_kvs", "newkvs", false, &Server::on_unsupported},
       {v1, "destroy_kvs", "kvs_destroyed", false, &Server::on_unsupported},
       {v1, "getbyidx", "getbyidx_results", false, &Server::on_unsupported},
@@ -42,9 +42,9 @@ const std::vector<Server::CommandSpec>& Server::command_table() {
       {v2, "spawn", "", false, &Server::on_unsupported},
       {v2, "job-connect", "", false, &Server::on_unsupported},
       {v2, "job-disconnect", "", false, &Server::on_unsupported},
-      {v2, "name-publish", "", false, &Server::on_unsupported},
-      {v2, "name-unpublish", "", false, &Server::on_unsupported},
-      {v2, "name-lookup", "", false, &Server::on_unsupported},
+      {v2, "name-publish", "", true, &Server::on_name},
+      {v2, "name-unpublish", "", true, &Server::on_name},
+      {v2, "name-lookup", "", true, &Server::on_name},
   };
   return table;
 }

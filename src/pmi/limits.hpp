@@ -26,6 +26,9 @@ constexpr size_t kMaxKvsnameBytes = 256;
 // line arrives truncated, so such answers are refused instead.
 constexpr size_t kPmi1ClientLineMax = 1023;
 
+// A published service name (MPI_Publish_name): MPI_MAX_PORT_NAME is 256 in MPICH.
+constexpr size_t kMaxServiceNameBytes = 256;
+
 struct Limits {
   size_t max_key = kMaxKeyBytes;
   size_t max_value = kMaxValueBytes;

@@ -36,6 +36,10 @@ struct LaunchInfo {
 };
 
 enum class RankState { waiting, initialized, in_fence, finalized, gone };
+
+// Name publishing (MPI_Publish_name / MPI_Lookup_name): PMI-1 publish_name, unpublish_name,
+// lookup_name; PMI-2 name-publish, name-unpublish, name-lookup.
+enum class NameOp { publish, unpublish, lookup };
 std::string_view rank_state_name(RankState state);
 
 struct RankStatus {
@@ -58,6 +62,13 @@ class ServerHooks {
   // The launch must fail; the engine ignores `conn` afterwards. rank is -1 when unknown. The
   // message does not name the rank (the hook knows it, and where it runs).
   virtual void client_failed(ConnId conn, int rank, std::string message) = 0;
+  // A name request of `conn` (checked and bounded), served across the launch: the owner
+  // answers later with Server::name_answer, never from inside this call. False: this launcher
+  // publishes no names (the client hears "not supported").
+  virtual bool name_request(ConnId conn, NameOp op, const std::string& name,
+                            const std::string& port) {
+    return false;
+  }
   virtual void rank_initialized(int rank) {}
   virtual void rank_finalized(int rank) {}
   // Each request ('C') and response ('S') as printable text (non-printable bytes as \xNN),
@@ -89,6 +100,10 @@ class Server {
   // epoch up to this one are refused at once.
   void fence_failed(uint64_t epoch, const std::string& message);
 
+  // The answer to `conn`'s pending name request: the port (lookup; ignored otherwise) or why
+  // not. Ignored when the connection is gone or has nothing pending.
+  void name_answer(ConnId conn, const Result<std::string>& answer);
+
   std::vector<RankStatus> status() const;       // one per local rank, in local-rank order
   std::vector<int> ranks_not_in_fence() const;  // local ranks a pending fence still waits for
   uint64_t fence_epoch() const { return announced_epoch_; }  // highest fence_ready epoch
@@ -105,10 +120,11 @@ class Server {
     // (either version), its rank initialized (init v1 / fullinit), finalize.
     enum class Phase { fresh, identified, greeted, initialized, finalized };
     Phase phase = Phase::fresh;
-    bool by_port_id = false;  // must identify with a PMI_ID from LaunchInfo::port_ids
-    bool aborted = false;     // sent abort (allowed in any phase after init)
-    bool closed = false;      // EOF seen
-    bool dead = false;        // reported through client_failed: ignored from now on
+    bool by_port_id = false;              // must identify with a PMI_ID from LaunchInfo::port_ids
+    bool aborted = false;                 // sent abort (allowed in any phase after init)
+    bool closed = false;                  // EOF seen
+    bool dead = false;                    // reported through client_failed: ignored from now on
+    std::optional<Command> pending_name;  // a name request waiting for name_answer
   };
   struct Parked {  // a fence request waiting for its epoch to complete
     ConnId conn;
@@ -180,6 +196,9 @@ class Server {
   void on_abort(Conn& conn, const Command& request);
   void on_spawn_pmi1(Conn& conn, const Command& request);
   void on_unsupported(Conn& conn, const Command& request);
+
+  // handlers_names.cpp (both wires)
+  void on_name(Conn& conn, const Command& request);
 
   // handlers_pmi2.cpp
   void on_fullinit(Conn& conn, const Command& request);

@@ -105,6 +105,11 @@ size_t body(schema::Envelope::Body::Reader b) {
       auto s = b.getSignalProcesses();
       return text(s.getLaunchId()) + static_cast<size_t>(s.getSignal());
     }
+    case schema::Envelope::Body::PMI_NAME: {
+      auto n = b.getPmiName();
+      return text(n.getLaunchId()) + static_cast<size_t>(n.getOp()) + text(n.getName()) +
+             text(n.getPort()) + n.getTag() + n.getIsAnswer() + text(n.getError());
+    }
     case schema::Envelope::Body::PMIX_MODEX: {
       auto m = b.getPmixModex();
       return text(m.getLaunchId()) + m.getRank() + m.getTag() + m.getIsAnswer() +

@@ -151,6 +151,21 @@ def fence_timeout_stragglers(c):
     ok(c, again, 3, "ok")
 
 
+def name_publishing(c):
+    """MPI_Publish_name on rank 0 (n1), MPI_Lookup_name on the last rank (n3): the names live at
+    the launch's head agent; an unknown name, a second publish and a name after unpublish fail at
+    once. MPICH (PMI-1) with a block layout, Slurm libpmi2 (PMI-2) with a cyclic one."""
+    nodes = agents(c, 3)
+    r = c.run_launch(["--agents", addresses(nodes), "-n", "6", prog("mpi_namepub")], timeout=120)
+    ok(c, r, 6, "namepub ok")
+    for needle in ("lookup found lattice-test-port-42", "unknown lookup failed",
+                   "second publish failed", "lookup after unpublish failed"):
+        check(needle in r.out, f"expected '{needle}'\n{r.describe()}")
+    r = c.run_launch(["--agents", addresses(nodes), "-n", "5", "--distribution", "cyclic",
+                      prog("pmi2_client"), "--namepub"], timeout=120)
+    ok(c, r, 5, "pmi2 namepub ok")
+
+
 if __name__ == "__main__":
     run_cases([
         ("mpich_block", mpich_block),
@@ -162,4 +177,5 @@ if __name__ == "__main__":
         ("kill_agent_in_fence", kill_agent_in_fence),
         ("hung_agent_detected", hung_agent_detected),
         ("fence_timeout_stragglers", fence_timeout_stragglers),
+        ("name_publishing", name_publishing),
     ])

@@ -3,6 +3,8 @@
  *   pmi2_client [--rounds N] [--hydra]       checks; each rank prints "pmi2 rank R/N ok"
  *   pmi2_client --bench ROUNDS [--size B]    times put -> fence -> get-all; rank 0 prints p50/p99
  *   pmi2_client --abort                      rank 1 calls PMI2_Abort after init, the others fence
+ *   pmi2_client --namepub                    rank 0 publishes a name, the last rank looks it up;
+ *                                            unknown and unpublished names must fail at once
  * Hydra (MPICH 4.0.2) answers neither the "ring" command nor the universeSize attribute: --hydra
  * skips those two checks, so the program can be checked under mpiexec.hydra too. --size must stay
  * below PMI2_MAX_VALLEN (1024 counts the NUL; Hydra cuts a 1024-byte value to 1023). */
@@ -29,6 +31,7 @@ struct options {
   int size;         /* value length in bench mode */
   int hydra;
   int abort_mode;
+  int namepub_mode;
 };
 
 struct job {
@@ -41,7 +44,7 @@ static const char* const local_size_vars[] = {"LATTICE_LOCAL_SIZE", "MPI_LOCALNR
 static const char* const nnodes_vars[] = {"LATTICE_NNODES", NULL};
 
 static struct options parse_options(int argc, char** argv) {
-  struct options o = {DEFAULT_ROUNDS, 0, DEFAULT_BENCH_SIZE, 0, 0};
+  struct options o = {DEFAULT_ROUNDS, 0, DEFAULT_BENCH_SIZE, 0, 0, 0};
   for (int i = 1; i < argc; ++i) {
     const char* next = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "--rounds")) {
@@ -54,6 +57,8 @@ static struct options parse_options(int argc, char** argv) {
       o.hydra = 1;
     } else if (!strcmp(argv[i], "--abort")) {
       o.abort_mode = 1;
+    } else if (!strcmp(argv[i], "--namepub")) {
+      o.namepub_mode = 1;
     } else {
       prog_fail("unknown argument '%s' (see the comment at the top of pmi2_client.c)", argv[i]);
     }
@@ -183,13 +188,42 @@ static void run_abort(const struct job* j) {
   prog_fail("the fence completed although rank %d aborted", ABORTING_RANK);
 }
 
+#define NAMEPUB_SERVICE "lattice-pmi2-service"
+#define NAMEPUB_PORT "lattice-pmi2-port-7"
+
+static void run_namepub(const struct job* j) {
+  int last = j->size - 1;
+  char port[PMI2_MAX_VALLEN];
+  if (j->rank == 0 && PMI2_Nameserv_publish(NAMEPUB_SERVICE, NULL, NAMEPUB_PORT) != PMI2_SUCCESS)
+    prog_fail("PMI2_Nameserv_publish failed");
+  kvs_fence();
+  if (j->rank == last) {
+    if (PMI2_Nameserv_lookup(NAMEPUB_SERVICE, NULL, port, sizeof port) != PMI2_SUCCESS)
+      prog_fail("PMI2_Nameserv_lookup of a published name failed");
+    if (strcmp(port, NAMEPUB_PORT) != 0)
+      prog_fail("looked up '%s', expected '%s'", port, NAMEPUB_PORT);
+    if (PMI2_Nameserv_lookup("lattice-no-such-service", NULL, port, sizeof port) == PMI2_SUCCESS)
+      prog_fail("a lookup of an unknown name succeeded");
+  }
+  kvs_fence();
+  if (j->rank == 0 && PMI2_Nameserv_unpublish(NAMEPUB_SERVICE, NULL) != PMI2_SUCCESS)
+    prog_fail("PMI2_Nameserv_unpublish failed");
+  kvs_fence();
+  if (j->rank == last &&
+      PMI2_Nameserv_lookup(NAMEPUB_SERVICE, NULL, port, sizeof port) == PMI2_SUCCESS)
+    prog_fail("a lookup after unpublish succeeded");
+  printf("pmi2 namepub ok\n");
+}
+
 int main(int argc, char** argv) {
   prog_set_identity("pmi2_client", -1);
   struct options o = parse_options(argc, argv);
   struct job j;
   init_job(&j);
   if (o.abort_mode) run_abort(&j);
-  if (o.bench_rounds > 0)
+  if (o.namepub_mode)
+    run_namepub(&j);
+  else if (o.bench_rounds > 0)
     kvs_bench(j.rank, j.size, o.bench_rounds, o.size);
   else
     run_checks(&j, &o);

@@ -95,3 +95,15 @@ TEST_CASE("direct modex: questions from any member, answers only from the rank's
   CHECK_FALSE(may_send_modex(spec, false, -1, member("n2")));
   CHECK_FALSE(may_send_modex(spec, false, 1, Sender{kLauncherConn, Identity{Role::launcher, "l"}}));
 }
+
+TEST_CASE("names: requests from any member reach the head only; answers come from the head") {
+  auto head = four_nodes(0);
+  auto from = may_send_name(head, false, member("n3"));
+  REQUIRE(from);
+  CHECK(*from == 3);
+  CHECK_FALSE(may_send_name(head, false, member("intruder")));
+  auto at_n1 = four_nodes(1);
+  CHECK_FALSE(may_send_name(at_n1, false, member("n2")));  // n1 holds no names
+  CHECK(may_send_name(at_n1, true, member("n0")));
+  CHECK_FALSE(may_send_name(at_n1, true, member("n2")));  // only the head answers
+}

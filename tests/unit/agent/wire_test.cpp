@@ -17,7 +17,9 @@ TEST_CASE("a launch request written by the launcher is the spec the agent decode
   options.fence_timeout_ms = 1500;
   options.fanout = 4;
   options.pmi_port = true;
-  launcher::wire::JobRequest request{"L-1", {1000, 1000, {1000, 27}, "alice"}, {{"FOO", "bar"}}};
+  // FOO harvested by --export, BAR given with --env (which wins over a harvested BAR).
+  launcher::wire::JobRequest request{
+      "L-1", {1000, 1000, {1000, 27}, "alice"}, {{"FOO", "bar"}, {"BAR", "old"}}, {{"BAR", "new"}}};
   launcher::Layout layout{3, 2, {0, 0, 1}};
   std::vector<launcher::wire::Peer> peers{{"n1", "10.0.0.1", 7400}, {"n2", "10.0.0.2", 7401}};
   auto msg = launcher::wire::launch_request(options, request, layout, peers, 1, "/home/alice");
@@ -46,7 +48,8 @@ TEST_CASE("a launch request written by the launcher is the spec the agent decode
   CHECK(spec->user.name == "alice");
   REQUIRE(spec->user.groups);
   CHECK(*spec->user.groups == std::vector<uint32_t>{1000, 27});
-  CHECK(spec->env == std::vector<std::pair<std::string, std::string>>{{"FOO", "bar"}});
+  CHECK(spec->env ==
+        std::vector<std::pair<std::string, std::string>>{{"BAR", "new"}, {"FOO", "bar"}});
 }
 
 TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {

@@ -41,6 +41,11 @@ class FakeHooks : public ServerHooks {
     aborts.push_back({rank, exit_code, std::move(message)});
   }
   void client_failed(ConnId conn, int rank, std::string message) override;
+  bool name_request(ConnId conn, NameOp op, const std::string& name,
+                    const std::string& port) override {
+    names.push_back({conn, op, name, port});
+    return serve_names;
+  }
   void rank_initialized(int rank) override { initialized.push_back(rank); }
   void rank_finalized(int rank) override { finalized.push_back(rank); }
   bool tracing() const override { return true; }
@@ -60,6 +65,13 @@ class FakeHooks : public ServerHooks {
   std::vector<Failure> failures;
   int sends_after_failure = 0;  // engine broke its promise to ignore a failed connection
   std::vector<int> initialized, finalized;
+  struct NameCall {
+    ConnId conn;
+    NameOp op;
+    std::string name, port;
+  };
+  bool serve_names = false;  // answer name requests (later, through name_answer) or refuse them
+  std::vector<NameCall> names;
   std::vector<std::string> traces;
   uint64_t clock_ms = 1000;
   // When set, run from inside fence_ready (e.g. a synchronous fence_complete).

@@ -186,5 +186,35 @@ TEST_CASE("pmi1: kvsname and value checks on put and get") {
             .find("cmd=get_result rc=1 msg=the_value_of_key_\"spaced\"") == 0);
 }
 
+TEST_CASE("pmi1: served names are parked until answered, in MPICH's shape") {
+  FakeHooks hooks;
+  hooks.serve_names = true;
+  Server server(local_launch(1), hooks);
+  ConnId c = server.connect(0);
+  ask(server, hooks, c, kInit);
+  CHECK(ask(server, hooks, c, "cmd=publish_name service=svc port=tag#0$port#1\n").empty());
+  REQUIRE(hooks.names.size() == 1);
+  CHECK(hooks.names[0].op == NameOp::publish);
+  CHECK(hooks.names[0].name == "svc");
+  CHECK(hooks.names[0].port == "tag#0$port#1");
+  // A second request while one is pending is refused, the first stays parked.
+  CHECK(ask(server, hooks, c, "cmd=lookup_name service=svc\n").find("rc=1") != std::string::npos);
+  server.name_answer(c, std::string());
+  CHECK(hooks.take_for(c) == "cmd=publish_result rc=0 info=ok\n");
+  CHECK(ask(server, hooks, c, "cmd=lookup_name service=svc\n").empty());
+  server.name_answer(c, std::string("tag#0$port#1"));
+  CHECK(hooks.take_for(c) == "cmd=lookup_result rc=0 info=ok port=tag#0$port#1\n");
+  CHECK(ask(server, hooks, c, "cmd=lookup_name service=other\n").empty());
+  server.name_answer(c, Result<std::string>(make_error("service 'other' is not published")));
+  CHECK(hooks.take_for(c) == "cmd=lookup_result rc=1 msg=service_'other'_is_not_published\n");
+  server.name_answer(c, std::string("late"));  // nothing pending: ignored
+  CHECK(hooks.take_for(c).empty());
+  CHECK(ask(server, hooks, c, "cmd=publish_name service=svc\n").find("no_port_given") !=
+        std::string::npos);
+  CHECK(ask(server, hooks, c, "cmd=lookup_name\n").find("no_service_name_given") !=
+        std::string::npos);
+  CHECK(hooks.failures.empty());
+}
+
 }  // namespace
 }  // namespace lattice::pmi

@@ -160,13 +160,36 @@ TEST_CASE("pmi2: abort carries no exit code") {
   CHECK(hooks.failures.empty());
 }
 
-TEST_CASE("pmi2: spawn, job-connect, name-* and unknown commands get rc != 0 with errmsg") {
+TEST_CASE("pmi2: name-lookup answers value= (Slurm libpmi2 and MPICH read it)") {
+  FakeHooks hooks;
+  hooks.serve_names = true;
+  Server server(local_launch(1), hooks);
+  ConnId c = server.connect(0);
+  ask(server, hooks, c, frame("cmd=fullinit;"));
+  CHECK(ask(server, hooks, c, frame("cmd=name-publish;name=svc;port=p;;q;;;infokeycount=0;"))
+            .empty());
+  REQUIRE(hooks.names.size() == 1);
+  CHECK(hooks.names[0].port == "p;q;");
+  server.name_answer(c, std::string());
+  CHECK(hooks.take_for(c) == frame("cmd=name-publish-response;rc=0;"));
+  CHECK(ask(server, hooks, c, frame("cmd=name-lookup;thrid=3;name=svc;infokeycount=0;")).empty());
+  server.name_answer(c, std::string("p;q;"));
+  CHECK(hooks.take_for(c) == frame("cmd=name-lookup-response;thrid=3;rc=0;value=p;;q;;;"));
+  CHECK(ask(server, hooks, c, frame("cmd=name-unpublish;name=nope;")).empty());
+  server.name_answer(c, Result<std::string>(make_error("service 'nope' is not published")));
+  CHECK(hooks.take_for(c) ==
+        frame("cmd=name-unpublish-response;rc=1;errmsg=service 'nope' is not published;"));
+}
+
+TEST_CASE("pmi2: spawn, job-connect, name-* unserved and unknown commands get rc != 0") {
   FakeHooks hooks;
   Server server(local_launch(1), hooks);
   ConnId c = server.connect(0);
   ask(server, hooks, c, frame("cmd=fullinit;"));
-  for (std::string name :
-       {"spawn", "job-connect", "job-disconnect", "name-publish", "name-unpublish", "name-lookup"})
+  CHECK(ask(server, hooks, c, frame("cmd=name-lookup;name=svc;")) ==
+        frame("cmd=name-lookup-response;rc=1;errmsg='name-lookup' is not supported by this "
+              "launcher;"));
+  for (std::string name : {"spawn", "job-connect", "job-disconnect"})
     CHECK(ask(server, hooks, c, frame("cmd=" + name + ";jobid=x;")) ==
           frame("cmd=" + name + "-response;rc=1;errmsg='" + name +
                 "' is not supported by this launcher;"));

@@ -156,6 +156,13 @@ std::vector<Outgoing> one_of_each_body() {
         k.setExecId(2);
       },
       [](auto b) {
+        auto n = b.initPmiName();
+        n.setLaunchId("job-1");
+        n.setOp(schema::NameOp::LOOKUP);
+        n.setName("svc");
+        n.setTag(4);
+      },
+      [](auto b) {
         auto r = b.initExecRequest();
         r.setToken("00ff");
         r.setNode("n2");
