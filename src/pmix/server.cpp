@@ -41,13 +41,23 @@ struct Server::Impl {
   // The rest belongs to the owner's thread.
   std::map<std::string, NamespaceEvents*> namespaces;
   uint64_t next_token = 1;
-  std::map<uint64_t, std::function<void(int status, std::string data)>> pending;
+  // Our requests to libpmix waiting for its answer, with the namespace they serve: forgetting a
+  // namespace drops its callbacks, whose owners (the launch) may be gone when libpmix answers.
+  struct Pending {
+    std::string nspace;
+    std::function<void(int status, std::string data)> fn;
+  };
+  std::map<uint64_t, Pending> pending;
   std::set<std::pair<std::string, int>> said_unsupported;
 
-  uint64_t expect(std::function<void(int, std::string)> fn) {
+  uint64_t expect(const std::string& nspace, std::function<void(int, std::string)> fn) {
     uint64_t token = next_token++;
-    pending[token] = std::move(fn);
+    pending[token] = Pending{nspace, std::move(fn)};
     return token;
+  }
+  void forget(const std::string& nspace) {
+    for (auto it = pending.begin(); it != pending.end();)
+      it = it->second.nspace == nspace ? pending.erase(it) : std::next(it);
   }
 };
 
@@ -269,14 +279,15 @@ void Server::register_job(const JobLayout& layout, uint32_t uid, uint32_t gid,
       tally->done(tally->error.empty() ? Status{} : Status(make_error(tally->error)));
     };
   };
-  uint64_t token = impl_->expect(count("PMIx_server_register_nspace"));
+  uint64_t token = impl_->expect(layout.nspace, count("PMIx_server_register_nspace"));
   pmix_status_t rc =
       PMIx_server_register_nspace(layout.nspace.c_str(), static_cast<int>(local.size()),
                                   held->info(), held->size(), op_done, token_data(token));
   if (rc != PMIX_SUCCESS) op_done(rc, token_data(token));
   for (int rank : local) {
     pmix_proc_t proc = proc_of(layout.nspace, rank);
-    uint64_t t = impl_->expect(count(cat("PMIx_server_register_client (rank ", rank, ")")));
+    uint64_t t =
+        impl_->expect(layout.nspace, count(cat("PMIx_server_register_client (rank ", rank, ")")));
     rc = PMIx_server_register_client(&proc, uid, gid, nullptr, op_done, token_data(t));
     if (rc != PMIX_SUCCESS) op_done(rc, token_data(t));
   }
@@ -298,8 +309,11 @@ Result<std::vector<std::string>> Server::client_environment(const std::string& n
 
 void Server::deregister_job(const std::string& nspace) {
   if (impl_->namespaces.erase(nspace) == 0) return;
-  // Nobody waits for it: a hung deregistration holds nothing of ours.
-  uint64_t token = impl_->expect([nspace](int status, std::string) {
+  // Answers still due for this namespace find nobody waiting (the launch may be gone). Nobody
+  // waits for the deregistration either: a hung one holds nothing of ours, and its answer is
+  // only logged (filed under no namespace, so no later forget() drops it).
+  impl_->forget(nspace);
+  uint64_t token = impl_->expect({}, [nspace](int status, std::string) {
     if (status != PMIX_SUCCESS)
       LAT_LOG(warn, "pmix", "deregistering ", nspace, ": ", status_text(status));
   });
@@ -316,7 +330,7 @@ void Server::drain() {
     if (e.kind == Event::Kind::done) {
       auto it = impl_->pending.find(e.token);
       if (it == impl_->pending.end()) continue;
-      auto fn = std::move(it->second);
+      auto fn = std::move(it->second.fn);
       impl_->pending.erase(it);
       fn(e.status, std::move(e.text));
       continue;
@@ -371,7 +385,7 @@ void Server::release(const RankCall& call) {
 
 void Server::local_modex(const std::string& nspace, int rank,
                          std::function<void(Result<std::string>)> done) {
-  uint64_t token = impl_->expect([done, rank](int status, std::string data) {
+  uint64_t token = impl_->expect(nspace, [done, rank](int status, std::string data) {
     if (status != PMIX_SUCCESS)
       return done(make_error(cat("no data for rank ", rank, ": ", status_text(status))));
     done(std::move(data));
