@@ -12,6 +12,9 @@
 #include "wire/failure_codec.hpp"
 
 namespace lattice::agent {
+
+// Ended launches remembered for late escape-hatch commands: a few minutes' worth of launches.
+constexpr size_t kEndedLaunchesKept = 64;
 namespace {
 
 // Pending rpc calls, idle links and early fence chunks are checked this often.
@@ -142,6 +145,7 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
       return modex_message(wire::decode_modex(body.getPmixModex()), sender);
     case schema::Envelope::Body::REMOTE_EXEC: {
       auto command = lattice::wire::decode_remote_exec(body.getRemoteExec());
+      if (!find_launch(command.launch_id)) return refuse_late_exec(command, sender);
       return exec_message(
           command.launch_id, "an escape-hatch command", sender,
           [&](Launch& launch, int from) { launch.remote_exec(from, std::move(command)); });
@@ -306,6 +310,28 @@ void Agent::exec_message(const std::string& launch_id, const std::string& what,
   deliver(*entry->launch, *from);
 }
 
+void Agent::refuse_late_exec(const lattice::wire::ExecCommand& command, const Sender& sender) {
+  auto it = ended_peers_.find(command.launch_id);
+  if (it == ended_peers_.end()) {
+    LAT_LOG(debug, "exec", "an escape-hatch command for unknown launch ", command.launch_id,
+            " dropped");
+    return;
+  }
+  // Only a node of that launch hears about it, over the link to the node its handshake proved.
+  for (const Peer& peer : it->second) {
+    if (sender.identity.role != secure::Role::agent || peer.node_id != sender.identity.name)
+      continue;
+    lattice::wire::ExecEvent refusal;
+    refusal.launch_id = command.launch_id;
+    refusal.exec_id = command.exec_id;
+    refusal.exited = true;
+    refusal.error = cat("launch ", command.launch_id, " has ended on ", config_.node_id,
+                        " (its ranks there have all exited)");
+    peers_.send(peer.node_id, peer.host, peer.port, lattice::wire::exec_event(refusal));
+    return;
+  }
+}
+
 void Agent::hold_early(const std::string& launch_id, EarlyMessage early) {
   std::string from = secure::describe(early.sender.identity);
   if (!early_.hold(launch_id, std::move(early), loop_.now_ms()))
@@ -402,8 +428,19 @@ void Agent::reap() {
   closed_admin_.clear();
   trim_pending_ = true;
   last_reap_ms_ = loop_.now_ms();
-  for (auto it = launches_.begin(); it != launches_.end();)
-    it = it->second.launch->ended() ? launches_.erase(it) : std::next(it);
+  for (auto it = launches_.begin(); it != launches_.end();) {
+    if (!it->second.launch->ended()) {
+      ++it;
+      continue;
+    }
+    ended_peers_[it->first] = it->second.launch->spec().peers;
+    ended_order_.push_back(it->first);
+    if (ended_order_.size() > kEndedLaunchesKept) {
+      ended_peers_.erase(ended_order_.front());
+      ended_order_.pop_front();
+    }
+    it = launches_.erase(it);
+  }
   for (auto it = connections_.begin(); it != connections_.end();)
     it = it->second->open() ? std::next(it) : connections_.erase(it);
   if (shutting_down_ && launches_.empty()) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -26,6 +27,7 @@
 #include "net/signal.hpp"
 #include "net/timer.hpp"
 #include "secure/cluster_key.hpp"
+#include "wire/exec_codec.hpp"
 
 namespace lattice::agent {
 
@@ -62,6 +64,9 @@ class Agent : private LaunchSink, public admin::AgentControl {
   // An escape-hatch message: delivered to its launch when the sender is one of its nodes.
   void exec_message(const std::string& launch_id, const std::string& what, const Sender& sender,
                     const std::function<void(Launch&, int from)>& deliver);
+  // An escape-hatch command for a launch that has ended here: its asker hears so at once
+  // instead of waiting on a command that never starts.
+  void refuse_late_exec(const lattice::wire::ExecCommand& command, const Sender& sender);
   void deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender);
   void connection_closed(uint64_t conn_id, const Error& why);
   void accept_admin(std::unique_ptr<net::Stream> stream);
@@ -94,6 +99,10 @@ class Agent : private LaunchSink, public admin::AgentControl {
   std::vector<uint64_t> closed_admin_;  // admin clients to destroy at the next reap
   std::map<std::string, LaunchEntry> launches_;
   PeerLinks peers_;
+  // The nodes of the launches that ended here lately (newest kEndedLaunchesKept), to answer
+  // late escape-hatch commands.
+  std::map<std::string, std::vector<Peer>> ended_peers_;
+  std::deque<std::string> ended_order_;
   EarlyMessages early_;
   net::Timer reaper_;
   net::Timer sweeper_;

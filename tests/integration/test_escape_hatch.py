@@ -158,12 +158,28 @@ def client_gone(c):
     c.check_clean(r)
 
 
+def late_command_refused(c):
+    """A command for a node whose ranks have all exited is refused at once, with the reason,
+    instead of waiting for a launch that is gone there (rank 1 on n2 exits at once; rank 0 asks
+    n2 until the refusal comes)."""
+    nodes = agents(c)
+    r = c.run_launch(["--agents", addresses(nodes), "-N", "2", "-n", "2", "sh", "-c",
+                      'if [ "$PMI_RANK" = 0 ]; then i=0; while [ $i -lt 200 ]; do '
+                      '$HYDRA_LAUNCHER_EXEC n2 true 2>/dev/null || break; i=$((i+1)); sleep 0.05; '
+                      'done; $HYDRA_LAUNCHER_EXEC n2 true; echo "late $?"; fi'], timeout=60)
+    expect_status(r, 0)
+    check("late 255" in r.out, f"no refusal for a node that left the launch\n{r.describe()}")
+    check("has ended on n2" in r.err, r.describe())
+    c.check_clean(r)
+
+
 CASES = [
     ("hydra_inside", hydra_inside),
     ("mpirun_inside", mpirun_inside),
     ("refusals", refusals),
     ("killed_with_launch", killed_with_launch),
     ("client_gone", client_gone),
+    ("late_command_refused", late_command_refused),
 ]
 
 if __name__ == "__main__":
