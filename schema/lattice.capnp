@@ -76,6 +76,8 @@ struct LaunchProcessesRequest {
   timeLimitMs @20 :UInt64;       # 0 = none; at the limit: SIGTERM, a grace, SIGKILL
   killOnBadExit @21 :Bool = true; # false (srun -K0): a rank's non-zero exit ends only that rank
   appSetup @22 :AppSetup;
+  inputRank @23 :Int32;          # whose stdin the launcher's feeds (StdinChunk): a rank, -1 all,
+                                 # -2 none; the others read /dev/null
 }
 
 struct LaunchAccepted {
@@ -267,6 +269,14 @@ struct PmiName {
   error @6 :Text;                # answer: why not (empty: done)
 }
 
+# The launcher's stdin for a launch's input rank(s), in order; `eof` ends it. Accepted only from
+# the launcher link the launch came on.
+struct StdinChunk {
+  launchId @0 :Text;
+  data @1 :Data;
+  eof @2 :Bool;
+}
+
 struct Envelope {
   requestId @0 :UInt64;          # 0 = notification; otherwise a request or its response
   isResponse @1 :Bool;
@@ -289,5 +299,6 @@ struct Envelope {
     remoteExecKill @17 :RemoteExecKill;           # agent -> agent
     execRequest @18 :ExecRequest;                 # lattice-mpi-launcher -> agent
     pmiName @19 :PmiName;                         # agent <-> head agent
+    stdinChunk @20 :StdinChunk;                   # launcher -> agent
   }
 }

@@ -130,6 +130,23 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
       return fence_message(wire::decode_fence_up(body.getPmiFence()), sender);
     case schema::Envelope::Body::PMI_FENCE_COMPLETE:
       return fence_message(wire::decode_fence_down(body.getPmiFenceComplete()), sender);
+    case schema::Envelope::Body::STDIN_CHUNK: {
+      auto chunk = body.getStdinChunk();
+      std::string launch_id = chunk.getLaunchId();
+      LaunchEntry* entry = find_launch(launch_id);
+      if (!entry) return;
+      // Only the launch's own launcher link feeds its ranks, as only it may signal them.
+      if (auto allowed = may_signal(entry->launch->spec(), entry->launcher_conn, sender);
+          !allowed) {
+        LAT_LOG(warn, "auth", "stdin for launch ", launch_id,
+                " refused: ", allowed.error().message);
+        return;
+      }
+      auto data = chunk.getData();
+      entry->launch->input(std::string(reinterpret_cast<const char*>(data.begin()), data.size()),
+                           chunk.getEof());
+      return;
+    }
     case schema::Envelope::Body::PMI_NAME: {
       auto message = wire::decode_name(body.getPmiName());
       LaunchEntry* entry = find_launch(message.launch_id);

@@ -202,6 +202,7 @@ Status Launch::spawn_rank(Rank& rank, const std::string& program) {
   }
   spawn.file = env_.rank_exec;
   spawn.argv = rank_exec_argv(program, spec_.args);
+  spawn.stdin_pipe = spec_.gets_input(rank.rank);
   spawn.env = proc::rank_environment(in);
   spawn.env.push_back(cat("LATTICE_AGENT_PID=", ::getpid()));
 
@@ -212,6 +213,10 @@ Status Launch::spawn_rank(Rank& rank, const std::string& program) {
   rank.process = std::move(process.value());
   rank.pid = rank.process->pid();
   if (auto pmi = rank.process->take_channel()) serve_pmi(std::move(pmi), Door::rank_fd, rank.rank);
+  if ((rank.in_stream = rank.process->take_stdin())) {
+    rank.in_stream->set_write_limit(kPmiWriteLimitBytes);
+    feed_input(rank);
+  }
   attach_output(rank, rank.process->take_stdout(), false);
   attach_output(rank, rank.process->take_stderr(), true);
   return {};
@@ -245,6 +250,31 @@ void Launch::on_exit(Rank& rank, net::ExitInfo info) {
                    [this](auto& r) { return policy_.running(r->rank); }))
     times_.exited_us = elapsed_us();
   run(std::move(actions));
+}
+
+void Launch::input(std::string data, bool eof) {
+  bool waiting = false;  // an input rank of this node not spawned yet
+  for (auto& rank : ranks_) {
+    if (!spec_.gets_input(rank->rank)) continue;
+    if (!rank->process && !policy_.failure()) waiting = true;
+    if (!rank->in_stream) continue;
+    if (!data.empty()) rank->in_stream->write(data);
+    if (eof) rank->in_stream->end({});
+  }
+  if (eof) input_ended_ = true;
+  if (!waiting) return;
+  if (pending_input_.size() + data.size() > kMaxPendingInputBytes) {
+    LAT_LOG(warn, "launch", spec_.launch_id, ": stdin beyond ", kMaxPendingInputBytes,
+            " bytes before the input rank started is dropped");
+    return;
+  }
+  pending_input_ += data;
+}
+
+// A freshly spawned input rank gets what came before it, and the end if it came too.
+void Launch::feed_input(Rank& rank) {
+  if (!pending_input_.empty()) rank.in_stream->write(pending_input_);
+  if (input_ended_) rank.in_stream->end({});
 }
 
 void Launch::forward_signal(int signum) { run(policy_.signal(signum)); }

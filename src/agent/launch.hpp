@@ -115,6 +115,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void name_message(int from, NameMessage message);
   // A direct modex question or answer from node `from` (as its link proved; authority.hpp).
   void modex_message(int from, ModexMessage message);
+  // A piece of the launcher's stdin for this node's input rank(s); `eof` ends it.
+  void input(std::string data, bool eof);
   // The escape hatch (launch_exec.cpp), from node `from` (as its link proved): run a command
   // here for it, end one, or an event of a command it runs for this node.
   void remote_exec(int from, wire::ExecCommand command);
@@ -251,6 +253,10 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::map<uint64_t, pmi::ConnId> name_waiting_;
   std::vector<std::pair<uint64_t, Result<std::string>>> names_ready_;  // answered at the head
   net::Timer name_timer_;
+  // Stdin that came before its rank was spawned, and whether it has ended.
+  std::string pending_input_;
+  bool input_ended_ = false;
+  void feed_input(Rank& rank);
   uint64_t name_tag_ = 0;
   std::optional<std::optional<Failure>> end_after_execs_;  // end() waits for running commands
 };

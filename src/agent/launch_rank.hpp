@@ -19,6 +19,9 @@ constexpr policy::PolicyTimes kPolicyTimes{2000, 3000, 2000};
 // Answers a rank may leave unread before its PMI connection is dropped: far beyond any honest
 // backlog (one request in flight, answers of at most a frame each).
 constexpr size_t kPmiWriteLimitBytes = size_t{16} << 20;
+// The launcher's stdin held for input ranks not spawned yet: far beyond what arrives before
+// a spawn that comes one loop turn after the launch request.
+constexpr size_t kMaxPendingInputBytes = size_t{64} << 20;
 // Period of the watchdog that checks fence deadlines and lost-PMI ranks.
 constexpr uint64_t kWatchPeriodMs = 200;
 
@@ -28,6 +31,7 @@ struct Launch::Rank {
   std::unique_ptr<net::Process> process;
   int pid = -1;
   std::unique_ptr<net::Stream> out_stream, err_stream;
+  std::unique_ptr<net::Stream> in_stream;  // the launcher's stdin, for an input rank
   proc::LineBuffer out_lines, err_lines;
   bool initialized = false;
   bool finalized = false;

@@ -48,6 +48,8 @@ struct LaunchSpec {
   JobUser user;
   uint64_t time_limit_ms = 0;  // 0 = none
   bool kill_on_bad_exit = true;
+  int input_rank = 0;  // whose stdin the launcher feeds: a rank, -1 all, -2 none
+  bool gets_input(int rank) const { return input_rank == -1 || input_rank == rank; }
 
   int nnodes() const { return static_cast<int>(peers.size()); }
   std::vector<int> local_ranks() const;  // global ranks on this node, ascending

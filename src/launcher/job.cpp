@@ -188,7 +188,27 @@ void Job::send_launch(Node& node) {
         std::string node_id = wire::accepted_node_id(*reply);
         if (!node_id.empty()) n->address.node_id = node_id;
         run(policy_.accepted(index(*n)));
+        if (++accepted_ == nodes_.size()) start_input();
       });
+}
+
+void Job::start_input() {
+  if (options_.input_rank == kInputNone || policy_.finished()) return;
+  std::vector<Node*> targets;
+  if (options_.input_rank == kInputAll)
+    for (auto& node : nodes_) targets.push_back(&node);
+  else
+    targets.push_back(&nodes_[static_cast<size_t>(layout_.rank_nodes[options_.input_rank])]);
+  auto send = [this, targets](std::string_view data, bool eof) {
+    for (Node* node : targets) notify(*node, wire::stdin_chunk(request_.launch_id, data, eof));
+  };
+  auto source = InputSource::open(
+      loop_, 0, [send](std::string_view data) { send(data, false); }, [send] { send({}, true); });
+  if (!source) {
+    write_all(stderr, cat("lattice: ", source.error().message, "; the ranks get no input\n"));
+    return send({}, true);
+  }
+  input_ = std::move(source.value());
 }
 
 void Job::on_message(Node& node, schema::Envelope::Reader envelope) {
@@ -262,6 +282,7 @@ void Job::heartbeat() {
 }
 
 void Job::finish() {
+  input_.reset();
   deadline_timer_.stop();
   heartbeat_timer_.stop();
   for (auto& node : nodes_)

@@ -14,6 +14,7 @@
 
 #include "base/clock.hpp"
 #include "launcher/export_env.hpp"
+#include "launcher/input_source.hpp"
 #include "launcher/job_user.hpp"
 #include "launcher/layout.hpp"
 #include "launcher/local_agents.hpp"
@@ -67,6 +68,8 @@ class Job {
   void run(std::vector<policy::JobAction> actions);
   void notify(Node& node, rpc::Outgoing message);
   void finish();
+  // Every node accepted: the launcher's stdin starts flowing to the input rank(s)' nodes.
+  void start_input();
   int index(const Node& node) const { return static_cast<int>(&node - nodes_.data()); }
   void heartbeat();
   double now_ms() const;
@@ -90,6 +93,8 @@ class Job {
   net::Timer heartbeat_timer_;
   uint64_t start_ns_;
   double connected_ms_ = -1;
+  size_t accepted_ = 0;
+  std::unique_ptr<InputSource> input_;  // the launcher's stdin (--input), once all accepted
 };
 
 // A random (version 4) UUID, as the design's environment table has launch ids.

@@ -76,6 +76,9 @@ int launch_main(const std::vector<std::string>& args) {
   const LaunchOptions& options = *parsed;
   auto layout = make_layout(options, static_cast<int>(options.agents.size()));
   if (!layout) return fail(2, layout.error().message);
+  if (options.input_rank >= layout->ntasks)
+    return fail(2, cat("--input: rank ", options.input_rank, ", but the launch has ",
+                       layout->ntasks, " ranks"));
   auto user = resolve_job_user(options.user);
   if (!user) return fail(2, user.error().message);
   std::vector<std::string> environment;

@@ -30,6 +30,7 @@ const char* const kLaunchUsage =
     "  -t, --time LIMIT          time limit (srun's MM, MM:SS, HH:MM:SS, D-HH[:MM[:SS]]): then\n"
     "                            SIGTERM, a grace, SIGKILL, exit 124; default $MPIEXEC_TIMEOUT s\n"
     "  -K, --kill-on-bad-exit[=0|1]  0: a rank's non-zero exit ends only that rank (default 1)\n"
+    "  -i, --input none|all|RANK  whose stdin gets the launcher's (default 0; others: /dev/null)\n"
     "      --alloc ID            the allocation the launch belongs to (LATTICE_ALLOC_ID)\n"
     "      --chdir DIR           ranks start in DIR (default: the current directory)\n"
     "  -o, --output PATTERN      ranks' stdout into files: %t rank, %n node, %j launch id\n"
@@ -151,6 +152,17 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
         o.kill_on_bad_exit = false;
       else
         return make_error(cat(arg, ": 0 or 1, got '", value, "'"));
+    } else if (arg == "-i" || arg == "--input") {
+      auto v = take();
+      if (!v) return v.error();
+      if (*v == "none" || *v == "all") {
+        o.input_rank = *v == "none" ? kInputNone : kInputAll;
+      } else {
+        auto rank = parse_int(*v);
+        if (!rank || *rank < 0 || *rank >= kMaxCount)
+          return make_error(cat(arg, ": none, all or a rank number, got '", *v, "'"));
+        o.input_rank = static_cast<int>(*rank);
+      }
     } else if (arg == "--alloc" || arg == "--chdir") {
       auto v = take();
       if (!v) return v.error();

@@ -14,6 +14,10 @@ namespace lattice::launcher {
 
 enum class Distribution { block, cyclic };
 
+// --input's "all" and "none" (LaunchProcessesRequest.inputRank says the same).
+inline constexpr int kInputAll = -1;
+inline constexpr int kInputNone = -2;
+
 struct LaunchOptions {
   int ntasks = 0;          // 0 = derive from nodes x tasks per node, else 1
   int nodes = 0;           // 0 = derive (agents given: as many as needed; local: 1)
@@ -39,6 +43,7 @@ struct LaunchOptions {
   std::string exports = "ALL";   // --export ALL|NONE|NAME[,NAME=VALUE,PATTERN...]
   uint64_t time_limit_ms = 0;    // -t/--time; 0 = none (main falls back to MPIEXEC_TIMEOUT)
   bool kill_on_bad_exit = true;  // -K/--kill-on-bad-exit[=0|1]
+  int input_rank = 0;            // -i/--input: a rank, kInputAll or kInputNone (srun's default: 0)
   std::string alloc;             // --alloc ID (LATTICE_ALLOC_ID); empty: the launch id
   std::string chdir;             // --chdir DIR; empty: the launcher's working directory
   std::string output, error;     // --output / --error PATTERN (srun's %t %n %j); empty: terminal

@@ -51,6 +51,16 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
   req.setWorkdir(workdir);
   req.setTimeLimitMs(options.time_limit_ms);
   req.setKillOnBadExit(options.kill_on_bad_exit);
+  req.setInputRank(options.input_rank);
+  return msg;
+}
+
+rpc::Outgoing stdin_chunk(const std::string& launch_id, std::string_view data, bool eof) {
+  rpc::Outgoing msg;
+  auto m = msg.envelope().initBody().initStdinChunk();
+  m.setLaunchId(launch_id);
+  m.setData(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(data.data()), data.size()));
+  m.setEof(eof);
   return msg;
 }
 

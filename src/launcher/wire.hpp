@@ -35,7 +35,10 @@ struct Peer {
 rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& request,
                              const Layout& layout, const std::vector<Peer>& peers, int node_index,
                              const std::string& workdir);
-std::string accepted_node_id(schema::Envelope::Reader reply);  // "" when the agent gave none
+std::string accepted_node_id(schema::Envelope::Reader reply);
+// A piece of the launcher's stdin for the launch's input rank(s); `eof` ends it.
+rpc::Outgoing stdin_chunk(const std::string& launch_id, std::string_view data,
+                          bool eof);  // "" when the agent gave none
 
 // Aborts: lattice::wire::abort_message (shared with the agents).
 rpc::Outgoing signal(const std::string& launch_id, int signum);

@@ -46,28 +46,28 @@ Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spe
   }
 
   std::vector<uv_stdio_container_t> stdio(kFirstInheritedFd + inherited.size());
-  if (spec.stdin_null) {
-    stdio[0].flags = UV_IGNORE;  // libuv opens /dev/null for an ignored fd 0-2
-  } else {
-    stdio[0].flags = UV_INHERIT_FD;
-    stdio[0].data.fd = 0;
-  }
-  // Output pipes live in Handles until they become Streams; an early return closes them.
-  std::unique_ptr<Handle<uv_any_handle>> pipes[2];
-  const bool capture[2] = {spec.capture_stdout, spec.capture_stderr};
-  for (int i = 0; i < 2; ++i) {
-    auto& slot = stdio[static_cast<size_t>(i + 1)];
-    if (!capture[i]) {
-      slot.flags = UV_INHERIT_FD;
-      slot.data.fd = i + 1;
+  // Pipes for fds 0-2 live in Handles until they become Streams; an early return closes them.
+  std::unique_ptr<Handle<uv_any_handle>> pipes[3];
+  const bool piped[3] = {spec.stdin_pipe, spec.capture_stdout, spec.capture_stderr};
+  for (int fd = 0; fd < 3; ++fd) {
+    auto& slot = stdio[static_cast<size_t>(fd)];
+    if (!piped[fd]) {
+      if (fd == 0 && spec.stdin_null) {
+        slot.flags = UV_IGNORE;  // libuv opens /dev/null for an ignored fd 0-2
+      } else {
+        slot.flags = UV_INHERIT_FD;
+        slot.data.fd = fd;
+      }
       continue;
     }
-    pipes[i] = std::make_unique<Handle<uv_any_handle>>();
-    int rc = uv_pipe_init(loop.raw(), &pipes[i]->get()->pipe, 0);
-    if (rc != 0) return make_error(cat("cannot create an output pipe: ", uv_error(rc)));
-    pipes[i]->initialised(nullptr);
-    slot.flags = static_cast<uv_stdio_flags>(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
-    slot.data.stream = pipes[i]->stream();
+    pipes[fd] = std::make_unique<Handle<uv_any_handle>>();
+    int rc = uv_pipe_init(loop.raw(), &pipes[fd]->get()->pipe, 0);
+    if (rc != 0) return make_error(cat("cannot create a pipe for fd ", fd, ": ", uv_error(rc)));
+    pipes[fd]->initialised(nullptr);
+    // The flags name the child's side: it reads fd 0 and writes fds 1 and 2.
+    slot.flags = static_cast<uv_stdio_flags>(UV_CREATE_PIPE |
+                                             (fd == 0 ? UV_READABLE_PIPE : UV_WRITABLE_PIPE));
+    slot.data.stream = pipes[fd]->stream();
   }
   for (size_t i = 0; i < inherited.size(); ++i) {
     stdio[kFirstInheritedFd + i].flags = UV_INHERIT_FD;
@@ -99,12 +99,12 @@ Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spe
     }
     self->channel_ = std::move(stream.value());
   }
-  for (int i = 0; i < 2; ++i) {
-    if (!pipes[i]) continue;
-    auto stream = std::make_unique<Stream>(std::move(pipes[i]),
-                                           cat("pid ", self->pid_, i == 0 ? " stdout" : " stderr"));
-    (i == 0 ? self->stdout_ : self->stderr_) = std::move(stream);
-  }
+  static constexpr const char* kNames[3] = {" stdin", " stdout", " stderr"};
+  std::unique_ptr<Stream>* targets[3] = {&self->stdin_, &self->stdout_, &self->stderr_};
+  for (int fd = 0; fd < 3; ++fd)
+    if (pipes[fd])
+      *targets[fd] =
+          std::make_unique<Stream>(std::move(pipes[fd]), cat("pid ", self->pid_, kNames[fd]));
   return self;
 }
 

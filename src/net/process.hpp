@@ -28,7 +28,8 @@ struct SpawnSpec {
   std::vector<int> inherit_fds;  // become the child's fds 3, 4, ... (the parent keeps its copies)
   bool capture_stdout = true;    // a pipe read through take_stdout(); else inherited
   bool capture_stderr = true;
-  bool stdin_null = true;   // stdin from /dev/null; else inherited
+  bool stdin_null = true;   // stdin from /dev/null; else inherited (or stdin_pipe)
+  bool stdin_pipe = false;  // stdin from a pipe written through take_stdin() (wins over null)
   bool new_session = true;  // setsid(): own session and process group
 };
 
@@ -55,6 +56,8 @@ class Process {
   // The captured output pipes (null when not captured, or taken already).
   std::unique_ptr<Stream> take_stdout() { return std::move(stdout_); }
   std::unique_ptr<Stream> take_stderr() { return std::move(stderr_); }
+  // The parent's end of SpawnSpec::stdin_pipe (null when not asked for, or taken already).
+  std::unique_ptr<Stream> take_stdin() { return std::move(stdin_); }
   // The parent's end of SpawnSpec::channel (null when not asked for, or taken already).
   std::unique_ptr<Stream> take_channel() { return std::move(channel_); }
   // kill(-pid, sig): the whole process group; the pid alone if there is no such group.
@@ -67,7 +70,7 @@ class Process {
 
   std::unique_ptr<Handle<uv_process_s>> handle_;
   ExitFn on_exit_;
-  std::unique_ptr<Stream> stdout_, stderr_, channel_;
+  std::unique_ptr<Stream> stdin_, stdout_, stderr_, channel_;
   int pid_ = -1;
   bool exited_ = false;
 };

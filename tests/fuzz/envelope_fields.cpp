@@ -105,6 +105,10 @@ size_t body(schema::Envelope::Body::Reader b) {
       auto s = b.getSignalProcesses();
       return text(s.getLaunchId()) + static_cast<size_t>(s.getSignal());
     }
+    case schema::Envelope::Body::STDIN_CHUNK: {
+      auto s = b.getStdinChunk();
+      return text(s.getLaunchId()) + s.getData().size() + s.getEof();
+    }
     case schema::Envelope::Body::PMI_NAME: {
       auto n = b.getPmiName();
       return text(n.getLaunchId()) + static_cast<size_t>(n.getOp()) + text(n.getName()) +

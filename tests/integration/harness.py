@@ -204,20 +204,21 @@ class Case:
         # the case's tag (--env LT_TEST_TAG) instead.
         return dict(os.environ, TMPDIR=self.dir, LATTICE_KEY_FILE=self.key_file)
 
-    def start_launch(self, args, cwd=None, env=None):
+    def start_launch(self, args, cwd=None, env=None, stdin=subprocess.DEVNULL):
         """Starts `lattice launch` in the background (its own process group); returns the Popen.
         `cwd` is where the ranks start (launches for other users pass one they may enter);
-        `env` adds variables to the launcher's environment."""
-        p = subprocess.Popen(self.launch_command(args), stdin=subprocess.DEVNULL,
+        `env` adds variables to the launcher's environment; `stdin` is the launcher's (a file,
+        or subprocess.PIPE to give text through finish_launch)."""
+        p = subprocess.Popen(self.launch_command(args), stdin=stdin,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=dict(self.case_env(), **(env or {})), start_new_session=True,
                              cwd=cwd)
         self.launchers.append(p)
         return p
 
-    def finish_launch(self, p, args, started, timeout):
+    def finish_launch(self, p, args, started, timeout, input=None):
         try:
-            out, err = p.communicate(timeout=timeout)
+            out, err = p.communicate(input=input, timeout=timeout)
             code = p.returncode
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
@@ -225,10 +226,13 @@ class Case:
             code = None
         return LaunchResult(args, code, out, err, time.monotonic() - started)
 
-    def run_launch(self, args, timeout=LAUNCH_TIMEOUT, cwd=None, env=None):
-        """Runs `lattice launch ARGS` to its end: LaunchResult (code None when it timed out)."""
+    def run_launch(self, args, timeout=LAUNCH_TIMEOUT, cwd=None, env=None, input=None):
+        """Runs `lattice launch ARGS` to its end: LaunchResult (code None when it timed out).
+        `input`: text for the launcher's stdin (else /dev/null)."""
         started = time.monotonic()
-        return self.finish_launch(self.start_launch(args, cwd, env), args, started, timeout)
+        stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
+        return self.finish_launch(self.start_launch(args, cwd, env, stdin), args, started, timeout,
+                                  input)
 
     def start_agent(self, node_id, extra_args=(), key_file=None, allow_root=True, env=None):
         """A standalone agent with the case's key (or `key_file`), allowed root jobs (tests run

@@ -1,7 +1,7 @@
 """The launcher's and agent's user-facing features beyond wire-up: PMI_PORT mode with a real MPICH
 client, the per-launch Unix PMI socket (mode 0600, served, removed afterwards), SIGINT forwarding
 (a second SIGINT kills), Slurm-compatible variables, the -v timing breakdown, time limits (-t and
-MPIEXEC_TIMEOUT), -K0, --alloc, --chdir, --output/--error files and --export."""
+MPIEXEC_TIMEOUT), -K0, --alloc, --chdir, --output/--error files, --export and --input."""
 import glob
 import os
 import signal
@@ -197,6 +197,43 @@ def environment_export(c):
               f"--export=LT_FOO_* sent {sorted(names)} to rank {rank}\n{r.describe()}")
 
 
+def stdin_forwarding(c):
+    """The launcher's stdin reaches rank 0 by default (srun's --input), every rank with `all`,
+    one rank by number, none with `none`; EOF reaches them (`cat` ends), whether stdin is a pipe
+    or a file, over two standalone agents; the other ranks read /dev/null and never block."""
+    nodes = [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0"]) for i in range(2)]
+    agents = ",".join(a.address for a in nodes)
+    script = ["sh", "-c", 'printf "rank %s got [%s]\\n" "$PMI_RANK" "$(cat | tr "\\n" +)"']
+    text = "first line\nsecond line\n"
+
+    def got(r, rank):
+        lines = [l for l in r.out.splitlines() if l.startswith(f"rank {rank} got")]
+        check(len(lines) == 1, f"rank {rank} printed {len(lines)} lines\n{r.describe()}")
+        return lines[0].split("got ", 1)[1]
+
+    r = c.run_launch(["--agents", agents, "-n", "3", *script], input=text)
+    expect_status(r, 0)
+    check(got(r, 0) == "[first line+second line+]", r.describe())
+    check(got(r, 1) == "[]" and got(r, 2) == "[]", r.describe())
+    r = c.run_launch(["--agents", agents, "-n", "3", "--input", "all", *script], input=text)
+    expect_status(r, 0)
+    check(all(got(r, k) == "[first line+second line+]" for k in range(3)), r.describe())
+    path = os.path.join(c.dir, "input.txt")
+    with open(path, "w") as f:
+        f.write("from a file\n")
+    with open(path) as f:
+        p = c.start_launch(["--agents", agents, "-n", "3", "-i", "2", *script], stdin=f)
+        r = c.finish_launch(p, ["-i", "2"], time.monotonic(), 60)
+    expect_status(r, 0)
+    check(got(r, 2) == "[from a file+]" and got(r, 0) == "[]", r.describe())
+    r = c.run_launch(["--agents", agents, "-n", "2", "--input", "none", *script], input=text)
+    expect_status(r, 0)
+    check(got(r, 0) == "[]", r.describe())
+    r = c.run_launch(["--agents", agents, "-n", "2", "--input", "5", "/bin/true"])
+    check(r.code == 2 and "--input: rank 5" in r.err, r.describe())
+    c.check_clean(r)
+
+
 if __name__ == "__main__":
     run_cases([
         ("pmi_port_mode", pmi_port_mode),
@@ -210,4 +247,5 @@ if __name__ == "__main__":
         ("alloc_and_chdir", alloc_and_chdir),
         ("output_files", output_files),
         ("environment_export", environment_export),
+        ("stdin_forwarding", stdin_forwarding),
     ])

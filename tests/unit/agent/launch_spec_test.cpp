@@ -91,6 +91,21 @@ TEST_CASE("the harvested environment (RFC0029 setup data) lies under the explici
                                                                       {"OMP_NUM_THREADS", "8"}});
 }
 
+TEST_CASE("inputRank: a rank, all (-1) or none (-2); anything else is refused") {
+  for (int good : {0, -1, -2}) {
+    Request req;
+    req.r.setInputRank(good);
+    auto spec = req.decode();
+    REQUIRE(spec);
+    CHECK(spec->gets_input(0) == (good != -2));
+  }
+  for (int bad : {-3, 1 << 30}) {
+    Request req;
+    req.r.setInputRank(bad);
+    CHECK_FALSE(req.decode());
+  }
+}
+
 TEST_CASE("setup data that cannot be applied is refused, not dropped") {
   Request reserved;
   auto harvested = reserved.r.initAppSetup().initEnvironment(1);

@@ -62,6 +62,15 @@ TEST_CASE("launch options: --pmi pmix is parsed (and refused later, clearly)") {
   CHECK(o->pmix);
 }
 
+TEST_CASE("--input: rank 0 by default, none, all or a rank number") {
+  CHECK(parse_launch_options(Args{"p"})->input_rank == 0);
+  CHECK(parse_launch_options(Args{"--input", "none", "p"})->input_rank == kInputNone);
+  CHECK(parse_launch_options(Args{"-i", "all", "p"})->input_rank == kInputAll);
+  CHECK(parse_launch_options(Args{"--input=3", "p"})->input_rank == 3);
+  CHECK(!parse_launch_options(Args{"--input", "-1", "p"}));
+  CHECK(!parse_launch_options(Args{"--input", "some", "p"}));
+}
+
 TEST_CASE("time limits in srun's formats") {
   CHECK(*parse_time_limit("5") == 300000);
   CHECK(*parse_time_limit("1:30") == 90000);

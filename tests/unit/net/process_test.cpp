@@ -87,6 +87,20 @@ TEST_CASE("the environment, cwd and stdin of the child are the spec's") {
   CHECK(c->out == "bar||" + dir.path() + "\nend\n");  // no HOME: the env was replaced
 }
 
+TEST_CASE("stdin_pipe: what the parent writes reaches the child, and its end is the child's EOF") {
+  Loop loop;
+  SpawnSpec spec = shell("cat; echo eof");
+  spec.stdin_pipe = true;
+  auto c = spawn(loop, spec);
+  auto in = c->process->take_stdin();
+  REQUIRE(in);
+  in->write("line one\n");
+  in->end("line two\n");
+  REQUIRE(run_until(loop, [&] { return c->done(); }));
+  CHECK(c->out == "line one\nline two\neof\n");
+  CHECK(c->info.exit_status == 0);
+}
+
 TEST_CASE("kill_group(SIGKILL) ends the child with term_signal 9") {
   Loop loop;
   auto c = spawn(loop, shell("echo started; exec sleep 100"));

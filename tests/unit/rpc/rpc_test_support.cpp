@@ -156,6 +156,12 @@ std::vector<Outgoing> one_of_each_body() {
         k.setExecId(2);
       },
       [](auto b) {
+        auto s = b.initStdinChunk();
+        s.setLaunchId("job-1");
+        s.setData(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>("in\n"), 3));
+        s.setEof(true);
+      },
+      [](auto b) {
         auto n = b.initPmiName();
         n.setLaunchId("job-1");
         n.setOp(schema::NameOp::LOOKUP);
