@@ -150,7 +150,7 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
     case schema::Envelope::Body::PMI_NAME: {
       auto message = wire::decode_name(body.getPmiName());
       LaunchEntry* entry = find_launch(message.launch_id);
-      if (!entry) return;  // ended here: it is ending everywhere
+      if (!entry) return refuse_late_name(std::move(message), sender);
       auto from = may_send_name(entry->launch->spec(), message.is_answer, sender);
       if (!from) {
         LAT_LOG(warn, "auth", from.error().message);
@@ -327,26 +327,45 @@ void Agent::exec_message(const std::string& launch_id, const std::string& what,
   deliver(*entry->launch, *from);
 }
 
+const Peer* Agent::ended_member(const std::string& launch_id, const Sender& sender) const {
+  auto it = ended_peers_.find(launch_id);
+  if (it == ended_peers_.end() || sender.identity.role != secure::Role::agent) return nullptr;
+  for (const Peer& peer : it->second)
+    if (peer.node_id == sender.identity.name) return &peer;
+  return nullptr;
+}
+
+std::string Agent::ended_here(const std::string& launch_id) const {
+  return cat("launch ", launch_id, " has ended on ", config_.node_id,
+             " (its ranks there have all exited)");
+}
+
 void Agent::refuse_late_exec(const lattice::wire::ExecCommand& command, const Sender& sender) {
-  auto it = ended_peers_.find(command.launch_id);
-  if (it == ended_peers_.end()) {
+  // Only a node of that launch hears about it, over the link to the node its handshake proved.
+  const Peer* asker = ended_member(command.launch_id, sender);
+  if (!asker) {
     LAT_LOG(debug, "exec", "an escape-hatch command for unknown launch ", command.launch_id,
             " dropped");
     return;
   }
-  // Only a node of that launch hears about it, over the link to the node its handshake proved.
-  for (const Peer& peer : it->second) {
-    if (sender.identity.role != secure::Role::agent || peer.node_id != sender.identity.name)
-      continue;
-    lattice::wire::ExecEvent refusal;
-    refusal.launch_id = command.launch_id;
-    refusal.exec_id = command.exec_id;
-    refusal.exited = true;
-    refusal.error = cat("launch ", command.launch_id, " has ended on ", config_.node_id,
-                        " (its ranks there have all exited)");
-    peers_.send(peer.node_id, peer.host, peer.port, lattice::wire::exec_event(refusal));
-    return;
-  }
+  lattice::wire::ExecEvent refusal;
+  refusal.launch_id = command.launch_id;
+  refusal.exec_id = command.exec_id;
+  refusal.exited = true;
+  refusal.error = ended_here(command.launch_id);
+  peers_.send(asker->node_id, asker->host, asker->port, lattice::wire::exec_event(refusal));
+}
+
+void Agent::refuse_late_name(NameMessage message, const Sender& sender) {
+  const Peer* asker = message.is_answer ? nullptr : ended_member(message.launch_id, sender);
+  if (!asker) return;  // an answer for a launch that ended here: nobody waits for it
+  // The names lived with the head's part of the launch: the rank hears at once that they are
+  // gone, rather than waiting for an answer that cannot come.
+  message.is_answer = true;
+  message.name.clear();
+  message.port.clear();
+  message.error = cat(ended_here(message.launch_id), ", and its published names with it");
+  peers_.send(asker->node_id, asker->host, asker->port, wire::name_message(message));
 }
 
 void Agent::hold_early(const std::string& launch_id, EarlyMessage early) {

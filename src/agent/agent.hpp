@@ -67,6 +67,11 @@ class Agent : private LaunchSink, public admin::AgentControl {
   // An escape-hatch command for a launch that has ended here: its asker hears so at once
   // instead of waiting on a command that never starts.
   void refuse_late_exec(const lattice::wire::ExecCommand& command, const Sender& sender);
+  // A name request for a launch whose head part has ended: answered with that, at once.
+  void refuse_late_name(NameMessage message, const Sender& sender);
+  // The sender's entry in the nodes of a launch that ended here lately, or null.
+  const Peer* ended_member(const std::string& launch_id, const Sender& sender) const;
+  std::string ended_here(const std::string& launch_id) const;
   void deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender);
   void connection_closed(uint64_t conn_id, const Error& why);
   void accept_admin(std::unique_ptr<net::Stream> stream);
@@ -100,7 +105,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   std::map<std::string, LaunchEntry> launches_;
   PeerLinks peers_;
   // The nodes of the launches that ended here lately (newest kEndedLaunchesKept), to answer
-  // late escape-hatch commands.
+  // late escape-hatch commands and name requests.
   std::map<std::string, std::vector<Peer>> ended_peers_;
   std::deque<std::string> ended_order_;
   EarlyMessages early_;
