@@ -78,12 +78,14 @@ struct LaunchProcessesRequest {
   appSetup @22 :AppSetup;
   inputRank @23 :Int32;          # whose stdin the launcher's feeds (StdinChunk): a rank, -1 all,
                                  # -2 none; the others read /dev/null
+  cpuBind @24 :Text;             # "none" (or empty), "cores", "sockets", "map_cpu:LIST"
 }
 
 struct LaunchAccepted {
   # Sent once the launch is validated and its sockets exist; ranks are spawned right after
   # (their pids arrive with their exits).
   nodeId @0 :Text;               # the agent's own node name (launchers given bare addresses learn it here)
+  bindings @1 :List(Text);       # with --cpu-bind: "RANK:CPU,CPU,..." for each local rank
 }
 
 struct KvEntry {

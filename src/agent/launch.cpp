@@ -49,6 +49,12 @@ std::map<int, std::string> issue_port_ids(const LaunchSpec& spec) {
   return ids;
 }
 
+std::string cpu_list(const std::vector<int>& cpus) {
+  std::vector<std::string> parts;
+  for (int cpu : cpus) parts.push_back(std::to_string(cpu));
+  return join(parts, ",");
+}
+
 std::string path_of(const LaunchSpec& spec) {
   std::string path = proc::kDefaultPath;
   for (const auto& [name, value] : spec.env)
@@ -120,6 +126,16 @@ Status Launch::start() {
   if (!program)
     return make_error(cat("cannot execute '", spec_.entrypoint, "' on ", env_.node_id,
                           ": not found or not executable"));
+  if (spec_.cpu_bind.kind != proc::CpuBind::Kind::none) {
+    if (!env_.topology || !*env_.topology)
+      return make_error(cat("--cpu-bind on ", env_.node_id, ": ",
+                            env_.topology ? env_.topology->error().message : "no topology"));
+    for (auto& rank : ranks_) {
+      auto cpus = proc::cpus_for(spec_.cpu_bind, env_.topology->value(), rank->local_rank);
+      if (!cpus) return make_error(cat("--cpu-bind on ", env_.node_id, ": ", cpus.error().message));
+      rank->cpus = std::move(cpus.value());
+    }
+  }
   if (spec_.pmix) {
     if (!env_.pmix) return make_error("this agent does not serve PMIx");
     auto server = env_.pmix->server();
@@ -201,7 +217,7 @@ Status Launch::spawn_rank(Rank& rank, const std::string& program) {
     in.pmi_fd = 3;
   }
   spawn.file = env_.rank_exec;
-  spawn.argv = rank_exec_argv(program, spec_.args);
+  spawn.argv = rank_exec_argv(program, spec_.args, rank.cpus);
   spawn.stdin_pipe = spec_.gets_input(rank.rank);
   spawn.env = proc::rank_environment(in);
   spawn.env.push_back(cat("LATTICE_AGENT_PID=", ::getpid()));
@@ -340,7 +356,8 @@ void Launch::end(const std::optional<Failure>& failure) {
 // lattice-rank-exec [--user U:G:NAME [--groups ...]] [--chdir DIR] -- PROGRAM ARGS: the helper
 // becomes the job's user and enters the directory as that user, so the agent never does either.
 std::vector<std::string> Launch::rank_exec_argv(const std::string& program,
-                                                const std::vector<std::string>& args) const {
+                                                const std::vector<std::string>& args,
+                                                const std::vector<int>& cpus) const {
   const JobUser& user = spec_.user;
   std::vector<std::string> argv = {env_.rank_exec, "--user",
                                    cat(user.uid, ':', user.gid, ':', user.name)};
@@ -350,9 +367,17 @@ std::vector<std::string> Launch::rank_exec_argv(const std::string& program,
     argv.insert(argv.end(), {"--groups", list});
   }
   if (!spec_.workdir.empty()) argv.insert(argv.end(), {"--chdir", spec_.workdir});
+  if (!cpus.empty()) argv.insert(argv.end(), {"--cpus", cpu_list(cpus)});
   argv.insert(argv.end(), {"--", program});
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
+}
+
+std::vector<std::string> Launch::bindings() const {
+  std::vector<std::string> out;
+  for (auto& rank : ranks_)
+    if (!rank->cpus.empty()) out.push_back(cat(rank->rank, ':', cpu_list(rank->cpus)));
+  return out;
 }
 
 std::vector<std::pair<int, int>> Launch::rank_pids() const {

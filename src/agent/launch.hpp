@@ -94,6 +94,8 @@ struct LaunchEnvironment {
   const SocketDir* socket_dir = nullptr;  // where each launch makes its private directory
   bool agent_is_root = false;             // ranks then switch to the job's user
   PmixHost* pmix = nullptr;               // the agent's PMIx server, for --pmi pmix launches
+  // This node's CPU topology for --cpu-bind (read once at start), or why there is none.
+  const Result<proc::Topology>* topology = nullptr;
 };
 
 class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
@@ -131,6 +133,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void shutdown(int signum, bool kill_now);
 
   const LaunchSpec& spec() const { return spec_; }
+  // "RANK:CPUS" for each local rank bound by --cpu-bind (known once start() succeeded).
+  std::vector<std::string> bindings() const;
   const std::string& id() const { return spec_.launch_id; }
   const pmi::Server& pmi() const { return pmi_; }
   std::vector<int> fence_children_pending() const { return fence_->children_pending(); }
@@ -195,8 +199,10 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   // A connection on the socket or the port, admitted only from the job's user (or root).
   void admit(std::unique_ptr<net::Stream> stream, Door door);
   void serve_pmi(std::unique_ptr<net::Stream> stream, Door door, std::optional<int> rank);
+  // lattice-rank-exec's command line for `program` with `args`, bound to `cpus` (if any).
   std::vector<std::string> rank_exec_argv(const std::string& program,
-                                          const std::vector<std::string>& args) const;
+                                          const std::vector<std::string>& args,
+                                          const std::vector<int>& cpus = {}) const;
   void on_exit(Rank& rank, net::ExitInfo info);
   void check_fence_deadline();
   // Local ranks that never entered fence `epoch`, with their last PMI command and its age.

@@ -33,6 +33,7 @@ struct Launch::Rank {
   std::unique_ptr<net::Stream> out_stream, err_stream;
   std::unique_ptr<net::Stream> in_stream;  // the launcher's stdin, for an input rank
   proc::LineBuffer out_lines, err_lines;
+  std::vector<int> cpus;  // --cpu-bind's choice; empty: not bound
   bool initialized = false;
   bool finalized = false;
 };

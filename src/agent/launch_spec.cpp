@@ -161,6 +161,9 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   spec.workdir = r.getWorkdir();
   spec.time_limit_ms = r.getTimeLimitMs();
   spec.kill_on_bad_exit = r.getKillOnBadExit();
+  auto bind = proc::parse_cpu_bind(r.getCpuBind().cStr());
+  if (!bind) return bind.error();
+  spec.cpu_bind = std::move(bind.value());
   spec.input_rank = r.getInputRank();
   if (spec.input_rank < -2 || spec.input_rank >= spec.world_size)
     return make_error(cat("inputRank ", spec.input_rank, " is neither a rank, -1 (all) nor -2"));

@@ -11,6 +11,7 @@
 
 #include "base/result.hpp"
 #include "lattice.capnp.h"
+#include "proc/cpu_binding.hpp"
 
 namespace lattice::agent {
 
@@ -49,6 +50,7 @@ struct LaunchSpec {
   uint64_t time_limit_ms = 0;  // 0 = none
   bool kill_on_bad_exit = true;
   int input_rank = 0;  // whose stdin the launcher feeds: a rank, -1 all, -2 none
+  proc::CpuBind cpu_bind;
   bool gets_input(int rank) const { return input_rank == -1 || input_rank == rank; }
 
   int nnodes() const { return static_cast<int>(peers.size()); }

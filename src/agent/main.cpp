@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "agent/agent.hpp"
+#include "agent/node_topology.hpp"
 #include "base/log.hpp"
 #include "base/paths.hpp"
 #include "config/config.hpp"
@@ -162,6 +163,10 @@ int main(int argc, char** argv) {
   env.rank_exec = find_sibling("lattice-rank-exec", LATTICE_LIBEXECDIR);
   env.mpi_launcher = find_sibling("lattice-mpi-launcher", LATTICE_LIBEXECDIR);
   env.agent_is_root = ::geteuid() == 0;
+  // Read once: a launch asking for --cpu-bind is refused with this reason if it failed.
+  auto topology = agent::load_topology();
+  if (!topology) LAT_LOG(warn, "agent", topology.error().message, ": --cpu-bind is refused");
+  env.topology = &topology;
 
   net::Loop loop;
   agent::Agent agent(loop, cfg, *key, std::move(env));

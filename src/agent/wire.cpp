@@ -120,9 +120,13 @@ rpc::Outgoing modex_message(const ModexMessage& message) {
   return msg;
 }
 
-rpc::Outgoing launch_accepted(const std::string& node_id) {
+rpc::Outgoing launch_accepted(const std::string& node_id,
+                              const std::vector<std::string>& bindings) {
   rpc::Outgoing msg;
-  msg.envelope().initBody().initLaunchAccepted().setNodeId(node_id);
+  auto accepted = msg.envelope().initBody().initLaunchAccepted();
+  accepted.setNodeId(node_id);
+  auto list = accepted.initBindings(static_cast<unsigned>(bindings.size()));
+  for (unsigned i = 0; i < list.size(); ++i) list.set(i, bindings[i]);
   return msg;
 }
 

@@ -32,7 +32,9 @@ rpc::Outgoing modex_message(const ModexMessage& message);
 
 // Aborts: lattice::wire::abort_message / decode_abort (shared with the launcher).
 
-rpc::Outgoing launch_accepted(const std::string& node_id);
+// `bindings`: "RANK:CPUS" for each local rank --cpu-bind bound (for the launcher's -v).
+rpc::Outgoing launch_accepted(const std::string& node_id,
+                              const std::vector<std::string>& bindings = {});
 rpc::Outgoing output(const std::string& launch_id, int rank, bool is_stderr,
                      const std::string& data);
 rpc::Outgoing rank_exit(const std::string& launch_id, int node_index, int rank, int pid,

@@ -187,6 +187,13 @@ void Job::send_launch(Node& node) {
         n->accepted_ms = now_ms();
         std::string node_id = wire::accepted_node_id(*reply);
         if (!node_id.empty()) n->address.node_id = node_id;
+        if (options_.verbose)
+          for (const auto& binding : wire::accepted_bindings(*reply)) {
+            auto colon = binding.find(':');
+            write_all(stderr,
+                      cat("lattice: rank ", binding.substr(0, colon), " on ", n->address.node_id,
+                          " bound to CPUs ", binding.substr(colon + 1), "\n"));
+          }
         run(policy_.accepted(index(*n)));
         if (++accepted_ == nodes_.size()) start_input();
       });

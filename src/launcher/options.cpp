@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "launcher/output_files.hpp"
+#include "proc/cpu_binding.hpp"
 
 namespace lattice::launcher {
 
@@ -31,6 +32,7 @@ const char* const kLaunchUsage =
     "                            SIGTERM, a grace, SIGKILL, exit 124; default $MPIEXEC_TIMEOUT s\n"
     "  -K, --kill-on-bad-exit[=0|1]  0: a rank's non-zero exit ends only that rank (default 1)\n"
     "  -i, --input none|all|RANK  whose stdin gets the launcher's (default 0; others: /dev/null)\n"
+    "      --cpu-bind none|cores|sockets|map_cpu:LIST  bind each rank's CPUs (default none)\n"
     "      --alloc ID            the allocation the launch belongs to (LATTICE_ALLOC_ID)\n"
     "      --chdir DIR           ranks start in DIR (default: the current directory)\n"
     "  -o, --output PATTERN      ranks' stdout into files: %t rank, %n node, %j launch id\n"
@@ -152,6 +154,12 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
         o.kill_on_bad_exit = false;
       else
         return make_error(cat(arg, ": 0 or 1, got '", value, "'"));
+    } else if (arg == "--cpu-bind") {
+      auto v = take();
+      if (!v) return v.error();
+      auto bind = proc::parse_cpu_bind(*v);
+      if (!bind) return bind.error();
+      o.cpu_bind = proc::format_cpu_bind(*bind);
     } else if (arg == "-i" || arg == "--input") {
       auto v = take();
       if (!v) return v.error();

@@ -52,6 +52,7 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
   req.setTimeLimitMs(options.time_limit_ms);
   req.setKillOnBadExit(options.kill_on_bad_exit);
   req.setInputRank(options.input_rank);
+  req.setCpuBind(options.cpu_bind);
   return msg;
 }
 
@@ -66,6 +67,12 @@ rpc::Outgoing stdin_chunk(const std::string& launch_id, std::string_view data, b
 
 std::string accepted_node_id(schema::Envelope::Reader reply) {
   return reply.getBody().getLaunchAccepted().getNodeId();
+}
+
+std::vector<std::string> accepted_bindings(schema::Envelope::Reader reply) {
+  std::vector<std::string> out;
+  for (auto b : reply.getBody().getLaunchAccepted().getBindings()) out.emplace_back(b);
+  return out;
 }
 
 rpc::Outgoing signal(const std::string& launch_id, int signum) {

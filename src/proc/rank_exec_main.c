@@ -1,11 +1,13 @@
 /* lattice-rank-exec: the agent spawns every rank through this. It asks the kernel to SIGKILL it
  * when the agent dies, becomes the job's user (checked against this node's passwd), enters the
- * working directory as that user, and execs the rank. Every failure is said on stderr and exits
+ * working directory as that user, binds itself to the CPUs the agent chose (--cpus, before the
+ * exec, so the rank and its threads inherit them), and execs the rank. Every failure is said on stderr and exits
  * 127 (126 when the program is not executable, as shells do; 2 for bad usage). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@ struct options {
   size_t ngroups;
   gid_t* groups;
   const char* dir;
+  const char* cpus; /* --cpus 0,2,3: the CPU list to bind to; NULL: unbound */
   char** program;
 };
 
@@ -97,6 +100,8 @@ static int parse_options(int argc, char** argv, struct options* o) {
       if (!parse_groups(value, o)) return 0;
     } else if (strcmp(opt, "--chdir") == 0 && !o->dir) {
       o->dir = value;
+    } else if (strcmp(opt, "--cpus") == 0 && !o->cpus) {
+      o->cpus = value;
     } else {
       return 0;
     }
@@ -133,6 +138,22 @@ static void switch_ids(const struct options* o) {
   if (o->uid != 0 && setuid(0) == 0) die("setuid(0) still succeeds as uid %u", (unsigned)o->uid);
 }
 
+/* "0,2,3" (decimal CPU numbers below CPU_SETSIZE) -> this process's affinity. */
+static void bind_cpus(const char* list) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (const char* s = list; *s;) {
+    const char* end = strchrnul(s, ',');
+    unsigned cpu;
+    if (!parse_id(s, (size_t)(end - s), &cpu) || cpu >= CPU_SETSIZE)
+      die("--cpus: '%s' is not a list of CPU numbers", list);
+    CPU_SET(cpu, &set);
+    s = *end ? end + 1 : end;
+  }
+  if (sched_setaffinity(0, sizeof set, &set) != 0)
+    die("cannot bind to CPUs %s: %s", list, strerror(errno));
+}
+
 static void set_var(const char* name, const char* value) {
   if (setenv(name, value, 1) != 0) die("setenv %s: %s", name, strerror(errno));
 }
@@ -167,7 +188,7 @@ int main(int argc, char** argv) {
   if (!parse_options(argc, argv, &o)) {
     fprintf(stderr,
             "usage: lattice-rank-exec [--user UID:GID:NAME] [--groups G1,G2,...] [--chdir DIR] "
-            "[--] PROGRAM [ARGS...]\n");
+            "[--cpus LIST] [--] PROGRAM [ARGS...]\n");
     free(o.groups); /* a partly parsed list */
     return 2;
   }
@@ -182,6 +203,7 @@ int main(int argc, char** argv) {
     /* The kernel clears the parent-death signal when the effective ids change (prctl(2)). */
     if (agent) guard_parent(agent_pid);
   }
+  if (o.cpus) bind_cpus(o.cpus);
   if (o.dir && chdir(o.dir) != 0)
     die("cannot change to directory '%s': %s", o.dir, strerror(errno));
   execvp(o.program[0], o.program);

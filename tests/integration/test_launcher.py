@@ -1,7 +1,7 @@
 """The launcher's and agent's user-facing features beyond wire-up: PMI_PORT mode with a real MPICH
 client, the per-launch Unix PMI socket (mode 0600, served, removed afterwards), SIGINT forwarding
 (a second SIGINT kills), Slurm-compatible variables, the -v timing breakdown, time limits (-t and
-MPIEXEC_TIMEOUT), -K0, --alloc, --chdir, --output/--error files, --export and --input."""
+MPIEXEC_TIMEOUT), -K0, --alloc, --chdir, --output/--error files, --export, --input and --cpu-bind."""
 import glob
 import os
 import signal
@@ -234,6 +234,34 @@ def stdin_forwarding(c):
     c.check_clean(r)
 
 
+def cpu_binding(c):
+    """--cpu-bind from the node's real topology (hwloc): `cores` puts ranks on different cores
+    (with two or more), map_cpu on the named CPU, none leaves the launcher's CPUs; -v says each
+    rank's CPUs; a CPU the node lacks is refused before anything runs."""
+    allowed = sorted(os.sched_getaffinity(0))
+    script = ["sh", "-c", "grep Cpus_allowed_list /proc/self/status | cut -f2"]
+
+    def cpus(r):
+        expect_status(r, 0)
+        return {int(l.split(":")[0]): l.split(":", 1)[1].strip() for l in r.out.splitlines()}
+
+    none = cpus(c.run_launch(["-l", "-n", "2", *script]))
+    full = none[0]
+    check(none[1] == full, f"unbound ranks differ: {none}")
+    r = c.run_launch(["-l", "-v", "-n", "2", "--cpu-bind=cores", *script])
+    bound = cpus(r)
+    if len(allowed) >= 2:
+        check(bound[0] != bound[1], f"--cpu-bind=cores put both ranks on {bound[0]}\n{r.describe()}")
+    check(all(b != full or len(allowed) == 1 for b in bound.values()), f"not bound: {bound}")
+    check("rank 0 on n1 bound to CPUs" in r.err, f"-v does not say the binding\n{r.describe()}")
+    last = allowed[-1]
+    mapped = cpus(c.run_launch(["-l", "-n", "1", f"--cpu-bind=map_cpu:{last}", *script]))
+    check(mapped[0] == str(last), f"map_cpu:{last} gave {mapped[0]}")
+    r = c.run_launch(["-n", "1", "--cpu-bind=map_cpu:1000", "/bin/true"])
+    check(r.code not in (0, None) and "does not have" in r.err, r.describe())
+    c.check_clean(r)
+
+
 if __name__ == "__main__":
     run_cases([
         ("pmi_port_mode", pmi_port_mode),
@@ -248,4 +276,5 @@ if __name__ == "__main__":
         ("output_files", output_files),
         ("environment_export", environment_export),
         ("stdin_forwarding", stdin_forwarding),
+        ("cpu_binding", cpu_binding),
     ])

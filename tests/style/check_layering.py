@@ -38,6 +38,7 @@ THIRD_PARTY = {
     '"lattice.capnp.h"': {"rpc", "wire", "agent", "launcher"},
     "<sodium.h>": {"secure"},
     "<pmix": {"pmix"},
+    "<hwloc": {"agent"},
     "<yaml-cpp/": {"config"},
     "<curl/": {"fabric", "launcher"},
 }

@@ -42,6 +42,17 @@ TEST_CASE("lattice-rank-exec: the plain form execs the program") {
   CHECK(rank_exec({"--", "/bin/true"}).status == 0);
 }
 
+TEST_CASE("lattice-rank-exec: --cpus binds the program before it runs; a bad list is refused") {
+  auto ran =
+      rank_exec({"--cpus", "0", "--", "/bin/sh", "-c", "grep Cpus_allowed_list /proc/self/status"});
+  CHECK(ran.status == 0);
+  CHECK(ran.out == "Cpus_allowed_list:\t0\n");
+  auto bad = rank_exec({"--cpus", "0,x", "--", "/bin/true"});
+  CHECK(bad.status == 127);
+  CHECK(bad.err.find("not a list of CPU numbers") != std::string::npos);
+  CHECK(rank_exec({"--cpus", "99999", "--", "/bin/true"}).status == 127);
+}
+
 TEST_CASE("lattice-rank-exec: bad usage exits 2 with the usage line") {
   const std::vector<std::vector<std::string>> bad = {
       {},

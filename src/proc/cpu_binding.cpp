@@ -1,0 +1,78 @@
+#include "proc/cpu_binding.hpp"
+
+#include <algorithm>
+
+#include "base/strings.hpp"
+
+namespace lattice::proc {
+
+Result<CpuBind> parse_cpu_bind(std::string_view text) {
+  CpuBind bind;
+  if (text.empty() || text == "none") return bind;
+  if (text == "cores") {
+    bind.kind = CpuBind::Kind::cores;
+    return bind;
+  }
+  if (text == "sockets") {
+    bind.kind = CpuBind::Kind::sockets;
+    return bind;
+  }
+  constexpr std::string_view kMap = "map_cpu:";
+  if (starts_with(text, kMap) && text.size() > kMap.size()) {
+    bind.kind = CpuBind::Kind::map_cpu;
+    for (const auto& piece : split(text.substr(kMap.size()), ',')) {
+      auto cpu = parse_int(piece);
+      if (!cpu || *cpu < 0 || *cpu >= 1024)
+        return make_error(cat("--cpu-bind: '", piece, "' in map_cpu is not a CPU number"));
+      bind.map.push_back(static_cast<int>(*cpu));
+    }
+    return bind;
+  }
+  return make_error(
+      cat("--cpu-bind: none, cores, sockets or map_cpu:LIST, got '", std::string(text), "'"));
+}
+
+std::string format_cpu_bind(const CpuBind& bind) {
+  switch (bind.kind) {
+    case CpuBind::Kind::none:
+      return "none";
+    case CpuBind::Kind::cores:
+      return "cores";
+    case CpuBind::Kind::sockets:
+      return "sockets";
+    case CpuBind::Kind::map_cpu: {
+      std::vector<std::string> cpus;
+      for (int cpu : bind.map) cpus.push_back(std::to_string(cpu));
+      return "map_cpu:" + join(cpus, ",");
+    }
+  }
+  return "none";
+}
+
+Result<std::vector<int>> cpus_for(const CpuBind& bind, const Topology& topology, int local_rank) {
+  auto round_robin = [local_rank](const std::vector<std::vector<int>>& groups,
+                                  const char* what) -> Result<std::vector<int>> {
+    if (groups.empty()) return make_error(cat("this node's topology shows no ", what));
+    return groups[static_cast<size_t>(local_rank) % groups.size()];
+  };
+  switch (bind.kind) {
+    case CpuBind::Kind::none:
+      return std::vector<int>{};
+    case CpuBind::Kind::cores:
+      return round_robin(topology.cores, "cores");
+    case CpuBind::Kind::sockets:
+      return round_robin(topology.sockets, "sockets");
+    case CpuBind::Kind::map_cpu: {
+      int cpu = bind.map[static_cast<size_t>(local_rank) % bind.map.size()];
+      bool known = std::any_of(topology.cores.begin(), topology.cores.end(), [cpu](const auto& c) {
+        return std::find(c.begin(), c.end(), cpu) != c.end();
+      });
+      if (!known)
+        return make_error(cat("map_cpu names CPU ", cpu, ", which this node does not have"));
+      return std::vector<int>{cpu};
+    }
+  }
+  return std::vector<int>{};
+}
+
+}  // namespace lattice::proc

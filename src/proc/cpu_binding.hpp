@@ -1,0 +1,38 @@
+// CPU binding as srun's --cpu-bind and mpiexec's -bind-to mean it: none (the default), each
+// rank to one core (round robin over the node's cores by local rank), to one socket, or to the
+// CPUs of an explicit map_cpu list. Pure: the node's topology comes in as lists of CPU numbers
+// (the agent reads it through hwloc: agent/node_topology.hpp); the result is the CPU list
+// lattice-rank-exec binds to before it execs the rank.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace lattice::proc {
+
+// The node as binding sees it: the OS numbers of the CPUs (hardware threads) of each core and
+// of each socket, in hwloc's order.
+struct Topology {
+  std::vector<std::vector<int>> cores;
+  std::vector<std::vector<int>> sockets;
+};
+
+struct CpuBind {
+  enum class Kind { none, cores, sockets, map_cpu };
+  Kind kind = Kind::none;
+  std::vector<int> map;  // map_cpu's list, by local rank (round robin)
+};
+
+// "none", "cores", "sockets" or "map_cpu:0,2,..." (as the launcher's option and the launch
+// request carry it; "" is none).
+Result<CpuBind> parse_cpu_bind(std::string_view text);
+std::string format_cpu_bind(const CpuBind& bind);
+
+// The CPUs local rank `local_rank` is bound to; empty: not bound. An error when the topology
+// cannot serve the policy (no cores, a map_cpu CPU the node does not have).
+Result<std::vector<int>> cpus_for(const CpuBind& bind, const Topology& topology, int local_rank);
+
+}  // namespace lattice::proc
