@@ -8,6 +8,7 @@
 #include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "lattice_version.h"
+#include "rpc/bytes.hpp"
 #include "wire/exec_codec.hpp"
 #include "wire/failure_codec.hpp"
 
@@ -142,9 +143,7 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
                 " refused: ", allowed.error().message);
         return;
       }
-      auto data = chunk.getData();
-      entry->launch->input(std::string(reinterpret_cast<const char*>(data.begin()), data.size()),
-                           chunk.getEof());
+      entry->launch->input(rpc::as_string(chunk.getData()), chunk.getEof());
       return;
     }
     case schema::Envelope::Body::PMI_NAME: {
@@ -330,9 +329,8 @@ void Agent::exec_message(const std::string& launch_id, const std::string& what,
 const Peer* Agent::ended_member(const std::string& launch_id, const Sender& sender) const {
   auto it = ended_peers_.find(launch_id);
   if (it == ended_peers_.end() || sender.identity.role != secure::Role::agent) return nullptr;
-  for (const Peer& peer : it->second)
-    if (peer.node_id == sender.identity.name) return &peer;
-  return nullptr;
+  int node = find_peer(it->second, sender.identity.name);
+  return node < 0 ? nullptr : &it->second[static_cast<size_t>(node)];
 }
 
 std::string Agent::ended_here(const std::string& launch_id) const {

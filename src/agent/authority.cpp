@@ -14,10 +14,7 @@ Error refused(const Sender& s, const std::string& what, const LaunchSpec& spec,
 }  // namespace
 
 int node_of(const LaunchSpec& spec, const secure::Identity& who) {
-  if (who.role != secure::Role::agent) return -1;
-  for (int i = 0; i < spec.nnodes(); ++i)
-    if (spec.peers[static_cast<size_t>(i)].node_id == who.name) return i;
-  return -1;
+  return who.role == secure::Role::agent ? find_peer(spec.peers, who.name) : -1;
 }
 
 Status may_start(const Sender& sender) {

@@ -65,9 +65,7 @@ Status Launch::open_exec_door() {
 Status Launch::exec_requested(uint64_t client, wire::ExecRequest request) {
   if (policy_.failure()) return make_error(cat("launch ", spec_.launch_id, " is ending"));
   if (request.command.empty()) return make_error("no command given");
-  int node = -1;
-  for (size_t n = 0; n < spec_.peers.size(); ++n)
-    if (spec_.peers[n].node_id == request.node) node = static_cast<int>(n);
+  int node = find_peer(spec_.peers, request.node);
   if (node < 0)
     return make_error(cat("node '", request.node, "' is not part of launch ", spec_.launch_id,
                           " (its nodes: ", spec_.nodelist(), ")"));

@@ -92,6 +92,12 @@ std::string LaunchSpec::nodelist() const {
   return out;
 }
 
+int find_peer(const std::vector<Peer>& peers, const std::string& node_id) {
+  for (size_t i = 0; i < peers.size(); ++i)
+    if (peers[i].node_id == node_id) return static_cast<int>(i);
+  return -1;
+}
+
 Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader r,
                                          const LaunchDefaults& defaults) {
   LaunchSpec spec;

@@ -21,6 +21,9 @@ struct Peer {
   int port = 0;
 };
 
+// Index of the node `node_id` among `peers`; -1 when it is not one of them.
+int find_peer(const std::vector<Peer>& peers, const std::string& node_id);
+
 // Who the ranks run as (lattice-rank-exec switches to it when the agent runs as root).
 struct JobUser {
   uint32_t uid = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "rpc/bytes.hpp"
 #include "wire/failure_codec.hpp"
 
 namespace lattice::agent::wire {
@@ -101,8 +102,7 @@ ModexMessage decode_modex(schema::PmixModex::Reader m) {
   out.rank = static_cast<int>(std::min<uint32_t>(m.getRank(), INT32_MAX));
   out.tag = m.getTag();
   out.is_answer = m.getIsAnswer();
-  auto data = m.getData();
-  out.data.assign(reinterpret_cast<const char*>(data.begin()), data.size());
+  out.data = rpc::as_string(m.getData());
   out.error = m.getError();
   return out;
 }
@@ -114,8 +114,7 @@ rpc::Outgoing modex_message(const ModexMessage& message) {
   m.setRank(static_cast<uint32_t>(message.rank));
   m.setTag(message.tag);
   m.setIsAnswer(message.is_answer);
-  m.setData(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(message.data.data()),
-                                message.data.size()));
+  m.setData(rpc::as_data(message.data));
   m.setError(message.error);
   return msg;
 }
@@ -137,8 +136,7 @@ rpc::Outgoing output(const std::string& launch_id, int rank, bool is_stderr,
   chunk.setLaunchId(launch_id);
   chunk.setRank(static_cast<uint32_t>(rank));
   chunk.setStream(is_stderr ? schema::OutputStream::STDERR : schema::OutputStream::STDOUT);
-  chunk.setData(
-      capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(data.data()), data.size()));
+  chunk.setData(rpc::as_data(data));
   return msg;
 }
 

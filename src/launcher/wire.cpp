@@ -1,5 +1,6 @@
 #include "launcher/wire.hpp"
 
+#include "rpc/bytes.hpp"
 #include "wire/failure_codec.hpp"
 
 namespace lattice::launcher::wire {
@@ -60,7 +61,7 @@ rpc::Outgoing stdin_chunk(const std::string& launch_id, std::string_view data, b
   rpc::Outgoing msg;
   auto m = msg.envelope().initBody().initStdinChunk();
   m.setLaunchId(launch_id);
-  m.setData(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(data.data()), data.size()));
+  m.setData(rpc::as_data(data));
   m.setEof(eof);
   return msg;
 }
@@ -84,9 +85,8 @@ rpc::Outgoing signal(const std::string& launch_id, int signum) {
 }
 
 Output decode_output(schema::OutputChunk::Reader m) {
-  auto data = m.getData();
   return Output{static_cast<int>(m.getRank()), m.getStream() == schema::OutputStream::STDERR,
-                std::string(reinterpret_cast<const char*>(data.begin()), data.size())};
+                rpc::as_string(m.getData())};
 }
 
 RankExit decode_rank_exit(schema::RankExit::Reader m) {

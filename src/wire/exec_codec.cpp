@@ -1,5 +1,7 @@
 #include "wire/exec_codec.hpp"
 
+#include "rpc/bytes.hpp"
+
 namespace lattice::wire {
 namespace {
 
@@ -61,8 +63,7 @@ rpc::Outgoing exec_event(const ExecEvent& event) {
   m.setLaunchId(event.launch_id);
   m.setExecId(event.exec_id);
   m.setStream(event.is_stderr ? schema::OutputStream::STDERR : schema::OutputStream::STDOUT);
-  m.setData(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(event.data.data()),
-                                event.data.size()));
+  m.setData(rpc::as_data(event.data));
   m.setExited(event.exited);
   m.setExitCode(event.exit_code);
   m.setSignal(event.signal);
@@ -75,8 +76,7 @@ ExecEvent decode_exec_event(schema::RemoteExecEvent::Reader in) {
   out.launch_id = in.getLaunchId();
   out.exec_id = in.getExecId();
   out.is_stderr = in.getStream() == schema::OutputStream::STDERR;
-  auto data = in.getData();
-  out.data.assign(reinterpret_cast<const char*>(data.begin()), data.size());
+  out.data = rpc::as_string(in.getData());
   out.exited = in.getExited();
   out.exit_code = in.getExitCode();
   out.signal = in.getSignal();

@@ -107,3 +107,14 @@ TEST_CASE("names: requests from any member reach the head only; answers come fro
   CHECK(may_send_name(at_n1, true, member("n0")));
   CHECK_FALSE(may_send_name(at_n1, true, member("n2")));  // only the head answers
 }
+
+TEST_CASE("escape-hatch messages: members of the launch only, named by their link") {
+  auto spec = four_nodes(1);
+  auto n3 = member_node(spec, member("n3"), "an escape-hatch command");
+  REQUIRE(n3);
+  CHECK(*n3 == 3);
+  auto stranger = member_node(spec, member("intruder"), "an escape-hatch command");
+  REQUIRE_FALSE(stranger);
+  CHECK(stranger.error().message.find("not one of its nodes") != std::string::npos);
+  CHECK_FALSE(member_node(spec, Sender{kLauncherConn, Identity{Role::launcher, "n3"}}, "x"));
+}

@@ -185,4 +185,19 @@ TEST_CASE("a second request on one connection closes it; a client that leaves is
   ::close(fd);
 }
 
+TEST_CASE("a request over the door's size bound closes the connection unread") {
+  Fixture f;
+  int fd = f.connect();
+  Reader client(fd);
+  // 300 KiB of command line: beyond any real proxy's, beyond the door's bound.
+  client.session.notify(wire::exec_request({kToken, "n1", {std::string(300 * 1024, 'x')}}));
+  CHECK(f.run_until([&] {
+    client.poll();
+    return client.eof;
+  }));
+  CHECK(f.started.empty());
+  CHECK(client.events.empty());
+  ::close(fd);
+}
+
 }  // namespace lattice::agent
