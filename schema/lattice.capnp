@@ -50,6 +50,15 @@ struct AppSetup {
   vendor @1 :Data;
 }
 
+# One program of an MPMD launch (mpiexec's ':' segments). Ranks are numbered through the apps in
+# order: app i holds the `size` ranks after those of apps 0..i-1, and its index is their appnum.
+struct Application {
+  entrypoint @0 :Text;
+  args @1 :List(Text);
+  env @2 :List(EnvVar);          # this app's own variables, over the request's env
+  size @3 :UInt32;
+}
+
 struct LaunchProcessesRequest {
   launchId @0 :Text;
   allocationId @1 :Text;
@@ -79,6 +88,8 @@ struct LaunchProcessesRequest {
   inputRank @23 :Int32;          # whose stdin the launcher's feeds (StdinChunk): a rank, -1 all,
                                  # -2 none; the others read /dev/null
   cpuBind @24 :Text;             # "none" (or empty), "cores", "sockets", "map_cpu:LIST"
+  apps @25 :List(Application);   # MPMD: two or more programs; then entrypoint and args are
+                                 # empty. Empty: one app, entrypoint + args, all the ranks
 }
 
 struct LaunchAccepted {

@@ -27,6 +27,7 @@ pmi::LaunchInfo pmi_info(const LaunchSpec& spec, const std::map<int, std::string
   info.world_size = spec.world_size;
   info.local_ranks = spec.local_ranks();
   info.process_mapping = pmi::process_mapping(spec.rank_nodes);
+  for (int rank : info.local_ranks) info.appnums.push_back(spec.app_of(rank));
   for (const auto& [rank, id] : port_ids) info.port_ids[id] = rank;
   return info;
 }
@@ -55,10 +56,12 @@ std::string cpu_list(const std::vector<int>& cpus) {
   return join(parts, ",");
 }
 
-std::string path_of(const LaunchSpec& spec) {
+// The PATH an app's ranks get: its own, else the launch's, else the default.
+std::string path_of(const LaunchSpec& spec, const App& app) {
   std::string path = proc::kDefaultPath;
-  for (const auto& [name, value] : spec.env)
-    if (name == "PATH") path = value;
+  for (const auto* env : {&spec.env, &app.env})
+    for (const auto& [name, value] : *env)
+      if (name == "PATH") path = value;
   return path;
 }
 
@@ -108,6 +111,7 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
     auto rank = std::make_unique<Rank>();
     rank->rank = local[i];
     rank->local_rank = static_cast<int>(i);
+    rank->app = spec_.app_of(local[i]);
     ranks_.push_back(std::move(rank));
   }
 }
@@ -122,10 +126,18 @@ Launch::~Launch() {
 Status Launch::start() {
   // Looked up as the agent sees the file system; lattice-rank-exec's exec, as the job's user,
   // has the last word on permissions.
-  auto program = proc::resolve_executable(spec_.entrypoint, path_of(spec_), spec_.workdir);
-  if (!program)
-    return make_error(cat("cannot execute '", spec_.entrypoint, "' on ", env_.node_id,
-                          ": not found or not executable"));
+  // Only the apps with ranks here need to exist here.
+  programs_.assign(spec_.apps.size(), std::string());
+  for (auto& rank : ranks_) {
+    const App& app = spec_.apps[static_cast<size_t>(rank->app)];
+    std::string& program = programs_[static_cast<size_t>(rank->app)];
+    if (!program.empty()) continue;
+    auto resolved = proc::resolve_executable(app.entrypoint, path_of(spec_, app), spec_.workdir);
+    if (!resolved)
+      return make_error(cat("cannot execute '", app.entrypoint, "' on ", env_.node_id,
+                            ": not found or not executable"));
+    program = std::move(resolved.value());
+  }
   if (spec_.cpu_bind.kind != proc::CpuBind::Kind::none) {
     if (!env_.topology || !*env_.topology)
       return make_error(cat("--cpu-bind on ", env_.node_id, ": ",
@@ -160,19 +172,19 @@ Status Launch::start() {
   // Spawning waits for the next loop turn: the launcher hears "accepted" first, so fan-out to
   // many agents is not serialised behind each agent's forks.
   if (pmix_)
-    start_pmix(*program);
+    start_pmix();
   else
-    spawn_timer_.start(0, 0, [this, program = *program] { spawn_all(program); });
+    spawn_timer_.start(0, 0, [this] { spawn_all(); });
   return {};
 }
 
-void Launch::spawn_all(const std::string& program) {
+void Launch::spawn_all() {
   for (auto& rank : ranks_) {
     if (policy_.failure()) {  // an earlier spawn failed (or the launch was aborted): start no more
       run(policy_.not_spawned(rank->rank, ""));
       continue;
     }
-    auto spawned = spawn_rank(*rank, program);
+    auto spawned = spawn_rank(*rank);
     if (!spawned) {
       run(policy_.not_spawned(rank->rank, spawned.error().message));
       continue;
@@ -185,7 +197,8 @@ void Launch::spawn_all(const std::string& program) {
   run(policy_.spawn_finished());
 }
 
-Status Launch::spawn_rank(Rank& rank, const std::string& program) {
+Status Launch::spawn_rank(Rank& rank) {
+  const App& app = spec_.apps[static_cast<size_t>(rank.app)];
   proc::RankEnvInput in;
   in.rank = rank.rank;
   in.world_size = spec_.world_size;
@@ -198,7 +211,7 @@ Status Launch::spawn_rank(Rank& rank, const std::string& program) {
   in.allocation_id = spec_.allocation_id;
   in.nodelist = spec_.nodelist();
   in.slurm_compat = spec_.slurm_compat;
-  in.user_env = spec_.env;
+  in.user_env = app.env.empty() ? spec_.env : proc::merge_env(spec_.env, app.env);
   in.launch_env = escape_env_;
 
   net::SpawnSpec spawn;
@@ -217,7 +230,7 @@ Status Launch::spawn_rank(Rank& rank, const std::string& program) {
     in.pmi_fd = 3;
   }
   spawn.file = env_.rank_exec;
-  spawn.argv = rank_exec_argv(program, spec_.args, rank.cpus);
+  spawn.argv = rank_exec_argv(programs_[static_cast<size_t>(rank.app)], app.args, rank.cpus);
   spawn.stdin_pipe = spec_.gets_input(rank.rank);
   spawn.env = proc::rank_environment(in);
   spawn.env.push_back(cat("LATTICE_AGENT_PID=", ::getpid()));

@@ -174,7 +174,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void modex_requested(pmix::RankCall call) override;
   void unsupported(int rank, std::string operation) override;
   // Registers the namespace, then spawns (a failed registration fails every rank).
-  void start_pmix(const std::string& program);
+  void start_pmix();
   void pmix_fence_complete(uint64_t epoch, const pmi::KvList& merged);
   void pmix_fence_failed(uint64_t epoch, const std::string& message);
   // Since when a PMIx fence has been pending on this node (0: none), for the fence deadline.
@@ -192,8 +192,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   bool execs_running() const { return !execs_.empty(); }
   void kill_execs(int signum);
 
-  void spawn_all(const std::string& program);
-  Status spawn_rank(Rank& rank, const std::string& program);
+  void spawn_all();
+  Status spawn_rank(Rank& rank);
   void attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool is_stderr);
   Status open_doors();  // the per-launch directory and socket, and the PMI_PORT listener
   // A connection on the socket or the port, admitted only from the job's user (or root).
@@ -228,6 +228,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::unique_ptr<Fence> fence_;
   TreeFence* tree_fence_ = nullptr;  // fence_ when the launch spans nodes
   std::vector<std::unique_ptr<Rank>> ranks_;
+  std::vector<std::string> programs_;  // each app's executable, resolved by start()
   std::map<pmi::ConnId, PmiConn> conns_;
   std::string launch_dir_;  // <socket dir>/lattice-<id>, removed at the end
   std::unique_ptr<net::UnixListener> socket_listener_;

@@ -13,25 +13,26 @@
 
 namespace lattice::agent {
 
-void Launch::start_pmix(const std::string& program) {
+void Launch::start_pmix() {
   pmix::JobLayout layout;
   layout.nspace = nspace();
   layout.jobid = spec_.launch_id;
   for (const auto& peer : spec_.peers) layout.nodes.push_back(peer.node_id);
   layout.rank_nodes = spec_.rank_nodes;
+  if (spec_.apps.size() > 1)
+    for (int rank = 0; rank < spec_.world_size; ++rank)
+      layout.appnums.push_back(spec_.app_of(rank));
   layout.this_node = spec_.node_index;
   layout.tmpdir = launch_dir_;
   // Spawning waits for libpmix to know the namespace and every local rank; the answer comes
   // on a later loop turn, and the launcher has heard "accepted" by then.
-  pmix_->register_job(layout, spec_.user.uid, spec_.user.gid, *this,
-                      [this, program](Status registered) {
-                        if (!registered) {
-                          for (auto& rank : ranks_)
-                            run(policy_.not_spawned(rank->rank, registered.error().message));
-                          return;
-                        }
-                        spawn_timer_.start(0, 0, [this, program] { spawn_all(program); });
-                      });
+  pmix_->register_job(layout, spec_.user.uid, spec_.user.gid, *this, [this](Status registered) {
+    if (!registered) {
+      for (auto& rank : ranks_) run(policy_.not_spawned(rank->rank, registered.error().message));
+      return;
+    }
+    spawn_timer_.start(0, 0, [this] { spawn_all(); });
+  });
 }
 
 void Launch::client_connected(int rank) { rank_initialized(rank); }

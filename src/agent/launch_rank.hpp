@@ -28,6 +28,7 @@ constexpr uint64_t kWatchPeriodMs = 200;
 struct Launch::Rank {
   int rank = 0;
   int local_rank = 0;
+  int app = 0;  // index into LaunchSpec::apps
   std::unique_ptr<net::Process> process;
   int pid = -1;
   std::unique_ptr<net::Stream> out_stream, err_stream;

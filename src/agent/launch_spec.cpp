@@ -1,5 +1,6 @@
 #include "agent/launch_spec.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "base/strings.hpp"
@@ -77,7 +78,47 @@ Result<JobUser> decode_user(schema::LaunchProcessesRequest::Reader r) {
   return user;
 }
 
+// apps (MPMD) or else entrypoint + args as the one app of every rank. Each app's env is checked
+// as the request's is.
+Result<std::vector<App>> decode_apps(schema::LaunchProcessesRequest::Reader r, int world_size,
+                                     bool root_job) {
+  std::vector<App> apps;
+  if (!r.hasApps() || r.getApps().size() == 0) {
+    App app{r.getEntrypoint(), {}, {}, 0, world_size};
+    for (auto arg : r.getArgs()) app.args.emplace_back(arg);
+    if (app.entrypoint.empty()) return make_error("no entrypoint given");
+    apps.push_back(std::move(app));
+    return apps;
+  }
+  if (r.getEntrypoint().size() > 0 || r.getArgs().size() > 0)
+    return make_error("a request with apps must leave entrypoint and args empty");
+  if (r.getApps().size() > static_cast<uint32_t>(world_size))
+    return make_error(cat(r.getApps().size(), " apps for ", world_size, " ranks"));
+  int next = 0;
+  for (auto a : r.getApps()) {
+    App app{a.getEntrypoint(), {}, {}, next, static_cast<int>(a.getSize())};
+    if (app.entrypoint.empty()) return make_error(cat("app ", apps.size(), " has no entrypoint"));
+    if (a.getSize() == 0 || a.getSize() > static_cast<uint32_t>(world_size - next))
+      return make_error(cat("app ", apps.size(), " has ", a.getSize(), " ranks, but ",
+                            world_size - next, " of the world's ", world_size, " are left"));
+    for (auto arg : a.getArgs()) app.args.emplace_back(arg);
+    for (auto var : a.getEnv()) app.env.emplace_back(var.getName(), var.getValue());
+    if (auto checked = proc::check_request_env(app.env, root_job); !checked) return checked.error();
+    next += app.size;
+    apps.push_back(std::move(app));
+  }
+  if (next != world_size)
+    return make_error(cat("the apps hold ", next, " ranks, but the world has ", world_size));
+  return apps;
+}
+
 }  // namespace
+
+int LaunchSpec::app_of(int rank) const {
+  auto it = std::upper_bound(apps.begin(), apps.end(), rank,
+                             [](int r, const App& app) { return r < app.first_rank; });
+  return static_cast<int>(it - apps.begin()) - 1;
+}
 
 std::vector<int> LaunchSpec::local_ranks() const {
   std::vector<int> out;
@@ -106,9 +147,6 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
     return make_error("launchId must be 1-64 characters of [A-Za-z0-9._-], not starting with '.'");
   spec.pmix = r.getPmiMode() == schema::PmiMode::PMIX;
   spec.allocation_id = r.getAllocationId();
-  spec.entrypoint = r.getEntrypoint();
-  if (spec.entrypoint.empty()) return make_error("no entrypoint given");
-  for (auto arg : r.getArgs()) spec.args.emplace_back(arg);
   if (r.getWorldSize() == 0 || r.getWorldSize() > defaults.max_world_size)
     return make_error(cat("a world of ", r.getWorldSize(), " ranks is refused by ",
                           defaults.node_id, " (limits.max_world_size is ", defaults.max_world_size,
@@ -160,6 +198,9 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   for (const auto* list : {&harvested, &explicit_env})
     if (auto env = proc::check_request_env(*list, spec.user.uid == 0); !env) return env.error();
   spec.env = proc::merge_env(harvested, explicit_env);
+  auto apps = decode_apps(r, spec.world_size, spec.user.uid == 0);
+  if (!apps) return apps.error();
+  spec.apps = std::move(apps.value());
   spec.fence_timeout_ms = r.getFenceTimeoutMs() ? r.getFenceTimeoutMs() : defaults.fence_timeout_ms;
   spec.fanout = r.getFanout() ? r.getFanout() : defaults.fanout;
   spec.slurm_compat = r.getSlurmCompat() || defaults.slurm_compat;

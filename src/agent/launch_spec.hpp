@@ -32,17 +32,26 @@ struct JobUser {
   std::string name;
 };
 
+// One program of the launch; an MPMD launch (mpiexec's ':') has several, numbered through in
+// order. Its index is its ranks' appnum.
+struct App {
+  std::string entrypoint;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;  // its own, over LaunchSpec::env
+  int first_rank = 0;
+  int size = 0;
+};
+
 struct LaunchSpec {
   std::string launch_id;
   std::string allocation_id;
-  std::string entrypoint;
-  std::vector<std::string> args;
+  std::vector<App> apps;  // never empty after decoding; their sizes add up to world_size
   int world_size = 0;
   int node_index = 0;
   int head_node = 0;
-  std::vector<int> rank_nodes;  // node index of every rank
-  std::vector<Peer> peers;      // one per node; never empty after decoding
-  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<int> rank_nodes;                           // node index of every rank
+  std::vector<Peer> peers;                               // one per node; never empty after decoding
+  std::vector<std::pair<std::string, std::string>> env;  // every app's (and escape-hatch commands')
   uint32_t fence_timeout_ms = 0;
   uint32_t fanout = 0;
   bool slurm_compat = false;
@@ -58,6 +67,7 @@ struct LaunchSpec {
 
   int nnodes() const { return static_cast<int>(peers.size()); }
   std::vector<int> local_ranks() const;  // global ranks on this node, ascending
+  int app_of(int rank) const;            // index into apps of the app that holds `rank`
   std::string nodelist() const;          // node ids joined by ','
 };
 

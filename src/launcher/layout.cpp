@@ -12,21 +12,22 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 Result<Layout> make_layout(const LaunchOptions& o, int available_agents) {
   Layout layout;
   int t = o.tasks_per_node;
+  const int ntasks = o.ntasks();
   // Nodes: as asked; else as many as the tasks per node imply; else, with agents given, one
   // per rank up to the agents available; else one.
   int nodes = o.nodes;
   if (nodes == 0) {
-    if (t > 0 && o.ntasks > 0)
-      nodes = ceil_div(o.ntasks, t);
+    if (t > 0 && ntasks > 0)
+      nodes = ceil_div(ntasks, t);
     else if (available_agents > 0)
-      nodes = std::min(available_agents, std::max(o.ntasks, 1));
+      nodes = std::min(available_agents, std::max(ntasks, 1));
     else
       nodes = 1;
   }
   if (available_agents > 0 && nodes > available_agents)
     return make_error(cat("the layout needs ", nodes, " nodes but only ", available_agents,
                           " agents were given"));
-  int n = o.ntasks > 0 ? o.ntasks : (t > 0 ? nodes * t : nodes);
+  int n = ntasks > 0 ? ntasks : (t > 0 ? nodes * t : nodes);
   if (t > 0 && static_cast<long>(nodes) * t < n)
     return make_error(cat(n, " ranks do not fit on ", nodes, " nodes at ", t, " per node"));
   if (nodes > n)

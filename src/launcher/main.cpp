@@ -88,8 +88,7 @@ int launch_main(const std::vector<std::string>& args) {
   if (!exported->dropped_loader.empty())
     std::fprintf(stderr, "lattice: not exported to a job running as root: %s\n",
                  join(exported->dropped_loader, ", ").c_str());
-  Job::Request request{new_launch_id(), std::move(user.value()), std::move(exported->env),
-                       options.env};
+  Job::Request request{new_launch_id(), std::move(user.value()), std::move(exported->env)};
 
   // With --agents the key is the operator's; local mode makes its own below.
   std::string key_file = options.key_file;

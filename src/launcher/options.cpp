@@ -1,5 +1,6 @@
 #include "launcher/options.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "launcher/output_files.hpp"
@@ -8,13 +9,15 @@
 namespace lattice::launcher {
 
 const char* const kLaunchUsage =
-    "usage: lattice launch [options] PROGRAM [ARGS...]\n"
+    "usage: lattice launch [options] PROGRAM [ARGS...] [: -n N [--env K=V] PROGRAM [ARGS...]]...\n"
+    "  (each ':' starts another program of the same MPI_COMM_WORLD, mpiexec's MPMD form)\n"
     "  -n, --ntasks N            number of ranks\n"
     "  -N, --nodes N             number of nodes (agents)\n"
     "      --tasks-per-node T    ranks per node (block layout: node i gets ranks i*T..i*T+T-1)\n"
     "      --distribution D      block (default) or cyclic\n"
     "  -l, --label               prefix every output line with 'RANK: '\n"
-    "      --env K=V             set a variable in every rank's environment (repeatable)\n"
+    "      --env K=V             set a variable in the environment of this program's ranks\n"
+    "                            (repeatable)\n"
     "      --export=WHAT         what of this environment ranks get: ALL (default), NONE, or\n"
     "                            NAME[,NAME...] (wildcards * ?; NAME=VALUE sets a value)\n"
     "      --user NAME|UID       run the ranks as this user (agents running as root switch)\n"
@@ -50,6 +53,13 @@ Result<int> positive(const std::string& flag, const std::string& value, int max)
 }
 
 }  // namespace
+
+int LaunchOptions::ntasks() const {
+  if (apps.size() == 1) return apps.front().ntasks;
+  int total = 0;
+  for (const auto& app : apps) total += std::max(app.ntasks, 1);
+  return total;
+}
 
 Result<uint64_t> parse_time_limit(const std::string& text) {
   auto bad = [&] {
@@ -93,20 +103,25 @@ Result<uint64_t> parse_time_limit(const std::string& text) {
 
 Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv) {
   LaunchOptions o;
+  o.apps.emplace_back();
   constexpr int kMaxCount = 1 << 20;
   for (size_t i = 0; i < argv.size(); ++i) {
     std::string arg = argv[i];
-    if (arg.empty() || arg[0] != '-') {  // the program: everything after it is its own
-      o.program = arg;
-      o.args.assign(argv.begin() + static_cast<long>(i) + 1, argv.end());
-      break;
-    }
-    if (arg == "--") {
-      if (i + 1 < argv.size()) {
-        o.program = argv[i + 1];
-        o.args.assign(argv.begin() + static_cast<long>(i) + 2, argv.end());
-      }
-      break;
+    App& app = o.apps.back();
+    // The program (after "--" even if it starts with '-'): its arguments run to a lone ':',
+    // which starts the next segment (as mpiexec's; a program cannot get ':' as an argument).
+    if (arg.empty() || arg[0] != '-' || arg == "--") {
+      size_t first = arg == "--" ? i + 1 : i;
+      if (first >= argv.size()) break;
+      auto colon = std::find(argv.begin() + static_cast<long>(first), argv.end(), ":");
+      if (argv[first] == ":")
+        return make_error(cat("':' with no program before it (segment ", o.apps.size(), ")"));
+      app.program = argv[first];
+      app.args.assign(argv.begin() + static_cast<long>(first) + 1, colon);
+      if (colon == argv.end()) break;
+      o.apps.emplace_back();
+      i = static_cast<size_t>(colon - argv.begin());
+      continue;
     }
     std::string value;
     bool inline_value = false;
@@ -130,13 +145,18 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       return {};
     };
 
+    // A segment after ':' has its own -n and --env; everything else is the launch's.
+    if (o.apps.size() > 1 && arg != "-n" && arg != "--ntasks" && arg != "--env")
+      return make_error(cat("'", arg, "' after ':': a segment takes only -n and --env (give ",
+                            "launch options before the first program)"));
+
     if (arg == "-n" || arg == "--ntasks" || arg == "-N" || arg == "--nodes" ||
         arg == "--tasks-per-node" || arg == "--fanout") {
       auto v = take();
       if (!v) return v.error();
       auto n = positive(arg, *v, kMaxCount);
       if (!n) return n.error();
-      (arg == "-n" || arg == "--ntasks")  ? o.ntasks = *n
+      (arg == "-n" || arg == "--ntasks")  ? app.ntasks = *n
       : (arg == "-N" || arg == "--nodes") ? o.nodes = *n
       : (arg == "--tasks-per-node")       ? o.tasks_per_node = *n
                                           : o.fanout = static_cast<uint32_t>(*n);
@@ -197,7 +217,7 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       auto eq = v->find('=');
       if (eq == std::string::npos || eq == 0)
         return make_error(cat("--env: expected K=V, got '", *v, "'"));
-      o.env.emplace_back(v->substr(0, eq), v->substr(eq + 1));
+      app.env.emplace_back(v->substr(0, eq), v->substr(eq + 1));
     } else if (arg == "--pmi") {
       auto v = take();
       if (!v) return v.error();
@@ -243,7 +263,13 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       return make_error(cat("unknown option '", arg, "'"));
     }
   }
-  if (o.program.empty()) return make_error("no program given");
+  if (o.apps.front().program.empty()) return make_error("no program given");
+  if (o.apps.back().program.empty())
+    return make_error(cat("no program given after the last ':' (segment ", o.apps.size(), ")"));
+  long total = 0;
+  for (const auto& app : o.apps) total += std::max(app.ntasks, 1);
+  if (total > kMaxCount)
+    return make_error(cat("the segments ask for more than ", kMaxCount, " ranks"));
   for (size_t i = 0; i < o.agents.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (!o.agents[i].name.empty() && o.agents[i].name == o.agents[j].name)

@@ -18,13 +18,21 @@ enum class Distribution { block, cyclic };
 inline constexpr int kInputAll = -1;
 inline constexpr int kInputNone = -2;
 
+// One program and its ranks: the whole launch, or one of mpiexec's ':' segments (MPMD), whose
+// ranks follow the previous segments' in one MPI_COMM_WORLD.
+struct App {
+  int ntasks = 0;  // -n; 0 = derive (one app: from nodes x tasks per node, else 1; MPMD: 1)
+  std::vector<std::pair<std::string, std::string>> env;  // --env: this app's ranks only
+  std::string program;
+  std::vector<std::string> args;
+};
+
 struct LaunchOptions {
-  int ntasks = 0;          // 0 = derive from nodes x tasks per node, else 1
+  std::vector<App> apps;   // never empty once parsed; more than one: MPMD
   int nodes = 0;           // 0 = derive (agents given: as many as needed; local: 1)
   int tasks_per_node = 0;  // 0 = spread evenly
   Distribution distribution = Distribution::block;
   bool label = false;
-  std::vector<std::pair<std::string, std::string>> env;
   bool pmix = false;
   uint32_t fence_timeout_ms = 0;  // 0 = the agents' default
   uint32_t fanout = 0;            // 0 = the agents' default
@@ -48,8 +56,9 @@ struct LaunchOptions {
   std::string alloc;              // --alloc ID (LATTICE_ALLOC_ID); empty: the launch id
   std::string chdir;              // --chdir DIR; empty: the launcher's working directory
   std::string output, error;      // --output / --error PATTERN (srun's %t %n %j); empty: terminal
-  std::string program;
-  std::vector<std::string> args;
+
+  // The ranks asked for: the one app's -n (0 = derive), or every segment's (at least 1 each).
+  int ntasks() const;
 };
 
 // srun's time formats: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS -> milliseconds (> 0).

@@ -4,6 +4,20 @@
 #include "wire/failure_codec.hpp"
 
 namespace lattice::launcher::wire {
+namespace {
+
+void set_list(capnp::List<capnp::Text>::Builder list, const std::vector<std::string>& values) {
+  for (unsigned i = 0; i < list.size(); ++i) list.set(i, values[i]);
+}
+
+void set_env(capnp::List<schema::EnvVar>::Builder list, const EnvList& values) {
+  for (unsigned i = 0; i < list.size(); ++i) {
+    list[i].setName(values[i].first);
+    list[i].setValue(values[i].second);
+  }
+}
+
+}  // namespace
 
 rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& request,
                              const Layout& layout, const std::vector<Peer>& peers, int node_index,
@@ -12,27 +26,31 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
   auto req = msg.envelope().initBody().initLaunchProcesses();
   req.setLaunchId(request.launch_id);
   req.setAllocationId(options.alloc.empty() ? request.launch_id : options.alloc);
-  req.setEntrypoint(options.program);
   auto user = req.initUser();
   user.setUid(request.user.uid);
   user.setGid(request.user.gid);
   user.setName(request.user.name);
   auto groups = user.initGroups(static_cast<unsigned>(request.user.groups.size()));
   for (unsigned i = 0; i < groups.size(); ++i) groups.set(i, request.user.groups[i]);
-  auto args = req.initArgs(static_cast<unsigned>(options.args.size()));
-  for (unsigned i = 0; i < args.size(); ++i) args.set(i, options.args[i]);
   req.setWorldSize(static_cast<uint32_t>(layout.ntasks));
-  auto env = req.initEnv(static_cast<unsigned>(request.env.size()));
-  for (unsigned i = 0; i < env.size(); ++i) {
-    env[i].setName(request.env[i].first);
-    env[i].setValue(request.env[i].second);
+  // One app travels in the seed's fields; MPMD as apps, each with its own --env.
+  if (options.apps.size() == 1) {
+    const App& app = options.apps.front();
+    req.setEntrypoint(app.program);
+    set_list(req.initArgs(static_cast<unsigned>(app.args.size())), app.args);
+    set_env(req.initEnv(static_cast<unsigned>(app.env.size())), app.env);
+  } else {
+    auto apps = req.initApps(static_cast<unsigned>(options.apps.size()));
+    for (unsigned a = 0; a < apps.size(); ++a) {
+      const App& app = options.apps[a];
+      apps[a].setEntrypoint(app.program);
+      set_list(apps[a].initArgs(static_cast<unsigned>(app.args.size())), app.args);
+      set_env(apps[a].initEnv(static_cast<unsigned>(app.env.size())), app.env);
+      apps[a].setSize(static_cast<uint32_t>(std::max(app.ntasks, 1)));
+    }
   }
-  auto harvested =
-      req.initAppSetup().initEnvironment(static_cast<unsigned>(request.exported.size()));
-  for (unsigned i = 0; i < harvested.size(); ++i) {
-    harvested[i].setName(request.exported[i].first);
-    harvested[i].setValue(request.exported[i].second);
-  }
+  set_env(req.initAppSetup().initEnvironment(static_cast<unsigned>(request.exported.size())),
+          request.exported);
   req.setPmiMode(options.pmix ? schema::PmiMode::PMIX : schema::PmiMode::PMI2);
   auto list = req.initPeers(static_cast<unsigned>(peers.size()));
   for (unsigned i = 0; i < list.size(); ++i) {

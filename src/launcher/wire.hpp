@@ -21,8 +21,7 @@ namespace lattice::launcher::wire {
 struct JobRequest {
   std::string launch_id;
   JobUserInfo user;
-  EnvList exported;  // what --export harvested (AppSetup.environment)
-  EnvList env;       // --env's values, which win over it
+  EnvList exported;  // what --export harvested (AppSetup.environment); --env's values win
 };
 
 struct Peer {

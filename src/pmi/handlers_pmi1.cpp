@@ -80,7 +80,7 @@ void Server::on_get_maxes(Conn& conn, const Command& request) {
 }
 
 void Server::on_get_appnum(Conn& conn, const Command& request) {
-  reply(conn, request, Response{"appnum", {{"appnum", cat(info_.appnum)}}});
+  reply(conn, request, Response{"appnum", {{"appnum", cat(appnum_of(conn))}}});
 }
 
 void Server::on_get_my_kvsname(Conn& conn, const Command& request) {

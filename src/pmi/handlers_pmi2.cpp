@@ -54,7 +54,7 @@ void Server::on_fullinit(Conn& conn, const Command& request) {
                   {"pmi-subversion", "0"},
                   {"rank", cat(*conn.rank)},
                   {"size", cat(info_.world_size)},
-                  {"appnum", cat(info_.appnum)},
+                  {"appnum", cat(appnum_of(conn))},
                   {"debugged", std::string(kFalse)},
                   {"pmiverbose", std::string(kFalse)},
                   {"rc", "0"}}});

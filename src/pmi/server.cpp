@@ -50,10 +50,11 @@ Server::Server(LaunchInfo info, ServerHooks& hooks)
       info_.local_ranks.size() == static_cast<size_t>(info_.world_size))
     info_.process_mapping = process_mapping(std::vector<int>(info_.local_ranks.size(), 0));
   slots_.reserve(info_.local_ranks.size());
-  for (int rank : info_.local_ranks) {
+  for (size_t i = 0; i < info_.local_ranks.size(); ++i) {
+    int rank = info_.local_ranks[i];
     if (slot_index_.count(rank)) continue;
     slot_index_.emplace(rank, slots_.size());
-    slots_.emplace_back(rank);
+    slots_.emplace_back(rank, i < info_.appnums.size() ? info_.appnums[i] : 0);
   }
 }
 
@@ -228,6 +229,11 @@ Server::Slot* Server::find_slot(int rank) {
 
 Server::Slot* Server::slot_of(const Conn& conn) {
   return conn.rank ? find_slot(*conn.rank) : nullptr;
+}
+
+int Server::appnum_of(const Conn& conn) {
+  const Slot* slot = slot_of(conn);
+  return slot ? slot->appnum : 0;
 }
 
 std::string Server::who(const Conn& conn) const {

@@ -28,7 +28,7 @@ struct LaunchInfo {
   int world_size = 0;
   std::vector<int> local_ranks;  // global ranks on this node, in local-rank order
   std::string process_mapping;   // job attr + PMI-1 key "PMI_process_mapping"
-  int appnum = 0;
+  std::vector<int> appnums;      // each local rank's app (MPMD), as local_ranks; empty: all 0
   Limits limits;
   // PMI_PORT mode: each rank's secret PMI_ID (a decimal int, as MPICH's client sends it with
   // atoi) -> its rank. A port connection must name itself with one; each works once.
@@ -132,8 +132,9 @@ class Server {
     FenceKind kind;
   };
   struct Slot {  // one local rank
-    explicit Slot(int global_rank) : rank(global_rank) {}
+    Slot(int global_rank, int app) : rank(global_rank), appnum(app) {}
     int rank;
+    int appnum;
     RankState state = RankState::waiting;
     std::string last_command;
     uint64_t last_activity_ms = 0;
@@ -169,6 +170,7 @@ class Server {
   Conn* find_conn(ConnId id);
   Slot* find_slot(int rank);
   Slot* slot_of(const Conn& conn);
+  int appnum_of(const Conn& conn);          // 0 before the rank is known
   std::string who(const Conn& conn) const;  // "rank 3" or "connection 7"
   Status init_rank(Conn& conn, std::optional<int> claimed);
   // The rank behind a one-time PMI_ID, which is used up; an error for any other text.

@@ -114,6 +114,29 @@ Result<JobInfo> job_info(const JobLayout& layout) {
     job.add(PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
   }
 
+  // Per app (MPMD): its number, size and lowest rank, as PRRTE registers them.
+  std::vector<uint32_t> app_size, app_leader;
+  for (uint32_t r = 0; r < world; ++r) {
+    auto app = static_cast<size_t>(layout.appnums.empty() ? 0 : layout.appnums[r]);
+    if (app >= app_size.size()) {
+      if (app != app_size.size()) return make_error("PMIx job layout: apps out of order");
+      app_size.push_back(0);
+      app_leader.push_back(r);
+    }
+    ++app_size[app];
+  }
+  for (size_t app = 0; app < app_size.size(); ++app) {
+    InfoList info;
+    info.add_u32(PMIX_APPNUM, static_cast<uint32_t>(app));
+    info.add_u32(PMIX_APP_SIZE, app_size[app]);
+    pmix_rank_t leader = app_leader[app];
+    info.add(PMIX_APPLDR, &leader, PMIX_PROC_RANK);
+    pmix_data_array_t data;
+    if (auto built = info.convert(&data); !built) return built.error();
+    job.add(PMIX_APP_INFO_ARRAY, &data, PMIX_DATA_ARRAY);
+    PMIX_DATA_ARRAY_DESTRUCT(&data);
+  }
+
   for (uint32_t r = 0; r < world; ++r) {
     InfoList proc;
     pmix_rank_t rank = r;

@@ -57,7 +57,7 @@ struct JobLayout {
   std::string jobid;
   std::vector<std::string> nodes;  // node names, by node index
   std::vector<int> rank_nodes;     // node index of every rank
-  std::vector<int> appnums;        // app number of every rank (empty: all 0)
+  std::vector<int> appnums;        // app of every rank, numbered in rank order (empty: all 0)
   int this_node = 0;
   // The launch's private directory on this node (owned by the job's user): Open MPI puts its
   // session directory where the job's tmpdir and namespace dir say, and the server's own

@@ -51,6 +51,18 @@ size_t launch(schema::LaunchProcessesRequest::Reader r) {
     if (user.hasGroups())
       for (uint32_t group : user.getGroups()) n += group;
   }
+  n += r.getTimeLimitMs() + r.getKillOnBadExit();
+  if (r.hasAppSetup()) {
+    auto setup = r.getAppSetup();
+    for (auto var : setup.getEnvironment()) n += text(var.getName()) + text(var.getValue());
+    n += setup.getVendor().size();
+  }
+  n += static_cast<size_t>(r.getInputRank()) + text(r.getCpuBind());
+  for (auto app : r.getApps()) {
+    n += text(app.getEntrypoint()) + app.getSize();
+    for (auto arg : app.getArgs()) n += text(arg);
+    for (auto var : app.getEnv()) n += text(var.getName()) + text(var.getValue());
+  }
   return n;
 }
 

@@ -329,6 +329,31 @@ def expect_failure_line(result, *needles):
     check(lines, f"no stderr line containing all of {list(needles)}\n{result.describe()}")
 
 
+def mpmd_args(program, apps):
+    """`lattice launch` segments for mpi_mpmd-style programs: apps = [(ranks, name, [args])], each
+    app's name passed as MPMD_TEST_APP with its own --env."""
+    out = []
+    for i, (ranks, name, args) in enumerate(apps):
+        out += ([":"] if i else []) + ["-n", str(ranks), "--env", f"MPMD_TEST_APP={name}",
+                                       prog(program), *args]
+    return out
+
+
+def expect_mpmd(result, apps):
+    """Every rank of mpi_mpmd printed its place: ranks numbered through the apps in order, one
+    world, the app's number, size, --env value and arguments."""
+    expect_status(result, 0)
+    want, first = [], 0
+    world = sum(ranks for ranks, _, _ in apps)
+    for appnum, (ranks, name, args) in enumerate(apps):
+        for rank in range(first, first + ranks):
+            want.append(f"mpmd rank {rank} of {world} appnum {appnum} app-size {ranks} "
+                        f"env {name} args {' '.join(args)}".rstrip())
+        first += ranks
+    got = sorted(l.rstrip() for l in result.out.splitlines() if l.startswith("mpmd rank"))
+    check(got == sorted(want), f"expected {want}\n{result.describe()}")
+
+
 def preflight():
     missing = [p for p in (LATTICE, AGENTD) if not os.access(p, os.X_OK)]
     if not BUILD or missing:

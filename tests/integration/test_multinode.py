@@ -7,7 +7,8 @@ import os
 import signal
 import time
 
-from harness import (check, expect_status, prog, processes_with_env, run_cases, wait_until)
+from harness import (check, expect_mpmd, expect_status, mpmd_args, prog, processes_with_env,
+                     run_cases, wait_until)
 
 
 def agents(c, count):
@@ -166,6 +167,34 @@ def name_publishing(c):
     ok(c, r, 5, "pmi2 namepub ok")
 
 
+def mpmd(c):
+    """mpiexec's ':' form over 2 agents: 2 + 3 ranks of MPICH in one world of 5 (block: ranks 0-2
+    on n1, so app 1 spans both nodes), each app with its own MPI_APPNUM, --env and argv; a third
+    app cyclic; then Slurm's libpmi2 reading each rank's appnum from fullinit."""
+    nodes = agents(c, 2)
+    apps = [(2, "a", ["argA"]), (3, "b", ["argB", "x y"])]
+    r = c.run_launch(["--agents", addresses(nodes), "-N", "2", *mpmd_args("mpi_mpmd", apps)],
+                     timeout=120)
+    expect_mpmd(r, apps)
+    c.check_clean(r)
+    apps = [(1, "one", []), (2, "two", ["2"]), (3, "three", ["3"])]
+    r = c.run_launch(["--agents", addresses(nodes), "--distribution", "cyclic",
+                      *mpmd_args("mpi_mpmd", apps)], timeout=120)
+    expect_mpmd(r, apps)
+    r = c.run_launch(["--agents", addresses(nodes), "-n", "2", prog("pmi2_client"), "--appnum", "0",
+                      ":", "-n", "3", prog("pmi2_client"), "--appnum", "1"], timeout=120)
+    ok(c, r, 5, "ok")
+    for appnum, ranks in ((0, range(0, 2)), (1, range(2, 5))):
+        for rank in ranks:
+            check(any(l.startswith(f"pmi2 rank {rank}/5 ok") and l.endswith(f"appnum {appnum})")
+                      for l in r.out.splitlines()), f"rank {rank}: appnum {appnum}\n{r.describe()}")
+    # A program missing on the nodes refuses the launch before anything runs, and names it.
+    r = c.run_launch(["--agents", addresses(nodes), "-n", "1", prog("mpi_mpmd"), ":", "-n", "1",
+                      "/nonexistent/app"], timeout=60)
+    check(r.code not in (0, None) and "/nonexistent/app" in r.err, r.describe())
+    c.check_clean(r)
+
+
 if __name__ == "__main__":
     run_cases([
         ("mpich_block", mpich_block),
@@ -178,4 +207,5 @@ if __name__ == "__main__":
         ("hung_agent_detected", hung_agent_detected),
         ("fence_timeout_stragglers", fence_timeout_stragglers),
         ("name_publishing", name_publishing),
+        ("mpmd", mpmd),
     ])

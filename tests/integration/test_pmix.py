@@ -8,7 +8,8 @@ In a build without libpmix (LATTICE_PMIX=0) only `absent` runs: --pmi pmix must 
 import os
 import shutil
 
-from harness import (check, expect_failure_line, expect_status, prog, run_cases)
+from harness import (check, expect_failure_line, expect_mpmd, expect_status, mpmd_args, prog,
+                     run_cases)
 
 
 def agents(c, count, extra=()):
@@ -170,6 +171,17 @@ def absent(c):
         c.check_clean(r)
 
 
+def mpmd(c):
+    """Open MPI's MPI_APPNUM under --pmi pmix over 2 agents: per-rank app numbers and the app
+    arrays (size, leader) registered with libpmix; each app its own --env and argv."""
+    nodes = agents(c, 2)
+    apps = [(2, "a", ["argA"]), (3, "b", ["argB", "x"])]
+    r = c.run_launch(["--agents", addresses(nodes), "--pmi", "pmix", "-N", "2",
+                      *mpmd_args("ompi_mpmd", apps)], timeout=120)
+    expect_mpmd(r, apps)
+    c.check_clean(r)
+
+
 CASES = [
     ("one_node", one_node),
     ("two_agents", two_agents),
@@ -182,6 +194,7 @@ CASES = [
     ("server_dir_lifecycle", server_dir_lifecycle),
     ("unsupported", unsupported),
     ("environment", environment),
+    ("mpmd", mpmd),
 ]
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
  *   pmi2_client --abort                      rank 1 calls PMI2_Abort after init, the others fence
  *   pmi2_client --namepub                    rank 0 publishes a name, the last rank looks it up;
  *                                            unknown and unpublished names must fail at once
+ *   pmi2_client --appnum A                   checks also that PMI2_Init's appnum is A (MPMD)
  * Hydra (MPICH 4.0.2) answers neither the "ring" command nor the universeSize attribute: --hydra
  * skips those two checks, so the program can be checked under mpiexec.hydra too. --size must stay
  * below PMI2_MAX_VALLEN (1024 counts the NUL; Hydra cuts a 1024-byte value to 1023). */
@@ -32,10 +33,11 @@ struct options {
   int hydra;
   int abort_mode;
   int namepub_mode;
+  int appnum; /* expected app number; -1: not checked */
 };
 
 struct job {
-  int rank, size, local_rank, local_size, leader, nnodes;
+  int rank, size, local_rank, local_size, leader, nnodes, appnum;
   char jobid[PMI2_MAX_VALLEN];
 };
 
@@ -44,7 +46,7 @@ static const char* const local_size_vars[] = {"LATTICE_LOCAL_SIZE", "MPI_LOCALNR
 static const char* const nnodes_vars[] = {"LATTICE_NNODES", NULL};
 
 static struct options parse_options(int argc, char** argv) {
-  struct options o = {DEFAULT_ROUNDS, 0, DEFAULT_BENCH_SIZE, 0, 0, 0};
+  struct options o = {DEFAULT_ROUNDS, 0, DEFAULT_BENCH_SIZE, 0, 0, 0, -1};
   for (int i = 1; i < argc; ++i) {
     const char* next = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "--rounds")) {
@@ -57,6 +59,8 @@ static struct options parse_options(int argc, char** argv) {
       o.hydra = 1;
     } else if (!strcmp(argv[i], "--abort")) {
       o.abort_mode = 1;
+    } else if (!strcmp(argv[i], "--appnum")) {
+      o.appnum = prog_parse_count("--appnum", next), ++i;
     } else if (!strcmp(argv[i], "--namepub")) {
       o.namepub_mode = 1;
     } else {
@@ -76,8 +80,9 @@ static void check_env(const char* const names[], int got, const char* what) {
 }
 
 static void init_job(struct job* j) {
-  int spawned = -1, appnum = -1;
-  int rc = PMI2_Init(&spawned, &j->size, &j->rank, &appnum);
+  int spawned = -1;
+  j->appnum = -1;
+  int rc = PMI2_Init(&spawned, &j->size, &j->rank, &j->appnum);
   if (rc != PMI2_SUCCESS) prog_fail("PMI2_Init returned %d", rc);
   prog_set_identity("pmi2_client", j->rank);
   if (spawned != 0) prog_fail("PMI2_Init says spawned=%d, expected 0", spawned);
@@ -173,8 +178,10 @@ static void run_checks(struct job* j, const struct options* o) {
   for (int round = 0; round < o->rounds; ++round)
     kvs_round(j->rank, j->size, "k", round, CHECK_VALUE_LEN);
   if (!o->hydra) check_ring(j);
-  printf("pmi2 rank %d/%d ok (jobid %s, node leader %d, %d rounds%s)\n", j->rank, j->size, j->jobid,
-         j->leader, o->rounds, o->hydra ? ", no ring" : ", ring");
+  if (o->appnum >= 0 && j->appnum != o->appnum)
+    prog_fail("PMI2_Init gave appnum %d, expected %d", j->appnum, o->appnum);
+  printf("pmi2 rank %d/%d ok (jobid %s, node leader %d, %d rounds%s, appnum %d)\n", j->rank,
+         j->size, j->jobid, j->leader, o->rounds, o->hydra ? ", no ring" : ", ring", j->appnum);
 }
 
 static void run_abort(const struct job* j) {

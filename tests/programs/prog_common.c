@@ -59,12 +59,18 @@ int prog_env_int_any(const char* const names[], int fallback, const char** which
   return fallback;
 }
 
-int prog_parse_positive(const char* option, const char* text) {
+static int parse_option(const char* option, const char* text, int min) {
   int v;
-  if (text == NULL || !parse_int(text, 1, &v))
-    prog_fail("%s expects a positive integer, got '%s'", option, text ? text : "(nothing)");
+  if (text == NULL || !parse_int(text, min, &v))
+    prog_fail("%s expects an integer >= %d, got '%s'", option, min, text ? text : "(nothing)");
   return v;
 }
+
+int prog_parse_positive(const char* option, const char* text) {
+  return parse_option(option, text, 1);
+}
+
+int prog_parse_count(const char* option, const char* text) { return parse_option(option, text, 0); }
 
 long long prog_now_us(void) {
   struct timespec ts;

@@ -24,6 +24,9 @@ int prog_env_int_any(const char* const names[], int fallback, const char** which
 /* A positive integer command-line value; fails with the option's name otherwise. */
 int prog_parse_positive(const char* option, const char* text);
 
+/* The same for a value that may also be 0. */
+int prog_parse_count(const char* option, const char* text);
+
 /* Sorts n samples ascending. */
 void prog_sort(long long* samples, int n);
 

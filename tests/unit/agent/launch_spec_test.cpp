@@ -144,6 +144,31 @@ TEST_CASE("hostile or broken requests are refused with a reason") {
   refused([](B r) { r.setTasksPerNode(0); }, "tasksPerNode");
 }
 
+TEST_CASE("MPMD apps must cover the world in order, each with a program and clean env") {
+  auto refused = [](auto mutate, const std::string& needle) {
+    Request req;
+    req.r.setEntrypoint("");
+    auto apps = req.r.initApps(2);
+    apps[0].setEntrypoint("/bin/true");
+    apps[0].setSize(1);
+    apps[1].setEntrypoint("/bin/false");
+    apps[1].setSize(3);
+    REQUIRE(req.decode());
+    mutate(req.r);
+    auto spec = req.decode();
+    REQUIRE_FALSE(spec);
+    CHECK_MESSAGE(spec.error().message.find(needle) != std::string::npos, spec.error().message);
+  };
+  using B = schema::LaunchProcessesRequest::Builder;
+  refused([](B r) { r.getApps()[1].setSize(2); }, "the apps hold 3 ranks");
+  refused([](B r) { r.getApps()[1].setSize(4); }, "app 1 has 4 ranks");
+  refused([](B r) { r.getApps()[0].setSize(0); }, "app 0 has 0 ranks");
+  refused([](B r) { r.getApps()[1].setEntrypoint(""); }, "app 1 has no entrypoint");
+  refused([](B r) { r.getApps()[1].initEnv(1)[0].setName("PMI_RANK"); }, "reserved");
+  refused([](B r) { r.setEntrypoint("/bin/true"); }, "leave entrypoint and args empty");
+  refused([](B r) { r.initApps(5); }, "5 apps for 4 ranks");
+}
+
 TEST_CASE("whose jobs an agent runs: root agents any user's but root's unless allowed") {
   Request req;
   REQUIRE(req.decode());

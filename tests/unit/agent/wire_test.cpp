@@ -12,14 +12,13 @@ using namespace lattice;
 
 TEST_CASE("a launch request written by the launcher is the spec the agent decodes") {
   launcher::LaunchOptions options;
-  options.program = "/bin/echo";
-  options.args = {"a", "b c"};
+  options.apps = {launcher::App{0, {{"BAR", "new"}}, "/bin/echo", {"a", "b c"}}};
   options.fence_timeout_ms = 1500;
   options.fanout = 4;
   options.pmi_port = true;
   // FOO harvested by --export, BAR given with --env (which wins over a harvested BAR).
   launcher::wire::JobRequest request{
-      "L-1", {1000, 1000, {1000, 27}, "alice"}, {{"FOO", "bar"}, {"BAR", "old"}}, {{"BAR", "new"}}};
+      "L-1", {1000, 1000, {1000, 27}, "alice"}, {{"FOO", "bar"}, {"BAR", "old"}}};
   launcher::Layout layout{3, 2, {0, 0, 1}};
   std::vector<launcher::wire::Peer> peers{{"n1", "10.0.0.1", 7400}, {"n2", "10.0.0.2", 7401}};
   auto msg = launcher::wire::launch_request(options, request, layout, peers, 1, "/home/alice");
@@ -31,8 +30,10 @@ TEST_CASE("a launch request written by the launcher is the spec the agent decode
                                            defaults);
   REQUIRE(spec);
   CHECK(spec->launch_id == "L-1");
-  CHECK(spec->entrypoint == "/bin/echo");
-  CHECK(spec->args == std::vector<std::string>{"a", "b c"});
+  REQUIRE(spec->apps.size() == 1);
+  CHECK(spec->apps[0].entrypoint == "/bin/echo");
+  CHECK(spec->apps[0].args == std::vector<std::string>{"a", "b c"});
+  CHECK(spec->apps[0].size == 3);
   CHECK(spec->world_size == 3);
   CHECK(spec->node_index == 1);
   CHECK(spec->head_node == 0);
@@ -50,6 +51,38 @@ TEST_CASE("a launch request written by the launcher is the spec the agent decode
   CHECK(*spec->user.groups == std::vector<uint32_t>{1000, 27});
   CHECK(spec->env ==
         std::vector<std::pair<std::string, std::string>>{{"BAR", "new"}, {"FOO", "bar"}});
+}
+
+TEST_CASE("an MPMD launch reads back as apps with their ranks, args and own env") {
+  launcher::LaunchOptions options;
+  options.apps = {launcher::App{2, {{"A", "1"}}, "./a", {"argA"}},
+                  launcher::App{3, {{"B", "2"}}, "./b", {"argB", "x"}}};
+  launcher::wire::JobRequest request{"L-3", {1000, 1000, {}, "alice"}, {{"A", "harvested"}}};
+  launcher::Layout layout{5, 2, {0, 0, 0, 1, 1}};
+  std::vector<launcher::wire::Peer> peers{{"n1", "10.0.0.1", 7400}, {"n2", "10.0.0.2", 7401}};
+  auto msg = launcher::wire::launch_request(options, request, layout, peers, 1, "");
+  agent::LaunchDefaults defaults;
+  defaults.node_id = "n2";
+  auto spec = agent::decode_launch_request(msg.envelope().asReader().getBody().getLaunchProcesses(),
+                                           defaults);
+  REQUIRE_MESSAGE(spec, spec.error().message);
+  REQUIRE(spec->apps.size() == 2);
+  CHECK(spec->apps[0].entrypoint == "./a");
+  CHECK(spec->apps[0].args == std::vector<std::string>{"argA"});
+  CHECK(spec->apps[0].first_rank == 0);
+  CHECK(spec->apps[0].size == 2);
+  CHECK(spec->apps[1].entrypoint == "./b");
+  CHECK(spec->apps[1].args == std::vector<std::string>{"argB", "x"});
+  CHECK(spec->apps[1].first_rank == 2);
+  CHECK(spec->apps[1].size == 3);
+  // --env is per app and travels with it; the harvested environment is the launch's.
+  CHECK(spec->env == std::vector<std::pair<std::string, std::string>>{{"A", "harvested"}});
+  CHECK(spec->apps[0].env == std::vector<std::pair<std::string, std::string>>{{"A", "1"}});
+  CHECK(spec->apps[1].env == std::vector<std::pair<std::string, std::string>>{{"B", "2"}});
+  CHECK(spec->app_of(0) == 0);
+  CHECK(spec->app_of(1) == 0);
+  CHECK(spec->app_of(2) == 1);
+  CHECK(spec->app_of(4) == 1);
 }
 
 TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {

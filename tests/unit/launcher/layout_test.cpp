@@ -7,7 +7,8 @@ using namespace lattice::launcher;
 namespace {
 Layout layout_of(int n, int nodes, int tpn, Distribution d = Distribution::block, int agents = 0) {
   LaunchOptions o;
-  o.ntasks = n;
+  o.apps.resize(1);
+  o.apps[0].ntasks = n;
   o.nodes = nodes;
   o.tasks_per_node = tpn;
   o.distribution = d;
@@ -46,7 +47,8 @@ TEST_CASE("layout: nodes derived from tasks per node, ntasks from nodes") {
 
 TEST_CASE("layout: impossible requests are refused") {
   LaunchOptions o;
-  o.ntasks = 10;
+  o.apps.resize(1);
+  o.apps[0].ntasks = 10;
   o.nodes = 2;
   o.tasks_per_node = 4;
   CHECK_FALSE(make_layout(o, 0));  // 10 ranks do not fit 2 x 4
@@ -58,4 +60,18 @@ TEST_CASE("layout: impossible requests are refused") {
   o.nodes = 4;
   o.tasks_per_node = 5;
   CHECK_FALSE(make_layout(o, 0));  // block of 5 fills only 2 of 4 nodes
+}
+
+TEST_CASE("layout: MPMD segments add up to one world laid out as one") {
+  LaunchOptions o;
+  o.apps.resize(2);
+  o.apps[0].ntasks = 2;
+  o.apps[1].ntasks = 3;
+  o.nodes = 2;
+  auto l = make_layout(o, 2);
+  REQUIRE(l);
+  CHECK(l->ntasks == 5);
+  CHECK(l->rank_nodes == std::vector<int>{0, 0, 0, 1, 1});
+  o.apps.resize(3);  // a segment without -n: one rank
+  CHECK(make_layout(o, 2)->ntasks == 6);
 }

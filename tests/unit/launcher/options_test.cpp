@@ -9,19 +9,21 @@ TEST_CASE("launch options: the srun-like flags") {
   auto o = parse_launch_options(Args{"-n", "8", "-l", "--env", "A=b=c", "--env",
                                      "X=", "--fence-timeout", "2.5", "./prog", "-n", "3"});
   REQUIRE(o);
-  CHECK(o->ntasks == 8);
+  REQUIRE(o->apps.size() == 1);
+  CHECK(o->ntasks() == 8);
   CHECK(o->label);
-  CHECK(o->env == std::vector<std::pair<std::string, std::string>>{{"A", "b=c"}, {"X", ""}});
+  CHECK(o->apps[0].env ==
+        std::vector<std::pair<std::string, std::string>>{{"A", "b=c"}, {"X", ""}});
   CHECK(o->fence_timeout_ms == 2500);
-  CHECK(o->program == "./prog");
-  CHECK(o->args == Args{"-n", "3"});  // the program's own flags stay its own
+  CHECK(o->apps[0].program == "./prog");
+  CHECK(o->apps[0].args == Args{"-n", "3"});  // the program's own flags stay its own
 }
 
 TEST_CASE("launch options: joined and = forms") {
   auto o = parse_launch_options(Args{"-n4", "-N2", "--tasks-per-node=2", "--distribution", "cyclic",
                                      "--agents", "127.0.0.1:7400,[::1]:7401", "prog"});
   REQUIRE(o);
-  CHECK(o->ntasks == 4);
+  CHECK(o->ntasks() == 4);
   CHECK(o->nodes == 2);
   CHECK(o->tasks_per_node == 2);
   CHECK(o->distribution == Distribution::cyclic);
@@ -54,6 +56,40 @@ TEST_CASE("launch options: errors name the flag") {
   check({"--label=yes", "p"}, "takes no value");
   check({"--agents", "=h:1", "p"}, "--agents");
   check({"--agents", "a=h:1,a=h:2", "p"}, "given twice");
+}
+
+TEST_CASE("launch options: MPMD segments after ':' (mpiexec's form)") {
+  auto o = parse_launch_options(Args{"-N", "2", "-n", "2", "--env", "A=1", "./a", "argA", ":", "-n",
+                                     "3", "--env", "B=2", "./b", "argB", "x", ":", "./c"});
+  REQUIRE(o);
+  REQUIRE(o->apps.size() == 3);
+  CHECK(o->nodes == 2);
+  CHECK(o->apps[0].program == "./a");
+  CHECK(o->apps[0].args == Args{"argA"});
+  CHECK(o->apps[0].env == std::vector<std::pair<std::string, std::string>>{{"A", "1"}});
+  CHECK(o->apps[1].ntasks == 3);
+  CHECK(o->apps[1].program == "./b");
+  CHECK(o->apps[1].args == Args{"argB", "x"});
+  CHECK(o->apps[1].env == std::vector<std::pair<std::string, std::string>>{{"B", "2"}});
+  CHECK(o->apps[2].program == "./c");
+  CHECK(o->apps[2].args.empty());
+  CHECK(o->ntasks() == 6);  // a segment without -n has one rank, as under mpiexec
+  // "--" lets a segment's program start with '-'.
+  auto dashed = parse_launch_options(Args{"p", ":", "-n", "2", "--", "-odd"});
+  REQUIRE(dashed);
+  CHECK(dashed->apps[1].program == "-odd");
+
+  auto check = [](Args args, const std::string& needle) {
+    auto bad = parse_launch_options(args);
+    REQUIRE_FALSE(bad);
+    CHECK_MESSAGE(bad.error().message.find(needle) != std::string::npos, bad.error().message);
+  };
+  check({"./a", ":"}, "after the last ':'");
+  check({"./a", ":", "-n", "2"}, "after the last ':'");
+  check({":", "./a"}, "no program before it");
+  check({"./a", ":", ":", "./b"}, "no program before it");
+  check({"./a", ":", "-N", "2", "./b"}, "a segment takes only -n and --env");
+  check({"./a", ":", "-n", "1048576", "./b"}, "more than");
 }
 
 TEST_CASE("launch options: --pmi pmix is parsed (and refused later, clearly)") {
@@ -97,7 +133,7 @@ TEST_CASE("-t, -K, --alloc and --chdir") {
   auto plain = parse_launch_options(Args{"-K", "p"});
   REQUIRE(plain);
   CHECK(plain->kill_on_bad_exit);
-  CHECK(plain->program == "p");  // -K takes no separate value, as in srun
+  CHECK(plain->apps[0].program == "p");  // -K takes no separate value, as in srun
   CHECK(!parse_launch_options(Args{"-K2", "p"}));
   CHECK(!parse_launch_options(Args{"--time", "soon", "p"}));
   auto files = parse_launch_options(Args{"-o", "o-%t", "--error=e-%n-%j", "p"});

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/strings.hpp"
 #include "pmi_test_support.hpp"
 
 namespace lattice::pmi {
@@ -162,6 +163,19 @@ TEST_CASE("pmi1: name service and unknown commands get rc != 0 with a msg") {
         "cmd=frobnicate_result rc=1 msg=unknown_PMI-1_command_'frobnicate'\n");
   CHECK(hooks.failures.empty());  // the connection is kept
   CHECK(ask(server, hooks, c, "cmd=get_appnum\n") == "cmd=appnum appnum=0\n");
+}
+
+TEST_CASE("pmi1: get_appnum answers each rank's own app (MPMD)") {
+  FakeHooks hooks;
+  LaunchInfo info = local_launch(3);
+  info.appnums = {0, 1, 1};
+  Server server(info, hooks);
+  for (int rank = 0; rank < 3; ++rank) {
+    ConnId c = server.connect(rank);
+    ask(server, hooks, c, kInit);
+    CHECK(ask(server, hooks, c, "cmd=get_appnum\n") ==
+          cat("cmd=appnum appnum=", rank == 0 ? 0 : 1, "\n"));
+  }
 }
 
 TEST_CASE("pmi1: kvsname and value checks on put and get") {

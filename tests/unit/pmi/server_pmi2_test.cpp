@@ -16,9 +16,22 @@ using test::local_launch;
 
 constexpr const char* kInit2 = "cmd=init pmi_version=2 pmi_subversion=0\n";
 
-std::string fullinit_ok(int rank, int size) {
+std::string fullinit_ok(int rank, int size, int appnum = 0) {
   return frame(cat("cmd=fullinit-response;pmi-version=2;pmi-subversion=0;rank=", rank,
-                   ";size=", size, ";appnum=0;debugged=FALSE;pmiverbose=FALSE;rc=0;"));
+                   ";size=", size, ";appnum=", appnum, ";debugged=FALSE;pmiverbose=FALSE;rc=0;"));
+}
+
+TEST_CASE("pmi2: fullinit carries each rank's own app number (MPMD)") {
+  FakeHooks hooks;
+  LaunchInfo info = local_launch(3);
+  info.appnums = {0, 0, 2};
+  Server server(info, hooks);
+  for (int rank = 0; rank < 3; ++rank) {
+    ConnId c = server.connect(rank);
+    ask(server, hooks, c, kInit2);
+    CHECK(ask(server, hooks, c, frame(cat("cmd=fullinit;pmirank=", rank, ";"))) ==
+          fullinit_ok(rank, 3, rank == 2 ? 2 : 0));
+  }
 }
 
 TEST_CASE("pmi2: Slurm 22.05 libpmi2 three-rank session replays byte for byte") {

@@ -96,6 +96,29 @@ TEST_CASE("job-level sizes and ids, and per-rank data with local and node ranks"
   CHECK(procs == 5);
 }
 
+TEST_CASE("MPMD: one app array per app with its number, size and leader") {
+  ensure_libpmix();
+  JobLayout l = two_nodes();
+  l.appnums = {0, 0, 1, 1, 1};
+  auto built = job_info(l);
+  REQUIRE_MESSAGE(built, (built ? "" : built.error().message));
+  std::vector<std::vector<uint32_t>> apps;  // {appnum, size, leader}
+  for (size_t i = 0; i < built->size(); ++i) {
+    const pmix_info_t& entry = built->info()[i];
+    if (std::strncmp(entry.key, PMIX_APP_INFO_ARRAY, PMIX_MAX_KEYLEN) != 0) continue;
+    const pmix_data_array_t* data = entry.value.data.darray;
+    const auto* fields = static_cast<const pmix_info_t*>(data->array);
+    const pmix_info_t* num = find(fields, data->size, PMIX_APPNUM);
+    const pmix_info_t* size = find(fields, data->size, PMIX_APP_SIZE);
+    const pmix_info_t* leader = find(fields, data->size, PMIX_APPLDR);
+    REQUIRE((num && size && leader));
+    apps.push_back({num->value.data.uint32, size->value.data.uint32, leader->value.data.rank});
+  }
+  CHECK(apps == std::vector<std::vector<uint32_t>>{{0, 2, 0}, {1, 3, 2}});
+  l.appnums = {0, 2, 2, 1, 1};  // apps are numbered in rank order
+  CHECK_FALSE(job_info(l));
+}
+
 TEST_CASE("layouts that cannot be described are refused") {
   ensure_libpmix();
   JobLayout l = two_nodes();
