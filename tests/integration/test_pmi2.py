@@ -10,7 +10,7 @@ def pmi2_checks(n, rounds):
         r = c.run_launch(["-n", str(n), "-l", prog("pmi2_client"), "--rounds", str(rounds)])
         expect_status(r, 0)
         for rank in range(n):
-            want = rf"^{rank}: pmi2 rank {rank}/{n} ok .*{rounds} rounds, ring\)$"
+            want = rf"^{rank}: pmi2 rank {rank}/{n} ok .*{rounds} rounds, ring, appnum 0\)$"
             check(re.search(want, r.out, re.M), f"no ok line from rank {rank}\n{r.describe()}")
         c.check_clean(r)
     return case
