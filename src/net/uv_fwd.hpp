@@ -10,6 +10,7 @@ struct uv_idle_s;
 struct uv_timer_s;
 struct uv_signal_s;
 struct uv_async_s;
+struct uv_poll_s;
 struct uv_tcp_s;
 struct uv_pipe_s;
 struct uv_process_s;

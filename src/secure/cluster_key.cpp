@@ -1,68 +1,24 @@
-// Key files: created with O_EXCL (never overwritten) and read with O_NOFOLLOW after checking
-// the open file itself (fstat), so a symlink or a swapped file cannot slip in between.
+// The cluster key: loaded through read_private_file (private_file.cpp, which also creates key
+// files), and named in logs by a keyed hash.
 #include "secure/cluster_key.hpp"
 
-#include <fcntl.h>
 #include <sodium.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 #include "base/strings.hpp"
+#include "secure/private_file.hpp"
 
 namespace lattice::secure {
-namespace {
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-std::string why() { return std::strerror(errno); }
-
-}  // namespace
 
 Result<ClusterKey> ClusterKey::load(const std::string& path) {
-  if (!initialize()) return make_error("libsodium cannot initialise");
-  Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (fd.get() < 0) return make_error(cat("cannot open key file ", path, ": ", why()));
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0)
-    return make_error(cat("cannot stat key file ", path, ": ", why()));
-  if (!S_ISREG(st.st_mode)) return make_error(cat("key file ", path, " is not a regular file"));
-  if ((st.st_mode & 077) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return make_error(cat("key file ", path, " has mode ", mode,
-                          ": group and others must have no access (chmod 600 ", path, ")"));
-  }
-  if (st.st_uid != ::geteuid() && st.st_uid != 0)
-    return make_error(
-        cat("key file ", path, " is owned by uid ", st.st_uid, ", neither this user nor root"));
-  if (st.st_size != static_cast<off_t>(kClusterKeyBytes))
-    return make_error(cat("key file ", path, " holds ", st.st_size, " bytes, not ",
+  auto file = read_private_file(path, "key file", 4096);
+  if (!file) return file.error();
+  if (file->size != kClusterKeyBytes)
+    return make_error(cat("key file ", path, " holds ", file->size, " bytes, not ",
                           kClusterKeyBytes, " (make one with lattice-agentd --generate-key FILE)"));
   ClusterKey key;
-  size_t got = 0;
-  while (got < kClusterKeyBytes) {
-    ssize_t n = ::read(fd.get(), key.secret_.data() + got, kClusterKeyBytes - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      return make_error(cat("cannot read key file ", path, ": ", n < 0 ? why() : "short file"));
-    got += static_cast<size_t>(n);
-  }
+  std::memcpy(key.secret_.data(), file->bytes.data(), kClusterKeyBytes);
   return key;
 }
 
@@ -80,32 +36,6 @@ std::string ClusterKey::id() const {
   char hex[2 * sizeof digest + 1];
   sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
   return hex;
-}
-
-Status generate_key_file(const std::string& path) {
-  if (!initialize()) return make_error("libsodium cannot initialise");
-  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (fd.get() < 0) {
-    if (errno == EEXIST)
-      return make_error(cat(path, " already exists: refusing to overwrite a key"));
-    return make_error(cat("cannot create key file ", path, ": ", why()));
-  }
-  // umask may have narrowed the mode further, never widened it; make it exactly 0600.
-  if (::fchmod(fd.get(), 0600) != 0) return make_error(cat("cannot chmod ", path, ": ", why()));
-  Secret bytes(kClusterKeyBytes);
-  randombytes_buf(bytes.data(), bytes.size());
-  size_t put = 0;
-  while (put < bytes.size()) {
-    ssize_t n = ::write(fd.get(), bytes.data() + put, bytes.size() - put);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ::unlink(path.c_str());
-      return make_error(cat("cannot write key file ", path, ": ", why()));
-    }
-    put += static_cast<size_t>(n);
-  }
-  if (::fsync(fd.get()) != 0) return make_error(cat("cannot sync key file ", path, ": ", why()));
-  return {};
 }
 
 }  // namespace lattice::secure

@@ -25,9 +25,10 @@ ALLOWED = {
     "secure": {"base"},
     "link": {"base", "net", "rpc", "secure"},
     "wire": {"base", "proc", "policy", "rpc"},
+    "fabric": {"base", "net", "secure"},
     "agent": {"base", "pmi", "pmix", "fence", "proc", "policy", "config", "admin", "rpc", "net",
               "secure", "link", "wire"},
-    "launcher": {"base", "proc", "policy", "rpc", "net", "secure", "link", "wire"},
+    "launcher": {"base", "proc", "policy", "rpc", "net", "secure", "link", "wire", "fabric"},
 }
 
 # Third-party headers (by prefix) and the layers that may include them.
@@ -40,7 +41,8 @@ THIRD_PARTY = {
     "<pmix": {"pmix"},
     "<hwloc": {"agent"},
     "<yaml-cpp/": {"config"},
-    "<curl/": {"fabric", "launcher"},
+    "<curl/": {"fabric"},
+    "<nlohmann/": {"fabric"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"][^>"]+[>"])')
