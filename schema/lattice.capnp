@@ -12,10 +12,12 @@ enum PmiMode {
 }
 
 struct CxiCredentials {
-  # Slingshot CXI service credentials for the launch (filled by the fabric manager issue).
-  vnis @0 :List(UInt32);
-  serviceId @1 :UInt32;
-  trafficClass @2 :Text;
+  # The launch's Slingshot CXI service, as the fabric manager made it for the launcher. Travels
+  # only over sealed links; agents hold the key in guarded memory and wipe it when the launch
+  # ends. An empty authKey: the launch runs without CXI.
+  vni @0 :UInt32;
+  svcId @1 :UInt32;
+  authKey @2 :Data;
 }
 
 struct PeerInfo {

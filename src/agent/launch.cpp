@@ -213,6 +213,7 @@ Status Launch::spawn_rank(Rank& rank) {
   in.slurm_compat = spec_.slurm_compat;
   in.user_env = app.env.empty() ? spec_.env : proc::merge_env(spec_.env, app.env);
   in.launch_env = escape_env_;
+  in.cxi = cxi_environment();
 
   net::SpawnSpec spawn;
   if (pmix_) {
@@ -238,6 +239,7 @@ Status Launch::spawn_rank(Rank& rank) {
   Rank* r = &rank;
   auto process =
       net::Process::spawn(loop_, spawn, [this, r](net::ExitInfo info) { on_exit(*r, info); });
+  proc::wipe_environment(spawn.env);
   if (!process) return process.error();
   rank.process = std::move(process.value());
   rank.pid = rank.process->pid();
@@ -352,6 +354,7 @@ void Launch::end(const std::optional<Failure>& failure) {
   }
   watch_timer_.stop();
   exec_door_.reset();
+  spec_.cxi.reset();  // the key: nothing runs here any more that could need it
   if (pmix_) {
     for (auto& [epoch, pending] : pmix_fences_) pmix_->answer_fence(pending.first, false, {});
     pmix_fences_.clear();
@@ -397,6 +400,13 @@ std::vector<std::pair<int, int>> Launch::rank_pids() const {
   std::vector<std::pair<int, int>> out;
   for (auto& rank : ranks_) out.emplace_back(rank->rank, rank->pid);
   return out;
+}
+
+std::optional<proc::RankEnvInput::Cxi> Launch::cxi_environment() const {
+  if (!spec_.cxi) return std::nullopt;
+  const auto& c = *spec_.cxi;
+  return proc::RankEnvInput::Cxi{c.vni, c.svc_id,
+                                 reinterpret_cast<const char*>(c.auth_key_hex.data())};
 }
 
 uint64_t Launch::elapsed_us() const { return (env_.clock->now_ns() - started_ns_) / 1000; }

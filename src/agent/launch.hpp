@@ -27,6 +27,7 @@
 #include "pmi/server.hpp"
 #include "pmix/server.hpp"
 #include "policy/launch_policy.hpp"
+#include "proc/environment.hpp"
 #include "proc/exit_status.hpp"
 #include "proc/line_buffer.hpp"
 #include "wire/exec_codec.hpp"
@@ -216,6 +217,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   Rank* find_rank(int rank);
   std::string where(int rank) const;  // "rank 3 on n1"
   uint64_t elapsed_us() const;
+  // The launch's CXI credentials as rank environments carry them (none without CXI).
+  std::optional<proc::RankEnvInput::Cxi> cxi_environment() const;
 
   net::Loop& loop_;
   LaunchSpec spec_;

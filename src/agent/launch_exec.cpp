@@ -132,6 +132,7 @@ void Launch::run_exec(int for_node, uint64_t exec_id, const std::vector<std::str
   in.nodelist = spec_.nodelist();
   in.user_env = spec_.env;
   in.launch_env = command_env_;
+  in.cxi = cxi_environment();  // mpirun's daemons pass it on to the processes they start
   net::SpawnSpec spawn;
   spawn.file = env_.rank_exec;
   spawn.argv = rank_exec_argv("/bin/sh", {"-c", join(command, " ")});
@@ -141,6 +142,7 @@ void Launch::run_exec(int for_node, uint64_t exec_id, const std::vector<std::str
     e->exit = info;
     exec_finished(*e);
   });
+  proc::wipe_environment(spawn.env);
   if (!process) {
     wire::ExecEvent failed{
         spec_.launch_id,

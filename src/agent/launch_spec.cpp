@@ -112,6 +112,23 @@ Result<std::vector<App>> decode_apps(schema::LaunchProcessesRequest::Reader r, i
   return apps;
 }
 
+Result<std::optional<CxiCredentials>> decode_cxi(schema::LaunchProcessesRequest::Reader r) {
+  if (!r.hasCxiCredentials()) return std::optional<CxiCredentials>();
+  auto c = r.getCxiCredentials();
+  auto key = c.getAuthKey();
+  if (key.size() == 0) return std::optional<CxiCredentials>();
+  if (key.size() > kMaxCxiKeyBytes)
+    return make_error(
+        cat("a CXI auth key of ", key.size(), " bytes (at most ", kMaxCxiKeyBytes, ")"));
+  static constexpr char kDigits[] = "0123456789abcdef";
+  CxiCredentials cxi{c.getVni(), c.getSvcId(), secure::Secret(2 * key.size() + 1)};
+  for (size_t i = 0; i < key.size(); ++i) {
+    cxi.auth_key_hex.data()[2 * i] = static_cast<uint8_t>(kDigits[key[i] >> 4]);
+    cxi.auth_key_hex.data()[2 * i + 1] = static_cast<uint8_t>(kDigits[key[i] & 0xf]);
+  }
+  return std::optional<CxiCredentials>(std::move(cxi));
+}
+
 }  // namespace
 
 int LaunchSpec::app_of(int rank) const {
@@ -211,6 +228,9 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   auto bind = proc::parse_cpu_bind(r.getCpuBind().cStr());
   if (!bind) return bind.error();
   spec.cpu_bind = std::move(bind.value());
+  auto cxi = decode_cxi(r);
+  if (!cxi) return cxi.error();
+  spec.cxi = std::move(cxi.value());
   spec.input_rank = r.getInputRank();
   if (spec.input_rank < -2 || spec.input_rank >= spec.world_size)
     return make_error(cat("inputRank ", spec.input_rank, " is neither a rank, -1 (all) nor -2"));

@@ -12,6 +12,7 @@
 #include "base/result.hpp"
 #include "lattice.capnp.h"
 #include "proc/cpu_binding.hpp"
+#include "secure/secret.hpp"
 
 namespace lattice::agent {
 
@@ -42,6 +43,16 @@ struct App {
   int size = 0;
 };
 
+// The launch's Slingshot CXI credentials: the key as the hex its ranks get, NUL-terminated, in
+// guarded memory; wiped when the launch ends (Launch::end) or the spec goes away.
+struct CxiCredentials {
+  uint32_t vni = 0;
+  uint32_t svc_id = 0;
+  secure::Secret auth_key_hex;
+};
+// Longest CXI auth key accepted, in bytes.
+inline constexpr size_t kMaxCxiKeyBytes = 256;
+
 struct LaunchSpec {
   std::string launch_id;
   std::string allocation_id;
@@ -63,6 +74,7 @@ struct LaunchSpec {
   bool kill_on_bad_exit = true;
   int input_rank = 0;  // whose stdin the launcher feeds: a rank, -1 all, -2 none
   proc::CpuBind cpu_bind;
+  std::optional<CxiCredentials> cxi;  // none: the launch runs without CXI
   bool gets_input(int rank) const { return input_rank == -1 || input_rank == rank; }
 
   int nnodes() const { return static_cast<int>(peers.size()); }

@@ -48,7 +48,7 @@ void CxiClient::exchange(std::string method, std::string path, std::string body,
     std::string tries = attempt > 1 ? cat(" (", attempt, " attempts)") : "";
     if (outcome.transport != T::ok) return done(make_error(cat(what, outcome.error, tries)));
     std::string said = error_text(outcome.body);
-    wipe(outcome.body);
+    secure::wipe(outcome.body);
     done(make_error(cat(what, "HTTP ", outcome.status, said.empty() ? "" : ": ", said, tries)));
   });
 }
@@ -70,7 +70,7 @@ void CxiClient::provision(const ServiceRequest& request,
                  [this, id, vni, svc_id, done = std::move(done)](Result<HttpOutcome> auth) mutable {
                    Result<secure::Secret> key =
                        auth ? decode_auth_key(auth->body) : Result<secure::Secret>(auth.error());
-                   if (auth) wipe(auth->body);
+                   if (auth) secure::wipe(auth->body);
                    if (key) return done(CxiCredentials{id, vni, svc_id, std::move(key.value())});
                    std::string why = auth ? cat("fabric manager ", options_.url, ": GET ",
                                                 kServices, '/', id, "/auth: ", key.error().message)

@@ -1,7 +1,5 @@
 #include "fabric/cxi_json.hpp"
 
-#include <string.h>
-
 #include <nlohmann/json.hpp>
 
 #include "base/strings.hpp"
@@ -43,10 +41,6 @@ std::string printable(std::string_view text) {
 }
 
 }  // namespace
-
-void wipe(std::string& bytes) {
-  if (!bytes.empty()) explicit_bzero(bytes.data(), bytes.size());
-}
 
 std::string encode_service_request(const ServiceRequest& request) {
   Json json = {
@@ -91,7 +85,7 @@ Result<secure::Secret> decode_auth_key(std::string_view body) {
     }
     if (ok) out = std::move(key);
   }
-  wipe(hex);  // the parser's copy; the caller wipes the body
+  secure::wipe(hex);  // the parser's copy; the caller wipes the body
   return out;
 }
 

@@ -40,7 +40,4 @@ Result<secure::Secret> decode_auth_key(std::string_view body);
 // ASCII only, at most 200 characters.
 std::string error_text(std::string_view body);
 
-// Overwrites a buffer that held secret bytes (the compiler may not drop it).
-void wipe(std::string& bytes);
-
 }  // namespace lattice::fabric

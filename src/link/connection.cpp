@@ -67,13 +67,15 @@ void Connection::on_bytes(std::string_view bytes) {
     if (!open_) return;
   }
   if (!out.plaintext.empty()) session_.receive(out.plaintext);
+  secure::wipe(out.plaintext);  // a launch request's plaintext holds its CXI key
 }
 
 void Connection::write(std::string bytes) {
   if (!open_) return;
-  if (channel_.established())
+  if (channel_.established()) {
     stream_->write(channel_.seal(bytes));
-  else if (unsent_.size() + bytes.size() > write_limit_)
+    secure::wipe(bytes);
+  } else if (unsent_.size() + bytes.size() > write_limit_)
     closed(make_error(
         cat("more than ", write_limit_, " bytes queued before the handshake completed")));
   else

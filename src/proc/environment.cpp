@@ -3,6 +3,9 @@
 // holds the rules for what a request may set.
 #include "proc/environment.hpp"
 
+#include <string.h>
+
+#include <algorithm>
 #include <map>
 
 #include "base/strings.hpp"
@@ -125,10 +128,34 @@ std::vector<std::string> rank_environment(const RankEnvInput& in) {
     env["SLURM_STEP_NUM_TASKS"] = std::to_string(in.world_size);
   }
 
+  if (in.cxi) {
+    env["FI_PROVIDER"] = "cxi";
+    env["FI_CXI_DEFAULT_VNI"] = std::to_string(in.cxi->vni);
+    env["SLINGSHOT_VNIS"] = std::to_string(in.cxi->vni);
+    env["SLINGSHOT_SVC_IDS"] = std::to_string(in.cxi->svc_id);
+  }
+
   std::vector<std::string> out;
-  out.reserve(env.size());
+  out.reserve(env.size() + 1);
   for (const auto& [name, value] : env) out.push_back(cat(name, '=', value));
+  if (in.cxi) {
+    // Built in place, in one allocation, so no reallocation leaves a copy of the key behind.
+    constexpr std::string_view kName = "FI_CXI_AUTH_KEY=";
+    std::string key;
+    key.reserve(kName.size() + in.cxi->auth_key_hex.size());
+    key.append(kName).append(in.cxi->auth_key_hex);
+    auto at = std::lower_bound(out.begin(), out.end(), std::string_view("FI_CXI_AUTH_KEY"),
+                               [](const std::string& entry, std::string_view name) {
+                                 return std::string_view(entry).substr(0, entry.find('=')) < name;
+                               });
+    out.insert(at, std::move(key));  // moves strings around, never their characters
+  }
   return out;
+}
+
+void wipe_environment(std::vector<std::string>& env) {
+  for (auto& entry : env)
+    if (!entry.empty()) explicit_bzero(entry.data(), entry.size());
 }
 
 }  // namespace lattice::proc

@@ -4,6 +4,8 @@
 // win. HOME, USER, LOGNAME and SHELL come from passwd in lattice-rank-exec, not from here.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,6 +49,15 @@ struct RankEnvInput {
   std::vector<std::pair<std::string, std::string>> user_env;  // passed check_request_env
   // The launch's own further variables (the escape hatch's), winning over user_env.
   std::vector<std::pair<std::string, std::string>> launch_env;
+  // Slingshot CXI credentials, exported as libfabric's CXI provider and Slurm's and Flux's
+  // Slingshot support name them. The key's hex goes into the block once, with no copy left
+  // behind in ordinary memory but the block itself (wipe_environment after the spawn).
+  struct Cxi {
+    uint32_t vni = 0;
+    uint32_t svc_id = 0;
+    std::string_view auth_key_hex;
+  };
+  std::optional<Cxi> cxi;
 };
 
 // `base` with `over`'s values laid over it (over wins), sorted by name, each name once: the
@@ -57,5 +68,8 @@ std::vector<std::pair<std::string, std::string>> merge_env(
 
 // "NAME=VALUE" strings sorted by name, each name once.
 std::vector<std::string> rank_environment(const RankEnvInput& in);
+
+// Zeroes an environment block once the child has it (it may hold FI_CXI_AUTH_KEY).
+void wipe_environment(std::vector<std::string>& env);
 
 }  // namespace lattice::proc

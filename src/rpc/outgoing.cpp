@@ -2,10 +2,18 @@
 // a message nobody filled in is a valid Envelope whose body is `none`.
 #include "rpc/outgoing.hpp"
 
+#include <cstring>
+
 namespace lattice::rpc {
 
 Outgoing::Outgoing() : message_(std::make_unique<capnp::MallocMessageBuilder>()) {
   message_->initRoot<schema::Envelope>();
+}
+
+Outgoing::~Outgoing() {
+  if (!secret_ || !message_) return;
+  for (auto segment : message_->getSegmentsForOutput())
+    explicit_bzero(const_cast<capnp::word*>(segment.begin()), segment.size() * sizeof(capnp::word));
 }
 
 schema::Envelope::Builder Outgoing::envelope() { return message_->getRoot<schema::Envelope>(); }

@@ -20,10 +20,14 @@ class Outgoing {
   schema::Envelope::Builder envelope();
   schema::Envelope::Body::Builder body() { return envelope().getBody(); }
   capnp::MessageBuilder& message() { return *message_; }
+  // The message holds a secret (a CXI key): its arena is wiped when the message goes away.
+  void mark_secret() { secret_ = true; }
+  ~Outgoing();
 
  private:
   // Behind a pointer because capnp's builders cannot move; Outgoing must, to be handed over.
   std::unique_ptr<capnp::MallocMessageBuilder> message_;
+  bool secret_ = false;
 };
 
 }  // namespace lattice::rpc

@@ -36,8 +36,7 @@ size_t launch(schema::LaunchProcessesRequest::Reader r) {
   n += static_cast<size_t>(r.getPmiMode());
   if (r.hasCxiCredentials()) {
     auto cxi = r.getCxiCredentials();
-    for (uint32_t vni : cxi.getVnis()) n += vni;
-    n += cxi.getServiceId() + text(cxi.getTrafficClass());
+    n += cxi.getVni() + cxi.getSvcId() + cxi.getAuthKey().size();
   }
   for (auto peer : r.getPeers())
     n += text(peer.getNodeId()) + text(peer.getHost()) + peer.getPort();

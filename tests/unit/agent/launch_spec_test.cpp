@@ -234,3 +234,25 @@ TEST_CASE("the request must address this agent by its own node id, once") {
   REQUIRE_FALSE(wrong);
   CHECK(wrong.error().message.find("addresses this agent as node 'other'") != std::string::npos);
 }
+
+TEST_CASE("CXI credentials: the key kept as the hex ranks get, in guarded memory; bounded") {
+  Request req;
+  CHECK_FALSE(req.decode()->cxi);  // none: no CXI
+  auto cxi = req.r.initCxiCredentials();
+  cxi.setVni(9);
+  cxi.setSvcId(3);
+  CHECK_FALSE(req.decode()->cxi);  // an empty key is no credential either
+  const uint8_t key[] = {0x00, 0xab, 0x7f};
+  cxi.setAuthKey(capnp::Data::Reader(key, sizeof key));
+  auto spec = req.decode();
+  REQUIRE(spec);
+  REQUIRE(spec->cxi);
+  CHECK(spec->cxi->vni == 9);
+  CHECK(spec->cxi->svc_id == 3);
+  CHECK(std::string(reinterpret_cast<const char*>(spec->cxi->auth_key_hex.data())) == "00ab7f");
+  std::vector<uint8_t> big(kMaxCxiKeyBytes + 1, 1);
+  cxi.setAuthKey(capnp::Data::Reader(big.data(), big.size()));
+  auto refused = req.decode();
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("CXI auth key") != std::string::npos);
+}

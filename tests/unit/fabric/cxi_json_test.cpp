@@ -63,9 +63,3 @@ TEST_CASE("an error answer's text: its error or message member, printable and sh
   CHECK(error_text("a\x01\x1b[31mb") == "a  [31mb");
   CHECK(error_text("") == "");
 }
-
-TEST_CASE("wipe overwrites a buffer's bytes") {
-  std::string s = "secret";
-  wipe(s);
-  CHECK(s == std::string(6, '\0'));
-}

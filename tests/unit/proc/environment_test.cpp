@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -208,4 +209,33 @@ TEST_CASE("check_request_env refuses malformed names") {
 }
 
 }  // namespace
+}  // namespace lattice::proc
+
+namespace lattice::proc {
+
+TEST_CASE("CXI credentials: the five variables, the launch's over the user's, in name order") {
+  RankEnvInput in = input();
+  in.user_env = {{"FI_PROVIDER", "tcp"}, {"SLINGSHOT_VNIS", "1"}, {"FI_A", "x"}, {"FI_CXI", "y"}};
+  in.cxi = RankEnvInput::Cxi{1234, 77, "00aa11bb"};
+  auto block = rank_environment(in);
+  auto env = as_map(block);
+  CHECK(env["FI_PROVIDER"] == "cxi");
+  CHECK(env["FI_CXI_DEFAULT_VNI"] == "1234");
+  CHECK(env["FI_CXI_AUTH_KEY"] == "00aa11bb");
+  CHECK(env["SLINGSHOT_VNIS"] == "1234");
+  CHECK(env["SLINGSHOT_SVC_IDS"] == "77");
+  CHECK(env["FI_A"] == "x");
+  std::vector<std::string> names;
+  for (const auto& kv : block) names.push_back(kv.substr(0, kv.find('=')));
+  CHECK(std::is_sorted(names.begin(), names.end()));
+  // Without credentials, none of them (a user's FI_PROVIDER stays the user's).
+  in.cxi.reset();
+  auto plain = as_map(rank_environment(in));
+  CHECK(plain.count("FI_CXI_AUTH_KEY") == 0);
+  CHECK(plain["FI_PROVIDER"] == "tcp");
+
+  wipe_environment(block);
+  for (const auto& kv : block) CHECK(kv.find_first_not_of('\0') == std::string::npos);
+}
+
 }  // namespace lattice::proc

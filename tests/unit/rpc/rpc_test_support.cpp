@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "rpc/bytes.hpp"
 #include "rpc/framing.hpp"
 
 namespace lattice::rpc::test {
@@ -27,9 +28,9 @@ void fill_launch(schema::LaunchProcessesRequest::Builder r) {
   env[0].setValue("2");
   r.setPmiMode(schema::PmiMode::PMIX);
   auto cxi = r.initCxiCredentials();
-  cxi.initVnis(2).set(1, 1025);
-  cxi.setServiceId(42);
-  cxi.setTrafficClass("BEST_EFFORT");
+  cxi.setVni(1025);
+  cxi.setSvcId(42);
+  cxi.setAuthKey(rpc::as_data(std::string_view("\x01\x02")));
   auto peers = r.initPeers(2);
   peers[1].setNodeId("n2");
   peers[1].setHost("10.0.0.2");
