@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "base/log.hpp"
 #include "secure/secret.hpp"
@@ -60,7 +61,7 @@ std::string launcher_name() {
 
 Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
          const secure::ClusterKey& key, Layout layout, std::vector<AgentAddress> agents,
-         Request request, std::function<void()> done)
+         Request request, std::function<void()> done, CxiLease* cxi)
     : loop_(loop),
       clock_(clock),
       options_(options),
@@ -73,7 +74,8 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
       workdir_(ranks_workdir(options.chdir)),
       deadline_timer_(loop),
       heartbeat_timer_(loop),
-      start_ns_(clock.now_ns()) {
+      start_ns_(clock.now_ns()),
+      cxi_(cxi) {
   agents.resize(static_cast<size_t>(layout_.nodes));
   for (auto& address : agents)
     nodes_.push_back(Node{std::move(address), link::Heartbeat(kHeartbeat), nullptr});
@@ -97,6 +99,9 @@ void Job::start() {
                      });
   }
   heartbeat_timer_.start(kHeartbeat.period_ms, kHeartbeat.period_ms, [this] { heartbeat(); });
+  // Node ids known in advance: the credentials are fetched while the links come up.
+  if (std::all_of(nodes_.begin(), nodes_.end(), [](const Node& x) { return x.address.name_known; }))
+    provision_cxi();
   deadline_timer_.start(kAgentResponseMs, 0, [this] {
     for (auto& node : nodes_)
       if (!policy_.done(index(node)) && !policy_.live(index(node)))
@@ -165,16 +170,34 @@ void Job::authenticated(Node& node, const secure::Identity& peer) {
             JobFailure{cat("agents at ", nodes_[j].address.host, ':', nodes_[j].address.port,
                            " and ", nodes_[i].address.host, ':', nodes_[i].address.port,
                            " both call themselves '", nodes_[i].address.node_id, "'")});
+  provision_cxi();
   for (auto& n : nodes_) send_launch(n);
+}
+
+void Job::provision_cxi() {
+  if (!cxi_) return;
+  std::vector<std::string> ids;
+  for (const auto& n : nodes_) ids.push_back(n.address.node_id);
+  cxi_->provision(options_.alloc.empty() ? request_.launch_id : options_.alloc, std::move(ids),
+                  [this](Status ready) {
+                    if (!ready) return run(policy_.failed(JobFailure{ready.error().message}));
+                    for (auto& node : nodes_)
+                      if (std::exchange(node.waiting_for_cxi, false)) send_launch(node);
+                  });
 }
 
 void Job::send_launch(Node& node) {
   if (policy_.done(index(node))) return;  // dropped: the launch is being aborted
+  if (cxi_ && !cxi_->credentials()) {
+    node.waiting_for_cxi = true;
+    return;
+  }
   // Built at the first request: every node id is final by then (proved, or named in advance).
   if (peers_.empty())
     for (const auto& n : nodes_)
       peers_.push_back(wire::Peer{n.address.node_id, n.address.host, n.address.port});
-  auto msg = wire::launch_request(options_, request_, layout_, peers_, index(node), workdir_);
+  auto msg = wire::launch_request(options_, request_, layout_, peers_, index(node), workdir_,
+                                  cxi_ ? cxi_->credentials() : nullptr);
   Node* n = &node;
   node.sent_ms = now_ms();
   run(policy_.sent(index(node)));
@@ -271,6 +294,10 @@ void Job::notify(Node& node, rpc::Outgoing message) {
 
 void Job::signal(int signum) {
   if (policy_.finished()) return;
+  // Still waiting for the fabric manager: nothing runs yet, so nothing to forward to.
+  if (cxi_ && !cxi_->credentials())
+    return run(policy_.failed(JobFailure{
+        cat("interrupted by signal ", signum, " before the launch started"), 128 + signum}));
   auto actions = policy_.signal(signum);
   if (signum == SIGINT && !policy_.aborting())
     write_all(stderr, "lattice: forwarding SIGINT to every rank (Ctrl-C again to kill them)\n");
@@ -310,6 +337,7 @@ std::string Job::final_report() const {
   if (options_.verbose) {
     Timings t;
     t.connect = connected_ms_;
+    if (cxi_) t.credentials = cxi_->provision_ms();
     double accepted = -1, spawned = -1, first_init = -1, last_fin = -1, exited = -1;
     for (const auto& node : nodes_) {
       if (node.sent_ms < 0) continue;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "launcher/cxi_lease.hpp"
 #include "launcher/export_env.hpp"
 #include "launcher/input_source.hpp"
 #include "launcher/job_user.hpp"
@@ -36,9 +37,11 @@ class Job {
  public:
   using Request = wire::JobRequest;
   // `key` must outlive the job.
+  // With `cxi` (which must outlive the job), no request goes out before the launch's CXI
+  // credentials are in hand, and a fabric manager that refuses them fails the launch.
   Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
       const secure::ClusterKey& key, Layout layout, std::vector<AgentAddress> agents,
-      Request request, std::function<void()> done);
+      Request request, std::function<void()> done, CxiLease* cxi = nullptr);
   ~Job();
 
   void start();
@@ -56,12 +59,15 @@ class Job {
     bool authenticated = false;  // the agent proved the cluster key; address.node_id is its own
     double accepted_ms = -1;
     double sent_ms = -1;
-    wire::NodeTimes times{};  // from its LaunchEnded
+    bool waiting_for_cxi = false;  // ready to be sent its request once the credentials are in
+    wire::NodeTimes times{};       // from its LaunchEnded
   };
 
   void connected(Node& node, std::unique_ptr<net::Stream> stream);
   void authenticated(Node& node, const secure::Identity& peer);
   void send_launch(Node& node);
+  // Every node id is final: the fabric manager can be asked for the launch's CXI service.
+  void provision_cxi();
   void on_message(Node& node, schema::Envelope::Reader envelope);
   void node_out(Node& node, JobFailure failure);
   // Carries out the policy's actions, in order.
@@ -95,6 +101,7 @@ class Job {
   double connected_ms_ = -1;
   size_t accepted_ = 0;
   std::unique_ptr<InputSource> input_;  // the launcher's stdin (--input), once all accepted
+  CxiLease* cxi_;                       // null: the launch runs without CXI
 };
 
 // A random (version 4) UUID, as the design's environment table has launch ids.

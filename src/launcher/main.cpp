@@ -13,6 +13,7 @@
 #include "lattice_version.h"
 #include "launcher/admin_client.hpp"
 #include "launcher/export_env.hpp"
+#include "launcher/fabric_setup.hpp"
 #include "launcher/job.hpp"
 #include "launcher/job_user.hpp"
 #include "launcher/layout.hpp"
@@ -74,6 +75,8 @@ int launch_main(const std::vector<std::string>& args) {
     parsed->time_limit_ms = static_cast<uint64_t>(*secs) * 1000;
   }
   const LaunchOptions& options = *parsed;
+  auto fabric = fabric_setup(options, std::getenv("LATTICE_LAUNCHER_CONFIG"));
+  if (!fabric) return fail(2, fabric.error().message);
   auto layout = make_layout(options, static_cast<int>(options.agents.size()));
   if (!layout) return fail(2, layout.error().message);
   if (options.input_rank >= layout->ntasks)
@@ -110,6 +113,9 @@ int launch_main(const std::vector<std::string>& args) {
   net::ignore_sigpipe();
   set_log_tag("lattice");
   set_log_level(options.verbose ? LogLevel::info : LogLevel::warn);
+  if (const char* level = std::getenv("LATTICE_LOG_LEVEL"))  // e.g. debug, for operators
+    if (auto parsed_level = parse_log_level(level)) set_log_level(*parsed_level);
+  if (!fabric->note.empty()) LAT_LOG(debug, "fabric", fabric->note);
   net::Loop loop;
   MonotonicClock clock;
   std::unique_ptr<LocalAgents> local;
@@ -122,9 +128,19 @@ int launch_main(const std::vector<std::string>& args) {
     else
       loop.stop();
   };
+  // The CXI service is given back before the launcher stops, however the launch ended.
+  std::unique_ptr<CxiLease> lease;
+  if (fabric->token)
+    lease = std::make_unique<CxiLease>(loop, clock, fabric->settings, std::move(*fabric->token));
+  auto end = [&] {
+    if (lease)
+      lease->release(finish);
+    else
+      finish();
+  };
   auto run_job = [&](std::vector<AgentAddress> agents) {
     job = std::make_unique<Job>(loop, clock, options, *key, *layout, std::move(agents),
-                                std::move(request), finish);
+                                std::move(request), end, lease.get());
     job->start();
   };
 
@@ -133,7 +149,7 @@ int launch_main(const std::vector<std::string>& args) {
     signals.push_back(std::make_unique<net::SignalWatcher>(loop, signum, [&](int s) {
       if (job) return job->signal(s == SIGHUP ? SIGTERM : s);
       early_exit = 128 + s;  // still starting agents
-      finish();
+      end();
     }));
 
   if (options.agents.empty()) {
@@ -148,7 +164,7 @@ int launch_main(const std::vector<std::string>& args) {
       if (!local_key) {
         std::fprintf(stderr, "lattice: %s\n", local_key.error().message.c_str());
         early_exit = 1;
-        return finish();
+        return end();
       }
       key.emplace(std::move(local_key.value()));
       run_job(std::move(agents.value()));

@@ -40,6 +40,11 @@ const char* const kLaunchUsage =
     "      --chdir DIR           ranks start in DIR (default: the current directory)\n"
     "  -o, --output PATTERN      ranks' stdout into files: %t rank, %n node, %j launch id\n"
     "  -e, --error PATTERN       ranks' stderr likewise (default: --output's file)\n"
+    "      --vni N               Slingshot VNI: get the launch's CXI service and key from the\n"
+    "                            fabric manager and give them to the ranks (FI_CXI_*)\n"
+    "      --fabric-url URL      the fabric manager's REST API (or fabric.url in --config)\n"
+    "      --fabric-token-file F its bearer token, a file only its owner may read\n"
+    "      --config FILE         the launcher's configuration (default $LATTICE_LAUNCHER_CONFIG)\n"
     "  -v, --verbose             print a timing breakdown at the end\n";
 
 namespace {
@@ -191,6 +196,21 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
           return make_error(cat(arg, ": none, all or a rank number, got '", *v, "'"));
         o.input_rank = static_cast<int>(*rank);
       }
+    } else if (arg == "--vni") {
+      auto v = take();
+      if (!v) return v.error();
+      auto n = positive(arg, *v, 65535);
+      if (!n) return n.error();
+      o.vni = static_cast<uint32_t>(*n);
+    } else if (arg == "--fabric-url" || arg == "--fabric-token-file" || arg == "--config") {
+      auto v = take();
+      if (!v) return v.error();
+      if (v->empty()) return make_error(cat(arg, " needs a value"));
+      if (arg == "--fabric-url" && !starts_with(*v, "http://") && !starts_with(*v, "https://"))
+        return make_error(cat(arg, ": expected an http:// or https:// URL, got '", *v, "'"));
+      (arg == "--fabric-url" ? o.fabric_url
+       : arg == "--config"   ? o.config_file
+                             : o.fabric_token_file) = *v;
     } else if (arg == "--alloc" || arg == "--chdir") {
       auto v = take();
       if (!v) return v.error();

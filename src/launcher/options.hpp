@@ -56,6 +56,11 @@ struct LaunchOptions {
   std::string alloc;              // --alloc ID (LATTICE_ALLOC_ID); empty: the launch id
   std::string chdir;              // --chdir DIR; empty: the launcher's working directory
   std::string output, error;      // --output / --error PATTERN (srun's %t %n %j); empty: terminal
+  // CXI credentials (Slingshot) from the fabric manager; each overrides --config's fabric keys.
+  uint32_t vni = 0;               // --vni; 0: the config's, else no CXI
+  std::string fabric_url;         // --fabric-url
+  std::string fabric_token_file;  // --fabric-token-file
+  std::string config_file;        // --config; empty: $LATTICE_LAUNCHER_CONFIG, else none
 
   // The ranks asked for: the one app's -n (0 = derive), or every segment's (at least 1 each).
   int ntasks() const;

@@ -70,8 +70,9 @@ std::string format_timings(const Timings& t) {
     std::snprintf(buf, sizeof buf, "%.1f ms", v);
     return std::string(buf);
   };
-  return cat("lattice: timing: connect ", ms(t.connect), ", fan-out ", ms(t.fan_out), ", spawn ",
-             ms(t.spawn), ", first PMI init ", ms(t.first_init), ", last finalize ",
+  std::string cxi = t.credentials < 0 ? "" : cat(", CXI credentials ", ms(t.credentials));
+  return cat("lattice: timing: connect ", ms(t.connect), cxi, ", fan-out ", ms(t.fan_out),
+             ", spawn ", ms(t.spawn), ", first PMI init ", ms(t.first_init), ", last finalize ",
              ms(t.last_finalize), ", exit ", ms(t.exit), ", total ", ms(t.total), '\n');
 }
 

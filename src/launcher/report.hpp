@@ -47,6 +47,7 @@ std::string label_lines(int rank, const std::string& data);
 struct Timings {  // milliseconds since the launcher started the launch; <0 = unknown
   double connect = -1, fan_out = -1, spawn = -1, first_init = -1, last_finalize = -1, exit = -1,
          total = -1;
+  double credentials = -1;  // the fabric manager's CXI service and key, when the launch has them
 };
 std::string format_timings(const Timings& t);
 

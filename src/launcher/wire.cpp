@@ -21,7 +21,7 @@ void set_env(capnp::List<schema::EnvVar>::Builder list, const EnvList& values) {
 
 rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& request,
                              const Layout& layout, const std::vector<Peer>& peers, int node_index,
-                             const std::string& workdir) {
+                             const std::string& workdir, const fabric::CxiCredentials* cxi) {
   rpc::Outgoing msg;
   auto req = msg.envelope().initBody().initLaunchProcesses();
   req.setLaunchId(request.launch_id);
@@ -72,6 +72,13 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
   req.setKillOnBadExit(options.kill_on_bad_exit);
   req.setInputRank(options.input_rank);
   req.setCpuBind(options.cpu_bind);
+  if (cxi) {
+    auto c = req.initCxiCredentials();
+    c.setVni(cxi->vni);
+    c.setSvcId(cxi->svc_id);
+    c.setAuthKey(capnp::Data::Reader(cxi->auth_key.data(), cxi->auth_key.size()));
+    msg.mark_secret();
+  }
   return msg;
 }
 

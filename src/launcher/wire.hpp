@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/cxi_client.hpp"
 #include "lattice.capnp.h"
 #include "launcher/export_env.hpp"
 #include "launcher/job_user.hpp"
@@ -30,10 +31,12 @@ struct Peer {
   int port = 0;
 };
 
-// The LaunchProcesses request for node `node_index` of `peers`.
+// The LaunchProcesses request for node `node_index` of `peers`; with `cxi`, the launch's CXI
+// credentials (the message is then marked secret: its arena is wiped when it goes).
 rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& request,
                              const Layout& layout, const std::vector<Peer>& peers, int node_index,
-                             const std::string& workdir);
+                             const std::string& workdir,
+                             const fabric::CxiCredentials* cxi = nullptr);
 std::string accepted_node_id(schema::Envelope::Reader reply);
 // The agent's CPU bindings, "RANK:CPUS" each (with --cpu-bind), for -v.
 std::vector<std::string> accepted_bindings(schema::Envelope::Reader reply);

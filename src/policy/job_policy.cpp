@@ -58,14 +58,18 @@ std::vector<JobAction> JobPolicy::node_out(int node, Failure failure) {
 
 std::vector<JobAction> JobPolicy::signal(int signum) {
   if (finished_) return {};
-  if (signum == SIGINT && ++interrupts_ >= 2) {
-    auto out = abort(Failure{"interrupted (second SIGINT): ranks killed", 128 + SIGINT}, false);
-    check_finished(out);
-    return out;
-  }
+  if (signum == SIGINT && ++interrupts_ >= 2)
+    return failed(Failure{"interrupted (second SIGINT): ranks killed", 128 + SIGINT});
   std::vector<JobAction> out;
   for (size_t i = 0; i < nodes_.size(); ++i)
     if (nodes_[i].state == State::live) out.push_back(SignalNode{static_cast<int>(i), signum});
+  return out;
+}
+
+std::vector<JobAction> JobPolicy::failed(Failure failure) {
+  if (finished_) return {};
+  auto out = abort(std::move(failure), false);
+  check_finished(out);
   return out;
 }
 

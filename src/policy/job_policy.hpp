@@ -50,6 +50,9 @@ class JobPolicy {
   std::vector<JobAction> node_out(int node, Failure failure);
   // SIGINT/SIGTERM to the launcher: forwarded to the ranks; a second SIGINT aborts the launch.
   std::vector<JobAction> signal(int signum);
+  // The launcher's own reason to end the launch (the fabric manager refused its credentials, an
+  // interrupt before any node was asked): nodes not yet asked are dropped, the rest aborted.
+  std::vector<JobAction> failed(Failure failure);
 
   const std::optional<Failure>& failure() const { return failure_; }
   bool live(int node) const { return state(node) == State::live; }  // accepted, not ended

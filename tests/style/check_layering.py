@@ -28,7 +28,8 @@ ALLOWED = {
     "fabric": {"base", "net", "secure"},
     "agent": {"base", "pmi", "pmix", "fence", "proc", "policy", "config", "admin", "rpc", "net",
               "secure", "link", "wire"},
-    "launcher": {"base", "proc", "policy", "rpc", "net", "secure", "link", "wire", "fabric"},
+    "launcher": {"base", "proc", "policy", "config", "rpc", "net", "secure", "link", "wire",
+                 "fabric"},
 }
 
 # Third-party headers (by prefix) and the layers that may include them.

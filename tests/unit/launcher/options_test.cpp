@@ -92,6 +92,19 @@ TEST_CASE("launch options: MPMD segments after ':' (mpiexec's form)") {
   check({"./a", ":", "-n", "1048576", "./b"}, "more than");
 }
 
+TEST_CASE("launch options: the fabric manager's flags") {
+  auto o = parse_launch_options(Args{"--vni", "77", "--fabric-url", "https://fm:8443",
+                                     "--fabric-token-file", "/t", "--config=/c.yaml", "p"});
+  REQUIRE(o);
+  CHECK(o->vni == 77);
+  CHECK(o->fabric_url == "https://fm:8443");
+  CHECK(o->fabric_token_file == "/t");
+  CHECK(o->config_file == "/c.yaml");
+  CHECK_FALSE(parse_launch_options(Args{"--vni", "0", "p"}));
+  CHECK_FALSE(parse_launch_options(Args{"--vni", "65536", "p"}));
+  CHECK_FALSE(parse_launch_options(Args{"--fabric-url", "fm:8443", "p"}));
+}
+
 TEST_CASE("launch options: --pmi pmix is parsed (and refused later, clearly)") {
   auto o = parse_launch_options(Args{"--pmi", "pmix", "p"});
   REQUIRE(o);

@@ -25,3 +25,13 @@ TEST_CASE("exit summary groups ranks by outcome") {
   CHECK(s.find("rank 1: exited with status 7") != std::string::npos);
   CHECK(s.find("rank 3: no exit status") != std::string::npos);
 }
+
+TEST_CASE("the timing line shows CXI provisioning only when the launch had it") {
+  lattice::launcher::Timings t;
+  t.connect = 1.5;
+  t.total = 9;
+  CHECK(lattice::launcher::format_timings(t).find("CXI") == std::string::npos);
+  t.credentials = 2.25;
+  CHECK(lattice::launcher::format_timings(t).find(
+            "connect 1.5 ms, CXI credentials 2.2 ms, fan-out") != std::string::npos);
+}

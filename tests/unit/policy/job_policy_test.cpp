@@ -126,6 +126,17 @@ TEST_CASE("signals: forwarded to live nodes; a second SIGINT aborts with 130") {
   CHECK(only<SignalNode>(p.signal(SIGTERM)).size() == 3);  // live until they end
 }
 
+TEST_CASE("the launcher's own failure before any node was asked: every node dropped, done") {
+  JobPolicy p(3, 1);
+  Actions actions = p.failed(Failure{"fabric manager refused", 1});
+  CHECK(only<DropNode>(actions).size() == 3);
+  CHECK(only<AbortNode>(actions).empty());
+  CHECK(only<Finish>(actions).size() == 1);
+  REQUIRE(p.failure());
+  CHECK(p.failure()->detail == "fabric manager refused");
+  CHECK(p.failed(Failure{"again", 1}).empty());
+}
+
 TEST_CASE("every event in every state: each node gets at most one abort, Finish comes once") {
   struct Event {
     std::string name;
@@ -146,6 +157,7 @@ TEST_CASE("every event in every state: each node gets at most one abort, Finish 
                       }});
   }
   events.push_back({"SIGINT", [](JobPolicy& p) { return p.signal(SIGINT); }});
+  events.push_back({"failed", [](JobPolicy& p) { return p.failed(Failure{"fabric", 1}); }});
   // Every sequence of four events over 3 nodes with node 1 as head, from two starting points.
   for (bool started : {false, true}) {
     for (const auto& e1 : events)
