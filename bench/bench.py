@@ -513,18 +513,92 @@ def failing_table(args):
               f"| {median(r['agents']):.0f} |")
 
 
+class FabricStandin:
+    """scripts/fabric-manager-standin on loopback with a throwaway token."""
+
+    def __init__(self):
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        self.dir = tempfile.mkdtemp(prefix="lattice-fabric-")
+        self.token = f"{self.dir}/token"
+        with open(self.token, "w") as f:
+            f.write("bench-" + os.urandom(8).hex() + "\n")
+        os.chmod(self.token, 0o600)
+        self.proc = subprocess.Popen([f"{root}/scripts/fabric-manager-standin", "--token-file",
+                                      self.token], stdout=subprocess.PIPE, text=True)
+        self.url = "http://" + self.proc.stdout.readline().split()[-1]
+
+    def args(self):
+        return ["--vni", "77", "--fabric-url", self.url, "--fabric-token-file", self.token]
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def timing_field(stderr, name):
+    for line in stderr.splitlines():
+        if "timing:" in line and f"{name} " in line:
+            value = line.split(f"{name} ")[1].split(" ms")[0]
+            return float(value) if value != "-" else float("nan")
+    return float("nan")
+
+
+def cxi_table(args):
+    """CXI credentials from the fabric manager (the stand-in, on loopback): the provisioning time
+    (POST service + GET key, -v "CXI credentials") and what it adds to a /bin/true launch over
+    running agents, beside the same launch without CXI, alternating. Hydra and mpirun have no
+    CXI provisioning of their own (Slurm's and Flux's live in plugins): nothing to put beside."""
+    counts = [2] if args.quick else [2, 16, 64]
+    reps = 3 if args.quick else 7
+    fm = FabricStandin()
+    rows = []
+    try:
+        for m in counts:
+            agents = Agents(args.build, m)
+            try:
+                base = [f"{args.build}/lattice", "launch", "-v", "--agents", ",".join(agents.addrs),
+                        "-N", str(m), "-n", str(m)]
+                runs = {"plain": base + ["/bin/true"], "cxi": base + fm.args() + ["/bin/true"]}
+                res = {k: {"wall": [], "fan": [], "cred": []} for k in runs}
+                for _ in range(reps):
+                    for k, cmd in runs.items():
+                        t0 = time.perf_counter()
+                        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                           text=True, timeout=120, env=agents.launch_env())
+                        if p.returncode != 0:
+                            raise RuntimeError(p.stderr[-2000:])
+                        res[k]["wall"].append((time.perf_counter() - t0) * 1000)
+                        res[k]["fan"].append(timing_field(p.stderr, "fan-out"))
+                        res[k]["cred"].append(timing_field(p.stderr, "CXI credentials"))
+                rows.append((m, res))
+            finally:
+                agents.close()
+    finally:
+        fm.close()
+    print(f"\n### CXI credentials from the fabric manager (stand-in on loopback; median of {reps})\n")
+    print("| agents | provisioning (POST + GET) | fan-out without CXI | fan-out with CXI "
+          "| launch wall without | launch wall with |")
+    print("|---|---|---|---|---|---|")
+    for m, r in rows:
+        print(f"| {m} | {median(r['cxi']['cred']):.1f} ms | {median(r['plain']['fan']):.1f} ms "
+              f"| {median(r['cxi']['fan']):.1f} ms | {median(r['plain']['wall']):.1f} ms "
+              f"| {median(r['cxi']['wall']):.1f} ms |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only",
-                    choices=["e2e", "ompi", "round", "rss", "fence", "fanout", "sealing", "failing"])
+                    choices=["e2e", "ompi", "round", "rss", "fence", "fanout", "sealing", "failing",
+                             "cxi"])
     args = ap.parse_args()
     if not HYDRA:
         print("note: mpiexec.hydra not found; Hydra columns will be empty", file=sys.stderr)
     tables = {"e2e": e2e_table, "ompi": ompi_table, "round": round_table, "rss": rss_table,
               "fence": fence_table, "fanout": fanout_table, "sealing": sealing_table,
-              "failing": failing_table}
+              "failing": failing_table, "cxi": cxi_table}
     for name, fn in tables.items():
         if args.only in (None, name):
             fn(args)

@@ -86,6 +86,10 @@ Job::~Job() = default;
 double Job::now_ms() const { return static_cast<double>(clock_.now_ns() - start_ns_) / 1e6; }
 
 void Job::start() {
+  // Node ids known in advance: the credentials are asked for first, and come while the links
+  // come up.
+  if (std::all_of(nodes_.begin(), nodes_.end(), [](const Node& x) { return x.address.name_known; }))
+    provision_cxi();
   for (auto& node : nodes_) {
     Node* n = &node;
     net::connect_tcp(loop_, node.address.host, node.address.port,
@@ -99,9 +103,6 @@ void Job::start() {
                      });
   }
   heartbeat_timer_.start(kHeartbeat.period_ms, kHeartbeat.period_ms, [this] { heartbeat(); });
-  // Node ids known in advance: the credentials are fetched while the links come up.
-  if (std::all_of(nodes_.begin(), nodes_.end(), [](const Node& x) { return x.address.name_known; }))
-    provision_cxi();
   deadline_timer_.start(kAgentResponseMs, 0, [this] {
     for (auto& node : nodes_)
       if (!policy_.done(index(node)) && !policy_.live(index(node)))
