@@ -339,6 +339,50 @@ def fence_table(args):
           "of bytes/rank each rank committed once) -> PMIx_Get of every other rank's value.")
 
 
+def fence_only_table(args):
+    """The fence alone on its critical path (pmi2_client --fence-bench: last rank in -> last rank
+    out, one rank per agent, 64 bytes put per rank) at several fanouts, beside Hydra's fence
+    with M simulated hosts (a barrier there: its data moves later, one get at a time)."""
+    prog = f"{args.build}/tests/programs/pmi2_client"
+    ms = [4, 16] if args.quick else [16, 64, 128, 256]
+    rounds = 10 if args.quick else 20
+    fanouts = [("2", 2), ("8", 8), ("star", 0)]
+    tmp = tempfile.mkdtemp(prefix="lattice-bench-hydra-")
+    ssh = hosts_launcher(tmp)
+    rows = []
+    agents = Agents(args.build, max(ms))
+    try:
+        for m in ms:
+            bench = ["--fence-bench", str(rounds), "--size", "64"]
+            row = {}
+            for name, k in fanouts:
+                cmd = [f"{args.build}/lattice", "launch", "--agents", ",".join(agents.addrs[:m]),
+                       "-N", str(m), "-n", str(m), "--fanout", str(k or m), prog, *bench]
+                row[name] = p50_p99(cmd, env=agents.launch_env())
+            if HYDRA:
+                hosts = ",".join(loopback(i) for i in range(m))
+                row["hydra"] = p50_p99([HYDRA, "-launcher", "ssh", "-launcher-exec", ssh, "-hosts",
+                                        hosts, "-n", str(m), prog, *bench])
+            rows.append((m, row))
+    finally:
+        agents.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    def cell(row, key):
+        v = row.get(key)
+        return "-" if key not in row else "failed" if v is None else f"{v[0] / 1e3:.2f} / {v[1] / 1e3:.2f}"
+
+    print(f"\n### The fence alone, last rank in -> last rank out: p50 / p99 ms over {rounds} rounds "
+          "(one rank per agent, 64 B each)\n")
+    print("| agents | fanout 2 | fanout 8 | star | Hydra, M simulated hosts | best / Hydra |")
+    print("|---|---|---|---|---|---|")
+    for m, row in rows:
+        ours = [row[k][0] for k in ("2", "8", "star") if row.get(k)]
+        ratio = f"{min(ours) / row['hydra'][0]:.2f}" if ours and row.get("hydra") else "-"
+        print(f"| {m} | {cell(row, '2')} | {cell(row, '8')} | {cell(row, 'star')} "
+              f"| {cell(row, 'hydra')} | {ratio} |")
+
+
 def fanout_once(build, agents, m):
     """One launch of /bin/true on each of m agents: (-v "fan-out" ms, -v "spawn" ms)."""
     p = subprocess.run([f"{build}/lattice", "launch", "-v", "--agents", ",".join(agents.addrs),
@@ -592,13 +636,13 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only",
                     choices=["e2e", "ompi", "round", "rss", "fence", "fanout", "sealing", "failing",
-                             "cxi"])
+                             "cxi", "fenceonly"])
     args = ap.parse_args()
     if not HYDRA:
         print("note: mpiexec.hydra not found; Hydra columns will be empty", file=sys.stderr)
     tables = {"e2e": e2e_table, "ompi": ompi_table, "round": round_table, "rss": rss_table,
               "fence": fence_table, "fanout": fanout_table, "sealing": sealing_table,
-              "failing": failing_table, "cxi": cxi_table}
+              "failing": failing_table, "cxi": cxi_table, "fenceonly": fence_only_table}
     for name, fn in tables.items():
         if args.only in (None, name):
             fn(args)

@@ -59,25 +59,25 @@ void kvs_round(int rank, int size, const char* prefix, int round, int len) {
   }
 }
 
-/* Publishes this rank's samples in keys "t<rank>-<chunk>" as comma-separated microseconds. */
-static void put_samples(int rank, const long long* samples, int rounds) {
+/* Publishes this rank's samples in keys "<tag><rank>-<chunk>" as comma-separated microseconds. */
+static void put_samples(const char* tag, int rank, const long long* samples, int rounds) {
   char key[KEY_LEN], value[PMI2_MAX_VALLEN];
   for (int c = 0; c * SAMPLES_PER_KEY < rounds; ++c) {
     size_t used = 0;
     for (int i = c * SAMPLES_PER_KEY; i < rounds && i < (c + 1) * SAMPLES_PER_KEY; ++i)
       used += (size_t)snprintf(value + used, sizeof value - used, "%s%lld", used ? "," : "",
                                samples[i]);
-    snprintf(key, sizeof key, "t%d-%d", rank, c);
+    snprintf(key, sizeof key, "%s%d-%d", tag, rank, c);
     kvs_put(key, value);
   }
 }
 
 /* Folds rank r's samples into worst[] (the slowest rank defines a round's time). */
-static void merge_samples(int r, long long* worst, int rounds) {
+static void merge_samples(const char* tag, int r, long long* worst, int rounds) {
   char key[KEY_LEN], value[PMI2_MAX_VALLEN];
   for (int c = 0; c * SAMPLES_PER_KEY < rounds; ++c) {
     int len = 0;
-    snprintf(key, sizeof key, "t%d-%d", r, c);
+    snprintf(key, sizeof key, "%s%d-%d", tag, r, c);
     kvs_get(key, r, value, &len);
     char* p = value;
     for (int i = c * SAMPLES_PER_KEY; i < rounds && i < (c + 1) * SAMPLES_PER_KEY; ++i) {
@@ -98,14 +98,46 @@ void kvs_bench(int rank, int size, int rounds, int len) {
     kvs_round(rank, size, "b", round, len);
     samples[round] = prog_now_us() - t0;
   }
-  put_samples(rank, samples, rounds);
+  put_samples("t", rank, samples, rounds);
   kvs_fence();
   if (rank == 0) {
-    for (int r = 1; r < size; ++r) merge_samples(r, samples, rounds);
+    for (int r = 1; r < size; ++r) merge_samples("t", r, samples, rounds);
     prog_sort(samples, rounds);
     printf("pmi2 bench: ranks=%d rounds=%d size=%d p50_us=%lld p99_us=%lld max_us=%lld\n", size,
            rounds, len, prog_percentile(samples, rounds, 50), prog_percentile(samples, rounds, 99),
            samples[rounds - 1]);
   }
   free(samples);
+}
+
+void kvs_fence_bench(int rank, int size, int rounds, int len) {
+  long long* in = calloc((size_t)rounds, sizeof *in);
+  long long* out = calloc((size_t)rounds, sizeof *out);
+  if (!in || !out) prog_fail("out of memory");
+  char key[KEY_LEN], value[PMI2_MAX_VALLEN];
+  for (int round = 0; round < rounds; ++round) {
+    kvs_fence();  /* everyone starts the round together */
+    snprintf(key, sizeof key, "f%d-%d", round, rank);
+    fill_value(value, len, rank, round);
+    kvs_put(key, value);
+    in[round] = prog_now_us();
+    kvs_fence();
+    out[round] = prog_now_us();
+  }
+  put_samples("i", rank, in, rounds);
+  put_samples("o", rank, out, rounds);
+  kvs_fence();
+  if (rank == 0) {
+    for (int r = 1; r < size; ++r) {
+      merge_samples("i", r, in, rounds);
+      merge_samples("o", r, out, rounds);
+    }
+    for (int i = 0; i < rounds; ++i) out[i] -= in[i];  /* last out - last in */
+    prog_sort(out, rounds);
+    printf("pmi2 fence: ranks=%d rounds=%d size=%d p50_us=%lld p99_us=%lld max_us=%lld\n", size,
+           rounds, len, prog_percentile(out, rounds, 50), prog_percentile(out, rounds, 99),
+           out[rounds - 1]);
+  }
+  free(in);
+  free(out);
 }
