@@ -25,7 +25,8 @@ class Fence {
   virtual std::vector<int> children_pending() const = 0;
 };
 
-using FenceCompleteFn = std::function<void(uint64_t epoch, const pmi::KvList& merged)>;
+// The merged store is handed over (moved): the PMI server keeps its strings rather than copies.
+using FenceCompleteFn = std::function<void(uint64_t epoch, pmi::KvList merged)>;
 
 // Delivers completed fences on the next loop turn, in order.
 class CompletionQueue {
@@ -39,7 +40,7 @@ class CompletionQueue {
       while (!ready_.empty()) {
         auto [epoch_done, store] = std::move(ready_.front());
         ready_.pop_front();
-        complete_(epoch_done, store);
+        complete_(epoch_done, std::move(store));
       }
     });
   }

@@ -84,9 +84,9 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
               kPolicyTimes),
       exec_reaper_(loop),
       name_timer_(loop) {
-  auto complete = [this](uint64_t epoch, const pmi::KvList& merged) {
+  auto complete = [this](uint64_t epoch, pmi::KvList merged) {
     if (spec_.pmix) return pmix_fence_complete(epoch, merged);
-    pmi_.fence_complete(epoch, merged);
+    pmi_.fence_complete(epoch, std::move(merged));
   };
   if (spec_.nnodes() == 1) {
     fence_ = std::make_unique<LocalFence>(loop, complete);
@@ -94,7 +94,9 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
     auto tree = std::make_unique<TreeFence>(
         loop, spec_.launch_id, spec_.node_index,
         fence::Tree(spec_.nnodes(), spec_.head_node, static_cast<int>(spec_.fanout)),
-        [this](int node, rpc::Outgoing message) { send_to_node(node, std::move(message)); },
+        [this](const std::vector<int>& nodes, rpc::Outgoing message) {
+          send_to_nodes(nodes, std::move(message));
+        },
         complete,
         [this](uint64_t epoch, const std::string& message) {
           if (spec_.pmix)
@@ -428,6 +430,20 @@ namespace lattice::agent {
 void Launch::send_to_node(int node, rpc::Outgoing message) {
   const Peer& peer = spec_.peers[static_cast<size_t>(node)];
   peers_.send(peer.node_id, peer.host, peer.port, std::move(message));
+}
+
+void Launch::send_to_nodes(const std::vector<int>& nodes, rpc::Outgoing message) {
+  if (nodes.empty()) return;
+  if (nodes.size() == 1) return send_to_node(nodes.front(), std::move(message));
+  auto frame = rpc::encode_notification(message);
+  if (!frame) {
+    LAT_LOG(error, "launch", spec_.launch_id, ": message not sent: ", frame.error().message);
+    return;
+  }
+  for (int node : nodes) {
+    const Peer& peer = spec_.peers[static_cast<size_t>(node)];
+    peers_.send_encoded(peer.node_id, peer.host, peer.port, *frame);
+  }
 }
 
 void Launch::send_abort(int node, const Failure& failure) {

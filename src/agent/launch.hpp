@@ -213,6 +213,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void kill_running(int signum);
   void end(const std::optional<Failure>& failure);
   void send_to_node(int node, rpc::Outgoing message);
+  void send_to_nodes(const std::vector<int>& nodes, rpc::Outgoing message);
   void send_abort(int node, const Failure& failure);
   Rank* find_rank(int rank);
   std::string where(int rank) const;  // "rank 3 on n1"

@@ -43,11 +43,21 @@ PeerLinks::Link& PeerLinks::link_for(const std::string& node_id, const std::stri
 
 void PeerLinks::send(const std::string& node_id, const std::string& host, int port,
                      rpc::Outgoing message) {
+  auto frame = rpc::encode_notification(message);
+  if (!frame) {
+    LAT_LOG(error, "link", "message to ", node_id, " not sent: ", frame.error().message);
+    return;
+  }
+  send_encoded(node_id, host, port, std::move(frame.value()));
+}
+
+void PeerLinks::send_encoded(const std::string& node_id, const std::string& host, int port,
+                             std::string frame) {
   Link& link = link_for(node_id, host, port);
   if (link.conn)
-    link.conn->session().notify(std::move(message));
+    link.conn->session().notify_encoded(std::move(frame));
   else
-    link.waiting.push_back(std::move(message));
+    link.waiting.push_back(std::move(frame));
 }
 
 void PeerLinks::watch(const std::string& node_id, const std::string& host, int port) {
@@ -71,7 +81,7 @@ void PeerLinks::connected(const std::string& key, std::unique_ptr<net::Stream> s
       [this, key](const secure::Identity& peer) { established(key, peer); },
       [this, key](const Error& why) { lose(key, cat("connection closed (", why.message, ")")); });
   // The connection holds them until the handshake is done.
-  for (auto& message : link.waiting) link.conn->session().notify(std::move(message));
+  for (auto& frame : link.waiting) link.conn->session().notify_encoded(std::move(frame));
   link.waiting.clear();
 }
 

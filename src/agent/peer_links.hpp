@@ -38,6 +38,10 @@ class PeerLinks {
   // To the agent `node_id` at host:port (a link to that address that proves another identity
   // is dropped, and its peer reported lost).
   void send(const std::string& node_id, const std::string& host, int port, rpc::Outgoing message);
+  // The same with a notification already encoded (rpc::encode_notification), so one message
+  // for several peers is encoded once.
+  void send_encoded(const std::string& node_id, const std::string& host, int port,
+                    std::string frame);
   // Makes sure a link exists (and so is watched) without sending anything.
   void watch(const std::string& node_id, const std::string& host, int port);
   size_t size() const { return links_.size(); }
@@ -50,7 +54,7 @@ class PeerLinks {
     std::string host;
     int port = 0;
     std::unique_ptr<link::Connection> conn;  // null while connecting
-    std::vector<rpc::Outgoing> waiting;      // queued until connected
+    std::vector<std::string> waiting;        // encoded notifications queued until connected
     bool lost = false;
   };
 

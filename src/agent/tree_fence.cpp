@@ -23,8 +23,8 @@ std::vector<int> TreeFence::children_pending() const {
 
 void TreeFence::receive(FenceMessage message) {
   if (!message.error.empty()) {
-    for (int child : reducer_.tree().children(reducer_.self()))
-      send_(child, chunk_message(true, message.chunk, message.error));
+    send_(reducer_.tree().children(reducer_.self()),
+          chunk_message(true, message.chunk, message.error));
     failed_(message.chunk.epoch, message.error);
     return;
   }
@@ -49,17 +49,16 @@ std::vector<int> TreeFence::neighbors() const {
 void TreeFence::fail_down(uint64_t epoch, const std::string& message) {
   fence::Chunk chunk;
   chunk.epoch = epoch;
-  for (int child : reducer_.tree().children(reducer_.self()))
-    send_(child, chunk_message(true, chunk, message));
+  send_(reducer_.tree().children(reducer_.self()), chunk_message(true, chunk, message));
 }
 
 void TreeFence::run(std::vector<fence::Action> actions) {
   int parent = reducer_.tree().parent(reducer_.self());
   for (auto& action : actions) {
     if (auto* up = std::get_if<fence::SendUp>(&action)) {
-      send_(parent, chunk_message(false, up->chunk, ""));
+      send_({parent}, chunk_message(false, up->chunk, ""));
     } else if (auto* down = std::get_if<fence::SendDown>(&action)) {
-      send_(down->child, chunk_message(true, down->chunk, ""));
+      send_(down->children, chunk_message(true, down->chunk, ""));
     } else if (auto* done = std::get_if<fence::Complete>(&action)) {
       LAT_LOG(debug, "fence", launch_id_, ": fence ", done->epoch, " complete, ",
               done->merged.size(), " keys");

@@ -23,7 +23,8 @@ struct FenceMessage {
 
 class TreeFence : public Fence {
  public:
-  using SendFn = std::function<void(int node, rpc::Outgoing message)>;
+  // One message to each of `nodes` (encoded once however many they are).
+  using SendFn = std::function<void(const std::vector<int>& nodes, rpc::Outgoing message)>;
   using FailFn = std::function<void(uint64_t epoch, const std::string& message)>;
   TreeFence(net::Loop& loop, std::string launch_id, int self, fence::Tree tree, SendFn send,
             FenceCompleteFn complete, FailFn failed);

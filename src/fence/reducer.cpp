@@ -1,6 +1,6 @@
 // The fence reduction state machine (see reducer.hpp for the protocol and its invariants).
-// Stores are moved, never copied, on the way up; on the way down each chunk is copied once per
-// child beyond the first, which the separate SendDown messages need anyway.
+// Stores are moved, never copied, on the way up; on the way down each chunk is copied once, into
+// the assembly that completes the fence here, and goes to every child in one SendDown.
 #include "fence/reducer.hpp"
 
 #include <cassert>
@@ -128,8 +128,7 @@ KvList Reducer::merge_round() {
 }
 
 void Reducer::fan_out(Chunk chunk, std::vector<Action>& out) const {
-  for (size_t i = 0; i + 1 < children_.size(); ++i) out.emplace_back(SendDown{children_[i], chunk});
-  if (!children_.empty()) out.emplace_back(SendDown{children_.back(), std::move(chunk)});
+  if (!children_.empty()) out.emplace_back(SendDown{children_, std::move(chunk)});
 }
 
 void Reducer::complete(KvList merged, std::vector<Action>& out) {

@@ -21,8 +21,8 @@ namespace lattice::fence {
 struct SendUp {  // to the parent: one chunk of this node's subtree contribution
   Chunk chunk;
 };
-struct SendDown {  // one chunk of the merged store, to a child
-  int child;
+struct SendDown {  // one chunk of the merged store, to every child (one encoding for all)
+  std::vector<int> children;
   Chunk chunk;
 };
 struct Complete {  // hand the merged store to the local PMI server

@@ -1,6 +1,8 @@
 // The per-launch store with its limits and per-rank accounting (see kvs.hpp).
 #include "pmi/kvs.hpp"
 
+#include <algorithm>
+
 #include "base/strings.hpp"
 #include "pmi/text.hpp"
 
@@ -87,14 +89,70 @@ KvList Kvs::take_pending() {
   return out;
 }
 
-void Kvs::publish(const KvList& merged) {
-  for (const auto& [key, value] : merged)
-    if (!is_reserved_key(key)) visible_[key] = value;
+namespace {
+
+bool key_less(const std::pair<std::string, std::string>& a,
+              const std::pair<std::string, std::string>& b) {
+  return a.first < b.first;
+}
+
+// One run, sorted, each key once (the last entry of a key wins, as in the store it came from).
+KvList as_run(KvList list) {
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [](const auto& kv) { return is_reserved_key(kv.first); }),
+             list.end());
+  if (!std::is_sorted(list.begin(), list.end(), key_less)) {
+    std::stable_sort(list.begin(), list.end(), key_less);
+  }
+  KvList out;
+  out.reserve(list.size());
+  for (auto& kv : list) {
+    if (!out.empty() && out.back().first == kv.first)
+      out.back().second = std::move(kv.second);
+    else
+      out.push_back(std::move(kv));
+  }
+  return out;
+}
+
+// `older` and `newer` merged into one run; on a clash `newer` wins. Strings are moved.
+KvList merge_runs(KvList older, KvList newer) {
+  KvList out;
+  out.reserve(older.size() + newer.size());
+  auto a = older.begin(), b = newer.begin();
+  while (a != older.end() || b != newer.end()) {
+    if (b == newer.end() || (a != older.end() && a->first < b->first)) {
+      out.push_back(std::move(*a++));
+    } else {
+      if (a != older.end() && a->first == b->first) ++a;  // replaced by the newer value
+      out.push_back(std::move(*b++));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void Kvs::publish(KvList merged) {
+  KvList run = as_run(std::move(merged));
+  if (run.empty()) return;
+  runs_.push_back(std::move(run));
+  // Like a binary counter: a run at least half the size of the one before it is merged into
+  // that one, so each key is moved O(log keys) times over the launch, never hashed.
+  while (runs_.size() >= 2 && runs_[runs_.size() - 2].size() <= 2 * runs_.back().size()) {
+    KvList newer = std::move(runs_.back());
+    runs_.pop_back();
+    runs_.back() = merge_runs(std::move(runs_.back()), std::move(newer));
+  }
 }
 
 const std::string* Kvs::get(std::string_view key) const {
-  auto it = visible_.find(std::string(key));
-  return it == visible_.end() ? nullptr : &it->second;
+  for (auto run = runs_.rbegin(); run != runs_.rend(); ++run) {  // newest first
+    auto it = std::lower_bound(run->begin(), run->end(), key,
+                               [](const auto& kv, std::string_view k) { return kv.first < k; });
+    if (it != run->end() && it->first == key) return &it->second;
+  }
+  return nullptr;
 }
 
 Status Kvs::put_node_attr(int rank, std::string_view key, std::string_view value) {

@@ -43,7 +43,10 @@ class Kvs {
   // Puts since the previous call, in first-put order, each key once with its latest value.
   KvList take_pending();
   // The merged store of a completed fence: its client entries become visible (last one wins).
-  void publish(const KvList& merged);
+  // The store is kept whole as a sorted run (the tree's merged stores arrive sorted): no key is
+  // hashed or copied on the way in, and runs are merged as they pile up (see kvs.cpp).
+  void publish(KvList merged);
+  // Valid until the next publish.
   const std::string* get(std::string_view key) const;
 
   // Node attributes: node-local, visible at once, charged to the putting rank's budget.
@@ -62,7 +65,9 @@ class Kvs {
   };
 
   Limits limits_;
-  std::unordered_map<std::string, std::string> visible_;
+  // Published stores, oldest first; each sorted by key with each key once. Sizes shrink from
+  // first to last by at least half, so there are O(log keys) of them.
+  std::vector<KvList> runs_;
   std::unordered_map<std::string, std::string> node_attrs_;
   KvList pending_;
   std::unordered_map<std::string, size_t> pending_index_;  // key -> position in pending_

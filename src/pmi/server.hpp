@@ -95,7 +95,7 @@ class Server {
   void eof(ConnId conn);
   // Every rank's puts of fence `epoch` on every node: they become visible and the parked ranks
   // are answered. Only the next unfinished announced epoch is accepted.
-  void fence_complete(uint64_t epoch, const KvList& merged);
+  void fence_complete(uint64_t epoch, KvList merged);  // the store is moved in
   // Ranks parked in `epoch` (or earlier) get rc != 0 with `message`; later entries into an
   // epoch up to this one are refused at once.
   void fence_failed(uint64_t epoch, const std::string& message);

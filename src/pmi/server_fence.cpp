@@ -40,7 +40,7 @@ void Server::announce_if_ready() {
   hooks_.fence_ready(next, kvs_.take_pending());
 }
 
-void Server::fence_complete(uint64_t epoch, const KvList& merged) {
+void Server::fence_complete(uint64_t epoch, KvList merged) {
   try {
     if (epoch != completed_epoch_ + 1 || epoch > announced_epoch_ || epoch <= failed_epoch_) {
       LAT_LOG(warn, "pmi", info_.jobid, ": ignoring completion of fence ", epoch, " (announced ",
@@ -48,11 +48,11 @@ void Server::fence_complete(uint64_t epoch, const KvList& merged) {
       return;
     }
     completed_epoch_ = epoch;
-    kvs_.publish(merged);
     std::map<int, RingValues> ring;
     if (std::any_of(slots_.begin(), slots_.end(),
                     [](const Slot& s) { return s.parked && s.parked->kind == FenceKind::ring; }))
       ring = ring_outputs(ring_inputs(merged));
+    kvs_.publish(std::move(merged));
     for (Slot& slot : slots_)
       if (slot.parked && slot.fences_entered == epoch) answer_parked(slot, ring);
   } catch (const std::exception& e) {

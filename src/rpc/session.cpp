@@ -168,12 +168,28 @@ uint64_t Session::call(Outgoing msg, uint64_t deadline_ms, ResponseCallback cb) 
   return request_id;
 }
 
-void Session::notify(Outgoing msg) {
+Result<std::string> encode_notification(Outgoing& msg, uint64_t max_message_bytes) {
   auto envelope = msg.envelope();
   envelope.setRequestId(0);
   envelope.setIsResponse(false);
-  auto sent = send(msg);
-  if (!sent) LAT_LOG(error, "rpc", "notification not sent: ", sent.error().message);
+  return encode_frame(msg.message(), max_message_bytes);
+}
+
+void Session::notify(Outgoing msg) {
+  auto frame = encode_notification(msg, max_message_bytes_);
+  if (frame)
+    notify_encoded(std::move(frame.value()));
+  else
+    LAT_LOG(error, "rpc", "notification not sent: ", frame.error().message);
+}
+
+void Session::notify_encoded(std::string frame) {
+  if (closed_reason_) {
+    LAT_LOG(debug, "rpc", "message dropped: ", *closed_reason_);
+    return;
+  }
+  transport_.write(std::move(frame));
+  if (counts_) ++counts_->sent;
 }
 
 void Session::respond(uint64_t request_id, Outgoing msg) {

@@ -17,10 +17,17 @@ def pmi2_checks(n, rounds):
 
 
 def pmi2_bench(c):
+    """Both benchmark modes the bench script relies on: the round, and the fence alone (over 2
+    local agents, so its samples cross the tree)."""
     r = c.run_launch(["-n", "4", prog("pmi2_client"), "--bench", "5", "--size", "1000"])
     expect_status(r, 0)
-    check(re.search(r"ranks=4 rounds=5 size=1000 p50_us=\d+ p99_us=\d+", r.out),
+    check(re.search(r"pmi2 bench: ranks=4 rounds=5 size=1000 p50_us=\d+ p99_us=\d+", r.out),
           f"no p50/p99 line\n{r.describe()}")
+    c.check_clean(r)
+    r = c.run_launch(["-N", "2", "-n", "4", prog("pmi2_client"), "--fence-bench", "5"])
+    expect_status(r, 0)
+    check(re.search(r"pmi2 fence: ranks=4 rounds=5 size=64 p50_us=\d+ p99_us=\d+", r.out),
+          f"no fence p50/p99 line\n{r.describe()}")
     c.check_clean(r)
 
 

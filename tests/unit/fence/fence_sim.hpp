@@ -173,7 +173,7 @@ class Sim {
         auto actions = r.from_parent(std::move(m.chunk));
         bool rejected = false;
         for (const auto& a : actions) {
-          d.forwarded += std::holds_alternative<SendDown>(a);
+          if (auto* down = std::get_if<SendDown>(&a)) d.forwarded += down->children.size();
           d.completed = d.completed || std::holds_alternative<Complete>(a);
           rejected = rejected || std::holds_alternative<Reject>(a);
         }
@@ -192,7 +192,7 @@ class Sim {
         send(Message::up, node, tree_.parent(node), std::move(up->chunk));
       } else if (auto* down = std::get_if<SendDown>(&action)) {
         down_chunk_count[down->chunk.epoch] = down->chunk.count;
-        send(Message::down, node, down->child, std::move(down->chunk));
+        for (int child : down->children) send(Message::down, node, child, down->chunk);
       } else if (auto* done = std::get_if<Complete>(&action)) {
         REQUIRE(completed[node].count(done->epoch) == 0);
         completed[node][done->epoch] = std::move(done->merged);

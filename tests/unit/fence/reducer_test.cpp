@@ -61,9 +61,8 @@ TEST_CASE("reducer: the root merges children in order, then itself, and fans out
 
   const KvList merged{{"c2", "x"}, {"j", "from2"}, {"k", "root"}};
   auto downs = only<SendDown>(actions);
-  REQUIRE(downs.size() == 2);
-  CHECK(downs[0].child == 1);
-  CHECK(downs[1].child == 2);
+  REQUIRE(downs.size() == 1);  // one chunk, one action, both children
+  CHECK(downs[0].children == std::vector<int>{1, 2});
   for (const auto& d : downs) {
     CHECK(d.chunk.epoch == 1);
     CHECK(d.chunk.count == 1);
@@ -113,7 +112,7 @@ TEST_CASE("reducer: an intermediate node forwards each chunk as it arrives") {
     auto actions = mid.from_parent(c);
     auto downs = only<SendDown>(actions);
     REQUIRE(downs.size() == 1);
-    CHECK(downs[0].child == 2);
+    CHECK(downs[0].children == std::vector<int>{2});
     CHECK(downs[0].chunk.index == i);
     CHECK(downs[0].chunk.entries == c.entries);
     CHECK(only<Complete>(actions).size() == (i == 1 ? 1u : 0u));

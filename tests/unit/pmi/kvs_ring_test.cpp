@@ -2,6 +2,9 @@
 // PMIX_Ring computation.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
+
 #include "pmi/kvs.hpp"
 #include "pmi/ring.hpp"
 
@@ -36,6 +39,36 @@ TEST_CASE("kvs: reserved keys travel but are never visible") {
   kvs.publish(pending);
   CHECK(kvs.get(pending[0].first) == nullptr);
   CHECK_FALSE(check_key(pending[0].first, Limits{}).ok());  // no client can name it
+}
+
+TEST_CASE("kvs: many fences, unsorted and overlapping stores: the newest value of every key") {
+  // Checked against a plain map fed the same stores, so the run merging (kvs.cpp) shows no
+  // lost, stale or duplicated key however the fences pile up.
+  Kvs kvs{Limits{}};
+  std::map<std::string, std::string> model;
+  unsigned seed = 7;
+  auto next = [&seed] { return seed = seed * 1103515245u + 12345u; };
+  for (int fence = 0; fence < 300; ++fence) {
+    KvList store;
+    size_t n = next() % 40;  // including empty fences
+    for (size_t i = 0; i < n; ++i) {
+      std::string key = "k" + std::to_string(next() % 500);
+      std::string value = std::to_string(fence) + "." + std::to_string(i);
+      store.emplace_back(key, value);
+      model[key] = value;  // within a store, the later entry of a key wins
+    }
+    if (fence % 3 == 0)  // sorted as the tree delivers stores (stably: duplicates keep order)
+      std::stable_sort(store.begin(), store.end(),
+                       [](auto& a, auto& b) { return a.first < b.first; });
+    kvs.publish(store);
+    if (fence % 50 == 49)
+      for (const auto& [key, value] : model) {
+        REQUIRE_MESSAGE(kvs.get(key), key);
+        CHECK(*kvs.get(key) == value);
+      }
+  }
+  CHECK(kvs.get("k500") == nullptr);
+  CHECK(kvs.get("") == nullptr);
 }
 
 TEST_CASE("kvs: key and value checks") {
