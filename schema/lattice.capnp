@@ -199,6 +199,16 @@ struct LaunchTimings {
   firstInitUs @1 :UInt64;        # first local rank's PMI init
   lastFinalizeUs @2 :UInt64;     # last local rank's PMI finalize
   exitedUs @3 :UInt64;           # last local rank exited
+  fences @4 :List(FenceTimings); # this node's latest fences (at most 64), oldest first
+}
+
+struct FenceTimings {
+  # One fence on one node, microseconds since the agent received LaunchProcesses (0: not reached).
+  epoch @0 :UInt64;
+  enteredUs @1 :UInt64;          # the last local rank entered it
+  reducedUs @2 :UInt64;          # the subtree's contributions were in and merged (sent up or down)
+  storeUs @3 :UInt64;            # the whole merged store was in
+  releasedUs @4 :UInt64;         # the local ranks had their answers
 }
 
 struct LaunchEnded {

@@ -4,6 +4,7 @@
 #include "admin/status.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "base/strings.hpp"
 
@@ -59,6 +60,17 @@ std::string render_launch(const LaunchRow& l) {
                compress_ranges(l.fence_waiting_for), '\n');
   if (!l.children_pending.empty())
     out += cat("  fence waiting for child nodes ", compress_ranges(l.children_pending), '\n');
+  for (const FenceRow& f : l.last_fence) {
+    auto ms = [](uint64_t us) {
+      if (!us) return std::string("-");
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(us) / 1e3);
+      return std::string(buf);
+    };
+    out += cat("  last fence ", f.epoch, " (since the launch arrived): last rank in ",
+               ms(f.entered_us), ", merged ", ms(f.reduced_us), ", store in ", ms(f.store_us),
+               ", released ", ms(f.released_us), '\n');
+  }
   std::vector<std::vector<std::string>> rows{
       {"RANK", "PID", "PMI-STATE", "LAST-CMD", "IDLE", "FENCE"}};
   for (const auto& r : l.ranks)

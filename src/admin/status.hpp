@@ -19,6 +19,13 @@ struct RankRow {
   uint64_t fence_epoch = 0;  // fences this rank has entered
 };
 
+// The latest fence's phases on this node, microseconds since the launch request arrived (0: not
+// reached yet).
+struct FenceRow {
+  uint64_t epoch = 0;
+  uint64_t entered_us = 0, reduced_us = 0, store_us = 0, released_us = 0;
+};
+
 struct LaunchRow {
   std::string launch_id;
   int node_index = 0;
@@ -29,6 +36,7 @@ struct LaunchRow {
   std::vector<int> children_pending;   // child node indexes whose fence part has not arrived
   std::vector<RankRow> ranks;
   uint64_t age_ms = 0;
+  std::vector<FenceRow> last_fence;  // empty, or the latest fence seen here
 };
 
 struct AgentStatus {

@@ -64,6 +64,11 @@ admin::AgentStatus Agent::status() {
     row.fence_waiting_for = launch.pmi().ranks_not_in_fence();
     row.children_pending = launch.fence_children_pending();
     row.age_ms = launch.age_ms();
+    if (!launch.fence_phases().fences().empty()) {
+      const FencePhases& f = launch.fence_phases().fences().back();
+      row.last_fence.push_back(
+          admin::FenceRow{f.epoch, f.entered_us, f.reduced_us, f.store_us, f.released_us});
+    }
     auto pids = launch.rank_pids();
     uint64_t now = environment_.clock->now_ms();
     for (const auto& rank : launch.pmi().status()) {

@@ -85,8 +85,11 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       exec_reaper_(loop),
       name_timer_(loop) {
   auto complete = [this](uint64_t epoch, pmi::KvList merged) {
-    if (spec_.pmix) return pmix_fence_complete(epoch, merged);
-    pmi_.fence_complete(epoch, std::move(merged));
+    if (spec_.pmix)
+      pmix_fence_complete(epoch, merged);
+    else
+      pmi_.fence_complete(epoch, std::move(merged));
+    fence_phase(epoch, FencePhase::released);
   };
   if (spec_.nnodes() == 1) {
     fence_ = std::make_unique<LocalFence>(loop, complete);
@@ -104,7 +107,8 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
           else
             pmi_.fence_failed(epoch, message);
           run(policy_.fence_failed_above(epoch, message));
-        });
+        },
+        [this](uint64_t epoch, FencePhase phase) { fence_phase(epoch, phase); });
     tree_fence_ = tree.get();
     fence_ = std::move(tree);
   }
@@ -368,6 +372,7 @@ void Launch::end(const std::optional<Failure>& failure) {
   socket_listener_.reset();  // removes the socket file
   port_listener_.reset();
   if (!launch_dir_.empty()) remove_launch_dir(launch_dir_);
+  times_.fences.assign(fence_phases_.fences().begin(), fence_phases_.fences().end());
   sink_.ended(*this, failure, stragglers_, times_);
 }
 
@@ -409,6 +414,10 @@ std::optional<proc::RankEnvInput::Cxi> Launch::cxi_environment() const {
   const auto& c = *spec_.cxi;
   return proc::RankEnvInput::Cxi{c.vni, c.svc_id,
                                  reinterpret_cast<const char*>(c.auth_key_hex.data())};
+}
+
+void Launch::fence_phase(uint64_t epoch, FencePhase phase) {
+  fence_phases_.record(epoch, phase, elapsed_us());
 }
 
 uint64_t Launch::elapsed_us() const { return (env_.clock->now_ns() - started_ns_) / 1000; }

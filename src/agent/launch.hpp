@@ -13,6 +13,7 @@
 
 #include "agent/exec_door.hpp"
 #include "agent/fence.hpp"
+#include "agent/fence_phases.hpp"
 #include "agent/launch_spec.hpp"
 #include "agent/name_registry.hpp"
 #include "agent/peer_links.hpp"
@@ -46,6 +47,7 @@ struct Straggler {
 
 struct LaunchTimes {  // microseconds since the request arrived; 0 = not yet
   uint64_t spawned_us = 0, first_init_us = 0, last_finalize_us = 0, exited_us = 0;
+  std::vector<FencePhases> fences;  // the latest fences' phases (FencePhaseLog), at the end
 };
 
 // A PMIx direct modex between agents: a question (rank's data, please) or its answer.
@@ -218,6 +220,12 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   Rank* find_rank(int rank);
   std::string where(int rank) const;  // "rank 3 on n1"
   uint64_t elapsed_us() const;
+  void fence_phase(uint64_t epoch, FencePhase phase);
+
+ public:
+  const FencePhaseLog& fence_phases() const { return fence_phases_; }
+
+ private:
   // The launch's CXI credentials as rank environments carry them (none without CXI).
   std::optional<proc::RankEnvInput::Cxi> cxi_environment() const;
 
@@ -243,6 +251,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::map<policy::TimerId, std::unique_ptr<net::Timer>> timers_;  // the policy's, by name
   std::vector<Straggler> stragglers_;  // snapshot taken when a fence timeout ended the launch
   LaunchTimes times_;
+  FencePhaseLog fence_phases_;
   int finalized_ = 0;
   // PMIx launches: the server (null otherwise), and this node's fences in flight by epoch.
   pmix::Server* pmix_ = nullptr;

@@ -96,6 +96,7 @@ void Launch::send(pmi::ConnId conn, std::string bytes) {
 void Launch::fence_ready(uint64_t epoch, pmi::KvList local_puts) {
   LAT_LOG(debug, "fence", spec_.launch_id, ": local ranks entered fence ", epoch, " with ",
           local_puts.size(), " puts");
+  fence_phase(epoch, FencePhase::entered);
   fence_->enter(epoch, std::move(local_puts));
 }
 

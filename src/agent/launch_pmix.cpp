@@ -52,6 +52,7 @@ void Launch::fence_entered(pmix::FenceCall call) {
   LAT_LOG(debug, "fence", spec_.launch_id, ": PMIx fence ", epoch, " entered with ",
           call.data.size(), " bytes");
   pmix_fences_.emplace(epoch, std::make_pair(std::move(call), env_.clock->now_ms()));
+  fence_phase(epoch, FencePhase::entered);
   fence_->enter(epoch, std::move(contribution));
 }
 

@@ -6,11 +6,12 @@
 namespace lattice::agent {
 
 TreeFence::TreeFence(net::Loop& loop, std::string launch_id, int self, fence::Tree tree,
-                     SendFn send, FenceCompleteFn complete, FailFn failed)
+                     SendFn send, FenceCompleteFn complete, FailFn failed, PhaseFn phase)
     : launch_id_(std::move(launch_id)),
       reducer_(self, std::move(tree)),
       send_(std::move(send)),
       failed_(std::move(failed)),
+      phase_(std::move(phase)),
       queue_(loop, std::move(complete)) {}
 
 void TreeFence::enter(uint64_t epoch, pmi::KvList puts) {
@@ -56,12 +57,16 @@ void TreeFence::run(std::vector<fence::Action> actions) {
   int parent = reducer_.tree().parent(reducer_.self());
   for (auto& action : actions) {
     if (auto* up = std::get_if<fence::SendUp>(&action)) {
+      if (up->chunk.index == 0) phase_(up->chunk.epoch, FencePhase::reduced);
       send_({parent}, chunk_message(false, up->chunk, ""));
     } else if (auto* down = std::get_if<fence::SendDown>(&action)) {
+      if (parent < 0 && down->chunk.index == 0) phase_(down->chunk.epoch, FencePhase::reduced);
       send_(down->children, chunk_message(true, down->chunk, ""));
     } else if (auto* done = std::get_if<fence::Complete>(&action)) {
       LAT_LOG(debug, "fence", launch_id_, ": fence ", done->epoch, " complete, ",
               done->merged.size(), " keys");
+      if (parent < 0) phase_(done->epoch, FencePhase::reduced);  // a root without children
+      phase_(done->epoch, FencePhase::store);
       queue_.push(done->epoch, std::move(done->merged));
     } else if (auto* reject = std::get_if<fence::Reject>(&action)) {
       LAT_LOG(warn, "fence", launch_id_, ": rejected a message from node ", reject->from,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "agent/fence.hpp"
+#include "agent/fence_phases.hpp"
 #include "fence/reducer.hpp"
 #include "rpc/session.hpp"
 
@@ -26,8 +27,11 @@ class TreeFence : public Fence {
   // One message to each of `nodes` (encoded once however many they are).
   using SendFn = std::function<void(const std::vector<int>& nodes, rpc::Outgoing message)>;
   using FailFn = std::function<void(uint64_t epoch, const std::string& message)>;
+  // Fence `epoch` reached `phase` here (reduced: contributions merged; store: all of the
+  // merged store in).
+  using PhaseFn = std::function<void(uint64_t epoch, FencePhase phase)>;
   TreeFence(net::Loop& loop, std::string launch_id, int self, fence::Tree tree, SendFn send,
-            FenceCompleteFn complete, FailFn failed);
+            FenceCompleteFn complete, FailFn failed, PhaseFn phase);
 
   void enter(uint64_t epoch, pmi::KvList puts) override;
   std::vector<int> children_pending() const override;
@@ -46,6 +50,7 @@ class TreeFence : public Fence {
   fence::Reducer reducer_;
   SendFn send_;
   FailFn failed_;
+  PhaseFn phase_;
   CompletionQueue queue_;
 };
 

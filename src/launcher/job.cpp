@@ -85,7 +85,8 @@ Job::~Job() = default;
 
 double Job::now_ms() const { return static_cast<double>(clock_.now_ns() - start_ns_) / 1e6; }
 
-void Job::start() {
+void Job::start(double resolve_ms) {
+  resolve_ms_ = resolve_ms;
   // Node ids known in advance: the credentials are asked for first, and come while the links
   // come up.
   if (std::all_of(nodes_.begin(), nodes_.end(), [](const Node& x) { return x.address.name_known; }))
@@ -337,12 +338,14 @@ std::string Job::final_report() const {
     out += cat("lattice: exit statuses: ", summarize_exits(ranks_, layout_.ntasks), '\n');
   if (options_.verbose) {
     Timings t;
+    t.resolve = resolve_ms_;
     t.connect = connected_ms_;
     if (cxi_) t.credentials = cxi_->provision_ms();
     double accepted = -1, spawned = -1, first_init = -1, last_fin = -1, exited = -1;
     for (const auto& node : nodes_) {
       if (node.sent_ms < 0) continue;
       accepted = std::max(accepted, node.accepted_ms);
+      t.sent = std::max(t.sent, node.sent_ms);
       double base = node.sent_ms;  // agent times count from the request's arrival
       const wire::NodeTimes& nt = node.times;
       if (nt.spawned_us) spawned = std::max(spawned, base + nt.spawned_us / 1e3);
@@ -359,6 +362,17 @@ std::string Job::final_report() const {
     t.exit = exited;
     t.total = now_ms();
     out += format_timings(t);
+    std::vector<NodeFence> fences;
+    for (const auto& node : nodes_) {
+      if (node.sent_ms < 0) continue;
+      auto at = [&](uint64_t us) {
+        return us ? node.sent_ms + static_cast<double>(us) / 1e3 : -1.0;
+      };
+      for (const auto& f : node.times.fences)
+        fences.push_back(NodeFence{f.epoch, node.address.node_id, at(f.entered_us),
+                                   at(f.reduced_us), at(f.store_us), at(f.released_us)});
+    }
+    out += format_fence_phases(fences);
     out += cat("lattice: messages to and from agents: ", counts_.sent, " sent, ", counts_.received,
                " received\n");
   }

@@ -44,7 +44,8 @@ class Job {
       Request request, std::function<void()> done, CxiLease* cxi = nullptr);
   ~Job();
 
-  void start();
+  // `resolve_ms`: what the launcher spent before the job started (for -v).
+  void start(double resolve_ms = -1);
   // SIGINT/SIGTERM to the launcher: forwarded to every rank; a second SIGINT aborts.
   void signal(int signum);
   int exit_code() const;
@@ -99,6 +100,7 @@ class Job {
   net::Timer heartbeat_timer_;
   uint64_t start_ns_;
   double connected_ms_ = -1;
+  double resolve_ms_ = -1;
   size_t accepted_ = 0;
   std::unique_ptr<InputSource> input_;  // the launcher's stdin (--input), once all accepted
   CxiLease* cxi_;                       // null: the launch runs without CXI

@@ -61,6 +61,8 @@ int admin_main(const std::vector<std::string>& args) {
 }
 
 int launch_main(const std::vector<std::string>& args) {
+  MonotonicClock clock;
+  const uint64_t began_ns = clock.now_ns();
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
     std::fputs(kLaunchUsage, stdout);
     return 0;
@@ -117,7 +119,6 @@ int launch_main(const std::vector<std::string>& args) {
     if (auto parsed_level = parse_log_level(level)) set_log_level(*parsed_level);
   if (!fabric->note.empty()) LAT_LOG(debug, "fabric", fabric->note);
   net::Loop loop;
-  MonotonicClock clock;
   std::unique_ptr<LocalAgents> local;
   std::unique_ptr<Job> job;
   int early_exit = -1;  // set when the launch never started
@@ -141,7 +142,7 @@ int launch_main(const std::vector<std::string>& args) {
   auto run_job = [&](std::vector<AgentAddress> agents) {
     job = std::make_unique<Job>(loop, clock, options, *key, *layout, std::move(agents),
                                 std::move(request), end, lease.get());
-    job->start();
+    job->start(static_cast<double>(clock.now_ns() - began_ns) / 1e6);
   };
 
   std::vector<std::unique_ptr<net::SignalWatcher>> signals;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "base/strings.hpp"
 #include "proc/exit_status.hpp"
@@ -71,9 +72,64 @@ std::string format_timings(const Timings& t) {
     return std::string(buf);
   };
   std::string cxi = t.credentials < 0 ? "" : cat(", CXI credentials ", ms(t.credentials));
-  return cat("lattice: timing: connect ", ms(t.connect), cxi, ", fan-out ", ms(t.fan_out),
-             ", spawn ", ms(t.spawn), ", first PMI init ", ms(t.first_init), ", last finalize ",
-             ms(t.last_finalize), ", exit ", ms(t.exit), ", total ", ms(t.total), '\n');
+  return cat("lattice: timing: resolve ", ms(t.resolve), " before; connect ", ms(t.connect), cxi,
+             ", requests sent ", ms(t.sent), ", fan-out ", ms(t.fan_out), ", spawn ", ms(t.spawn),
+             ", first PMI init ", ms(t.first_init), ", last finalize ", ms(t.last_finalize),
+             ", exit ", ms(t.exit), ", total ", ms(t.total), '\n');
+}
+
+std::string format_fence_phases(const std::vector<NodeFence>& fences) {
+  struct Phase {
+    double at = -1;
+    std::string node;
+  };
+  struct Fence {
+    Phase entered, reduced, store, released;
+  };
+  std::map<uint64_t, Fence> by_epoch;
+  auto latest = [](Phase& p, double at, const std::string& node) {
+    if (at > p.at) p = Phase{at, node};
+  };
+  for (const auto& f : fences) {
+    Fence& x = by_epoch[f.epoch];
+    latest(x.entered, f.entered, f.node);
+    latest(x.reduced, f.reduced, f.node);
+    latest(x.store, f.store, f.node);
+    latest(x.released, f.released, f.node);
+  }
+  auto critical = [](const Fence& f) {
+    return f.released.at >= 0 && f.entered.at >= 0 ? f.released.at - f.entered.at : -1.0;
+  };
+  std::vector<uint64_t> shown;
+  for (const auto& [epoch, f] : by_epoch) shown.push_back(epoch);
+  if (shown.size() > 3) {
+    uint64_t slowest = shown.front();
+    for (uint64_t e : shown)
+      if (critical(by_epoch[e]) > critical(by_epoch[slowest])) slowest = e;
+    uint64_t last = shown.back();
+    shown = slowest == last ? std::vector<uint64_t>{last} : std::vector<uint64_t>{slowest, last};
+  }
+  auto phase = [](const char* name, const Phase& p) {
+    if (p.at < 0) return std::string();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f ms", p.at);
+    return cat(", ", name, ' ', buf, " (", p.node, ')');
+  };
+  std::string out;
+  for (uint64_t e : shown) {
+    const Fence& f = by_epoch[e];
+    char path[64] = "-";
+    if (critical(f) >= 0) std::snprintf(path, sizeof path, "%.2f ms", critical(f));
+    out +=
+        cat("lattice: fence ", e,
+            by_epoch.size() > 3 && e != by_epoch.rbegin()->first ? " (slowest)" : "",
+            ": critical path ", path, phase("last rank in", f.entered), phase("merged", f.reduced),
+            phase("store in", f.store), phase("released", f.released), '\n');
+  }
+  if (by_epoch.size() > shown.size())
+    out += cat("lattice: fences: ", by_epoch.size(), " timed (", by_epoch.begin()->first, " to ",
+               by_epoch.rbegin()->first, ")\n");
+  return out;
 }
 
 }  // namespace lattice::launcher

@@ -44,11 +44,23 @@ std::string summarize_exits(const std::map<int, RankResult>& ranks, int world_si
 // Prefixes every line of `data` with "RANK: ".
 std::string label_lines(int rank, const std::string& data);
 
-struct Timings {  // milliseconds since the launcher started the launch; <0 = unknown
-  double connect = -1, fan_out = -1, spawn = -1, first_init = -1, last_finalize = -1, exit = -1,
-         total = -1;
+struct Timings {        // milliseconds since the launcher started the launch; <0 = unknown
+  double resolve = -1;  // before that: options, layout, user, environment, key, local agents
+  double connect = -1, sent = -1, fan_out = -1, spawn = -1, first_init = -1, last_finalize = -1,
+         exit = -1, total = -1;
   double credentials = -1;  // the fabric manager's CXI service and key, when the launch has them
 };
 std::string format_timings(const Timings& t);
+
+// One fence on one node, on the launcher's clock (ms since the launch began; <0: not reached).
+struct NodeFence {
+  uint64_t epoch = 0;
+  std::string node;
+  double entered = -1, reduced = -1, store = -1, released = -1;
+};
+// -v: for the last fence and the slowest one (all of them when there are at most three), when
+// the last node reached each phase, which node that was, and the critical path (last rank
+// released minus last rank entered, over every node).
+std::string format_fence_phases(const std::vector<NodeFence>& fences);
 
 }  // namespace lattice::launcher

@@ -123,7 +123,13 @@ Ended decode_ended(schema::LaunchEnded::Reader m, const std::string& node_id) {
   Ended out;
   auto t = m.getTimings();
   out.times =
-      NodeTimes{t.getSpawnedUs(), t.getFirstInitUs(), t.getLastFinalizeUs(), t.getExitedUs()};
+      NodeTimes{t.getSpawnedUs(), t.getFirstInitUs(), t.getLastFinalizeUs(), t.getExitedUs(), {}};
+  // Bounded by the agent (64), and again here: a hostile agent's list costs what we keep.
+  for (auto f : t.getFences()) {
+    if (out.times.fences.size() >= kMaxFencesReported) break;
+    out.times.fences.push_back(NodeTimes::Fence{f.getEpoch(), f.getEnteredUs(), f.getReducedUs(),
+                                                f.getStoreUs(), f.getReleasedUs()});
+  }
   for (auto s : m.getStragglers())
     out.stragglers.push_back(Straggler{static_cast<int>(s.getRank()), node_id, s.getPmiState(),
                                        s.getLastCommand(), s.getIdleMs()});

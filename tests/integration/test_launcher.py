@@ -4,6 +4,7 @@ client, the per-launch Unix PMI socket (mode 0600, served, removed afterwards), 
 MPIEXEC_TIMEOUT), -K0, --alloc, --chdir, --output/--error files, --export, --input and --cpu-bind."""
 import glob
 import os
+import re
 import signal
 import socket
 import stat
@@ -97,9 +98,21 @@ def verbose_timings(c):
     expect_status(r, 0)
     lines = [l for l in r.err.splitlines() if l.startswith("lattice: timing:")]
     check(lines, f"no timing line\n{r.describe()}")
-    for part in ("connect", "fan-out", "spawn", "first PMI init", "last finalize", "exit", "total"):
+    for part in ("resolve", "connect", "requests sent", "fan-out", "spawn", "first PMI init",
+                 "last finalize", "exit", "total"):
         check(part in lines[0], f"timing line lacks '{part}': {lines[0]}")
     check("first PMI init -" not in lines[0], f"MPICH's init was not timed: {lines[0]}")
+    c.check_clean(r)
+    # Over 3 local agents, every fence's phases come back from every node: MPICH's fences are
+    # timed (last rank in, merged, store in, released) with the node that was last in each (on
+    # the launcher's clock, each node's times laid from when its request went out).
+    r = c.run_launch(["-N", "3", "-n", "3", "-v", prog("mpi_hello")])
+    expect_status(r, 0)
+    fences = [l for l in r.err.splitlines() if re.match(r"lattice: fence \d+", l)]
+    check(fences, f"no fence phase line\n{r.describe()}")
+    check(re.search(r"critical path [0-9.]+ ms, last rank in [0-9.]+ ms \(n\d\), merged [0-9.]+ ms "
+                    r"\(n\d\), store in [0-9.]+ ms \(n\d\), released [0-9.]+ ms \(n\d\)",
+                    fences[-1]), f"incomplete fence phases: {fences}")
     c.check_clean(r)
 
 

@@ -91,6 +91,17 @@ TEST_CASE("a pending fence says whom it waits for, compressed") {
   CHECK_FALSE(contains(handle_request("status", control), "waiting for"));
 }
 
+TEST_CASE("the latest fence's phases, and '-' for those not reached") {
+  FakeControl control;
+  LaunchRow l = launch("abc");
+  l.last_fence = {FenceRow{3, 12300, 12900, 0, 0}};
+  control.state = agent({l});
+  CHECK(
+      contains(handle_request("status", control),
+               "\n  last fence 3 (since the launch arrived): last rank in 12.3 ms, merged 12.9 ms, "
+               "store in -, released -\n"));
+}
+
 TEST_CASE("two launches, and asking for one of them") {
   FakeControl control;
   control.state = agent({launch("abc"), launch("def")});

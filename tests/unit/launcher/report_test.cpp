@@ -33,5 +33,22 @@ TEST_CASE("the timing line shows CXI provisioning only when the launch had it") 
   CHECK(lattice::launcher::format_timings(t).find("CXI") == std::string::npos);
   t.credentials = 2.25;
   CHECK(lattice::launcher::format_timings(t).find(
-            "connect 1.5 ms, CXI credentials 2.2 ms, fan-out") != std::string::npos);
+            "connect 1.5 ms, CXI credentials 2.2 ms, requests sent -") != std::string::npos);
+}
+
+TEST_CASE("fence phases: the latest node per phase, the critical path, last and slowest") {
+  using lattice::launcher::NodeFence;
+  std::vector<NodeFence> few{{1, "n1", 10, 10.5, 11, 11.2}, {1, "n2", 10.4, 10.6, 11.3, 11.5}};
+  CHECK(lattice::launcher::format_fence_phases(few) ==
+        "lattice: fence 1: critical path 1.10 ms, last rank in 10.4 ms (n2), merged 10.6 ms (n2), "
+        "store in 11.3 ms (n2), released 11.5 ms (n2)\n");
+  std::vector<NodeFence> many;
+  for (uint64_t e = 1; e <= 5; ++e)  // fence 2 is the slow one
+    many.push_back(NodeFence{e, "n1", e * 10.0, -1, -1, e * 10.0 + (e == 2 ? 4 : 1)});
+  std::string out = lattice::launcher::format_fence_phases(many);
+  CHECK(out.find("lattice: fence 2 (slowest): critical path 4.00 ms") != std::string::npos);
+  CHECK(out.find("lattice: fence 5: critical path 1.00 ms") != std::string::npos);
+  CHECK(out.find("merged") == std::string::npos);  // a phase no node reached is left out
+  CHECK(out.find("lattice: fences: 5 timed (1 to 5)") != std::string::npos);
+  CHECK(lattice::launcher::format_fence_phases({}).empty());
 }
