@@ -62,9 +62,10 @@ TEST_CASE("kvs: many fences, unsorted and overlapping stores: the newest value o
                        [](auto& a, auto& b) { return a.first < b.first; });
     kvs.publish(store);
     if (fence % 50 == 49)
-      for (const auto& [key, value] : model) {
-        REQUIRE_MESSAGE(kvs.get(key), key);
-        CHECK(*kvs.get(key) == value);
+      for (const auto& entry : model) {  // not a structured binding: doctest's macros capture
+        const std::string* got = kvs.get(entry.first);
+        REQUIRE_MESSAGE(got, entry.first);
+        CHECK(*got == entry.second);
       }
   }
   CHECK(kvs.get("k500") == nullptr);
