@@ -246,20 +246,25 @@ def round_table(args):
 
 
 def rss_table(args):
+    """An agent's resident memory idle, and after launches of 8 and 64 MPICH ranks on it (what a
+    launch leaves behind: buffers, caches)."""
     agents = Agents(args.build, 1)
+    rows = []
     try:
         time.sleep(0.5)
-        idle = agents.rss_kb()[0]
-        timed([f"{args.build}/lattice", "launch", "--agents", agents.addrs[0], "-n", "8",
-               f"{args.build}/tests/programs/mpi_hello"], env=agents.launch_env())
-        after = agents.rss_kb()[0]
+        rows.append(("idle", agents.rss_kb()[0]))
+        for n in (8, 64):
+            timed([f"{args.build}/lattice", "launch", "--agents", agents.addrs[0], "-n", str(n),
+                   f"{args.build}/tests/programs/mpi_hello"], env=agents.launch_env())
+            time.sleep(0.3)
+            rows.append((f"after one {n}-rank launch", agents.rss_kb()[0]))
     finally:
         agents.close()
     print("\n### lattice-agentd memory\n")
     print("| state | RSS |")
     print("|---|---|")
-    print(f"| idle | {idle / 1024:.1f} MB |")
-    print(f"| after one 8-rank launch | {after / 1024:.1f} MB |")
+    for state, kb in rows:
+        print(f"| {state} | {kb / 1024:.1f} MiB |")
 
 
 def p50_p99(cmd, env=None):

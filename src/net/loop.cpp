@@ -19,6 +19,11 @@ void close_and_free(uv_handle_t* handle) {
 
 Loop& Loop::from(uv_loop_t* raw) { return *static_cast<Loop*>(raw->data); }
 
+char* Loop::read_buffer() {
+  if (!read_buffer_) read_buffer_.reset(new char[kReadBufferBytes]);
+  return read_buffer_.get();
+}
+
 Loop::Loop() : loop_(std::make_unique<uv_loop_t>()), idle_(std::make_unique<Handle<uv_idle_t>>()) {
   // Failing here means no epoll/eventfd: the process cannot do anything useful.
   if (uv_loop_init(raw()) != 0) std::abort();

@@ -3,6 +3,7 @@
 // defer() runs work on the next loop iteration, outside the caller's stack (no re-entrancy).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,6 +35,11 @@ class Loop {
   // True once the destructor has begun: completions of pending requests (connects, name
   // lookups) are dropped then, because their owners are already gone.
   bool closing() const { return closing_; }
+  // The one buffer every stream on this loop reads into: libuv fills it and the read callback
+  // consumes it before the loop reads anything else, so one per loop (allocated at the first
+  // read, never zero-filled) serves all, instead of 64 KiB per open stream.
+  static constexpr size_t kReadBufferBytes = 64 * 1024;
+  char* read_buffer();
 
  private:
   void run_deferred();
@@ -41,6 +47,7 @@ class Loop {
   std::unique_ptr<uv_loop_s> loop_;  // on the heap so that its type stays opaque here
   std::unique_ptr<Handle<uv_idle_s>> idle_;
   std::vector<std::function<void()>> deferred_;
+  std::unique_ptr<char[]> read_buffer_;
   bool closing_ = false;
 };
 

@@ -1,5 +1,5 @@
-// Stream: reads into one reusable buffer that is moved out while the read callback runs (so the
-// owner may destroy the Stream mid-callback without freeing the bytes under its feet), writes
+// Stream: reads into the loop's one read buffer (Loop::read_buffer: it outlives any Stream, so the
+// owner may destroy the Stream mid-callback without freeing the bytes under its feet); writes
 // own their bytes until libuv is done with them.
 #include "net/stream.hpp"
 
@@ -12,10 +12,6 @@
 
 namespace lattice::net {
 namespace {
-
-// One read's worth of buffer: a PMI frame or rpc chunk larger than this arrives in pieces, and
-// a chatty rank costs at most this much per read callback.
-constexpr size_t kReadBufferBytes = 64 * 1024;
 
 // A write in flight: the request and the bytes it points into, freed together.
 struct WriteReq {
@@ -64,8 +60,10 @@ void Stream::Io::on_alloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
     *buf = uv_buf_init(nullptr, 0);  // libuv reports UV_ENOBUFS, which on_read ignores
     return;
   }
-  self->read_buffer_.resize(kReadBufferBytes);
-  *buf = uv_buf_init(self->read_buffer_.data(), static_cast<unsigned>(self->read_buffer_.size()));
+  // One read's worth: a PMI frame or rpc chunk larger than this arrives in pieces, and a
+  // chatty rank costs at most this much per read callback.
+  *buf =
+      uv_buf_init(Loop::from(h->loop).read_buffer(), static_cast<unsigned>(Loop::kReadBufferBytes));
 }
 
 void Stream::Io::on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
@@ -77,12 +75,9 @@ void Stream::Io::on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
                  false);
     return;
   }
-  // The buffer and callbacks leave the Stream for the call: the owner may destroy it meanwhile.
-  std::string bytes = std::move(self->read_buffer_);
+  // The callbacks leave the Stream for the call: the owner may destroy it meanwhile.
   auto callbacks = self->callbacks_;
-  auto alive = self->self_;
   guarded("read", callbacks->on_read, std::string_view(buf->base, static_cast<size_t>(n)));
-  if (*alive) (*alive)->read_buffer_ = std::move(bytes);  // reuse the allocation
 }
 
 void Stream::write(std::string bytes) {

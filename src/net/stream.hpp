@@ -75,7 +75,6 @@ class Stream {
   std::string peer_;
   std::shared_ptr<Callbacks> callbacks_;  // shared: kept alive while a callback runs
   std::shared_ptr<Stream*> self_;         // nulled by close(); deferred work checks it
-  std::string read_buffer_;
   size_t queued_ = 0;
   size_t write_limit_ = 0;  // 0 = unlimited
   bool ending_ = false;
