@@ -388,6 +388,42 @@ def fence_only_table(args):
               f"| {cell(row, 'hydra')} | {ratio} |")
 
 
+def agents_cpu_s(agents):
+    """utime + stime of every agent, in seconds."""
+    total = 0
+    for p in agents.procs:
+        with open(f"/proc/{p.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def idle_table(args):
+    """What an idle pool of agents costs: CPU per second of wall time, summed over the agents,
+    before any launch and after one launch over all of them (whose links and heartbeats stay)."""
+    m = 16 if args.quick else 256
+    window = 5 if args.quick else 10
+    agents = Agents(args.build, m)
+    rows = []
+    try:
+        for state in ("before any launch", "after a launch over all of them"):
+            if state.startswith("after"):
+                timed([f"{args.build}/lattice", "launch", "--agents", ",".join(agents.addrs), "-N",
+                       str(m), "-n", str(m), f"{args.build}/tests/programs/pmi2_client"],
+                      env=agents.launch_env())
+            time.sleep(5)  # let start-up (or the launch's ending) settle
+            c0, t0 = agents_cpu_s(agents), time.monotonic()
+            time.sleep(window)
+            rows.append((state, (agents_cpu_s(agents) - c0) / (time.monotonic() - t0) * 1000))
+    finally:
+        agents.close()
+    print(f"\n### Idle cost of {m} agents (CPU ms per second, all agents, over {window} s)\n")
+    print("| state | CPU |")
+    print("|---|---|")
+    for state, ms in rows:
+        print(f"| {state} | {ms:.1f} ms/s |")
+
+
 def fanout_once(build, agents, m):
     """One launch of /bin/true on each of m agents: (-v "fan-out" ms, -v "spawn" ms)."""
     p = subprocess.run([f"{build}/lattice", "launch", "-v", "--agents", ",".join(agents.addrs),
@@ -641,13 +677,14 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only",
                     choices=["e2e", "ompi", "round", "rss", "fence", "fanout", "sealing", "failing",
-                             "cxi", "fenceonly"])
+                             "cxi", "fenceonly", "idle"])
     args = ap.parse_args()
     if not HYDRA:
         print("note: mpiexec.hydra not found; Hydra columns will be empty", file=sys.stderr)
     tables = {"e2e": e2e_table, "ompi": ompi_table, "round": round_table, "rss": rss_table,
               "fence": fence_table, "fanout": fanout_table, "sealing": sealing_table,
-              "failing": failing_table, "cxi": cxi_table, "fenceonly": fence_only_table}
+              "failing": failing_table, "cxi": cxi_table, "fenceonly": fence_only_table,
+              "idle": idle_table}
     for name, fn in tables.items():
         if args.only in (None, name):
             fn(args)
