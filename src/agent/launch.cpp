@@ -12,6 +12,7 @@
 #include "agent/socket_dir.hpp"
 #include "agent/wire.hpp"
 #include "base/log.hpp"
+#include "base/wipe.hpp"
 #include "pmi/mapping.hpp"
 #include "proc/environment.hpp"
 #include "proc/executable.hpp"
@@ -245,7 +246,7 @@ Status Launch::spawn_rank(Rank& rank) {
   Rank* r = &rank;
   auto process =
       net::Process::spawn(loop_, spawn, [this, r](net::ExitInfo info) { on_exit(*r, info); });
-  proc::wipe_environment(spawn.env);
+  wipe(spawn.env);  // it may hold FI_CXI_AUTH_KEY
   if (!process) return process.error();
   rank.process = std::move(process.value());
   rank.pid = rank.process->pid();
@@ -372,7 +373,6 @@ void Launch::end(const std::optional<Failure>& failure) {
   socket_listener_.reset();  // removes the socket file
   port_listener_.reset();
   if (!launch_dir_.empty()) remove_launch_dir(launch_dir_);
-  times_.fences.assign(fence_phases_.fences().begin(), fence_phases_.fences().end());
   sink_.ended(*this, failure, stragglers_, times_);
 }
 
@@ -417,7 +417,7 @@ std::optional<proc::RankEnvInput::Cxi> Launch::cxi_environment() const {
 }
 
 void Launch::fence_phase(uint64_t epoch, FencePhase phase) {
-  fence_phases_.record(epoch, phase, elapsed_us());
+  times_.fences.record(epoch, phase, elapsed_us());
 }
 
 uint64_t Launch::elapsed_us() const { return (env_.clock->now_ns() - started_ns_) / 1000; }
@@ -437,21 +437,20 @@ std::string Launch::where(int rank) const { return cat("rank ", rank, " on ", en
 namespace lattice::agent {
 
 void Launch::send_to_node(int node, rpc::Outgoing message) {
-  const Peer& peer = spec_.peers[static_cast<size_t>(node)];
-  peers_.send(peer.node_id, peer.host, peer.port, std::move(message));
+  send_to_nodes({node}, std::move(message));
 }
 
 void Launch::send_to_nodes(const std::vector<int>& nodes, rpc::Outgoing message) {
   if (nodes.empty()) return;
-  if (nodes.size() == 1) return send_to_node(nodes.front(), std::move(message));
-  auto frame = rpc::encode_notification(message);
+  auto frame = rpc::encode_notification(message);  // once, however many nodes
   if (!frame) {
     LAT_LOG(error, "launch", spec_.launch_id, ": message not sent: ", frame.error().message);
     return;
   }
-  for (int node : nodes) {
-    const Peer& peer = spec_.peers[static_cast<size_t>(node)];
-    peers_.send_encoded(peer.node_id, peer.host, peer.port, *frame);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Peer& peer = spec_.peers[static_cast<size_t>(nodes[i])];
+    peers_.send_encoded(peer.node_id, peer.host, peer.port,
+                        i + 1 < nodes.size() ? std::string(*frame) : std::move(*frame));
   }
 }
 

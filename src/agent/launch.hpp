@@ -47,7 +47,7 @@ struct Straggler {
 
 struct LaunchTimes {  // microseconds since the request arrived; 0 = not yet
   uint64_t spawned_us = 0, first_init_us = 0, last_finalize_us = 0, exited_us = 0;
-  std::vector<FencePhases> fences;  // the latest fences' phases (FencePhaseLog), at the end
+  FencePhaseLog fences;  // the latest fences' phases
 };
 
 // A PMIx direct modex between agents: a question (rank's data, please) or its answer.
@@ -141,6 +141,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   const std::string& id() const { return spec_.launch_id; }
   const pmi::Server& pmi() const { return pmi_; }
   std::vector<int> fence_children_pending() const { return fence_->children_pending(); }
+  const FencePhaseLog& fence_phases() const { return times_.fences; }
   std::vector<std::pair<int, int>> rank_pids() const;  // (rank, pid)
   uint64_t age_ms() const;
   bool ended() const { return policy_.ended(); }
@@ -198,7 +199,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void spawn_all();
   Status spawn_rank(Rank& rank);
   void attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool is_stderr);
-  Status open_doors();  // the per-launch directory and socket, and the PMI_PORT listener
+  void feed_input(Rank& rank);  // a freshly spawned input rank gets the stdin held for it
+  Status open_doors();          // the per-launch directory and socket, and the PMI_PORT listener
   // A connection on the socket or the port, admitted only from the job's user (or root).
   void admit(std::unique_ptr<net::Stream> stream, Door door);
   void serve_pmi(std::unique_ptr<net::Stream> stream, Door door, std::optional<int> rank);
@@ -221,11 +223,6 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::string where(int rank) const;  // "rank 3 on n1"
   uint64_t elapsed_us() const;
   void fence_phase(uint64_t epoch, FencePhase phase);
-
- public:
-  const FencePhaseLog& fence_phases() const { return fence_phases_; }
-
- private:
   // The launch's CXI credentials as rank environments carry them (none without CXI).
   std::optional<proc::RankEnvInput::Cxi> cxi_environment() const;
 
@@ -251,7 +248,6 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::map<policy::TimerId, std::unique_ptr<net::Timer>> timers_;  // the policy's, by name
   std::vector<Straggler> stragglers_;  // snapshot taken when a fence timeout ended the launch
   LaunchTimes times_;
-  FencePhaseLog fence_phases_;
   int finalized_ = 0;
   // PMIx launches: the server (null otherwise), and this node's fences in flight by epoch.
   pmix::Server* pmix_ = nullptr;
@@ -273,11 +269,10 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::map<uint64_t, pmi::ConnId> name_waiting_;
   std::vector<std::pair<uint64_t, Result<std::string>>> names_ready_;  // answered at the head
   net::Timer name_timer_;
+  uint64_t name_tag_ = 0;
   // Stdin that came before its rank was spawned, and whether it has ended.
   std::string pending_input_;
   bool input_ended_ = false;
-  void feed_input(Rank& rank);
-  uint64_t name_tag_ = 0;
   std::optional<std::optional<Failure>> end_after_execs_;  // end() waits for running commands
 };
 

@@ -15,6 +15,7 @@
 #include "agent/launch_rank.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
+#include "base/wipe.hpp"
 #include "proc/environment.hpp"
 #include "secure/secret.hpp"
 
@@ -142,7 +143,7 @@ void Launch::run_exec(int for_node, uint64_t exec_id, const std::vector<std::str
     e->exit = info;
     exec_finished(*e);
   });
-  proc::wipe_environment(spawn.env);
+  wipe(spawn.env);  // it may hold FI_CXI_AUTH_KEY
   if (!process) {
     wire::ExecEvent failed{
         spec_.launch_id,

@@ -55,7 +55,7 @@ void PeerLinks::send_encoded(const std::string& node_id, const std::string& host
                              std::string frame) {
   Link& link = link_for(node_id, host, port);
   if (link.conn)
-    link.conn->session().notify_encoded(std::move(frame));
+    link.conn->session().send_encoded(std::move(frame));
   else
     link.waiting.push_back(std::move(frame));
 }
@@ -81,7 +81,7 @@ void PeerLinks::connected(const std::string& key, std::unique_ptr<net::Stream> s
       [this, key](const secure::Identity& peer) { established(key, peer); },
       [this, key](const Error& why) { lose(key, cat("connection closed (", why.message, ")")); });
   // The connection holds them until the handshake is done.
-  for (auto& frame : link.waiting) link.conn->session().notify_encoded(std::move(frame));
+  for (auto& frame : link.waiting) link.conn->session().send_encoded(std::move(frame));
   link.waiting.clear();
 }
 

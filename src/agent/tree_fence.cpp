@@ -60,12 +60,12 @@ void TreeFence::run(std::vector<fence::Action> actions) {
       if (up->chunk.index == 0) phase_(up->chunk.epoch, FencePhase::reduced);
       send_({parent}, chunk_message(false, up->chunk, ""));
     } else if (auto* down = std::get_if<fence::SendDown>(&action)) {
-      if (parent < 0 && down->chunk.index == 0) phase_(down->chunk.epoch, FencePhase::reduced);
       send_(down->children, chunk_message(true, down->chunk, ""));
     } else if (auto* done = std::get_if<fence::Complete>(&action)) {
       LAT_LOG(debug, "fence", launch_id_, ": fence ", done->epoch, " complete, ",
               done->merged.size(), " keys");
-      if (parent < 0) phase_(done->epoch, FencePhase::reduced);  // a root without children
+      // The root merges and completes in one step (its chunks go down just before this).
+      if (parent < 0) phase_(done->epoch, FencePhase::reduced);
       phase_(done->epoch, FencePhase::store);
       queue_.push(done->epoch, std::move(done->merged));
     } else if (auto* reject = std::get_if<fence::Reject>(&action)) {

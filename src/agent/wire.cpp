@@ -174,9 +174,10 @@ rpc::Outgoing launch_ended(const std::string& launch_id, int node_index,
   t.setFirstInitUs(times.first_init_us);
   t.setLastFinalizeUs(times.last_finalize_us);
   t.setExitedUs(times.exited_us);
-  auto fences = t.initFences(static_cast<unsigned>(times.fences.size()));
+  const auto& log = times.fences.fences();
+  auto fences = t.initFences(static_cast<unsigned>(log.size()));
   for (unsigned i = 0; i < fences.size(); ++i) {
-    const FencePhases& f = times.fences[i];
+    const FencePhases& f = log[i];
     fences[i].setEpoch(f.epoch);
     fences[i].setEnteredUs(f.entered_us);
     fences[i].setReducedUs(f.reduced_us);

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include "base/strings.hpp"
 
@@ -152,12 +151,16 @@ Status walk_document(std::string_view yaml_text, const std::string& source,
 }
 
 Result<std::string> read_config_text(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(cat("cannot read config file ", path));
-  std::stringstream text;
-  text << in.rdbuf();
+  // Read at most one byte past the limit: a larger file is refused without being held.
+  std::string text(kMaxConfigBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) return make_error(cat("cannot read config file ", path));
-  return text.str();
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxConfigBytes)
+    return make_error(cat("config file ", path, " is larger than ", kMaxConfigBytes, " bytes"));
+  return text;
 }
 
 }  // namespace lattice::config

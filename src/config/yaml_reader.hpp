@@ -76,6 +76,10 @@ Status read_document(std::string_view yaml_text, const std::string& source,
                            const std::string& path) { return keys[i].set(r, node, path, config); });
 }
 
+// Far beyond any configuration (the annotated examples are a few KiB): a larger file is a
+// mistake (or not a config file) and is refused before it is parsed.
+constexpr size_t kMaxConfigBytes = 1 << 20;
+
 // The whole file's text, or an error naming it.
 Result<std::string> read_config_text(const std::string& path);
 

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "base/strings.hpp"
+#include "base/wipe.hpp"
 
 namespace lattice::fabric {
 namespace {
@@ -48,7 +49,7 @@ void CxiClient::exchange(std::string method, std::string path, std::string body,
     std::string tries = attempt > 1 ? cat(" (", attempt, " attempts)") : "";
     if (outcome.transport != T::ok) return done(make_error(cat(what, outcome.error, tries)));
     std::string said = error_text(outcome.body);
-    secure::wipe(outcome.body);
+    wipe(outcome.body);
     done(make_error(cat(what, "HTTP ", outcome.status, said.empty() ? "" : ": ", said, tries)));
   });
 }
@@ -70,7 +71,7 @@ void CxiClient::provision(const ServiceRequest& request,
                  [this, id, vni, svc_id, done = std::move(done)](Result<HttpOutcome> auth) mutable {
                    Result<secure::Secret> key =
                        auth ? decode_auth_key(auth->body) : Result<secure::Secret>(auth.error());
-                   if (auth) secure::wipe(auth->body);
+                   if (auth) wipe(auth->body);
                    if (key) return done(CxiCredentials{id, vni, svc_id, std::move(key.value())});
                    std::string why = auth ? cat("fabric manager ", options_.url, ": GET ",
                                                 kServices, '/', id, "/auth: ", key.error().message)
@@ -84,8 +85,7 @@ void CxiClient::provision(const ServiceRequest& request,
 void CxiClient::release(const std::string& service_id, std::function<void(Status)> done) {
   exchange("DELETE", cat(kServices, '/', service_id), "", 1,
            [done = std::move(done)](Result<HttpOutcome> deleted) {
-             if (!deleted) return done(deleted.error());
-             done({});
+             done(deleted ? Status{} : Status(deleted.error()));
            });
 }
 

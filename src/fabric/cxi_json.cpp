@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/strings.hpp"
+#include "base/wipe.hpp"
 
 namespace lattice::fabric {
 namespace {
@@ -85,7 +86,7 @@ Result<secure::Secret> decode_auth_key(std::string_view body) {
     }
     if (ok) out = std::move(key);
   }
-  secure::wipe(hex);  // the parser's copy; the caller wipes the body
+  wipe(hex);  // the parser's copy; the caller wipes the body
   return out;
 }
 

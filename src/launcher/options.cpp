@@ -62,7 +62,7 @@ Result<int> positive(const std::string& flag, const std::string& value, int max)
 int LaunchOptions::ntasks() const {
   if (apps.size() == 1) return apps.front().ntasks;
   int total = 0;
-  for (const auto& app : apps) total += std::max(app.ntasks, 1);
+  for (const auto& app : apps) total += app.segment_ranks();
   return total;
 }
 
@@ -287,7 +287,7 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
   if (o.apps.back().program.empty())
     return make_error(cat("no program given after the last ':' (segment ", o.apps.size(), ")"));
   long total = 0;
-  for (const auto& app : o.apps) total += std::max(app.ntasks, 1);
+  for (const auto& app : o.apps) total += app.segment_ranks();
   if (total > kMaxCount)
     return make_error(cat("the segments ask for more than ", kMaxCount, " ranks"));
   for (size_t i = 0; i < o.agents.size(); ++i)

@@ -25,6 +25,8 @@ struct App {
   std::vector<std::pair<std::string, std::string>> env;  // --env: this app's ranks only
   std::string program;
   std::vector<std::string> args;
+  // Its ranks as one segment of several: -n, or 1 without it (as under mpiexec).
+  int segment_ranks() const { return ntasks > 0 ? ntasks : 1; }
 };
 
 struct LaunchOptions {

@@ -46,7 +46,7 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
       apps[a].setEntrypoint(app.program);
       set_list(apps[a].initArgs(static_cast<unsigned>(app.args.size())), app.args);
       set_env(apps[a].initEnv(static_cast<unsigned>(app.env.size())), app.env);
-      apps[a].setSize(static_cast<uint32_t>(std::max(app.ntasks, 1)));
+      apps[a].setSize(static_cast<uint32_t>(app.segment_ranks()));
     }
   }
   set_env(req.initAppSetup().initEnvironment(static_cast<unsigned>(request.exported.size())),

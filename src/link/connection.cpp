@@ -3,6 +3,7 @@
 #include "link/connection.hpp"
 
 #include "base/log.hpp"
+#include "base/wipe.hpp"
 
 namespace lattice::link {
 
@@ -67,14 +68,14 @@ void Connection::on_bytes(std::string_view bytes) {
     if (!open_) return;
   }
   if (!out.plaintext.empty()) session_.receive(out.plaintext);
-  secure::wipe(out.plaintext);  // a launch request's plaintext holds its CXI key
+  wipe(out.plaintext);  // a launch request's plaintext holds its CXI key
 }
 
 void Connection::write(std::string bytes) {
   if (!open_) return;
   if (channel_.established()) {
     stream_->write(channel_.seal(bytes));
-    secure::wipe(bytes);
+    wipe(bytes);
   } else if (unsent_.size() + bytes.size() > write_limit_)
     closed(make_error(
         cat("more than ", write_limit_, " bytes queued before the handshake completed")));

@@ -3,8 +3,6 @@
 // holds the rules for what a request may set.
 #include "proc/environment.hpp"
 
-#include <string.h>
-
 #include <algorithm>
 #include <map>
 
@@ -151,11 +149,6 @@ std::vector<std::string> rank_environment(const RankEnvInput& in) {
     out.insert(at, std::move(key));  // moves strings around, never their characters
   }
   return out;
-}
-
-void wipe_environment(std::vector<std::string>& env) {
-  for (auto& entry : env)
-    if (!entry.empty()) explicit_bzero(entry.data(), entry.size());
 }
 
 }  // namespace lattice::proc

@@ -51,7 +51,7 @@ struct RankEnvInput {
   std::vector<std::pair<std::string, std::string>> launch_env;
   // Slingshot CXI credentials, exported as libfabric's CXI provider and Slurm's and Flux's
   // Slingshot support name them. The key's hex goes into the block once, with no copy left
-  // behind in ordinary memory but the block itself (wipe_environment after the spawn).
+  // behind in ordinary memory but the block itself (lattice::wipe after the spawn).
   struct Cxi {
     uint32_t vni = 0;
     uint32_t svc_id = 0;
@@ -68,8 +68,5 @@ std::vector<std::pair<std::string, std::string>> merge_env(
 
 // "NAME=VALUE" strings sorted by name, each name once.
 std::vector<std::string> rank_environment(const RankEnvInput& in);
-
-// Zeroes an environment block once the child has it (it may hold FI_CXI_AUTH_KEY).
-void wipe_environment(std::vector<std::string>& env);
 
 }  // namespace lattice::proc

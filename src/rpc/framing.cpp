@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "base/strings.hpp"
+#include "base/wipe.hpp"
 #include "rpc/limits.hpp"
 
 namespace lattice::rpc {
@@ -69,14 +70,14 @@ void FrameDecoder::reserve(size_t bytes, size_t needed) {
   size_t grown = std::min(std::max(bytes, 2 * have), needed);
   auto bigger = kj::heapArray<capnp::word>(to_words(grown));
   std::memcpy(bigger.begin(), buffer_.begin(), filled_);
-  explicit_bzero(buffer_.begin(), filled_);  // messages may carry secrets (CXI keys)
+  wipe_bytes(buffer_.begin(), filled_);  // messages may carry secrets (CXI keys)
   buffer_ = std::move(bigger);
 }
 
 Result<kj::ArrayPtr<const capnp::word>> FrameDecoder::next(std::string_view& input) {
   if (failed_) return *failed_;
   if (delivered_) {
-    explicit_bzero(buffer_.begin(), filled_);  // the caller is done with it; it may hold a key
+    wipe_bytes(buffer_.begin(), filled_);  // the caller is done with it; it may hold a key
     delivered_ = false;
     filled_ = 0;
     if (buffer_.size() * kWordBytes > kRetainedBufferBytes)

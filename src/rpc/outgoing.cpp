@@ -2,7 +2,7 @@
 // a message nobody filled in is a valid Envelope whose body is `none`.
 #include "rpc/outgoing.hpp"
 
-#include <cstring>
+#include "base/wipe.hpp"
 
 namespace lattice::rpc {
 
@@ -13,7 +13,7 @@ Outgoing::Outgoing() : message_(std::make_unique<capnp::MallocMessageBuilder>())
 Outgoing::~Outgoing() {
   if (!secret_ || !message_) return;
   for (auto segment : message_->getSegmentsForOutput())
-    explicit_bzero(const_cast<capnp::word*>(segment.begin()), segment.size() * sizeof(capnp::word));
+    wipe_bytes(const_cast<capnp::word*>(segment.begin()), segment.size() * sizeof(capnp::word));
 }
 
 schema::Envelope::Builder Outgoing::envelope() { return message_->getRoot<schema::Envelope>(); }

@@ -178,12 +178,12 @@ Result<std::string> encode_notification(Outgoing& msg, uint64_t max_message_byte
 void Session::notify(Outgoing msg) {
   auto frame = encode_notification(msg, max_message_bytes_);
   if (frame)
-    notify_encoded(std::move(frame.value()));
+    send_encoded(std::move(frame.value()));
   else
     LAT_LOG(error, "rpc", "notification not sent: ", frame.error().message);
 }
 
-void Session::notify_encoded(std::string frame) {
+void Session::send_encoded(std::string frame) {
   if (closed_reason_) {
     LAT_LOG(debug, "rpc", "message dropped: ", *closed_reason_);
     return;
@@ -219,14 +219,9 @@ Status Session::send_response(uint64_t request_id, Outgoing& msg) {
 }
 
 Status Session::send(Outgoing& msg) {
-  if (closed_reason_) {
-    LAT_LOG(debug, "rpc", "message dropped: ", *closed_reason_);
-    return {};
-  }
   auto frame = encode_frame(msg.message(), max_message_bytes_);
   if (!frame) return frame.error();
-  transport_.write(std::move(frame.value()));
-  if (counts_) ++counts_->sent;
+  send_encoded(std::move(frame.value()));
   return {};
 }
 

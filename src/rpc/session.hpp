@@ -25,7 +25,7 @@ namespace lattice::rpc {
 // Re-entrancy: every handler and callback may call any method of the session, and may destroy
 // it; the session then stops at once without touching itself again. Pending calls of a destroyed
 // session are dropped uncalled (call fail_all() first when their owners must hear of it).
-// `msg` as a notification frame (requestId 0), for Session::notify_encoded.
+// `msg` as a notification frame (requestId 0), for Session::send_encoded.
 Result<std::string> encode_notification(Outgoing& msg,
                                         uint64_t max_message_bytes = kMaxMessageBytes);
 
@@ -54,9 +54,9 @@ class Session {
   // `cb` runs with the error before call() returns, and the id is 0.
   uint64_t call(Outgoing msg, uint64_t deadline_ms, ResponseCallback cb);
   void notify(Outgoing msg);  // requestId 0
-  // A notification encoded once (encode_notification) for several sessions: the same fence
-  // chunk to every child costs one encoding, not one per child.
-  void notify_encoded(std::string frame);
+  // A frame already encoded (encode_notification) for several sessions: the same fence chunk
+  // to every child costs one encoding, not one per child. Dropped once the session is closed.
+  void send_encoded(std::string frame);
   // isResponse=true. A response over the size limit is replaced by an error response.
   void respond(uint64_t request_id, Outgoing msg);
   void respond_error(uint64_t request_id, std::string message);

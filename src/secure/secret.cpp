@@ -54,10 +54,6 @@ void Secret::wipe() {
   if (data_) sodium_memzero(data_, size_);
 }
 
-void wipe(std::string& bytes) {
-  if (!bytes.empty()) sodium_memzero(bytes.data(), bytes.size());
-}
-
 void random_bytes(void* out, size_t size) {
   if (!initialize()) std::abort();
   randombytes_buf(out, size);

@@ -6,7 +6,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 namespace lattice::secure {
 
@@ -35,10 +34,6 @@ class Secret {
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };
-
-// Overwrites ordinary memory that held secret bytes (a plaintext frame, a parser's copy) with
-// zeros, in a way the compiler may not drop. The string keeps its size.
-void wipe(std::string& bytes);
 
 // Fills `out` with bytes from the kernel's CSPRNG (tokens, ids).
 void random_bytes(void* out, size_t size);

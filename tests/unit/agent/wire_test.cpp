@@ -109,6 +109,30 @@ TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {
              .failure);
 }
 
+TEST_CASE("fence phases: the agent keeps its latest 64, the launcher no more than 64 of any list") {
+  agent::LaunchTimes times;
+  for (uint64_t e = 1; e <= 100; ++e)
+    for (auto phase : {agent::FencePhase::entered, agent::FencePhase::released})
+      times.fences.record(e, phase, e * 1000);
+  REQUIRE(times.fences.fences().size() == agent::FencePhaseLog::kKept);
+  auto msg = agent::wire::launch_ended("L-4", 0, std::nullopt, {}, times);
+  auto end =
+      launcher::wire::decode_ended(msg.envelope().asReader().getBody().getLaunchEnded(), "n1");
+  REQUIRE(end.times.fences.size() == 64);
+  CHECK(end.times.fences.front().epoch == 37);  // the oldest kept
+  CHECK(end.times.fences.back().released_us == 100000);
+
+  // A hostile agent's longer list costs the launcher what it keeps, not what was sent.
+  rpc::Outgoing hostile;
+  auto ended = hostile.envelope().initBody().initLaunchEnded();
+  ended.setLaunchId("L-4");
+  auto list = ended.initTimings().initFences(5000);
+  for (unsigned i = 0; i < list.size(); ++i) list[i].setEpoch(i + 1);
+  auto kept =
+      launcher::wire::decode_ended(hostile.envelope().asReader().getBody().getLaunchEnded(), "n1");
+  CHECK(kept.times.fences.size() == launcher::wire::kMaxFencesReported);
+}
+
 TEST_CASE("aborts: the launcher's and a head's read back the same way") {
   auto from_launcher =
       lattice::wire::abort_message("L-3", launcher::JobFailure{"interrupted by the user", 130});

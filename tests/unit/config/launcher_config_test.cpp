@@ -2,7 +2,9 @@
 #include "config/launcher_config.hpp"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 
 using namespace lattice::config;
@@ -48,4 +50,18 @@ TEST_CASE("the shipped conf/launcher.yaml parses") {
   CHECK(c->fabric_token_file == "/etc/lattice/fabric.token");
   CHECK(c->vni == 0);
   CHECK(c->fabric_attempts == 4);
+}
+
+TEST_CASE("launcher config: a file over 1 MiB is refused unparsed") {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/launcher-big-XXXXXX";
+  int fd = ::mkstemp(path.data());
+  REQUIRE(fd >= 0);
+  std::string comment = "# " + std::string(1 << 20, 'x') + "\n";
+  REQUIRE(::write(fd, comment.data(), comment.size()) == static_cast<ssize_t>(comment.size()));
+  ::close(fd);
+  auto c = load_launcher_config(path);
+  ::unlink(path.c_str());
+  REQUIRE_FALSE(c);
+  CHECK(c.error().message.find("is larger than 1048576 bytes") != std::string::npos);
 }

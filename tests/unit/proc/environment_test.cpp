@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/wipe.hpp"
+
 namespace lattice::proc {
 namespace {
 
@@ -234,7 +236,7 @@ TEST_CASE("CXI credentials: the five variables, the launch's over the user's, in
   CHECK(plain.count("FI_CXI_AUTH_KEY") == 0);
   CHECK(plain["FI_PROVIDER"] == "tcp");
 
-  wipe_environment(block);
+  lattice::wipe(block);
   for (const auto& kv : block) CHECK(kv.find_first_not_of('\0') == std::string::npos);
 }
 
