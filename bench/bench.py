@@ -411,7 +411,7 @@ def idle_table(args):
                 timed([f"{args.build}/lattice", "launch", "--agents", ",".join(agents.addrs), "-N",
                        str(m), "-n", str(m), f"{args.build}/tests/programs/pmi2_client"],
                       env=agents.launch_env())
-            time.sleep(5)  # let start-up (or the launch's ending) settle
+            time.sleep(8)  # let start-up (or the launch's ending and its links' linger) settle
             c0, t0 = agents_cpu_s(agents), time.monotonic()
             time.sleep(window)
             rows.append((state, (agents_cpu_s(agents) - c0) / (time.monotonic() - t0) * 1000))

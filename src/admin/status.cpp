@@ -84,10 +84,12 @@ std::string render_launch(const LaunchRow& l) {
 }  // namespace
 
 std::string render_status(const AgentStatus& s, const std::string& only_launch) {
-  std::string out = cat("lattice-agentd ", s.version, " on node ", s.node_id, ", listening on ",
-                        s.listen.empty() ? "-" : s.listen, ", up ", format_duration(s.uptime_ms),
-                        ", ", s.launches.size(), s.launches.size() == 1 ? " launch" : " launches",
-                        "; messages ", s.messages_sent, " out, ", s.messages_received, " in\n");
+  std::string out =
+      cat("lattice-agentd ", s.version, " on node ", s.node_id, ", listening on ",
+          s.listen.empty() ? "-" : s.listen, ", up ", format_duration(s.uptime_ms), ", ",
+          s.launches.size(), s.launches.size() == 1 ? " launch" : " launches", "; messages ",
+          s.messages_sent, " out, ", s.messages_received, " in; links: ", s.peer_links,
+          " to peers (", s.peer_links_held, " held), ", s.accepted_links, " accepted\n");
   bool found = false;
   for (const auto& l : s.launches) {
     if (!only_launch.empty() && l.launch_id != only_launch) continue;

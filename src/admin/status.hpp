@@ -3,6 +3,7 @@
 // bytes; this decides what an operator reads when a job hangs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -46,6 +47,9 @@ struct AgentStatus {
   uint64_t uptime_ms = 0;
   std::vector<LaunchRow> launches;
   uint64_t messages_sent = 0, messages_received = 0;  // on every link since start
+  size_t peer_links = 0;       // this agent's links to peers (up or coming up)
+  size_t peer_links_held = 0;  // of them, held by a live launch (heartbeated)
+  size_t accepted_links = 0;   // links others opened to this agent (launchers, peers)
 };
 
 class AgentControl {

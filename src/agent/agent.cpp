@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 
 #include "agent/wire.hpp"
@@ -29,6 +30,12 @@ constexpr uint64_t kMaxEarlyAgeMs = 30000;
 // How long the agent must have been without launches and reaping before it trims the heap.
 constexpr uint64_t kTrimQuietMs = 2000;
 
+// Links to peers stay this long after their last use, for the next launch; well under the
+// peers' idle timeout (the same setting across a cluster), so only this side ever closes them.
+uint64_t link_linger_ms(const config::AgentConfig& config) {
+  return std::min<uint64_t>(5000, config.idle_timeout_ms / 4);
+}
+
 }  // namespace
 
 Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterKey& key,
@@ -43,6 +50,7 @@ Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterK
                                 config_.node_id,
                                 {config_.heartbeat_interval_ms, config_.heartbeat_misses},
                                 config_.handshake_timeout_ms,
+                                link_linger_ms(config_),
                                 &counts_},
              [this](const std::string& peer, const std::string& reason) {
                for (auto& [id, entry] : launches_) entry.launch->peer_lost(peer, reason);
@@ -78,8 +86,6 @@ Status Agent::start(int ready_fd) {
   for (int signum : {SIGTERM, SIGINT})
     signals_.push_back(
         std::make_unique<net::SignalWatcher>(loop_, signum, [this](int s) { shutdown(s); }));
-  sweeper_.start(kSweepPeriodMs, kSweepPeriodMs, [this] { sweep(); });
-
   auto bound = listener_->bound();
   LAT_LOG(info, "agent", "node ", config_.node_id, " listening on ", bound.host, ':', bound.port,
           " (cluster key ", key_.id(), "), admin socket ", config_.admin_socket);
@@ -101,6 +107,7 @@ void Agent::accept(std::unique_ptr<net::Stream> stream) {
   }
   uint64_t id = next_conn_id_++;
   LAT_LOG(debug, "link", "connection ", id, " from ", stream->peer());
+  arm_sweeper();
   rpc::Session::Handlers handlers;
   handlers.on_message = [this, id](uint64_t request_id, schema::Envelope::Reader envelope) {
     on_message(id, request_id, envelope);
@@ -368,6 +375,7 @@ void Agent::refuse_late_name(NameMessage message, const Sender& sender) {
 
 void Agent::hold_early(const std::string& launch_id, EarlyMessage early) {
   std::string from = secure::describe(early.sender.identity);
+  arm_sweeper();
   if (!early_.hold(launch_id, std::move(early), loop_.now_ms()))
     LAT_LOG(warn, "link", "a message for unknown launch ", launch_id, " from ", from,
             " dropped: ", early_.bytes(), " bytes are held already for launches not started here");
@@ -430,6 +438,13 @@ void Agent::sweep() {
   for (const auto& [launch, count] : early_.expire(now))
     LAT_LOG(debug, "link", "dropping ", count, " messages for launch ", launch,
             ", which is not running here");
+  // Nothing left to watch: an idle agent keeps no timer armed (it would wake for nothing).
+  if (connections_.empty() && early_.empty() && !trim_pending_) sweeper_.stop();
+}
+
+void Agent::arm_sweeper() {
+  if (!sweeper_.active() && !shutting_down_)
+    sweeper_.start(kSweepPeriodMs, kSweepPeriodMs, [this] { sweep(); });
 }
 
 void Agent::notify(uint64_t conn_id, rpc::Outgoing message) {
@@ -462,6 +477,7 @@ void Agent::reap() {
   closed_admin_.clear();
   trim_pending_ = true;
   last_reap_ms_ = loop_.now_ms();
+  arm_sweeper();
   for (auto it = launches_.begin(); it != launches_.end();) {
     if (!it->second.launch->ended()) {
       ++it;

@@ -75,7 +75,8 @@ class Agent : private LaunchSink, public admin::AgentControl {
   void deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender);
   void connection_closed(uint64_t conn_id, const Error& why);
   void accept_admin(std::unique_ptr<net::Stream> stream);
-  void sweep();  // rpc deadlines, idle links, stale early fence chunks
+  void sweep();        // rpc deadlines, idle links, stale early fence chunks, heap trimming
+  void arm_sweeper();  // while any of those exist
   void shutdown(int signum);
   void reap();  // destroys closed connections and ended launches, outside their callbacks
   void notify(uint64_t conn_id, rpc::Outgoing message);
@@ -102,8 +103,8 @@ class Agent : private LaunchSink, public admin::AgentControl {
   std::map<uint64_t, std::unique_ptr<link::Connection>> connections_;
   std::map<uint64_t, std::unique_ptr<net::Stream>> admin_clients_;
   std::vector<uint64_t> closed_admin_;  // admin clients to destroy at the next reap
+  PeerLinks peers_;                     // before launches_: outlives their holds
   std::map<std::string, LaunchEntry> launches_;
-  PeerLinks peers_;
   // The nodes of the launches that ended here lately (newest kEndedLaunchesKept), to answer
   // late escape-hatch commands and name requests.
   std::map<std::string, std::vector<Peer>> ended_peers_;

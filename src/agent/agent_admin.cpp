@@ -53,6 +53,9 @@ admin::AgentStatus Agent::status() {
   st.uptime_ms = loop_.now_ms() - started_ms_;
   st.messages_sent = counts_.sent;
   st.messages_received = counts_.received;
+  st.peer_links = peers_.size();
+  st.peer_links_held = peers_.held_count();
+  st.accepted_links = connections_.size();
   for (auto& [id, entry] : launches_) {
     const Launch& launch = *entry.launch;
     admin::LaunchRow row;

@@ -36,6 +36,7 @@ class EarlyMessages {
   // Drops what waited longer than the age: (launch id, how many) per launch, for the log.
   std::vector<std::pair<std::string, size_t>> expire(uint64_t now_ms);
   size_t bytes() const { return bytes_; }  // what is held, as hold() counts it
+  bool empty() const { return held_.empty(); }
 
  private:
   struct Held {

@@ -170,11 +170,11 @@ Status Launch::start() {
 
   watch_timer_.start(kWatchPeriodMs, kWatchPeriodMs, [this] { check_fence_deadline(); });
   // Links to the tree neighbours now, not at the first fence: their heartbeats then notice a
-  // hung (not only a dead) neighbour while ranks still compute.
+  // hung (not only a dead) neighbour while ranks still compute. Held until the launch ends.
   if (tree_fence_)
     for (int node : tree_fence_->neighbors()) {
       const Peer& peer = spec_.peers[static_cast<size_t>(node)];
-      peers_.watch(peer.node_id, peer.host, peer.port);
+      link_holds_.push_back(peers_.hold(peer.node_id, peer.host, peer.port));
     }
   // Spawning waits for the next loop turn: the launcher hears "accepted" first, so fan-out to
   // many agents is not serialised behind each agent's forks.
@@ -360,6 +360,7 @@ void Launch::end(const std::optional<Failure>& failure) {
     return;
   }
   watch_timer_.stop();
+  link_holds_.clear();  // neighbours' links linger for the next launch, silent
   exec_door_.reset();
   spec_.cxi.reset();  // the key: nothing runs here any more that could need it
   if (pmix_) {

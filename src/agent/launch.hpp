@@ -231,6 +231,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   const LaunchEnvironment& env_;
   LaunchSink& sink_;
   PeerLinks& peers_;
+  std::vector<PeerLinks::Hold> link_holds_;  // the tree neighbours', while the launch lives
   uint64_t started_ns_;
   std::map<int, std::string> port_ids_;  // rank -> its one-time PMI_ID (PMI_PORT mode)
   pmi::Server pmi_;

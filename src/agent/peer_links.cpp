@@ -1,5 +1,7 @@
 #include "agent/peer_links.hpp"
 
+#include <utility>
+
 #include "base/log.hpp"
 
 namespace lattice::agent {
@@ -8,13 +10,26 @@ PeerLinks::PeerLinks(net::Loop& loop, Options options, LostFn on_lost)
     : loop_(loop),
       options_(std::move(options)),
       on_lost_(std::move(on_lost)),
-      heartbeat_timer_(loop),
-      reaper_(loop) {
-  uint64_t period = options_.heartbeat.period_ms;
-  heartbeat_timer_.start(period, period, [this] { heartbeat(); });
-}
+      tick_timer_(loop),
+      reaper_(loop) {}
 
 PeerLinks::~PeerLinks() = default;
+
+PeerLinks::Hold::Hold(Hold&& other) noexcept
+    : links_(std::exchange(other.links_, nullptr)), key_(std::move(other.key_)) {}
+
+PeerLinks::Hold& PeerLinks::Hold::operator=(Hold&& other) noexcept {
+  if (this != &other) {
+    if (links_) links_->release(key_);
+    links_ = std::exchange(other.links_, nullptr);
+    key_ = std::move(other.key_);
+  }
+  return *this;
+}
+
+PeerLinks::Hold::~Hold() {
+  if (links_) links_->release(key_);
+}
 
 PeerLinks::Link& PeerLinks::link_for(const std::string& node_id, const std::string& host,
                                      int port) {
@@ -31,8 +46,13 @@ PeerLinks::Link& PeerLinks::link_for(const std::string& node_id, const std::stri
   link->node_id = node_id;
   link->host = host;
   link->port = port;
+  link->last_used_ms = loop_.now_ms();
   Link& ref = *link;
   links_[key] = std::move(link);
+  if (!tick_timer_.active()) {
+    uint64_t period = options_.heartbeat.period_ms;
+    tick_timer_.start(period, period, [this] { tick(); });
+  }
   LAT_LOG(debug, "link", "connecting to peer ", node_id, " at ", key);
   net::connect_tcp(loop_, host, port, [this, key](Result<std::unique_ptr<net::Stream>> stream) {
     if (!stream) return lose(key, cat("cannot connect: ", stream.error().message));
@@ -54,14 +74,24 @@ void PeerLinks::send(const std::string& node_id, const std::string& host, int po
 void PeerLinks::send_encoded(const std::string& node_id, const std::string& host, int port,
                              std::string frame) {
   Link& link = link_for(node_id, host, port);
+  link.last_used_ms = loop_.now_ms();
   if (link.conn)
     link.conn->session().send_encoded(std::move(frame));
   else
     link.waiting.push_back(std::move(frame));
 }
 
-void PeerLinks::watch(const std::string& node_id, const std::string& host, int port) {
-  link_for(node_id, host, port);
+PeerLinks::Hold PeerLinks::hold(const std::string& node_id, const std::string& host, int port) {
+  Link& link = link_for(node_id, host, port);
+  std::string key = cat(host, ':', port);
+  // Beats a link sent while it was last held are forgotten: only this hold's count.
+  if (holds_[key]++ == 0) link.heartbeat = link::Heartbeat(options_.heartbeat);
+  return Hold(this, std::move(key));
+}
+
+void PeerLinks::release(const std::string& key) {
+  auto it = holds_.find(key);
+  if (it != holds_.end() && --it->second == 0) holds_.erase(it);
 }
 
 void PeerLinks::connected(const std::string& key, std::unique_ptr<net::Stream> stream) {
@@ -109,14 +139,28 @@ void PeerLinks::lose(const std::string& key, const std::string& reason) {
   on_lost_(key, reason);
 }
 
-void PeerLinks::heartbeat() {
+void PeerLinks::tick() {
   uint64_t now = loop_.now_ms();
+  std::vector<std::string> unused;
   for (auto& [key, link] : links_) {
+    // Still connecting or in the handshake: its own deadlines decide.
     if (!link->conn || link->lost || !link->conn->established()) continue;
+    if (!held(key)) {
+      if (link->waiting.empty() && now - link->last_used_ms >= options_.linger_ms)
+        unused.push_back(key);
+      continue;
+    }
     link->conn->session().expire(now);
     if (link->lost) continue;
     if (auto missing = link->heartbeat.tick(link->conn->session(), now)) lose(key, *missing);
   }
+  for (const auto& key : unused) {
+    LAT_LOG(debug, "link", "closing the link to ", key, ": unused for ",
+            options_.linger_ms / 1000.0, " s");
+    links_.at(key)->conn->close();  // a final record: the peer sees a clean close
+    links_.erase(key);
+  }
+  if (links_.empty()) tick_timer_.stop();
 }
 
 }  // namespace lattice::agent

@@ -1,8 +1,12 @@
 // Agent-to-agent links: one outgoing sealed rpc connection per peer agent, made on first use and
-// reused by every later launch. Messages sent before the link is up wait in order. The peer
-// must authenticate as the node the launch names (its handshake identity); a heartbeat call
-// every interval, answered by the peer, proves it alive; a closed link (at once), a peer that
-// is someone else, or missed heartbeats (within interval x misses) report the peer lost.
+// reused by later launches. Messages sent before the link is up wait in order. The peer must
+// authenticate as the node the launch names (its handshake identity). While a live launch holds
+// the link (hold()), a heartbeat call every interval, answered by the peer, proves the peer
+// alive; a closed link (at once), a peer that is someone else, or missed heartbeats (within
+// interval x misses) report the peer lost. A link nobody holds is silent, and once unused for
+// the linger time it is closed quietly: an agent without launches sends nothing and keeps no
+// timer armed. Only this side ever closes its idle links (the linger is well under the peer's
+// idle timeout), so a launch that takes a lingering link again cannot race the peer closing it.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +32,23 @@ class PeerLinks {
     std::string node_id;                      // this agent's, proved in every handshake
     link::HeartbeatOptions heartbeat;
     uint64_t handshake_timeout_ms = link::kDefaultHandshakeTimeoutMs;
+    uint64_t linger_ms = 5000;             // an unheld, unused link is closed after this
     rpc::MessageCounts* counts = nullptr;  // must outlive the links
+  };
+  // A launch's claim on the link to one peer (by address, so it outlives a lost link and covers
+  // its replacement). Released when destroyed; the PeerLinks must outlive it.
+  class Hold {
+   public:
+    Hold() = default;
+    Hold(Hold&& other) noexcept;
+    Hold& operator=(Hold&& other) noexcept;
+    ~Hold();
+
+   private:
+    friend class PeerLinks;
+    Hold(PeerLinks* links, std::string key) : links_(links), key_(std::move(key)) {}
+    PeerLinks* links_ = nullptr;
+    std::string key_;
   };
   // `peer` is "host:port"; called once per lost link (a later send reconnects).
   using LostFn = std::function<void(const std::string& peer, const std::string& reason)>;
@@ -42,9 +62,10 @@ class PeerLinks {
   // for several peers is encoded once.
   void send_encoded(const std::string& node_id, const std::string& host, int port,
                     std::string frame);
-  // Makes sure a link exists (and so is watched) without sending anything.
-  void watch(const std::string& node_id, const std::string& host, int port);
+  // Makes sure a link exists and keeps it heartbeated while the Hold lives.
+  [[nodiscard]] Hold hold(const std::string& node_id, const std::string& host, int port);
   size_t size() const { return links_.size(); }
+  size_t held_count() const { return holds_.size(); }  // peers held by some launch
 
  private:
   struct Link {
@@ -55,6 +76,7 @@ class PeerLinks {
     int port = 0;
     std::unique_ptr<link::Connection> conn;  // null while connecting
     std::vector<std::string> waiting;        // encoded notifications queued until connected
+    uint64_t last_used_ms = 0;               // made, or last sent on
     bool lost = false;
   };
 
@@ -62,13 +84,16 @@ class PeerLinks {
   void connected(const std::string& key, std::unique_ptr<net::Stream> stream);
   void established(const std::string& key, const secure::Identity& peer);
   void lose(const std::string& key, const std::string& reason);
-  void heartbeat();
+  void release(const std::string& key);
+  bool held(const std::string& key) const { return holds_.count(key) != 0; }
+  void tick();  // heartbeats for held links, quiet closes for unused ones
 
   net::Loop& loop_;
   Options options_;
   LostFn on_lost_;
   std::map<std::string, std::unique_ptr<Link>> links_;
-  net::Timer heartbeat_timer_;
+  std::map<std::string, int> holds_;  // live Holds per peer address
+  net::Timer tick_timer_;             // armed only while there are links
   net::Timer reaper_;
 };
 

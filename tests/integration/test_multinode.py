@@ -2,13 +2,15 @@
 them: the fence tree between agents (block, cyclic, uneven layouts; chains and stars), Slurm
 libpmi2 rounds and PMIX_Ring across nodes, and the failures that must end a launch everywhere:
 a rank killed on one node, an agent killed while its ranks wait in a fence, a fence timeout with
-its straggler report. After each fault the surviving agents serve the next launch."""
+its straggler report. After each fault the surviving agents serve the next launch. Links between
+agents are held (heartbeated) only while a launch needs them; idle agents fall silent."""
 import os
 import signal
+import subprocess
 import time
 
-from harness import (check, expect_mpmd, expect_status, mpmd_args, prog, processes_with_env,
-                     run_cases, wait_until)
+from harness import (LATTICE, check, expect_mpmd, expect_status, mpmd_args, prog,
+                     processes_with_env, run_cases, wait_until)
 
 
 def agents(c, count):
@@ -195,6 +197,43 @@ def mpmd(c):
     c.check_clean(r)
 
 
+def status_of(agent):
+    """`lattice admin status` of one agent: (its header line, (messages out, in))."""
+    p = subprocess.run([LATTICE, "admin", "status", "--socket", agent.admin_socket],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+    check(p.returncode == 0, f"admin status: exit {p.returncode}\n{p.stderr}")
+    head = p.stdout.splitlines()[0]
+    out, inn = head.split("; messages ")[1].split(" in;")[0].split(" out, ")
+    return head, (int(out), int(inn))
+
+
+def idle_links_close(c):
+    """A launch holds the links to its tree neighbours (heartbeated); once it ends they linger
+    unheld and silent, then close; an agent without launches then sends and receives nothing.
+    The next launch opens them again. (limits.idle_timeout 4 s: a 1 s linger.)"""
+    config = os.path.join(c.dir, "agent.yaml")
+    with open(config, "w") as f:
+        f.write("limits:\n  idle_timeout: 4\n")
+    nodes = [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0", "--config", config])
+             for i in range(3)]
+    p, started = held_launch(c, nodes, "hold", "4")
+    head, _ = status_of(nodes[0])
+    check("(0 held)" not in head and " 0 to peers" not in head,
+          f"n1 holds no link to its fence neighbours while the launch runs: {head}")
+    r = c.finish_launch(p, ["mpi_hold"], started, 60)
+    expect_status(r, 0)
+    quiet = "links: 0 to peers (0 held), 0 accepted"
+    check(wait_until(lambda: all(quiet in status_of(a)[0] for a in nodes), 15),
+          "links still open after the launch ended and the linger passed:\n" +
+          "\n".join(status_of(a)[0] for a in nodes))
+    before = [status_of(a)[1] for a in nodes]
+    time.sleep(3)  # three heartbeat periods
+    after = [status_of(a)[1] for a in nodes]
+    check(before == after, f"idle agents exchanged messages: {before} -> {after}")
+    again = c.run_launch(["--agents", addresses(nodes), "-n", "6", prog("mpi_check")], timeout=120)
+    ok(c, again, 6, "ok")
+
+
 if __name__ == "__main__":
     run_cases([
         ("mpich_block", mpich_block),
@@ -208,4 +247,5 @@ if __name__ == "__main__":
         ("fence_timeout_stragglers", fence_timeout_stragglers),
         ("name_publishing", name_publishing),
         ("mpmd", mpmd),
+        ("idle_links_close", idle_links_close),
     ])

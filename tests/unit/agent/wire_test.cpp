@@ -86,7 +86,7 @@ TEST_CASE("an MPMD launch reads back as apps with their ranks, args and own env"
 }
 
 TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {
-  agent::LaunchTimes times{10, 20, 30, 40};
+  agent::LaunchTimes times{10, 20, 30, 40, {}};
   std::vector<agent::Straggler> late{{4, "initialized", "put", 1534}, {2, "waiting", "", 0}};
   auto msg = agent::wire::launch_ended(
       "L-2", 3, agent::Failure{"fence 1 timed out", 1, -1, 1, "n2"}, late, times);
