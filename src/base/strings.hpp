@@ -2,20 +2,56 @@
 // parsing (no sign surprises, no trailing junk), splitting.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace lattice {
 
+namespace detail {
+
+// One piece of cat(), written as std::ostream would write it, without building a stream for
+// every message (cat is on the launch and PMI paths): text as is, characters as characters,
+// integers in decimal, floating point as "%g", bool as 1/0; anything else through its <<.
+template <class T>
+void cat_one(std::string& out, const T& value) {
+  if constexpr (std::is_same_v<T, char> || std::is_same_v<T, signed char> ||
+                std::is_same_v<T, unsigned char>) {
+    out.push_back(static_cast<char>(value));
+  } else if constexpr (std::is_pointer_v<T> && std::is_convertible_v<T, const char*>) {
+    if (value) out.append(value);
+  } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
+    out.append(std::string_view(value));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    out.push_back(value ? '1' : '0');
+  } else if constexpr (std::is_integral_v<T>) {
+    char buf[24];
+    auto end = std::to_chars(buf, buf + sizeof buf, value).ptr;
+    out.append(buf, end);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    char buf[32];
+    int n = std::snprintf(buf, sizeof buf, "%g", static_cast<double>(value));
+    out.append(buf, static_cast<size_t>(n > 0 ? n : 0));
+  } else {
+    std::ostringstream stream;
+    stream << value;
+    out += stream.str();
+  }
+}
+
+}  // namespace detail
+
 template <class... Args>
 std::string cat(const Args&... args) {
-  std::ostringstream out;
-  (out << ... << args);
-  return out.str();
+  std::string out;
+  (detail::cat_one(out, args), ...);
+  return out;
 }
 
 inline bool starts_with(std::string_view s, std::string_view prefix) {

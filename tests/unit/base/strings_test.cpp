@@ -2,6 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include <climits>
+#include <cstdint>
+#include <filesystem>
+#include <sstream>
+
 using namespace lattice;
 
 TEST_CASE("parse_int is strict") {
@@ -50,4 +55,33 @@ TEST_CASE("hex round-trips any bytes and refuses what is not hex") {
   CHECK_FALSE(from_hex("abc").has_value());  // odd length
   CHECK_FALSE(from_hex("zz").has_value());
   CHECK_FALSE(from_hex("0g").has_value());
+}
+
+namespace {
+template <class... Args>
+std::string streamed(const Args&... args) {
+  std::ostringstream out;
+  (out << ... << args);
+  return out.str();
+}
+}  // namespace
+
+TEST_CASE("cat writes every piece as an ostream would") {
+  std::string s = "str";
+  std::string_view v = "view";
+  const char* p = "ptr";
+  auto check_same = [](const std::string& ours, const std::string& theirs) {
+    CHECK(ours == theirs);
+  };
+  check_same(cat(s, v, p, 'c', "lit"), streamed(s, v, p, 'c', "lit"));
+  check_same(cat(int64_t{INT64_MIN}, ' ', uint64_t{UINT64_MAX}, ' ', -5, ' ', size_t{0}),
+             streamed(int64_t{INT64_MIN}, ' ', uint64_t{UINT64_MAX}, ' ', -5, ' ', size_t{0}));
+  for (double d : {0.1, 1.5, 1e-7, 123456789.0, 2.0 / 3, -0.0, 60.0, 1e300})
+    check_same(cat(d), streamed(d));
+  check_same(cat(0.25f), streamed(0.25f));
+  check_same(cat(uint8_t{65}, int8_t{66}, true, false),
+             streamed(uint8_t{65}, int8_t{66}, true, false));
+  std::filesystem::path path = "/a b";
+  check_same(cat(path), streamed(path));  // through its own << (quoted)
+  CHECK(cat() == "");
 }
