@@ -27,7 +27,7 @@ struct Stream::Io {
   static void on_written(uv_write_t* req, int status);
 };
 
-Result<std::unique_ptr<Stream>> Stream::open_fd(Loop& loop, UniqueFd fd) {
+Result<std::unique_ptr<Stream>> Stream::open_fd(Loop& loop, UniqueFd fd, std::string peer) {
   auto handle = std::make_unique<Handle<uv_any_handle>>();
   int rc = uv_pipe_init(loop.raw(), &handle->get()->pipe, 0);
   if (rc != 0) return make_error(cat("uv_pipe_init: ", uv_error(rc)));
@@ -36,7 +36,8 @@ Result<std::unique_ptr<Stream>> Stream::open_fd(Loop& loop, UniqueFd fd) {
   rc = uv_pipe_open(&handle->get()->pipe, raw_fd);
   if (rc != 0) return make_error(cat("uv_pipe_open(", raw_fd, "): ", uv_error(rc)));
   fd.release();  // the handle owns it now and closes it
-  return std::make_unique<Stream>(std::move(handle), cat("fd ", raw_fd));
+  return std::make_unique<Stream>(std::move(handle),
+                                  peer.empty() ? cat("fd ", raw_fd) : std::move(peer));
 }
 
 Stream::Stream(std::unique_ptr<Handle<uv_any_handle>> handle, std::string peer)
@@ -89,6 +90,19 @@ void Stream::write(std::string bytes) {
                                 " bytes queued, limit ", write_limit_, ")")),
                  true);
     return;
+  }
+  if (queued_ == 0) {
+    // Nothing waiting: straight to the socket. A PMI reply then costs one write(), without a
+    // write request, its callback on the next turn and the epoll changes libuv makes for it.
+    uv_buf_t now = uv_buf_init(bytes.data(), static_cast<unsigned>(bytes.size()));
+    int written = uv_try_write(raw(), &now, 1);
+    if (written == static_cast<int>(bytes.size())) return;
+    if (written > 0) {
+      bytes.erase(0, static_cast<size_t>(written));
+    } else if (written != UV_EAGAIN) {
+      finish_later(make_error(cat("write: ", uv_error(written))), false);
+      return;
+    }
   }
   auto* w = new WriteReq{};
   w->bytes = std::move(bytes);

@@ -24,8 +24,9 @@ class Stream {
   // words. Once.
   using CloseFn = std::function<void(const Error& why)>;
 
-  // Wraps an existing connected socket or pipe fd (the parent's end of a socketpair, a pipe).
-  static Result<std::unique_ptr<Stream>> open_fd(Loop& loop, UniqueFd fd);
+  // Wraps an existing connected socket or pipe fd (the parent's end of a socketpair, a pipe);
+  // `peer` names it in messages ("fd N" when empty).
+  static Result<std::unique_ptr<Stream>> open_fd(Loop& loop, UniqueFd fd, std::string peer = "");
 
   // Adopts an initialised, connected uv_tcp_t/uv_pipe_t (listeners, connect_tcp and Process
   // make Streams this way). `peer` names the other end in logs.

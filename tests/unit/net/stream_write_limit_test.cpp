@@ -1,5 +1,7 @@
 // Stream::set_write_limit: a peer that never reads ends the stream with the limit's reason,
-// from the loop and once; a peer that keeps up with the same volume is never cut off.
+// from the loop and once; a peer that keeps up with the same volume is never cut off. The limit
+// counts what waits in the stream's own queue (the kernel's socket buffer takes the first
+// bytes, how many depends on the kernel).
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -19,8 +21,10 @@ using test::run_until;
 constexpr size_t kLimit = 1 << 20;   // 1 MiB
 constexpr size_t kPiece = 64 << 10;  // 64 KiB
 constexpr size_t kTotal = 4 << 20;   // 4 MiB
-const std::string kLimitReason =
-    "write: the peer is not reading (1048576 bytes queued, limit 1048576)";
+std::string limit_reason(size_t queued) {
+  return "write: the peer is not reading (" + std::to_string(queued) +
+         " bytes queued, limit 1048576)";
+}
 
 TEST_CASE("a peer that never reads: the stream ends at the limit, from the loop, bytes dropped") {
   Loop loop;
@@ -40,19 +44,21 @@ TEST_CASE("a peer that never reads: the stream ends at the limit, from the loop,
     CHECK(closes.empty());  // never from inside write()
     if (writer.write_queue_bytes() > accepted) accepted = writer.write_queue_bytes();
   }
-  CHECK(accepted == kLimit);  // exactly at the limit is allowed; one byte past it is not
-  writer.end("bye");          // keeps the limit's reason, not "closed after writing"
+  // Up to the limit is allowed (the kernel took the first bytes); a piece past it is not.
+  CHECK(accepted <= kLimit);
+  CHECK(accepted + kPiece > kLimit);
+  writer.end("bye");  // keeps the limit's reason, not "closed after writing"
   REQUIRE(run_until(loop, [&] { return !closes.empty(); }));
   loop.run();
-  CHECK(closes == std::vector<std::string>{kLimitReason});
+  CHECK(closes == std::vector<std::string>{limit_reason(accepted)});
   CHECK(writer.ended());
   CHECK(writer.write_queue_bytes() == 0);  // the stuck queue was freed with the handle
 
-  // The silent end gets at most what was queued before the limit, then EOF.
+  // The silent end gets what the kernel took and what was queued before the limit, then EOF.
   size_t received = 0;
   char buf[64 * 1024];
   for (ssize_t n; (n = ::read(silent.get(), buf, sizeof buf)) > 0;) received += size_t(n);
-  CHECK(received <= kLimit);
+  CHECK(received < kTotal / 2);  // what came past the limit was dropped, not delivered late
 }
 
 TEST_CASE("a peer that drains every burst is never cut off by the same limit") {
@@ -93,7 +99,7 @@ TEST_CASE("write limits: one write above the limit fails on an empty queue; 0 is
 
   writer.set_write_limit(0);
   for (size_t sent = 0; sent < kTotal; sent += kPiece) writer.write(std::string(kPiece, 's'));
-  CHECK(writer.write_queue_bytes() == kTotal);
+  CHECK(writer.write_queue_bytes() > kLimit);  // past any limit, and still open
   CHECK(!run_until(
       loop, [&] { return !closes.empty(); }, 100));  // nothing ends it
 
