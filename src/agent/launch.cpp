@@ -79,6 +79,7 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       port_ids_(issue_port_ids(spec_)),
       pmi_(pmi_info(spec_, port_ids_), *this),
       watch_timer_(loop),
+      links_timer_(loop),
       spawn_timer_(loop),
       policy_(policy::LaunchShape{env.node_id, spec_.node_index, spec_.head_node, spec_.nnodes(),
                                   spec_.local_ranks(), spec_.time_limit_ms, spec_.kill_on_bad_exit},
@@ -169,13 +170,8 @@ Status Launch::start() {
   }
 
   watch_timer_.start(kWatchPeriodMs, kWatchPeriodMs, [this] { check_fence_deadline(); });
-  // Links to the tree neighbours now, not at the first fence: their heartbeats then notice a
-  // hung (not only a dead) neighbour while ranks still compute. Held until the launch ends.
   if (tree_fence_)
-    for (int node : tree_fence_->neighbors()) {
-      const Peer& peer = spec_.peers[static_cast<size_t>(node)];
-      link_holds_.push_back(peers_.hold(peer.node_id, peer.host, peer.port));
-    }
+    links_timer_.start(kNeighbourLinksAfterMs, 0, [this] { hold_neighbour_links(); });
   // Spawning waits for the next loop turn: the launcher hears "accepted" first, so fan-out to
   // many agents is not serialised behind each agent's forks.
   if (pmix_)
@@ -237,11 +233,9 @@ Status Launch::spawn_rank(Rank& rank) {
     spawn.channel = true;  // the rank's PMI_FD
     in.pmi_fd = 3;
   }
-  spawn.file = env_.rank_exec;
-  spawn.argv = rank_exec_argv(programs_[static_cast<size_t>(rank.app)], app.args, rank.cpus);
+  job_process(spawn, programs_[static_cast<size_t>(rank.app)], app.args, rank.cpus,
+              proc::rank_environment(in));
   spawn.stdin_pipe = spec_.gets_input(rank.rank);
-  spawn.env = proc::rank_environment(in);
-  spawn.env.push_back(cat("LATTICE_AGENT_PID=", ::getpid()));
 
   Rank* r = &rank;
   auto process =
@@ -360,6 +354,7 @@ void Launch::end(const std::optional<Failure>& failure) {
     return;
   }
   watch_timer_.stop();
+  links_timer_.stop();
   link_holds_.clear();  // neighbours' links linger for the next launch, silent
   exec_door_.reset();
   spec_.cxi.reset();  // the key: nothing runs here any more that could need it
@@ -375,6 +370,30 @@ void Launch::end(const std::optional<Failure>& failure) {
   port_listener_.reset();
   if (!launch_dir_.empty()) remove_launch_dir(launch_dir_);
   sink_.ended(*this, failure, stragglers_, times_);
+}
+
+// A process of the launch (a rank, an escape-hatch command), killed if the agent dies. When the
+// job's user is the agent's own it starts directly: the guard's work is done between the clone
+// and the exec, so each rank costs one exec. Otherwise lattice-rank-exec switches users (and
+// reads passwd, which must not block the agent's loop) before it execs the program.
+void Launch::job_process(net::SpawnSpec& spawn, const std::string& program,
+                         const std::vector<std::string>& args, const std::vector<int>& cpus,
+                         std::vector<std::string> env) const {
+  spawn.parent_death_signal = SIGKILL;
+  const JobUser& user = spec_.user;
+  if (env_.self && proc::runs_as(*env_.self, user.uid, user.gid, user.name, user.groups)) {
+    spawn.file = program;
+    spawn.argv = {program};
+    spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
+    spawn.cwd = spec_.workdir;
+    spawn.cpus = cpus;
+    proc::set_user_variables(env, *env_.self);
+  } else {
+    spawn.file = env_.rank_exec;
+    spawn.argv = rank_exec_argv(program, args, cpus);
+    env.push_back(cat("LATTICE_AGENT_PID=", ::getpid()));
+  }
+  spawn.env = std::move(env);
 }
 
 // lattice-rank-exec [--user U:G:NAME [--groups ...]] [--chdir DIR] -- PROGRAM ARGS: the helper
@@ -469,6 +488,19 @@ void Launch::fence_message(FenceMessage message) {
 
 void Launch::abort_received(policy::AbortSource from, Failure failure) {
   run(policy_.abort_received(from, std::move(failure)));
+}
+
+// The links to the tree neighbours are made and held (heartbeated) from the first rank's
+// wire-up, so that they are up before its first fence and a hung (not only a dead) neighbour
+// is noticed while ranks compute; or after a while, for ranks that never use PMI. A launch of
+// short programs that never fence makes none: the fan-out's CPU goes to spawning.
+void Launch::hold_neighbour_links() {
+  if (!tree_fence_ || !link_holds_.empty() || ended()) return;
+  links_timer_.stop();
+  for (int node : tree_fence_->neighbors()) {
+    const Peer& peer = spec_.peers[static_cast<size_t>(node)];
+    link_holds_.push_back(peers_.hold(peer.node_id, peer.host, peer.port));
+  }
 }
 
 void Launch::peer_lost(const std::string& peer, const std::string& reason) {

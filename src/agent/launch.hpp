@@ -31,6 +31,7 @@
 #include "proc/environment.hpp"
 #include "proc/exit_status.hpp"
 #include "proc/line_buffer.hpp"
+#include "proc/own_user.hpp"
 #include "wire/exec_codec.hpp"
 
 namespace lattice::agent {
@@ -92,11 +93,12 @@ class PmixHost;
 struct LaunchEnvironment {
   const Clock* clock = nullptr;  // must outlive the launches
   std::string node_id;
-  std::string rank_exec;                  // path of lattice-rank-exec
-  std::string mpi_launcher;               // path of lattice-mpi-launcher (the escape hatch)
-  const SocketDir* socket_dir = nullptr;  // where each launch makes its private directory
-  bool agent_is_root = false;             // ranks then switch to the job's user
-  PmixHost* pmix = nullptr;               // the agent's PMIx server, for --pmi pmix launches
+  std::string rank_exec;                    // path of lattice-rank-exec
+  std::string mpi_launcher;                 // path of lattice-mpi-launcher (the escape hatch)
+  const SocketDir* socket_dir = nullptr;    // where each launch makes its private directory
+  bool agent_is_root = false;               // ranks then switch to the job's user
+  const proc::ProcessUser* self = nullptr;  // the agent's user (null: unknown, always switch)
+  PmixHost* pmix = nullptr;                 // the agent's PMIx server, for --pmi pmix launches
   // This node's CPU topology for --cpu-bind (read once at start), or why there is none.
   const Result<proc::Topology>* topology = nullptr;
 };
@@ -204,12 +206,17 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   // A connection on the socket or the port, admitted only from the job's user (or root).
   void admit(std::unique_ptr<net::Stream> stream, Door door);
   void serve_pmi(std::unique_ptr<net::Stream> stream, Door door, std::optional<int> rank);
+  // How a process of the launch starts: file, argv, environment, cwd, CPUs (below).
+  void job_process(net::SpawnSpec& spawn, const std::string& program,
+                   const std::vector<std::string>& args, const std::vector<int>& cpus,
+                   std::vector<std::string> env) const;
   // lattice-rank-exec's command line for `program` with `args`, bound to `cpus` (if any).
   std::vector<std::string> rank_exec_argv(const std::string& program,
                                           const std::vector<std::string>& args,
                                           const std::vector<int>& cpus = {}) const;
   void on_exit(Rank& rank, net::ExitInfo info);
   void check_fence_deadline();
+  void hold_neighbour_links();
   // Local ranks that never entered fence `epoch`, with their last PMI command and its age.
   std::vector<Straggler> stragglers(uint64_t epoch) const;
   // Carries out the policy's actions, in order.
@@ -244,6 +251,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::unique_ptr<net::UnixListener> socket_listener_;
   std::unique_ptr<net::TcpListener> port_listener_;
   net::Timer watch_timer_;
+  net::Timer links_timer_;  // holds the neighbours' links if no rank has started PMI by then
   net::Timer spawn_timer_;
   policy::LaunchPolicy policy_;
   std::map<policy::TimerId, std::unique_ptr<net::Timer>> timers_;  // the policy's, by name

@@ -135,9 +135,7 @@ void Launch::run_exec(int for_node, uint64_t exec_id, const std::vector<std::str
   in.launch_env = command_env_;
   in.cxi = cxi_environment();  // mpirun's daemons pass it on to the processes they start
   net::SpawnSpec spawn;
-  spawn.file = env_.rank_exec;
-  spawn.argv = rank_exec_argv("/bin/sh", {"-c", join(command, " ")});
-  spawn.env = proc::rank_environment(in);
+  job_process(spawn, "/bin/sh", {"-c", join(command, " ")}, {}, proc::rank_environment(in));
   Exec* e = exec.get();
   auto process = net::Process::spawn(loop_, spawn, [this, e](net::ExitInfo info) {
     e->exit = info;

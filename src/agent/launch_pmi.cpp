@@ -166,7 +166,10 @@ void Launch::name_message(int from, NameMessage message) {
 
 void Launch::rank_initialized(int rank) {
   if (Rank* r = find_rank(rank)) r->initialized = true;
-  if (times_.first_init_us == 0) times_.first_init_us = elapsed_us();
+  if (times_.first_init_us == 0) {
+    times_.first_init_us = elapsed_us();
+    hold_neighbour_links();
+  }
 }
 
 void Launch::rank_finalized(int rank) {

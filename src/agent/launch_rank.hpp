@@ -24,6 +24,8 @@ constexpr size_t kPmiWriteLimitBytes = size_t{16} << 20;
 constexpr size_t kMaxPendingInputBytes = size_t{64} << 20;
 // Period of the watchdog that checks fence deadlines and lost-PMI ranks.
 constexpr uint64_t kWatchPeriodMs = 200;
+// Links to the fence neighbours are held from the first rank's wire-up, or after this.
+constexpr uint64_t kNeighbourLinksAfterMs = 1000;
 
 struct Launch::Rank {
   int rank = 0;

@@ -15,6 +15,7 @@
 #include "lattice_version.h"
 #include "net/loop.hpp"
 #include "net/signal.hpp"
+#include "proc/own_user.hpp"
 #include "secure/cluster_key.hpp"
 
 namespace {
@@ -163,6 +164,12 @@ int main(int argc, char** argv) {
   env.rank_exec = find_sibling("lattice-rank-exec", LATTICE_LIBEXECDIR);
   env.mpi_launcher = find_sibling("lattice-mpi-launcher", LATTICE_LIBEXECDIR);
   env.agent_is_root = ::geteuid() == 0;
+  // Read once, before the loop: ranks of the agent's own user then start without the helper.
+  auto self = proc::own_user();
+  if (!self)
+    LAT_LOG(warn, "agent", self.error().message, ": every rank starts through lattice-rank-exec");
+  else
+    env.self = &self.value();
   // Read once: a launch asking for --cpu-bind is refused with this reason if it failed.
   auto topology = agent::load_topology();
   if (!topology) LAT_LOG(warn, "agent", topology.error().message, ": --cpu-bind is refused");

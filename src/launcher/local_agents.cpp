@@ -53,7 +53,6 @@ void LocalAgents::start(int count, ReadyFn ready) {
 
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) env.emplace_back(*e);
-  env.push_back(cat("LATTICE_AGENT_PID=", ::getpid()));
   waiting_ = count;
   for (int i = 0; i < count; ++i) {
     auto agent = std::make_unique<Agent>();
@@ -64,9 +63,9 @@ void LocalAgents::start(int count, ReadyFn ready) {
     agents_.push_back(std::move(agent));
 
     net::SpawnSpec spec;
-    spec.file = paths_.rank_exec;
-    spec.argv = {paths_.rank_exec, paths_.agentd, "--listen", a->address.host + ":0", "--node-id",
-                 a->address.node_id, "--admin-socket", cat(dir_, '/', a->address.node_id, ".sock"),
+    spec.file = paths_.agentd;
+    spec.argv = {paths_.agentd, "--listen", a->address.host + ":0", "--node-id", a->address.node_id,
+                 "--admin-socket", cat(dir_, '/', a->address.node_id, ".sock"),
                  // Per-node socket dirs: every node serves the launch's socket under one name.
                  "--pmi-socket-dir", cat(dir_, '/', a->address.node_id), "--log-level",
                  paths_.log_level, "--key-file", key_file_, "--ready-fd", "3"};
@@ -75,6 +74,7 @@ void LocalAgents::start(int count, ReadyFn ready) {
     spec.channel = true;  // its --ready-fd
     spec.capture_stdout = false;
     spec.capture_stderr = false;
+    spec.parent_death_signal = SIGKILL;
     auto process = net::Process::spawn(loop_, spec, [this, a](net::ExitInfo info) {
       a->exited = true;
       if (!a->ready)

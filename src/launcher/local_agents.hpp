@@ -1,6 +1,7 @@
 // Local mode: start the agents a launch needs on this machine, each its own lattice-agentd
-// process on its own loopback address (127.0.0.1, .2, ...), and stop them afterwards. Agents run
-// under lattice-rank-exec so that they die with the launcher even if it is SIGKILLed. They share
+// process on its own loopback address (127.0.0.1, .2, ...), and stop them afterwards. Agents get
+// SIGKILL as their parent-death signal, so that they die with the launcher even if it is
+// SIGKILLed. They share
 // a throwaway cluster key made in the private temp dir (mode 0700), so local mode needs no
 // set-up; as root they are allowed root jobs, since the invoking user is root.
 #pragma once
@@ -26,7 +27,6 @@ struct AgentAddress {
 
 struct LocalAgentPaths {
   std::string agentd;     // lattice-agentd
-  std::string rank_exec;  // lattice-rank-exec (parent-death guard)
   std::string log_level;  // for the agents' own stderr
 };
 

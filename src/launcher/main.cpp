@@ -155,7 +155,6 @@ int launch_main(const std::vector<std::string>& args) {
 
   if (options.agents.empty()) {
     LocalAgentPaths paths{find_sibling("lattice-agentd", LATTICE_SBINDIR),
-                          find_sibling("lattice-rank-exec", LATTICE_LIBEXECDIR),
                           // The launcher reports failures itself; with -v agents add warnings.
                           options.verbose ? "warn" : "error"};
     local = std::make_unique<LocalAgents>(loop, paths);

@@ -1,14 +1,22 @@
-// Process::spawn maps SpawnSpec onto uv_process_options_t: the stdio array index is the child's
-// fd number, so stdin/stdout/stderr take slots 0-2 and inherited fds follow from slot 3.
+// Process::spawn: pipes and the channel made here, the child started by net/child_start (its
+// fds 0-2 are the pipes, /dev/null or ours; inherited fds follow from 3), its exit seen through
+// a pidfd on the loop.
 #include "net/process.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "base/strings.hpp"
+#include "net/child_start.hpp"
 #include "net/detail/handle.hpp"
 #include "net/fd.hpp"
 
@@ -17,110 +25,136 @@ namespace {
 
 constexpr int kFirstInheritedFd = 3;  // after stdin, stdout, stderr
 
-std::vector<char*> c_strings(const std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  out.reserve(strings.size() + 1);
-  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
-  out.push_back(nullptr);
-  return out;
+// pidfd_open(2): glibc 2.36 has no wrapper in every build.
+int pidfd_open(int pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+// A pipe whose parent end becomes a Stream; both ends CLOEXEC (the child gets a dup2'd copy).
+struct Pipe {
+  UniqueFd parent, child;
+};
+Result<Pipe> make_pipe(bool child_reads) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return make_error(cat("pipe: ", uv_error(-errno)));
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
+  if (child_reads) return Pipe{std::move(write_end), std::move(read_end)};
+  return Pipe{std::move(read_end), std::move(write_end)};
+}
+
+// The pidfd of a child whose Process went away while it ran: reaped when it exits, then the
+// watcher closes. The pid rides in the handle's data, the pidfd is the handle's own fd.
+void reap_orphan(uv_poll_t* handle, int, int) {
+  auto pid = static_cast<pid_t>(reinterpret_cast<intptr_t>(handle->data));
+  if (::waitpid(pid, nullptr, WNOHANG) == 0) return;  // not yet
+  uv_os_fd_t fd = -1;
+  uv_fileno(reinterpret_cast<uv_handle_t*>(handle), &fd);
+  close_and_free(reinterpret_cast<uv_handle_t*>(handle));  // stops polling at once
+  if (fd >= 0) ::close(fd);
 }
 
 }  // namespace
 
 Process::Process(ExitFn on_exit)
-    : handle_(std::make_unique<Handle<uv_process_t>>()), on_exit_(std::move(on_exit)) {}
+    : watcher_(std::make_unique<Handle<uv_poll_t>>()), on_exit_(std::move(on_exit)) {}
 
 Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spec, ExitFn on_exit) {
   if (spec.file.empty() || spec.argv.empty())
     return make_error("cannot execute: no program or no argv[0] given");
   std::unique_ptr<Process> self(new Process(std::move(on_exit)));
-  std::vector<char*> argv = c_strings(spec.argv);
-  std::vector<char*> env = c_strings(spec.env);
-  std::vector<int> inherited = spec.inherit_fds;
+  ChildPlan plan{
+      spec.file, spec.argv, spec.env, spec.cwd, {}, spec.new_session, spec.parent_death_signal,
+      spec.cpus};
+
+  // fds 0-2: a pipe, /dev/null (stdin only) or ours (-1: left as it is).
+  Pipe pipes[3];
+  const bool piped[3] = {spec.stdin_pipe, spec.capture_stdout, spec.capture_stderr};
+  UniqueFd null_fd;
+  plan.fds.assign(kFirstInheritedFd, -1);
+  for (int fd = 0; fd < 3; ++fd) {
+    if (piped[fd]) {
+      auto pipe = make_pipe(fd == 0);
+      if (!pipe) return pipe.error();
+      pipes[fd] = std::move(pipe.value());
+      plan.fds[static_cast<size_t>(fd)] = pipes[fd].child.get();
+    } else if (fd == 0 && spec.stdin_null) {
+      null_fd.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+      if (!null_fd) return make_error(cat("cannot open /dev/null: ", uv_error(-errno)));
+      plan.fds[0] = null_fd.get();
+    }
+  }
   std::optional<std::pair<UniqueFd, UniqueFd>> channel;  // (parent's end, child's end)
   if (spec.channel) {
     auto pair = make_socketpair();
     if (!pair) return pair.error();
     channel = std::move(pair.value());
-    inherited.insert(inherited.begin(), channel->second.get());
+    plan.fds.push_back(channel->second.get());
   }
+  plan.fds.insert(plan.fds.end(), spec.inherit_fds.begin(), spec.inherit_fds.end());
 
-  std::vector<uv_stdio_container_t> stdio(kFirstInheritedFd + inherited.size());
-  // Pipes for fds 0-2 live in Handles until they become Streams; an early return closes them.
-  std::unique_ptr<Handle<uv_any_handle>> pipes[3];
-  const bool piped[3] = {spec.stdin_pipe, spec.capture_stdout, spec.capture_stderr};
-  for (int fd = 0; fd < 3; ++fd) {
-    auto& slot = stdio[static_cast<size_t>(fd)];
-    if (!piped[fd]) {
-      if (fd == 0 && spec.stdin_null) {
-        slot.flags = UV_IGNORE;  // libuv opens /dev/null for an ignored fd 0-2
-      } else {
-        slot.flags = UV_INHERIT_FD;
-        slot.data.fd = fd;
-      }
-      continue;
-    }
-    pipes[fd] = std::make_unique<Handle<uv_any_handle>>();
-    int rc = uv_pipe_init(loop.raw(), &pipes[fd]->get()->pipe, 0);
-    if (rc != 0) return make_error(cat("cannot create a pipe for fd ", fd, ": ", uv_error(rc)));
-    pipes[fd]->initialised(nullptr);
-    // The flags name the child's side: it reads fd 0 and writes fds 1 and 2.
-    slot.flags = static_cast<uv_stdio_flags>(UV_CREATE_PIPE |
-                                             (fd == 0 ? UV_READABLE_PIPE : UV_WRITABLE_PIPE));
-    slot.data.stream = pipes[fd]->stream();
-  }
-  for (size_t i = 0; i < inherited.size(); ++i) {
-    stdio[kFirstInheritedFd + i].flags = UV_INHERIT_FD;
-    stdio[kFirstInheritedFd + i].data.fd = inherited[i];
-  }
-
-  uv_process_options_t options{};
-  options.file = spec.file.c_str();
-  options.args = argv.data();
-  options.env = env.data();
-  options.cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
-  options.stdio_count = static_cast<int>(stdio.size());
-  options.stdio = stdio.data();
-  options.flags = spec.new_session ? UV_PROCESS_DETACHED : 0;
-  options.exit_cb = on_process_exit;
-
-  int rc = uv_spawn(loop.raw(), self->handle_->get(), &options);
-  // The handle is initialised even when uv_spawn fails, and must then be closed (self does).
-  self->handle_->initialised(self.get());
-  // The child's end must close here, or the parent's end never sees EOF (docs/building.md §5).
+  auto pid = start_child(plan);
+  if (!pid) return pid.error();
+  self->pid_ = pid.value();
+  // Closed here, the child's ends leave the child the only writer: the parent then sees EOF
+  // when it exits (docs/building.md §5).
   if (channel) channel->second.reset();
-  if (rc != 0) return make_error(cat("cannot execute '", spec.file, "': ", uv_error(rc)));
-  self->pid_ = self->handle_->get()->pid;
+  for (auto& pipe : pipes) pipe.child.reset();
+  null_fd.reset();
+
+  // From here on a failure kills the child: nothing may run that the agent cannot see.
+  auto fail = [&self](Error why) -> Result<std::unique_ptr<Process>> {
+    self->kill_group(SIGKILL);
+    ::waitpid(self->pid_, nullptr, 0);
+    self->exited_ = true;
+    return why;
+  };
+  self->pidfd_ = pidfd_open(self->pid_);
+  if (self->pidfd_ < 0) return fail(make_error(cat("pidfd_open: ", uv_error(-errno))));
+  int rc = uv_poll_init(loop.raw(), self->watcher_->get(), self->pidfd_);
+  if (rc != 0) return fail(make_error(cat("cannot watch pid ", self->pid_, ": ", uv_error(rc))));
+  self->watcher_->initialised(self.get());
+  uv_poll_start(self->watcher_->get(), UV_READABLE, [](uv_poll_t* handle, int, int) {
+    if (auto* owner = owner_of<Process>(handle)) owner->reap();
+  });
   if (channel) {
     auto stream = Stream::open_fd(loop, std::move(channel->first));
-    if (!stream) {  // a child we cannot talk to must not run on unseen
-      self->kill_group(SIGKILL);
-      return stream.error();
-    }
+    if (!stream) return fail(stream.error());
     self->channel_ = std::move(stream.value());
   }
   static constexpr const char* kNames[3] = {" stdin", " stdout", " stderr"};
   std::unique_ptr<Stream>* targets[3] = {&self->stdin_, &self->stdout_, &self->stderr_};
-  for (int fd = 0; fd < 3; ++fd)
-    if (pipes[fd])
-      *targets[fd] =
-          std::make_unique<Stream>(std::move(pipes[fd]), cat("pid ", self->pid_, kNames[fd]));
+  for (int fd = 0; fd < 3; ++fd) {
+    if (!piped[fd]) continue;
+    auto stream =
+        Stream::open_fd(loop, std::move(pipes[fd].parent), cat("pid ", self->pid_, kNames[fd]));
+    if (!stream) return fail(stream.error());
+    *targets[fd] = std::move(stream.value());
+  }
   return self;
 }
 
-void Process::on_process_exit(uv_process_t* handle, int64_t exit_status, int term_signal) {
-  auto* self = owner_of<Process>(handle);
-  if (!self) {  // abandoned by ~Process while running: reaped now, nobody to tell
-    close_and_free(reinterpret_cast<uv_handle_t*>(handle));
-    return;
-  }
-  self->exited_ = true;
-  auto callback = self->on_exit_;  // a copy: the callback may destroy the Process
-  guarded("exit", callback, ExitInfo{exit_status, term_signal});
+void Process::reap() {
+  int status = 0;
+  if (exited_ || ::waitpid(pid_, &status, WNOHANG) != pid_) return;  // a spurious wake-up
+  exited_ = true;
+  watcher_->close();
+  ::close(std::exchange(pidfd_, -1));
+  ExitInfo info;
+  if (WIFEXITED(status)) info.exit_status = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) info.term_signal = WTERMSIG(status);
+  auto callback = on_exit_;  // a copy: the callback may destroy the Process
+  guarded("exit", callback, info);
 }
 
 Process::~Process() {
-  if (pid_ > 0 && !exited_) handle_->abandon();
+  if (pid_ > 0 && !exited_ && watcher_->live()) {
+    // Still running: the loop reaps it later, without being kept alive by it.
+    uv_poll_t* handle = watcher_->get();
+    watcher_->abandon();
+    handle->data = reinterpret_cast<void*>(static_cast<intptr_t>(pid_));
+    uv_poll_start(handle, UV_READABLE, reap_orphan);
+    return;  // the orphan's watcher closes the pidfd
+  }
+  watcher_->close();
+  if (pidfd_ >= 0) ::close(pidfd_);
 }
 
 int Process::kill_group(int signum) {

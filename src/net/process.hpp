@@ -1,7 +1,9 @@
-// Child processes on the loop (uv_spawn): stdout/stderr captured as Streams, extra fds inherited
-// at 3, 4, ..., each child in its own session and process group so that a kill reaches its
-// whole tree. libuv reaps the child; its exit arrives through the exit callback. Caveat:
-// uv_spawn is fork()+exec and blocks the loop until the exec (docs/building.md §5).
+// Child processes on the loop: stdout/stderr captured as Streams, extra fds inherited at 3, 4,
+// ..., each child in its own session and process group so that a kill reaches its whole tree,
+// optionally bound to CPUs and killed when this process dies (net/child_start: a clone that
+// shares this process's memory until the exec, so spawning costs the same at any agent size).
+// Its exit arrives through a pidfd watched by the loop, which reaps it. Caveat: the loop waits
+// for the exec (docs/building.md §5).
 #pragma once
 
 #include <cstdint>
@@ -28,9 +30,11 @@ struct SpawnSpec {
   std::vector<int> inherit_fds;  // become the child's fds 3, 4, ... (the parent keeps its copies)
   bool capture_stdout = true;    // a pipe read through take_stdout(); else inherited
   bool capture_stderr = true;
-  bool stdin_null = true;   // stdin from /dev/null; else inherited (or stdin_pipe)
-  bool stdin_pipe = false;  // stdin from a pipe written through take_stdin() (wins over null)
-  bool new_session = true;  // setsid(): own session and process group
+  bool stdin_null = true;       // stdin from /dev/null; else inherited (or stdin_pipe)
+  bool stdin_pipe = false;      // stdin from a pipe written through take_stdin() (wins over null)
+  bool new_session = true;      // setsid(): own session and process group
+  int parent_death_signal = 0;  // sent to the child if this process (its thread) dies; 0: none
+  std::vector<int> cpus;        // bound to these before the exec (threads inherit it); empty: not
 };
 
 struct ExitInfo {
@@ -45,8 +49,8 @@ class Process {
   // directory"), reported synchronously, with every handle released. on_exit runs once, from
   // the loop; it may destroy the Process.
   static Result<std::unique_ptr<Process>> spawn(Loop& loop, const SpawnSpec& spec, ExitFn on_exit);
-  // A child still running is not killed: it is left to libuv, which still reaps it (no zombie)
-  // without keeping the loop alive; on_exit is not called. Kill first if it must die.
+  // A child still running is not killed: the loop still reaps it (no zombie) without being
+  // kept alive by it; on_exit is not called. Kill first if it must die.
   ~Process();
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
@@ -66,9 +70,10 @@ class Process {
 
  private:
   explicit Process(ExitFn on_exit);
-  static void on_process_exit(uv_process_s* handle, int64_t exit_status, int term_signal);
+  void reap();
 
-  std::unique_ptr<Handle<uv_process_s>> handle_;
+  int pidfd_ = -1;  // closed after the watcher is (its handle must stop polling first)
+  std::unique_ptr<Handle<uv_poll_s>> watcher_;
   ExitFn on_exit_;
   std::unique_ptr<Stream> stdin_, stdout_, stderr_, channel_;
   int pid_ = -1;

@@ -3,7 +3,11 @@
 #include "net/process.hpp"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -231,6 +235,113 @@ TEST_CASE(
   REQUIRE(::kill(pid, SIGKILL) == 0);
   REQUIRE(run_until(loop, [&] { return reaped(pid); }));
   CHECK(!exit_called);
+}
+
+TEST_CASE("the child binds to the spec's CPUs before the exec") {
+  Loop loop;
+  cpu_set_t ours;
+  REQUIRE(::sched_getaffinity(0, sizeof ours, &ours) == 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &ours)) ++first;
+  SpawnSpec spec = shell("grep Cpus_allowed_list /proc/self/status");
+  spec.cpus = {first};
+  auto c = spawn(loop, spec);
+  REQUIRE(run_until(loop, [&] { return c->done(); }));
+  CHECK(c->out == "Cpus_allowed_list:\t" + std::to_string(first) + "\n");
+}
+
+TEST_CASE("the child starts with default signal handling and nothing blocked") {
+  Loop loop;
+  // Ours: SIGPIPE ignored (as in the agent) and SIGUSR2 blocked; neither may reach the child.
+  struct sigaction ignore {
+  }, old{};
+  ignore.sa_handler = SIG_IGN;
+  REQUIRE(::sigaction(SIGPIPE, &ignore, &old) == 0);
+  sigset_t usr2, old_mask;
+  sigemptyset(&usr2);
+  sigaddset(&usr2, SIGUSR2);
+  REQUIRE(::pthread_sigmask(SIG_BLOCK, &usr2, &old_mask) == 0);
+  auto c = spawn(loop, shell("grep -E '^Sig(Blk|Ign)' /proc/self/status; kill -PIPE $$"));
+  REQUIRE(run_until(loop, [&] { return c->done(); }));
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  ::sigaction(SIGPIPE, &old, nullptr);
+  CHECK(c->out.find("SigBlk:\t0000000000000000\n") != std::string::npos);
+  CHECK(c->info.term_signal == SIGPIPE);
+}
+
+TEST_CASE("inherited fds land in order even when their numbers collide with the targets") {
+  Loop loop;
+  // Two pipes whose write ends are passed crosswise: the one at fd 4 here becomes the child's
+  // fd 3 and the other the child's fd 4, which a naive dup2 order would clobber.
+  int a[2], b[2];
+  REQUIRE(::pipe2(a, O_CLOEXEC) == 0);
+  REQUIRE(::pipe2(b, O_CLOEXEC) == 0);
+  UniqueFd ar(a[0]), aw(a[1]), br(b[0]), bw(b[1]);
+  SpawnSpec spec = shell("echo A >&3; echo B >&4");
+  spec.capture_stdout = spec.capture_stderr = false;
+  spec.inherit_fds = {aw.get(), bw.get()};
+  auto c = spawn(loop, spec);
+  REQUIRE(run_until(loop, [&] { return c->done(); }));
+  aw.reset();
+  bw.reset();
+  char buf[8] = {};
+  CHECK(::read(ar.get(), buf, sizeof buf) == 2);
+  CHECK(std::string(buf) == "A\n");
+  char buf2[8] = {};
+  CHECK(::read(br.get(), buf2, sizeof buf2) == 2);
+  CHECK(std::string(buf2) == "B\n");
+}
+
+TEST_CASE("a working directory that cannot be entered is an Error value, and nothing runs") {
+  Loop loop;
+  int baseline = test::live_handles(loop);
+  SpawnSpec spec = shell("echo ran");
+  spec.cwd = "/nonexistent/lattice-no-such-dir";
+  auto p = Process::spawn(loop, spec, [](ExitInfo) {});
+  REQUIRE(!p.ok());
+  CHECK(p.error().message ==
+        "cannot change to directory '/nonexistent/lattice-no-such-dir': no such file or directory");
+  CHECK(test::live_handles(loop) == baseline);
+  CHECK(loop.run() == 0);
+}
+
+TEST_CASE("a parent-death signal kills the child when its parent dies") {
+  // A go-between process spawns `sleep` with SIGKILL as its parent-death signal, reports the
+  // pid and exits: the sleep must die with it.
+  int report[2];
+  REQUIRE(::pipe(report) == 0);
+  pid_t between = ::fork();
+  REQUIRE(between >= 0);
+  if (between == 0) {
+    Loop loop;
+    SpawnSpec spec = shell("exec sleep 100");
+    spec.capture_stdout = spec.capture_stderr = false;
+    spec.parent_death_signal = SIGKILL;
+    auto p = Process::spawn(loop, spec, [](ExitInfo) {});
+    int pid = p.ok() ? (*p)->pid() : -1;
+    (void)!::write(report[1], &pid, sizeof pid);
+    ::_exit(0);
+  }
+  ::close(report[1]);
+  int pid = -1;
+  REQUIRE(::read(report[0], &pid, sizeof pid) == static_cast<ssize_t>(sizeof pid));
+  ::close(report[0]);
+  REQUIRE(pid > 0);
+  ::waitpid(between, nullptr, 0);
+  // Gone, or a zombie left for init to reap: either way no longer sleeping.
+  auto dead = [pid] {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return true;
+    return line.substr(line.rfind(')') + 2, 1) == "Z";
+  };
+  bool died = false;
+  for (int i = 0; i < 200 && !died; ++i) {
+    died = dead();
+    if (!died) ::usleep(10000);
+  }
+  if (!died) ::kill(pid, SIGKILL);
+  CHECK(died);
 }
 
 // ---- lattice-rank-exec ----

@@ -1,0 +1,157 @@
+#include "net/child_start.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+
+#include "base/strings.hpp"
+#include "net/detail/handle.hpp"
+#include "net/fd.hpp"
+
+namespace lattice::net {
+namespace {
+
+// What failed in the child, for the parent's message.
+enum class Stage { none, session, death_signal, fds, cpus, cwd, exec };
+
+// Everything the child reads, prepared by the parent, and the one thing it writes.
+struct Context {
+  const char* file;
+  char* const* argv;
+  char* const* envp;
+  const char* cwd;
+  const int* fds;  // high copies, -1 = leave alone
+  int nfds;
+  bool new_session;
+  int death_signal;
+  pid_t parent;
+  const cpu_set_t* cpus;  // null: unbound
+  Stage stage = Stage::none;
+  int error = 0;
+};
+
+std::vector<char*> c_strings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+// The child runs on its own stack in this process's memory until execve: system calls only,
+// and nothing instrumented (a sanitizer's bookkeeping would run on a thread it does not know).
+#define LATTICE_CHILD_CODE __attribute__((no_sanitize("address", "undefined")))
+
+[[noreturn]] LATTICE_CHILD_CODE void child_failed(Context* c, Stage stage) {
+  c->stage = stage;
+  c->error = errno;
+  _exit(127);
+}
+
+LATTICE_CHILD_CODE int child_main(void* arg) {
+  auto* c = static_cast<Context*>(arg);
+  // The parent's handlers must not run here, and what it ignores (SIGPIPE) the child must not.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; ++s)
+    if (s != SIGKILL && s != SIGSTOP) sigaction(s, &dfl, nullptr);  // internal ones refuse
+  if (c->new_session && setsid() < 0) child_failed(c, Stage::session);
+  if (c->death_signal != 0) {
+    if (prctl(PR_SET_PDEATHSIG, c->death_signal) != 0) child_failed(c, Stage::death_signal);
+    if (getppid() != c->parent) _exit(127);  // the parent died before the prctl: nobody to tell
+  }
+  for (int i = 0; i < c->nfds; ++i) {
+    if (c->fds[i] < 0) continue;
+    if (dup2(c->fds[i], i) < 0) child_failed(c, Stage::fds);  // (clears CLOEXEC on i)
+    if (i <= 2) {  // the child's stdio blocks, whatever the parent's side does
+      int flags = fcntl(i, F_GETFL);
+      if (flags >= 0 && (flags & O_NONBLOCK)) fcntl(i, F_SETFL, flags & ~O_NONBLOCK);
+    }
+  }
+  if (c->cpus && sched_setaffinity(0, sizeof(cpu_set_t), c->cpus) != 0)
+    child_failed(c, Stage::cpus);
+  if (c->cwd && chdir(c->cwd) != 0) child_failed(c, Stage::cwd);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  execve(c->file, c->argv, c->envp);
+  child_failed(c, Stage::exec);
+}
+
+std::string cpu_text(const std::vector<int>& cpus) {
+  std::string out;
+  for (int cpu : cpus) out += cat(out.empty() ? "" : ",", cpu);
+  return out;
+}
+
+}  // namespace
+
+Result<int> start_child(const ChildPlan& plan) {
+  if (plan.file.empty() || plan.argv.empty())
+    return make_error("cannot execute: no program or no argv[0] given");
+  std::vector<char*> argv = c_strings(plan.argv);
+  std::vector<char*> env = c_strings(plan.env);
+  // Every source is first copied above the highest target, so no dup2 in the child can
+  // overwrite a source another target still needs.
+  int above = std::max<int>(3, static_cast<int>(plan.fds.size()));
+  std::vector<UniqueFd> copies;
+  std::vector<int> sources(plan.fds.size(), -1);
+  for (size_t i = 0; i < plan.fds.size(); ++i) {
+    if (plan.fds[i] < 0) continue;
+    int copy = ::fcntl(plan.fds[i], F_DUPFD_CLOEXEC, above);
+    if (copy < 0) return make_error(cat("cannot pass fd ", plan.fds[i], ": ", uv_error(-errno)));
+    copies.emplace_back(copy);
+    sources[i] = copy;
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu : plan.cpus) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return make_error(cat("no CPU ", cpu, " to bind to"));
+    CPU_SET(cpu, &set);
+  }
+  Context c{plan.file.c_str(), argv.data(),
+            env.data(),        plan.cwd.empty() ? nullptr : plan.cwd.c_str(),
+            sources.data(),    static_cast<int>(sources.size()),
+            plan.new_session,  plan.parent_death_signal,
+            ::getpid(),        plan.cpus.empty() ? nullptr : &set};
+
+  constexpr size_t kStackBytes = 64 * 1024;  // the child calls a few libc wrappers, no more
+  auto stack = std::make_unique<char[]>(kStackBytes);
+  // No signal may reach a handler of ours while the child runs in our memory.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int pid = ::clone(child_main, stack.get() + kStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
+  int clone_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (pid < 0) return make_error(cat("cannot start '", plan.file, "': ", uv_error(-clone_errno)));
+  if (c.stage == Stage::none) return pid;
+
+  ::waitpid(pid, nullptr, 0);  // it has exited already
+  std::string why = uv_error(-c.error);
+  switch (c.stage) {
+    case Stage::exec:
+      return make_error(cat("cannot execute '", plan.file, "': ", why));
+    case Stage::cwd:
+      return make_error(cat("cannot change to directory '", plan.cwd, "': ", why));
+    case Stage::cpus:
+      return make_error(cat("cannot bind to CPUs ", cpu_text(plan.cpus), ": ", why));
+    case Stage::session:
+      return make_error(cat("cannot start '", plan.file, "': setsid: ", why));
+    case Stage::death_signal:
+      return make_error(cat("cannot start '", plan.file, "': prctl: ", why));
+    case Stage::fds:
+    case Stage::none:
+      break;
+  }
+  return make_error(cat("cannot start '", plan.file, "': dup2: ", why));
+}
+
+}  // namespace lattice::net

@@ -1,0 +1,32 @@
+// Starting a child process without copying this one: clone(CLONE_VM | CLONE_VFORK) as
+// posix_spawn does, so the cost does not grow with the agent's memory, and what a guard used to
+// do in an exec of its own (lattice-rank-exec) done between the clone and the exec: own session,
+// parent-death signal, fds in place, CPU binding, working directory, default signal handling.
+// The child shares this process's memory until it execs or exits, so it only makes system calls
+// on what the parent prepared (no allocation, no locks); this thread waits meanwhile.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace lattice::net {
+
+struct ChildPlan {
+  std::string file;               // path given to execve (already resolved)
+  std::vector<std::string> argv;  // argv[0..]
+  std::vector<std::string> env;   // the complete environment, "K=V"
+  std::string cwd;                // empty: this process's
+  std::vector<int> fds;           // fds[i] becomes the child's fd i; -1 leaves fd i alone
+  bool new_session = true;        // setsid(): own session and process group
+  int parent_death_signal = 0;    // sent to the child when this thread dies; 0: none
+  std::vector<int> cpus;          // CPUs to bind to before the exec; empty: unbound
+};
+
+// The child's pid once it has exec'd, or what failed, with nothing left running (and no
+// zombie): "cannot execute 'F': ...", "cannot change to directory 'D': ...",
+// "cannot bind to CPUs ...: ...". The caller reaps the pid.
+Result<int> start_child(const ChildPlan& plan);
+
+}  // namespace lattice::net

@@ -1,0 +1,77 @@
+#include "proc/own_user.hpp"
+
+#include <grp.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "base/strings.hpp"
+
+namespace lattice::proc {
+namespace {
+
+std::vector<uint32_t> sorted(std::vector<uint32_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+}  // namespace
+
+Result<ProcessUser> own_user() {
+  ProcessUser self;
+  self.uid = ::geteuid();
+  self.gid = ::getegid();
+  struct passwd entry, *pw = nullptr;
+  std::vector<char> buf(16384);
+  int rc = ::getpwuid_r(self.uid, &entry, buf.data(), buf.size(), &pw);
+  if (rc != 0) return make_error(cat("cannot look up uid ", self.uid, ": ", std::strerror(rc)));
+  if (!pw) return make_error(cat("uid ", self.uid, " is not in passwd"));
+  self.name = pw->pw_name;
+  self.home = pw->pw_dir;
+  self.shell = pw->pw_shell;
+
+  int n = ::getgroups(0, nullptr);
+  if (n < 0) return make_error(cat("getgroups: ", std::strerror(errno)));
+  std::vector<gid_t> list(static_cast<size_t>(n));
+  n = ::getgroups(n, list.data());
+  if (n < 0) return make_error(cat("getgroups: ", std::strerror(errno)));
+  self.groups = sorted({list.begin(), list.begin() + n});
+
+  // getgrouplist's answer can grow between two calls; a few tries settle it.
+  int count = 32;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    list.resize(static_cast<size_t>(count));
+    if (::getgrouplist(pw->pw_name, self.gid, list.data(), &count) >= 0) {
+      self.login_groups = sorted({list.begin(), list.begin() + count});
+      return self;
+    }
+  }
+  return make_error(cat("cannot list the groups of ", self.name));
+}
+
+bool runs_as(const ProcessUser& self, uint32_t uid, uint32_t gid, const std::string& name,
+             const std::optional<std::vector<uint32_t>>& groups) {
+  if (uid != self.uid || gid != self.gid || name != self.name) return false;
+  if (self.uid != 0) return true;  // not root: the helper would not touch the groups either
+  return sorted(groups ? *groups : self.login_groups) == self.groups;
+}
+
+void set_user_variables(std::vector<std::string>& env, const ProcessUser& self) {
+  std::vector<std::pair<const char*, std::string>> vars = {
+      {"HOME", self.home}, {"USER", self.name}, {"LOGNAME", self.name}};
+  if (!self.shell.empty()) vars.emplace_back("SHELL", self.shell);
+  env.erase(std::remove_if(env.begin(), env.end(),
+                           [&](const std::string& entry) {
+                             return std::any_of(vars.begin(), vars.end(), [&](const auto& var) {
+                               return starts_with(entry, cat(var.first, '='));
+                             });
+                           }),
+            env.end());
+  for (const auto& [key, value] : vars) env.push_back(cat(key, '=', value));
+}
+
+}  // namespace lattice::proc
