@@ -14,6 +14,9 @@ import sys
 import tempfile
 import time
 
+import round_srun
+from sim_table import sim_table
+
 HYDRA = shutil.which("mpiexec.hydra")
 MPIRUN = shutil.which("mpirun.openmpi")
 
@@ -217,32 +220,50 @@ def parse_p(out, key):
 
 
 def round_table(args):
+    """The one-node PMI round (Slurm's libpmi2: put own key, fence, get every rank's key) under a
+    running agent, mpiexec.hydra and srun --mpi=pmi2 (a private Slurm on localhost,
+    bench/slurm_local.py), alternating, medians of `reps` runs of `rounds` rounds each."""
     prog = f"{args.build}/tests/programs/pmi2_client"
     rounds = 20 if args.quick else 50
     sizes = [16] if args.quick else [16, 64]
+    reps = 3 if args.quick else 5
+    bench = ["--bench", str(rounds), "--size", "64"]
     agents = Agents(args.build, 1)
+    srun_skip = None  # why srun's column is empty: Slurm cannot run here, or a run failed
     rows = []
     try:
         for n in sizes:
-            res = {"lattice": [], "hydra": []}
-            for _ in range(3):
+            res = {"lattice": [], "hydra": [], "srun": []}
+            for _ in range(reps):
                 _, out = timed([f"{args.build}/lattice", "launch", "--agents", agents.addrs[0], "-n",
-                                str(n), prog, "--bench", str(rounds), "--size", "64"],
-                               env=agents.launch_env())
+                                str(n), prog, *bench], env=agents.launch_env())
                 res["lattice"].append(parse_p(out, "p50_us"))
                 if HYDRA:
-                    _, out = timed([HYDRA, "-n", str(n), prog, "--bench", str(rounds), "--size", "64"])
+                    _, out = timed([HYDRA, "-n", str(n), prog, *bench])
                     res["hydra"].append(parse_p(out, "p50_us"))
+                if srun_skip is None:
+                    try:
+                        res["srun"].append(round_srun.srun_round(args, n, rounds))
+                    except (round_srun.SlurmUnavailable, RuntimeError) as e:
+                        srun_skip = str(e)
+                        print(f"bench: srun skipped: {srun_skip}", file=sys.stderr)
             rows.append((n, {k: median(v) for k, v in res.items()}))
     finally:
         agents.close()
-    srun = "n/a (no local Slurm)" if not shutil.which("srun") else "not configured"
-    print(f"\n### PMI round: put own key, fence, get every rank's key (Slurm libpmi2; p50 of {rounds} rounds, median of 3 runs)\n")
-    print("| ranks on one node | lattice | mpiexec.hydra | srun --mpi=pmi2 | lattice / hydra |")
-    print("|---|---|---|---|---|")
+        round_srun.close()
+    print(f"\n### PMI round: put own key, fence, get every rank's key (Slurm libpmi2; p50 of {rounds} "
+          f"rounds, median of {reps} alternating runs)\n")
+    print("| ranks on one node | lattice | mpiexec.hydra | srun --mpi=pmi2 | lattice / hydra "
+          "| lattice / srun |")
+    print("|---|---|---|---|---|---|")
     for n, m in rows:
+        s = m["srun"]
+        srun, ratio = (f"{s / 1e3:.2f} ms", f"{m['lattice'] / s:.2f}") if s == s else \
+            (f"skipped: {srun_skip}", "-")
         print(f"| {n} | {m['lattice'] / 1e3:.2f} ms | {m['hydra'] / 1e3:.2f} ms | {srun} "
-              f"| {m['lattice'] / m['hydra']:.2f} |")
+              f"| {m['lattice'] / m['hydra']:.2f} | {ratio} |")
+    print("\nsrun: a private slurmctld + slurmd on localhost (auth/none, one node of CPUs=64, "
+          "bench/slurm_local.py), each run a new job.")
 
 
 def rss_table(args):
@@ -677,14 +698,14 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only",
                     choices=["e2e", "ompi", "round", "rss", "fence", "fanout", "sealing", "failing",
-                             "cxi", "fenceonly", "idle"])
+                             "cxi", "fenceonly", "idle", "sim"])
     args = ap.parse_args()
     if not HYDRA:
         print("note: mpiexec.hydra not found; Hydra columns will be empty", file=sys.stderr)
     tables = {"e2e": e2e_table, "ompi": ompi_table, "round": round_table, "rss": rss_table,
               "fence": fence_table, "fanout": fanout_table, "sealing": sealing_table,
               "failing": failing_table, "cxi": cxi_table, "fenceonly": fence_only_table,
-              "idle": idle_table}
+              "idle": idle_table, "sim": sim_table}
     for name, fn in tables.items():
         if args.only in (None, name):
             fn(args)
