@@ -91,7 +91,10 @@ void handshakes(const secure::ClusterKey& key, Calibration& c) {
 }
 
 void sealing(const secure::ClusterKey& key, Calibration& c) {
-  auto [i, r] = new_pair(key);
+  // Named, not a structured binding: the lambdas below capture them (C++17).
+  ChannelPair pair = new_pair(key);
+  auto& i = pair.first;
+  auto& r = pair.second;
   secure::ChannelOutput ro, io, r3;
   check(
       r->receive(i->start(), ro) && i->receive(ro.to_network, io) && r->receive(io.to_network, r3),
