@@ -26,6 +26,25 @@ struct PeerInfo {
   port @2 :UInt16;
 }
 
+# The peers in a few bytes however many nodes there are, when their names and hosts are
+# numbered (base/hostlist: "n[1-256]"); sent instead of LaunchProcessesRequest.peers.
+struct PeerList {
+  nodeIds @0 :Text;          # host list of the node ids, by node index
+  hosts @1 :Text;            # host list of their hosts, as many
+  ports @2 :List(UInt16);    # one for every node, or one per node
+}
+
+# Where the ranks run (wire/rank_layout), instead of LaunchProcessesRequest.rankNodes.
+struct RankLayout {
+  cyclic @0 :Bool;             # rank r on node r % nodes
+  blocks @1 :List(NodeBlock);  # else: from node 0 and rank 0 on, in order
+}
+
+struct NodeBlock {
+  nodes @0 :UInt32;            # this many consecutive nodes,
+  ranksEach @1 :UInt32;        # each holding this many consecutive ranks
+}
+
 struct JobUser {
   # Who the ranks run as. An agent running as root becomes this user before exec; any other
   # agent runs only its own user's jobs.
@@ -92,6 +111,10 @@ struct LaunchProcessesRequest {
   cpuBind @24 :Text;             # "none" (or empty), "cores", "sockets", "map_cpu:LIST"
   apps @25 :List(Application);   # MPMD: two or more programs; then entrypoint and args are
                                  # empty. Empty: one app, entrypoint + args, all the ranks
+  # Compact forms, so that a request's size does not grow with the nodes (issue 11): used when
+  # peers (resp. rankNodes) is empty.
+  peerList @26 :PeerList;
+  rankLayout @27 :RankLayout;
 }
 
 struct LaunchAccepted {

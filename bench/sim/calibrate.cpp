@@ -228,20 +228,24 @@ RequestCost measure_request(int agents, int ranks_per_node) {
   request.user = {1000, 1000, {1000, 27, 100}, "alice"};
   for (int v = 0; v < 30; ++v)  // a login shell's environment, roughly
     request.exported.emplace_back("VARIABLE_" + std::to_string(v), std::string(48, 'e'));
+  // Numbered nodes on a management network's /16, as clusters name and address them: the
+  // request carries them as host lists (a few bytes per 256 nodes), worked out once per launch.
   std::vector<launcher::wire::Peer> peers;
   for (int n = 0; n < agents; ++n)
     peers.push_back({"node" + std::to_string(10000 + n),
-                     "10." + std::to_string(n / 256 % 256) + "." + std::to_string(n % 256) + ".1",
+                     "10.1." + std::to_string(n / 256 % 256) + "." + std::to_string(n % 256),
                      7400});
+  const std::string self = peers.back().node_id;
+  const launcher::wire::LaunchNodes nodes = launcher::wire::launch_nodes(std::move(peers), layout);
   const int index = agents - 1;
   const std::string workdir = "/home/alice/jobs/run-0001";
   auto encode_one = [&] {
-    auto msg = launcher::wire::launch_request(options, request, layout, peers, index, workdir);
+    auto msg = launcher::wire::launch_request(options, request, layout, nodes, index, workdir);
     return encode(msg);
   };
   const std::string frame = encode_one();
   agent::LaunchDefaults defaults;
-  defaults.node_id = peers[static_cast<size_t>(index)].node_id;
+  defaults.node_id = self;
   defaults.agent_uid = 1000;
   const int reps = agents >= 8192 ? 5 : 9;
   RequestCost cost;

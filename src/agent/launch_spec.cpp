@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <set>
 
+#include "base/hostlist.hpp"
 #include "base/strings.hpp"
 #include "proc/environment.hpp"
+#include "wire/rank_layout.hpp"
 
 namespace lattice::agent {
 namespace {
@@ -22,6 +24,13 @@ bool path_safe(const std::string& id) {
 Result<std::vector<int>> decode_rank_nodes(schema::LaunchProcessesRequest::Reader r, int world_size,
                                            int nnodes, int node_index) {
   std::vector<int> nodes;
+  if ((!r.hasRankNodes() || r.getRankNodes().size() == 0) && r.hasRankLayout()) {
+    lattice::wire::RankLayout layout;
+    layout.cyclic = r.getRankLayout().getCyclic();
+    for (auto block : r.getRankLayout().getBlocks())
+      layout.blocks.push_back(lattice::wire::NodeBlock{block.getNodes(), block.getRanksEach()});
+    return lattice::wire::expand_rank_layout(layout, world_size, nnodes);
+  }
   if (r.hasRankNodes() && r.getRankNodes().size() > 0) {
     auto list = r.getRankNodes();
     if (static_cast<int>(list.size()) != world_size)
@@ -156,6 +165,34 @@ int find_peer(const std::vector<Peer>& peers, const std::string& node_id) {
   return -1;
 }
 
+namespace {
+
+// The peers, from the list or from the compact host lists (no more nodes than ranks: each node
+// of a launch holds one at least, so the world size bounds the expansion).
+Result<std::vector<Peer>> decode_peers(schema::LaunchProcessesRequest::Reader r, int world_size) {
+  std::vector<Peer> peers;
+  if (r.getPeers().size() > 0 || !r.hasPeerList()) {
+    for (auto peer : r.getPeers())
+      peers.push_back(Peer{peer.getNodeId(), peer.getHost(), peer.getPort()});
+    return peers;
+  }
+  auto compact = r.getPeerList();
+  auto ids = expand_hostlist(compact.getNodeIds().cStr(), static_cast<size_t>(world_size));
+  if (!ids) return make_error(cat("peerList.nodeIds: ", ids.error().message));
+  auto hosts = expand_hostlist(compact.getHosts().cStr(), ids->size());
+  if (!hosts) return make_error(cat("peerList.hosts: ", hosts.error().message));
+  auto ports = compact.getPorts();
+  if (hosts->size() != ids->size() || (ports.size() != 1 && ports.size() != ids->size()))
+    return make_error(cat("peerList: ", ids->size(), " node ids, ", hosts->size(), " hosts and ",
+                          ports.size(), " ports"));
+  for (size_t i = 0; i < ids->size(); ++i)
+    peers.push_back(Peer{std::move((*ids)[i]), std::move((*hosts)[i]),
+                         ports[ports.size() == 1 ? 0 : static_cast<unsigned>(i)]});
+  return peers;
+}
+
+}  // namespace
+
 Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader r,
                                          const LaunchDefaults& defaults) {
   LaunchSpec spec;
@@ -170,8 +207,9 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
                           ")"));
   spec.world_size = static_cast<int>(r.getWorldSize());
 
-  for (auto peer : r.getPeers())
-    spec.peers.push_back(Peer{peer.getNodeId(), peer.getHost(), peer.getPort()});
+  auto peers = decode_peers(r, spec.world_size);
+  if (!peers) return peers.error();
+  spec.peers = std::move(peers.value());
   if (spec.peers.empty()) spec.peers.push_back(Peer{defaults.node_id, "", 0});
   // Node ids are how links are matched to launch members: each must name one node.
   std::set<std::string> ids;

@@ -195,11 +195,14 @@ void Job::send_launch(Node& node) {
     return;
   }
   // Built at the first request: every node id is final by then (proved, or named in advance).
-  if (peers_.empty())
+  if (!launch_nodes_) {
+    std::vector<wire::Peer> peers;
     for (const auto& n : nodes_)
-      peers_.push_back(wire::Peer{n.address.node_id, n.address.host, n.address.port});
-  auto msg = wire::launch_request(options_, request_, layout_, peers_, index(node), workdir_,
-                                  cxi_ ? cxi_->credentials() : nullptr);
+      peers.push_back(wire::Peer{n.address.node_id, n.address.host, n.address.port});
+    launch_nodes_ = wire::launch_nodes(std::move(peers), layout_);
+  }
+  auto msg = wire::launch_request(options_, request_, layout_, *launch_nodes_, index(node),
+                                  workdir_, cxi_ ? cxi_->credentials() : nullptr);
   Node* n = &node;
   node.sent_ms = now_ms();
   run(policy_.sent(index(node)));

@@ -91,10 +91,11 @@ class Job {
   std::vector<Node> nodes_;
   std::map<int, RankResult> ranks_;
   policy::JobPolicy policy_;
-  rpc::MessageCounts counts_;          // on every agent link, for -v
-  OutputFiles outputs_;                // where ranks' output goes (--output/--error)
-  std::string workdir_;                // where the ranks start
-  std::vector<wire::Peer> peers_;      // every request's peer list, built once
+  rpc::MessageCounts counts_;  // on every agent link, for -v
+  OutputFiles outputs_;        // where ranks' output goes (--output/--error)
+  std::string workdir_;        // where the ranks start
+  std::optional<wire::LaunchNodes>
+      launch_nodes_;                   // what every request says of the nodes, built once
   std::vector<Straggler> stragglers_;  // from every node's LaunchEnded
   net::Timer deadline_timer_;
   net::Timer heartbeat_timer_;

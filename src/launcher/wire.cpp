@@ -1,5 +1,8 @@
 #include "launcher/wire.hpp"
 
+#include <algorithm>
+
+#include "base/hostlist.hpp"
 #include "rpc/bytes.hpp"
 #include "wire/failure_codec.hpp"
 
@@ -19,8 +22,32 @@ void set_env(capnp::List<schema::EnvVar>::Builder list, const EnvList& values) {
 
 }  // namespace
 
+LaunchNodes launch_nodes(std::vector<Peer> peers, const Layout& layout) {
+  LaunchNodes nodes;
+  std::vector<std::string> ids, hosts;
+  std::vector<uint16_t> ports;
+  for (const auto& peer : peers) {
+    ids.push_back(peer.node_id);
+    hosts.push_back(peer.host);
+    ports.push_back(static_cast<uint16_t>(peer.port));
+  }
+  nodes.node_ids = compress_hostlist(ids);
+  nodes.hosts = compress_hostlist(hosts);
+  if (!nodes.node_ids || !nodes.hosts) {
+    nodes.node_ids.reset();
+    nodes.hosts.reset();
+  } else if (std::all_of(ports.begin(), ports.end(), [&](uint16_t p) { return p == ports[0]; })) {
+    nodes.ports = {ports.front()};
+  } else {
+    nodes.ports = std::move(ports);
+  }
+  nodes.ranks = lattice::wire::compact_rank_layout(layout.rank_nodes, layout.nodes);
+  nodes.peers = std::move(peers);
+  return nodes;
+}
+
 rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& request,
-                             const Layout& layout, const std::vector<Peer>& peers, int node_index,
+                             const Layout& layout, const LaunchNodes& nodes, int node_index,
                              const std::string& workdir, const fabric::CxiCredentials* cxi) {
   rpc::Outgoing msg;
   auto req = msg.envelope().initBody().initLaunchProcesses();
@@ -52,17 +79,35 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
   set_env(req.initAppSetup().initEnvironment(static_cast<unsigned>(request.exported.size())),
           request.exported);
   req.setPmiMode(options.pmix ? schema::PmiMode::PMIX : schema::PmiMode::PMI2);
-  auto list = req.initPeers(static_cast<unsigned>(peers.size()));
-  for (unsigned i = 0; i < list.size(); ++i) {
-    list[i].setNodeId(peers[i].node_id);
-    list[i].setHost(peers[i].host);
-    list[i].setPort(static_cast<uint16_t>(peers[i].port));
+  if (nodes.node_ids) {
+    auto compact = req.initPeerList();
+    compact.setNodeIds(*nodes.node_ids);
+    compact.setHosts(*nodes.hosts);
+    auto ports = compact.initPorts(static_cast<unsigned>(nodes.ports.size()));
+    for (unsigned i = 0; i < ports.size(); ++i) ports.set(i, nodes.ports[i]);
+  } else {
+    auto list = req.initPeers(static_cast<unsigned>(nodes.peers.size()));
+    for (unsigned i = 0; i < list.size(); ++i) {
+      list[i].setNodeId(nodes.peers[i].node_id);
+      list[i].setHost(nodes.peers[i].host);
+      list[i].setPort(static_cast<uint16_t>(nodes.peers[i].port));
+    }
   }
   req.setHeadNodeIndex(static_cast<uint32_t>(layout.rank_nodes.front()));
   req.setNodeIndex(static_cast<uint32_t>(node_index));
-  auto rank_nodes = req.initRankNodes(static_cast<unsigned>(layout.rank_nodes.size()));
-  for (unsigned i = 0; i < rank_nodes.size(); ++i)
-    rank_nodes.set(i, static_cast<uint32_t>(layout.rank_nodes[i]));
+  if (nodes.ranks) {
+    auto rule = req.initRankLayout();
+    rule.setCyclic(nodes.ranks->cyclic);
+    auto blocks = rule.initBlocks(static_cast<unsigned>(nodes.ranks->blocks.size()));
+    for (unsigned i = 0; i < blocks.size(); ++i) {
+      blocks[i].setNodes(nodes.ranks->blocks[i].nodes);
+      blocks[i].setRanksEach(nodes.ranks->blocks[i].ranks_each);
+    }
+  } else {
+    auto rank_nodes = req.initRankNodes(static_cast<unsigned>(layout.rank_nodes.size()));
+    for (unsigned i = 0; i < rank_nodes.size(); ++i)
+      rank_nodes.set(i, static_cast<uint32_t>(layout.rank_nodes[i]));
+  }
   req.setFenceTimeoutMs(options.fence_timeout_ms);
   req.setFanout(options.fanout);
   req.setSlurmCompat(options.slurm_compat);

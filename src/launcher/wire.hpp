@@ -15,6 +15,7 @@
 #include "launcher/options.hpp"
 #include "launcher/report.hpp"
 #include "rpc/outgoing.hpp"
+#include "wire/rank_layout.hpp"
 
 namespace lattice::launcher::wire {
 
@@ -31,10 +32,21 @@ struct Peer {
   int port = 0;
 };
 
-// The LaunchProcesses request for node `node_index` of `peers`; with `cxi`, the launch's CXI
+// What every node's request says about the launch's nodes and where its ranks run, worked out
+// once per launch: host lists, one port and a layout rule when the names and the layout allow
+// (then a request's size does not grow with the nodes), else the lists themselves.
+struct LaunchNodes {
+  std::vector<Peer> peers;
+  std::optional<std::string> node_ids, hosts;  // host lists: both, or neither
+  std::vector<uint16_t> ports;                 // with them: one for all, or one per node
+  std::optional<lattice::wire::RankLayout> ranks;
+};
+LaunchNodes launch_nodes(std::vector<Peer> peers, const Layout& layout);
+
+// The LaunchProcesses request for node `node_index` of `nodes`; with `cxi`, the launch's CXI
 // credentials (the message is then marked secret: its arena is wiped when it goes).
 rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& request,
-                             const Layout& layout, const std::vector<Peer>& peers, int node_index,
+                             const Layout& layout, const LaunchNodes& nodes, int node_index,
                              const std::string& workdir,
                              const fabric::CxiCredentials* cxi = nullptr);
 std::string accepted_node_id(schema::Envelope::Reader reply);

@@ -256,3 +256,49 @@ TEST_CASE("CXI credentials: the key kept as the hex ranks get, in guarded memory
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.find("CXI auth key") != std::string::npos);
 }
+
+TEST_CASE("a hostile compact peer list or rank layout is refused with the reason") {
+  auto with_peers = [](const char* ids, const char* hosts, std::vector<uint16_t> ports) {
+    Request req;
+    req.r.setWorldSize(4);
+    auto list = req.r.initPeerList();
+    list.setNodeIds(ids);
+    list.setHosts(hosts);
+    auto p = list.initPorts(static_cast<unsigned>(ports.size()));
+    for (unsigned i = 0; i < p.size(); ++i) p.set(i, ports[i]);
+    req.r.setNodeIndex(0);
+    req.r.setTasksPerNode(2);
+    return req.decode();
+  };
+  auto ok = with_peers("n[0-1]", "10.0.0.[1-2]", {7400});
+  REQUIRE_MESSAGE(ok, ok.error().message);
+  CHECK(ok->peers[1].node_id == "n1");
+  CHECK(ok->peers[1].host == "10.0.0.2");
+  CHECK(ok->peers[1].port == 7400);
+  // More nodes than ranks: refused before the list is expanded past the world size.
+  auto many = with_peers("n[0-99999999]", "h", {1});
+  REQUIRE(!many);
+  CHECK(many.error().message.find("peerList.nodeIds") == 0);
+  CHECK(!with_peers("n[0-1]", "h[1-3]", {1}));        // hosts and ids differ in number
+  CHECK(!with_peers("n[0-1]", "h[1-2]", {1, 2, 3}));  // neither one port nor one per node
+  CHECK(!with_peers("n[0-1", "h[1-2]", {1}));         // malformed
+  CHECK(!with_peers("n0,n0", "h[1-2]", {1}));         // a node id twice
+
+  Request req;
+  req.r.setWorldSize(6);
+  auto peers = req.r.initPeers(2);
+  peers[0].setNodeId("n0");
+  peers[1].setNodeId("n1");
+  auto blocks = req.r.initRankLayout().initBlocks(2);
+  blocks[0].setNodes(1);
+  blocks[0].setRanksEach(4);
+  blocks[1].setNodes(1);
+  blocks[1].setRanksEach(2);
+  auto spec = req.decode();
+  REQUIRE_MESSAGE(spec, spec.error().message);
+  CHECK(spec->rank_nodes == std::vector<int>{0, 0, 0, 0, 1, 1});
+  blocks[1].setRanksEach(3);  // 7 ranks for a world of 6
+  CHECK(!req.decode());
+  blocks[1].setNodes(4000000000u);  // far past the nodes: refused, not allocated
+  CHECK(!req.decode());
+}

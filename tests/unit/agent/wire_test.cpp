@@ -6,6 +6,7 @@
 
 #include "agent/launch_spec.hpp"
 #include "launcher/wire.hpp"
+#include "rpc/session.hpp"
 #include "wire/failure_codec.hpp"
 
 using namespace lattice;
@@ -21,7 +22,8 @@ TEST_CASE("a launch request written by the launcher is the spec the agent decode
       "L-1", {1000, 1000, {1000, 27}, "alice"}, {{"FOO", "bar"}, {"BAR", "old"}}};
   launcher::Layout layout{3, 2, {0, 0, 1}};
   std::vector<launcher::wire::Peer> peers{{"n1", "10.0.0.1", 7400}, {"n2", "10.0.0.2", 7401}};
-  auto msg = launcher::wire::launch_request(options, request, layout, peers, 1, "/home/alice");
+  auto msg = launcher::wire::launch_request(
+      options, request, layout, launcher::wire::launch_nodes(peers, layout), 1, "/home/alice");
 
   agent::LaunchDefaults defaults;
   defaults.node_id = "n2";
@@ -53,6 +55,69 @@ TEST_CASE("a launch request written by the launcher is the spec the agent decode
         std::vector<std::pair<std::string, std::string>>{{"BAR", "new"}, {"FOO", "bar"}});
 }
 
+namespace {
+
+// A one-app launch of `nodes` nodes named n1.. at 10.1.X.Y:7400 (as a cluster numbers them),
+// `per_node` ranks each, block or cyclic, as node `index` decodes it; and the request's size.
+struct Decoded {
+  Result<agent::LaunchSpec> spec;
+  size_t bytes;
+};
+Decoded numbered_launch(int nodes, int per_node, bool cyclic, int index,
+                        std::vector<launcher::wire::Peer> peers = {}) {
+  launcher::LaunchOptions options;
+  options.apps = {launcher::App{0, {}, "/bin/true", {}}};
+  launcher::wire::JobRequest request{"L-9", {1000, 1000, {}, "alice"}, {}};
+  launcher::Layout layout{nodes * per_node, nodes, {}};
+  for (int r = 0; r < nodes * per_node; ++r)
+    layout.rank_nodes.push_back(cyclic ? r % nodes : r / per_node);
+  if (peers.empty())
+    for (int n = 0; n < nodes; ++n)
+      peers.push_back({cat("n", n + 1), cat("10.1.", n / 256, '.', n % 256), 7400});
+  std::string self = peers[static_cast<size_t>(index)].node_id;
+  auto msg = launcher::wire::launch_request(
+      options, request, layout, launcher::wire::launch_nodes(std::move(peers), layout), index, "");
+  agent::LaunchDefaults defaults;
+  defaults.node_id = self;
+  auto spec = agent::decode_launch_request(msg.envelope().asReader().getBody().getLaunchProcesses(),
+                                           defaults);
+  auto frame = rpc::encode_notification(msg);
+  REQUIRE(frame);
+  return {std::move(spec), frame->size()};
+}
+
+}  // namespace
+
+TEST_CASE("a launch request's size does not grow with the nodes when they are numbered") {
+  auto small = numbered_launch(16, 1, false, 3);
+  auto large = numbered_launch(4096, 1, false, 4000);
+  REQUIRE_MESSAGE(small.spec, small.spec.error().message);
+  REQUIRE_MESSAGE(large.spec, large.spec.error().message);
+  // 16 host-list items of 256 addresses each against one: a few bytes per 256 nodes.
+  CHECK(large.bytes < small.bytes + 16 * 24);
+  CHECK(large.spec->peers.size() == 4096);
+  CHECK(large.spec->peers[4000].node_id == "n4001");
+  CHECK(large.spec->peers[4000].host == "10.1.15.160");
+  CHECK(large.spec->peers[4000].port == 7400);
+  CHECK(large.spec->local_ranks() == std::vector<int>{4000});
+
+  auto cyclic = numbered_launch(64, 4, true, 5);
+  REQUIRE(cyclic.spec);
+  CHECK(cyclic.spec->local_ranks() == std::vector<int>{5, 69, 133, 197});
+  auto block = numbered_launch(64, 4, false, 5);
+  REQUIRE(block.spec);
+  CHECK(block.spec->local_ranks() == std::vector<int>{20, 21, 22, 23});
+  CHECK(block.bytes < small.bytes + 32);
+}
+
+TEST_CASE("names a host list cannot hold travel as the list, and decode the same") {
+  std::vector<launcher::wire::Peer> odd{{"a[1]", "h1", 7400}, {"b", "h2", 7401}};
+  auto decoded = numbered_launch(2, 1, false, 1, odd);
+  REQUIRE_MESSAGE(decoded.spec, decoded.spec.error().message);
+  CHECK(decoded.spec->peers[0].node_id == "a[1]");
+  CHECK(decoded.spec->peers[1].port == 7401);
+}
+
 TEST_CASE("an MPMD launch reads back as apps with their ranks, args and own env") {
   launcher::LaunchOptions options;
   options.apps = {launcher::App{2, {{"A", "1"}}, "./a", {"argA"}},
@@ -60,7 +125,8 @@ TEST_CASE("an MPMD launch reads back as apps with their ranks, args and own env"
   launcher::wire::JobRequest request{"L-3", {1000, 1000, {}, "alice"}, {{"A", "harvested"}}};
   launcher::Layout layout{5, 2, {0, 0, 0, 1, 1}};
   std::vector<launcher::wire::Peer> peers{{"n1", "10.0.0.1", 7400}, {"n2", "10.0.0.2", 7401}};
-  auto msg = launcher::wire::launch_request(options, request, layout, peers, 1, "");
+  auto msg = launcher::wire::launch_request(options, request, layout,
+                                            launcher::wire::launch_nodes(peers, layout), 1, "");
   agent::LaunchDefaults defaults;
   defaults.node_id = "n2";
   auto spec = agent::decode_launch_request(msg.envelope().asReader().getBody().getLaunchProcesses(),

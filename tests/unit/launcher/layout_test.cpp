@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "wire/rank_layout.hpp"
+
 using namespace lattice::launcher;
 
 namespace {
@@ -74,4 +76,26 @@ TEST_CASE("layout: MPMD segments add up to one world laid out as one") {
   CHECK(l->rank_nodes == std::vector<int>{0, 0, 0, 1, 1});
   o.apps.resize(3);  // a segment without -n: one rank
   CHECK(make_layout(o, 2)->ntasks == 6);
+}
+
+TEST_CASE("every layout make_layout makes has a compact form of at most two blocks") {
+  struct Case {
+    int n, nodes, tpn;
+    Distribution d;
+  };
+  for (const Case& c : {Case{16, 4, 0, Distribution::block}, Case{10, 4, 0, Distribution::block},
+                        Case{10, 4, 0, Distribution::cyclic}, Case{7, 0, 3, Distribution::block},
+                        Case{256, 256, 0, Distribution::block}, Case{1, 1, 0, Distribution::block},
+                        Case{9, 2, 5, Distribution::block}}) {
+    Layout l = layout_of(c.n, c.nodes, c.tpn, c.d);
+    auto compact = lattice::wire::compact_rank_layout(l.rank_nodes, l.nodes);
+    REQUIRE(compact);
+    CHECK((compact->cyclic || compact->blocks.size() <= 2));
+    auto back = lattice::wire::expand_rank_layout(*compact, l.ntasks, l.nodes);
+    REQUIRE_MESSAGE(back, back.error().message);
+    CHECK(*back == l.rank_nodes);
+  }
+  // A layout no rule describes stays a list.
+  CHECK(!lattice::wire::compact_rank_layout({1, 0}, 2));
+  CHECK(!lattice::wire::compact_rank_layout({0, 0}, 2));  // node 1 without ranks
 }
