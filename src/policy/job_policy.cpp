@@ -30,7 +30,7 @@ std::vector<JobAction> JobPolicy::ended(int node, std::optional<Failure> failure
   Node& n = nodes_.at(static_cast<size_t>(node));
   std::vector<JobAction> out;
   if (n.state == State::done) return out;
-  n.state = State::done;
+  set_done(n);
   if (failure && !kill_on_bad_exit_ && failure->kind == FailureKind::exited) {
     record_failure(failure_, std::move(*failure));  // -K0: the job's status, not an abort
     dispatch(out);
@@ -48,7 +48,7 @@ std::vector<JobAction> JobPolicy::ended(int node, std::optional<Failure> failure
 std::vector<JobAction> JobPolicy::node_out(int node, Failure failure) {
   Node& n = nodes_.at(static_cast<size_t>(node));
   if (n.state == State::done) return {};
-  n.state = State::done;
+  set_done(n);
   std::vector<JobAction> out{DropNode{node}};
   auto more = abort(std::move(failure), false);
   out.insert(out.end(), more.begin(), more.end());
@@ -87,7 +87,7 @@ void JobPolicy::dispatch(std::vector<JobAction>& out) {
   if (!aborting_) return;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     if (nodes_[i].state != State::idle) continue;
-    nodes_[i].state = State::done;  // never asked: nothing runs there
+    set_done(nodes_[i]);  // never asked: nothing runs there
     out.push_back(DropNode{static_cast<int>(i)});
   }
   const Node& head = nodes_[static_cast<size_t>(head_)];
@@ -106,10 +106,13 @@ void JobPolicy::dispatch(std::vector<JobAction>& out) {
   }
 }
 
+void JobPolicy::set_done(Node& n) {
+  n.state = State::done;
+  ++done_;  // callers change only nodes that were not done
+}
+
 void JobPolicy::check_finished(std::vector<JobAction>& out) {
-  if (finished_) return;
-  for (const auto& n : nodes_)
-    if (n.state != State::done) return;
+  if (finished_ || done_ < nodes_.size()) return;  // a count: each end is O(1) at any size
   finished_ = true;
   out.push_back(Finish{});
 }

@@ -71,6 +71,7 @@ class JobPolicy {
   std::vector<JobAction> abort(Failure failure, bool head_knows);
   void dispatch(std::vector<JobAction>& out);
   void check_finished(std::vector<JobAction>& out);
+  void set_done(Node& n);  // n was not done
 
   std::vector<Node> nodes_;
   int head_;
@@ -81,6 +82,7 @@ class JobPolicy {
   bool aborting_ = false;
   bool head_knows_ = false;  // the head has been told (by us or by the failing agent)
   bool finished_ = false;
+  size_t done_ = 0;  // nodes in State::done
 };
 
 }  // namespace lattice::policy
