@@ -42,6 +42,15 @@ size_t launch(schema::LaunchProcessesRequest::Reader r) {
     n += text(peer.getNodeId()) + text(peer.getHost()) + peer.getPort();
   n += r.getHeadNodeIndex() + r.getNodeIndex();
   for (uint32_t node : r.getRankNodes()) n += node;
+  if (r.hasPeerList()) {
+    auto list = r.getPeerList();
+    n += text(list.getNodeIds()) + text(list.getHosts());
+    for (uint16_t port : list.getPorts()) n += port;
+  }
+  if (r.hasRankLayout()) {
+    n += r.getRankLayout().getCyclic();
+    for (auto block : r.getRankLayout().getBlocks()) n += block.getNodes() + block.getRanksEach();
+  }
   n += r.getFenceTimeoutMs() + r.getSlurmCompat() + text(r.getWorkdir()) + r.getFanout() +
        r.getUsePmiPort();
   if (r.hasUser()) {
@@ -137,8 +146,9 @@ size_t body(schema::Envelope::Body::Reader b) {
     }
     case schema::Envelope::Body::REMOTE_EXEC_EVENT: {
       auto e = wire::decode_exec_event(b.getRemoteExecEvent());
+      // (Each widened on its own: a hostile exit code plus a signal can overflow an int.)
       return e.launch_id.size() + e.exec_id + e.data.size() + e.error.size() +
-             static_cast<size_t>(e.exit_code + e.signal);
+             static_cast<size_t>(e.exit_code) + static_cast<size_t>(e.signal);
     }
     case schema::Envelope::Body::REMOTE_EXEC_KILL: {
       auto k = wire::decode_remote_exec_kill(b.getRemoteExecKill());
