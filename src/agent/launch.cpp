@@ -72,6 +72,7 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
                PeerLinks& peers)
     : loop_(loop),
       spec_(std::move(spec)),
+      nodelist_(spec_.nodelist()),
       env_(env),
       sink_(sink),
       peers_(peers),
@@ -212,7 +213,7 @@ Status Launch::spawn_rank(Rank& rank) {
   in.jobid = spec_.launch_id;
   in.launch_id = spec_.launch_id;
   in.allocation_id = spec_.allocation_id;
-  in.nodelist = spec_.nodelist();
+  in.nodelist = nodelist_;
   in.slurm_compat = spec_.slurm_compat;
   in.user_env = app.env.empty() ? spec_.env : proc::merge_env(spec_.env, app.env);
   in.launch_env = escape_env_;

@@ -235,6 +235,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
 
   net::Loop& loop_;
   LaunchSpec spec_;
+  const std::string nodelist_;  // LATTICE_NODELIST, joined once (every rank gets it)
   const LaunchEnvironment& env_;
   LaunchSink& sink_;
   PeerLinks& peers_;

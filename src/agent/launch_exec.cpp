@@ -130,7 +130,7 @@ void Launch::run_exec(int for_node, uint64_t exec_id, const std::vector<std::str
   in.nnodes = spec_.nnodes();
   in.launch_id = spec_.launch_id;
   in.allocation_id = spec_.allocation_id;
-  in.nodelist = spec_.nodelist();
+  in.nodelist = nodelist_;
   in.user_env = spec_.env;
   in.launch_env = command_env_;
   in.cxi = cxi_environment();  // mpirun's daemons pass it on to the processes they start

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "base/hostlist.hpp"
 #include "base/strings.hpp"
 
 namespace lattice::proc {
@@ -122,7 +123,8 @@ std::vector<std::string> rank_environment(const RankEnvInput& in) {
     env["SLURM_LOCALID"] = std::to_string(in.local_rank);
     env["SLURM_NODEID"] = std::to_string(in.node_index);
     env["SLURM_NNODES"] = std::to_string(in.nnodes);
-    env["SLURM_NODELIST"] = in.nodelist;
+    // Slurm's own form (n[1-256]), which its tools expand; the list as it is if it has none.
+    env["SLURM_NODELIST"] = compress_hostlist(split(in.nodelist, ',')).value_or(in.nodelist);
     env["SLURM_STEP_NUM_TASKS"] = std::to_string(in.world_size);
   }
 

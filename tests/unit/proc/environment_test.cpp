@@ -124,9 +124,13 @@ TEST_CASE("slurm_compat sets the rank's SLURM_* variables") {
   CHECK(env.at("SLURM_LOCALID") == "1");
   CHECK(env.at("SLURM_NODEID") == "1");
   CHECK(env.at("SLURM_NNODES") == "2");
-  CHECK(env.at("SLURM_NODELIST") == "n1,n2");
+  CHECK(env.at("SLURM_NODELIST") == "n[1-2]");  // Slurm's own compressed form
   CHECK(env.at("SLURM_STEP_NUM_TASKS") == "8");
   CHECK(as_map(rank_environment(input())).count("SLURM_PROCID") == 0);
+  auto odd = input();
+  odd.slurm_compat = true;
+  odd.nodelist = "a[1],b";  // names a host list cannot hold: the list as it is
+  CHECK(as_map(rank_environment(odd)).at("SLURM_NODELIST") == "a[1],b");
 }
 
 TEST_CASE("the request's variables override PATH but never the launch's own") {
