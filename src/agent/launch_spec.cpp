@@ -177,9 +177,10 @@ Result<std::vector<Peer>> decode_peers(schema::LaunchProcessesRequest::Reader r,
     return peers;
   }
   auto compact = r.getPeerList();
-  auto ids = expand_hostlist(compact.getNodeIds().cStr(), static_cast<size_t>(world_size));
+  auto text = [](capnp::Text::Reader t) { return std::string_view(t.begin(), t.size()); };
+  auto ids = expand_hostlist(text(compact.getNodeIds()), static_cast<size_t>(world_size));
   if (!ids) return make_error(cat("peerList.nodeIds: ", ids.error().message));
-  auto hosts = expand_hostlist(compact.getHosts().cStr(), ids->size());
+  auto hosts = expand_hostlist(text(compact.getHosts()), ids->size());
   if (!hosts) return make_error(cat("peerList.hosts: ", hosts.error().message));
   auto ports = compact.getPorts();
   if (hosts->size() != ids->size() || (ports.size() != 1 && ports.size() != ids->size()))
