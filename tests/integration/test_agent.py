@@ -1,6 +1,7 @@
 """The agent as a daemon: admin status, a clean SIGTERM while ranks run (no rank, no socket file
 left), and --check-config on the shipped example config and on broken files."""
 import os
+import pwd
 import signal
 import subprocess
 import time
@@ -33,10 +34,15 @@ def admin_status(c):
 
 
 def env_reaches_ranks(c):
-    r = c.run_launch(["-n", "2", "-l", "--env", "LT_EXTRA=two words", "/usr/bin/env"])
+    # HOME and USER from the request lose to passwd's, as lattice-rank-exec would set them.
+    r = c.run_launch(["-n", "2", "-l", "--env", "LT_EXTRA=two words", "--env", "HOME=/nowhere",
+                      "--env", "USER=mallory", "/usr/bin/env"])
     check(r.code == 0, f"launch of /usr/bin/env failed\n{r.describe()}")
+    # The agent's own user: ranks start directly, with these from its passwd entry.
+    me = pwd.getpwuid(os.geteuid())
     for rank in range(2):
-        for var in (f"LT_TEST_TAG={c.tag}", "LT_EXTRA=two words", "PMI_RANK=" + str(rank)):
+        for var in (f"LT_TEST_TAG={c.tag}", "LT_EXTRA=two words", "PMI_RANK=" + str(rank),
+                    f"USER={me.pw_name}", f"LOGNAME={me.pw_name}", f"HOME={me.pw_dir}"):
             check(f"{rank}: {var}" in r.out.splitlines(),
                   f"rank {rank} lacks {var}\n{r.describe()}")
     c.check_clean(r)
