@@ -85,12 +85,6 @@ LATTICE_CHILD_CODE int child_main(void* arg) {
   child_failed(c, Stage::exec);
 }
 
-std::string cpu_text(const std::vector<int>& cpus) {
-  std::string out;
-  for (int cpu : cpus) out += cat(out.empty() ? "" : ",", cpu);
-  return out;
-}
-
 }  // namespace
 
 Result<int> start_child(const ChildPlan& plan) {
@@ -142,7 +136,7 @@ Result<int> start_child(const ChildPlan& plan) {
     case Stage::cwd:
       return make_error(cat("cannot change to directory '", plan.cwd, "': ", why));
     case Stage::cpus:
-      return make_error(cat("cannot bind to CPUs ", cpu_text(plan.cpus), ": ", why));
+      return make_error(cat("cannot bind to CPUs ", compress_ranges(plan.cpus), ": ", why));
     case Stage::session:
       return make_error(cat("cannot start '", plan.file, "': setsid: ", why));
     case Stage::death_signal:

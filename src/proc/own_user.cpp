@@ -40,17 +40,23 @@ Result<ProcessUser> own_user() {
   n = ::getgroups(n, list.data());
   if (n < 0) return make_error(cat("getgroups: ", std::strerror(errno)));
   self.groups = sorted({list.begin(), list.begin() + n});
+  auto login = login_groups(pw->pw_name, self.gid);
+  if (!login) return login.error();
+  self.login_groups = sorted(std::move(login.value()));
+  return self;
+}
 
+Result<std::vector<uint32_t>> login_groups(const char* name, uint32_t gid) {
   // getgrouplist's answer can grow between two calls; a few tries settle it.
   int count = 32;
   for (int attempt = 0; attempt < 4; ++attempt) {
-    list.resize(static_cast<size_t>(count));
-    if (::getgrouplist(pw->pw_name, self.gid, list.data(), &count) >= 0) {
-      self.login_groups = sorted({list.begin(), list.begin() + count});
-      return self;
-    }
+    std::vector<gid_t> list(static_cast<size_t>(count));
+    int n = count;
+    if (::getgrouplist(name, gid, list.data(), &n) >= 0)
+      return std::vector<uint32_t>(list.begin(), list.begin() + n);
+    count = n > count ? n : count * 2;
   }
-  return make_error(cat("cannot list the groups of ", self.name));
+  return make_error(cat("cannot list the groups of user ", name));
 }
 
 bool runs_as(const ProcessUser& self, uint32_t uid, uint32_t gid, const std::string& name,

@@ -22,6 +22,9 @@ struct ProcessUser {
 // Reads passwd and the group database (may block on NSS: call it before the loop runs).
 Result<ProcessUser> own_user();
 
+// What initgroups(name, gid) would give (gid among them), in the group database's order.
+Result<std::vector<uint32_t>> login_groups(const char* name, uint32_t gid);
+
 // True when a process for the job's user (uid, gid, name, and the explicit supplementary groups
 // if any) can start as this process is, with nothing to switch: the ids and name agree and, for
 // root (which lattice-rank-exec would give the job's groups), so do the groups.
