@@ -24,9 +24,9 @@ def pmi2_bench(c):
     check(re.search(r"pmi2 bench: ranks=4 rounds=5 size=1000 p50_us=\d+ p99_us=\d+", r.out),
           f"no p50/p99 line\n{r.describe()}")
     c.check_clean(r)
-    r = c.run_launch(["-N", "2", "-n", "4", prog("pmi2_client"), "--fence-bench", "5"])
+    r = c.run_launch(["-N", "2", "-n", "4", prog("pmi2_client"), "--fence-bench", "5", "--keys", "3"])
     expect_status(r, 0)
-    check(re.search(r"pmi2 fence: ranks=4 rounds=5 size=64 p50_us=\d+ p99_us=\d+", r.out),
+    check(re.search(r"pmi2 fence: ranks=4 rounds=5 size=64 keys=3 p50_us=\d+ p99_us=\d+", r.out),
           f"no fence p50/p99 line\n{r.describe()}")
     c.check_clean(r)
 

@@ -2,8 +2,9 @@
  * mapping against the launcher's environment, node attributes, KVS rounds, PMIX_Ring. Modes:
  *   pmi2_client [--rounds N] [--hydra]       checks; each rank prints "pmi2 rank R/N ok"
  *   pmi2_client --bench ROUNDS [--size B]    times put -> fence -> get-all; rank 0 prints p50/p99
- *   pmi2_client --fence-bench ROUNDS [--size B]  times the fence alone (last rank in -> last
- *                                            rank out; ranks on one host); rank 0 prints p50/p99
+ *   pmi2_client --fence-bench ROUNDS [--size B] [--keys K]  times the fence alone (last rank
+ *                                            in -> last rank out; ranks on one host; K puts per
+ *                                            rank per round, 1 by default); rank 0 prints p50/p99
  *   pmi2_client --abort                      rank 1 calls PMI2_Abort after init, the others fence
  *   pmi2_client --namepub                    rank 0 publishes a name, the last rank looks it up;
  *                                            unknown and unpublished names must fail at once
@@ -33,6 +34,7 @@ struct options {
   int bench_rounds; /* 0: check mode */
   int fence_only;   /* --fence-bench: time the fence alone */
   int size;         /* value length in bench mode */
+  int keys;         /* --keys: puts per rank per round of --fence-bench */
   int hydra;
   int abort_mode;
   int namepub_mode;
@@ -49,7 +51,8 @@ static const char* const local_size_vars[] = {"LATTICE_LOCAL_SIZE", "MPI_LOCALNR
 static const char* const nnodes_vars[] = {"LATTICE_NNODES", NULL};
 
 static struct options parse_options(int argc, char** argv) {
-  struct options o = {.rounds = DEFAULT_ROUNDS, .size = DEFAULT_BENCH_SIZE, .appnum = -1};
+  struct options o = {
+      .rounds = DEFAULT_ROUNDS, .size = DEFAULT_BENCH_SIZE, .appnum = -1, .keys = 1};
   for (int i = 1; i < argc; ++i) {
     const char* next = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "--rounds")) {
@@ -57,6 +60,8 @@ static struct options parse_options(int argc, char** argv) {
     } else if (!strcmp(argv[i], "--bench") || !strcmp(argv[i], "--fence-bench")) {
       o.fence_only = !strcmp(argv[i], "--fence-bench");
       o.bench_rounds = prog_parse_positive(argv[i], next), ++i;
+    } else if (!strcmp(argv[i], "--keys")) {
+      o.keys = prog_parse_positive("--keys", next), ++i;
     } else if (!strcmp(argv[i], "--size")) {
       o.size = prog_parse_positive("--size", next), ++i;
     } else if (!strcmp(argv[i], "--hydra")) {
@@ -235,7 +240,7 @@ int main(int argc, char** argv) {
   if (o.namepub_mode)
     run_namepub(&j);
   else if (o.bench_rounds > 0 && o.fence_only)
-    kvs_fence_bench(j.rank, j.size, o.bench_rounds, o.size);
+    kvs_fence_bench(j.rank, j.size, o.bench_rounds, o.size, o.keys);
   else if (o.bench_rounds > 0)
     kvs_bench(j.rank, j.size, o.bench_rounds, o.size);
   else

@@ -110,16 +110,18 @@ void kvs_bench(int rank, int size, int rounds, int len) {
   free(samples);
 }
 
-void kvs_fence_bench(int rank, int size, int rounds, int len) {
+void kvs_fence_bench(int rank, int size, int rounds, int len, int keys) {
   long long* in = calloc((size_t)rounds, sizeof *in);
   long long* out = calloc((size_t)rounds, sizeof *out);
   if (!in || !out) prog_fail("out of memory");
   char key[KEY_LEN], value[PMI2_MAX_VALLEN];
   for (int round = 0; round < rounds; ++round) {
-    kvs_fence();  /* everyone starts the round together */
-    snprintf(key, sizeof key, "f%d-%d", round, rank);
-    fill_value(value, len, rank, round);
-    kvs_put(key, value);
+    kvs_fence(); /* everyone starts the round together */
+    for (int k = 0; k < keys; ++k) {
+      snprintf(key, sizeof key, "f%d-%d-%d", round, rank, k);
+      fill_value(value, len, rank, round);
+      kvs_put(key, value);
+    }
     in[round] = prog_now_us();
     kvs_fence();
     out[round] = prog_now_us();
@@ -132,11 +134,11 @@ void kvs_fence_bench(int rank, int size, int rounds, int len) {
       merge_samples("i", r, in, rounds);
       merge_samples("o", r, out, rounds);
     }
-    for (int i = 0; i < rounds; ++i) out[i] -= in[i];  /* last out - last in */
+    for (int i = 0; i < rounds; ++i) out[i] -= in[i]; /* last out - last in */
     prog_sort(out, rounds);
-    printf("pmi2 fence: ranks=%d rounds=%d size=%d p50_us=%lld p99_us=%lld max_us=%lld\n", size,
-           rounds, len, prog_percentile(out, rounds, 50), prog_percentile(out, rounds, 99),
-           out[rounds - 1]);
+    printf("pmi2 fence: ranks=%d rounds=%d size=%d keys=%d p50_us=%lld p99_us=%lld max_us=%lld\n",
+           size, rounds, len, keys, prog_percentile(out, rounds, 50),
+           prog_percentile(out, rounds, 99), out[rounds - 1]);
   }
   free(in);
   free(out);
