@@ -15,7 +15,9 @@
 
 #include "agent/launch_spec.hpp"
 #include "agent/wire.hpp"
+#include "fence/reducer.hpp"
 #include "launcher/wire.hpp"
+#include "pmi/kvs.hpp"
 #include "rpc/framing.hpp"
 #include "rpc/limits.hpp"
 #include "secure/channel.hpp"
@@ -185,6 +187,23 @@ void fence_codec(size_t value_bytes, Calibration& c) {
                 });
               }) /
       many;
+  // The leaf's whole receive path in isolation: decode, the Reducer, the PMI store's publish.
+  std::vector<double> runs;
+  for (int rep = 0; rep < 21; ++rep) {
+    fence::Reducer leaf(1, fence::Tree(2, 0, 2));
+    leaf.local_ready(1, {});
+    pmi::Kvs kvs(pmi::Limits{});
+    const double t0 = cpu_us();
+    read_frame(big, [&](schema::Envelope::Reader e) {
+      auto m = agent::wire::decode_fence_down(e.getBody().getPmiFenceComplete());
+      auto actions = leaf.from_parent(std::move(m.chunk));
+      auto* done = std::get_if<fence::Complete>(&actions.back());
+      check(done && done->merged.size() == many, "leaf completes");
+      kvs.publish(std::move(done->merged));
+    });
+    runs.push_back((cpu_us() - t0) / many);
+  }
+  c.key_path_us = median(std::move(runs));
 }
 
 }  // namespace

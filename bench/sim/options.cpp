@@ -42,10 +42,11 @@ void calibrate_model(const Options& o, Model& model, std::vector<Param>& params)
   std::fprintf(stderr, "lattice-bench-sim: calibrating against the real code...\n");
   const Calibration c = calibrate(o.value_bytes);
   apply(c, model);
-  char decode[128];
+  char decode[256];
   std::snprintf(decode, sizeof decode,
-                "; of it, the real decode alone (agent::wire::decode_fence_down) is %.3f µs",
-                c.key_decode_us);
+                "; of it, the real decode alone (agent::wire::decode_fence_down) is %.3f µs, a "
+                "leaf's whole path %.3f µs",
+                c.key_decode_us, c.key_path_us);
   for (auto& p : params)
     if (std::string(p.name) == "key_recv_us") p.source += decode;
 }

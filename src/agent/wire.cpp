@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <tuple>
+#include <utility>
 
 #include "rpc/bytes.hpp"
 #include "wire/failure_codec.hpp"
@@ -19,7 +21,14 @@ FenceMessage decode_chunk(Reader m, bool down) {
   out.chunk.epoch = m.getEpoch();
   out.chunk.index = m.getChunkIndex();
   out.chunk.count = m.getChunkCount();
-  for (auto e : m.getEntries()) out.chunk.entries.emplace_back(e.getKey(), e.getValue());
+  auto entries = m.getEntries();
+  out.chunk.entries.reserve(entries.size());
+  for (auto e : entries) {
+    auto key = e.getKey(), value = e.getValue();  // by size: no strlen per string
+    out.chunk.entries.emplace_back(std::piecewise_construct,
+                                   std::forward_as_tuple(key.begin(), key.size()),
+                                   std::forward_as_tuple(value.begin(), value.size()));
+  }
   return out;
 }
 

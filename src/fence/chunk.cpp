@@ -50,13 +50,17 @@ Status ChunkAssembly::add(Chunk chunk) {
 
 KvList ChunkAssembly::take() {
   assert(complete());
-  size_t total = 0;
-  for (const auto& part : parts_) total += part.second.size();
   KvList out;
-  out.reserve(total);
-  for (auto& part : parts_)
-    out.insert(out.end(), std::make_move_iterator(part.second.begin()),
-               std::make_move_iterator(part.second.end()));
+  if (parts_.size() == 1) {  // the usual store of one chunk: its list as it came
+    out = std::move(parts_.begin()->second);
+  } else {
+    size_t total = 0;
+    for (const auto& part : parts_) total += part.second.size();
+    out.reserve(total);
+    for (auto& part : parts_)
+      out.insert(out.end(), std::make_move_iterator(part.second.begin()),
+                 std::make_move_iterator(part.second.end()));
+  }
   parts_.clear();
   count_ = 0;
   return out;

@@ -41,6 +41,16 @@ TEST_CASE("kvs: reserved keys travel but are never visible") {
   CHECK_FALSE(check_key(pending[0].first, Limits{}).ok());  // no client can name it
 }
 
+TEST_CASE("kvs: a sorted store holding a reserved key is still filtered") {
+  Kvs kvs{Limits{}};
+  KvList store{{ring_key(0), "r"}, {"a", "1"}, {"b", "2"}};  // sorted: the mark sorts first
+  REQUIRE(std::is_sorted(store.begin(), store.end()));
+  kvs.publish(store);
+  CHECK(kvs.get(ring_key(0)) == nullptr);
+  REQUIRE(kvs.get("b"));
+  CHECK(*kvs.get("b") == "2");
+}
+
 TEST_CASE("kvs: many fences, unsorted and overlapping stores: the newest value of every key") {
   // Checked against a plain map fed the same stores, so the run merging (kvs.cpp) shows no
   // lost, stale or duplicated key however the fences pile up.
