@@ -19,6 +19,9 @@ struct Options {
   size_t chunk_bytes = fence::kDefaultChunkBytes;
   std::string method = "auto";  // full, hollow, or auto: full while every node's store fits
   bool calibrate = true;
+  // The calibrated per-key cost of a leaf's whole receive path in isolation (0 when not
+  // calibrated): what a node with cores of its own pays, beside key_recv_us's contended figure.
+  double isolated_key_us = 0;
 };
 
 // Parses argv, calibrates `model` against the real code (unless --no-calibrate) and applies the
