@@ -167,7 +167,7 @@ void read_frame(const std::string& frame,
 }
 
 void fence_codec(size_t value_bytes, Calibration& c) {
-  const size_t many = 600;  // about one 64 KiB chunk of 64-byte values
+  const size_t many = 230;  // about one 16 KiB chunk of 64-byte values
   auto one = fence_chunk(1, value_bytes), full = fence_chunk(many, value_bytes);
   auto frame_of = [](const fence::Chunk& chunk) {
     auto msg = agent::wire::fence_chunk(kLaunchId, 1, true, chunk, "");

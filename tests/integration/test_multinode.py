@@ -65,6 +65,16 @@ def pmi2_rounds_and_ring(c):
         ok(c, r, 8, "ok")
 
 
+def stores_in_chunks(c):
+    """Stores of several fence chunks (48 ranks x 1000 B against 16 KiB chunks), through a chain
+    (each middle agent forwards chunks as they arrive) and a star: every rank gets every value."""
+    nodes = agents(c, 3)
+    for fanout in ("1", "3"):
+        r = c.run_launch(["--agents", addresses(nodes), "-n", "48", "--fanout", fanout,
+                          prog("pmi2_client"), "--bench", "2", "--size", "1000"], timeout=120)
+        ok(c, r, 1, "pmi2 bench: ranks=48 rounds=2 size=1000")
+
+
 def find_rank(c, rank, timeout=30):
     """Pid of the live process of `rank` (its rank program, not the exec helper) in this case."""
     entry = f"PMI_RANK={rank}"
@@ -241,6 +251,7 @@ if __name__ == "__main__":
         ("mpich_uneven", mpich_uneven),
         ("mpich_local_mode", mpich_local_mode),
         ("pmi2_rounds_and_ring", pmi2_rounds_and_ring),
+        ("stores_in_chunks", stores_in_chunks),
         ("kill_rank_on_node2", kill_rank_on_node2),
         ("kill_agent_in_fence", kill_agent_in_fence),
         ("hung_agent_detected", hung_agent_detected),
