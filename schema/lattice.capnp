@@ -122,6 +122,8 @@ struct LaunchAccepted {
   # (their pids arrive with their exits).
   nodeId @0 :Text;               # the agent's own node name (launchers given bare addresses learn it here)
   bindings @1 :List(Text);       # with --cpu-bind: "RANK:CPU,CPU,..." for each local rank
+  repliedUs @2 :UInt64;          # microseconds from the request's arrival to this reply: with the
+                                 # launcher's send and receive times it places the agent's clock
 }
 
 struct KvEntry {

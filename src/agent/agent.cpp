@@ -241,7 +241,8 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
     else
       deliver_abort(entry, std::move(*e.abort), e.sender);
   }
-  session.respond(request_id, wire::launch_accepted(config_.node_id, raw->bindings()));
+  session.respond(request_id,
+                  wire::launch_accepted(config_.node_id, raw->bindings(), raw->elapsed_us()));
 }
 
 void Agent::abort_processes(const Sender& sender, uint64_t request_id,

@@ -146,6 +146,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   const FencePhaseLog& fence_phases() const { return times_.fences; }
   std::vector<std::pair<int, int>> rank_pids() const;  // (rank, pid)
   uint64_t age_ms() const;
+  uint64_t elapsed_us() const;  // since the request arrived: the clock of every figure it reports
   bool ended() const { return policy_.ended(); }
 
  private:
@@ -228,7 +229,6 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void send_abort(int node, const Failure& failure);
   Rank* find_rank(int rank);
   std::string where(int rank) const;  // "rank 3 on n1"
-  uint64_t elapsed_us() const;
   void fence_phase(uint64_t epoch, FencePhase phase);
   // The launch's CXI credentials as rank environments carry them (none without CXI).
   std::optional<proc::RankEnvInput::Cxi> cxi_environment() const;

@@ -128,11 +128,12 @@ rpc::Outgoing modex_message(const ModexMessage& message) {
   return msg;
 }
 
-rpc::Outgoing launch_accepted(const std::string& node_id,
-                              const std::vector<std::string>& bindings) {
+rpc::Outgoing launch_accepted(const std::string& node_id, const std::vector<std::string>& bindings,
+                              uint64_t replied_us) {
   rpc::Outgoing msg;
   auto accepted = msg.envelope().initBody().initLaunchAccepted();
   accepted.setNodeId(node_id);
+  accepted.setRepliedUs(replied_us);
   auto list = accepted.initBindings(static_cast<unsigned>(bindings.size()));
   for (unsigned i = 0; i < list.size(); ++i) list.set(i, bindings[i]);
   return msg;

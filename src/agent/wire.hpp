@@ -32,9 +32,10 @@ rpc::Outgoing modex_message(const ModexMessage& message);
 
 // Aborts: lattice::wire::abort_message / decode_abort (shared with the launcher).
 
-// `bindings`: "RANK:CPUS" for each local rank --cpu-bind bound (for the launcher's -v).
-rpc::Outgoing launch_accepted(const std::string& node_id,
-                              const std::vector<std::string>& bindings = {});
+// `bindings`: "RANK:CPUS" for each local rank --cpu-bind bound (for the launcher's -v);
+// `replied_us`: the time since the request arrived (the launch's clock, Launch::elapsed_us).
+rpc::Outgoing launch_accepted(const std::string& node_id, const std::vector<std::string>& bindings,
+                              uint64_t replied_us);
 rpc::Outgoing output(const std::string& launch_id, int rank, bool is_stderr,
                      const std::string& data);
 rpc::Outgoing rank_exit(const std::string& launch_id, int node_index, int rank, int pid,

@@ -213,6 +213,7 @@ void Job::send_launch(Node& node) {
           return node_out(*n, JobFailure{cat("agent ", n->address.node_id,
                                              " refused the launch: ", reply.error().message)});
         n->accepted_ms = now_ms();
+        n->replied_ms = wire::accepted_replied_ms(*reply);
         std::string node_id = wire::accepted_node_id(*reply);
         if (!node_id.empty()) n->address.node_id = node_id;
         if (options_.verbose)
@@ -349,7 +350,8 @@ std::string Job::final_report() const {
       if (node.sent_ms < 0) continue;
       accepted = std::max(accepted, node.accepted_ms);
       t.sent = std::max(t.sent, node.sent_ms);
-      double base = node.sent_ms;  // agent times count from the request's arrival
+      // Agent times count from the request's arrival.
+      double base = agent_clock_origin_ms(node.sent_ms, node.accepted_ms, node.replied_ms);
       const wire::NodeTimes& nt = node.times;
       if (nt.spawned_us) spawned = std::max(spawned, base + nt.spawned_us / 1e3);
       if (nt.first_init_us)
@@ -368,9 +370,8 @@ std::string Job::final_report() const {
     std::vector<NodeFence> fences;
     for (const auto& node : nodes_) {
       if (node.sent_ms < 0) continue;
-      auto at = [&](uint64_t us) {
-        return us ? node.sent_ms + static_cast<double>(us) / 1e3 : -1.0;
-      };
+      const double base = agent_clock_origin_ms(node.sent_ms, node.accepted_ms, node.replied_ms);
+      auto at = [&](uint64_t us) { return us ? base + static_cast<double>(us) / 1e3 : -1.0; };
       for (const auto& f : node.times.fences)
         fences.push_back(NodeFence{f.epoch, node.address.node_id, at(f.entered_us),
                                    at(f.reduced_us), at(f.store_us), at(f.released_us)});

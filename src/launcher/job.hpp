@@ -60,6 +60,7 @@ class Job {
     bool authenticated = false;  // the agent proved the cluster key; address.node_id is its own
     double accepted_ms = -1;
     double sent_ms = -1;
+    double replied_ms = 0;         // the agent's time from the request's arrival to its reply
     bool waiting_for_cxi = false;  // ready to be sent its request once the credentials are in
     wire::NodeTimes times{};       // from its LaunchEnded
   };

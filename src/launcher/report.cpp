@@ -78,6 +78,11 @@ std::string format_timings(const Timings& t) {
              ", exit ", ms(t.exit), ", total ", ms(t.total), '\n');
 }
 
+double agent_clock_origin_ms(double sent_ms, double accepted_ms, double replied_ms) {
+  const double latest = accepted_ms - replied_ms;
+  return latest > sent_ms ? (sent_ms + latest) / 2 : sent_ms;
+}
+
 std::string format_fence_phases(const std::vector<NodeFence>& fences) {
   struct Phase {
     double at = -1;

@@ -52,6 +52,12 @@ struct Timings {        // milliseconds since the launcher started the launch; <
 };
 std::string format_timings(const Timings& t);
 
+// Where an agent's launch clock (zero when the request arrived) starts on the launcher's: the
+// request arrived after it was sent and at least `replied_ms` before its reply came back, and
+// the middle of that window is taken (as NTP does: equal delays both ways). The agents' own
+// figures are then comparable across nodes within half the window, without synchronised clocks.
+double agent_clock_origin_ms(double sent_ms, double accepted_ms, double replied_ms);
+
 // One fence on one node, on the launcher's clock (ms since the launch began; <0: not reached).
 struct NodeFence {
   uint64_t epoch = 0;

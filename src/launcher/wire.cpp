@@ -140,6 +140,10 @@ std::string accepted_node_id(schema::Envelope::Reader reply) {
   return reply.getBody().getLaunchAccepted().getNodeId();
 }
 
+double accepted_replied_ms(schema::Envelope::Reader reply) {
+  return static_cast<double>(reply.getBody().getLaunchAccepted().getRepliedUs()) / 1e3;
+}
+
 std::vector<std::string> accepted_bindings(schema::Envelope::Reader reply) {
   std::vector<std::string> out;
   for (auto b : reply.getBody().getLaunchAccepted().getBindings()) out.emplace_back(b);

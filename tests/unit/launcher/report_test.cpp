@@ -52,3 +52,15 @@ TEST_CASE("fence phases: the latest node per phase, the critical path, last and 
   CHECK(out.find("lattice: fences: 5 timed (1 to 5)") != std::string::npos);
   CHECK(lattice::launcher::format_fence_phases({}).empty());
 }
+
+TEST_CASE("an agent's clock starts midway between the request's send and the latest arrival") {
+  using lattice::launcher::agent_clock_origin_ms;
+  // Sent at 10, reply back at 50, the agent replied 20 ms after the request arrived: the request
+  // arrived between 10 and 30.
+  CHECK(agent_clock_origin_ms(10, 50, 20) == doctest::Approx(20));
+  // A reply that took no time to come back: the request arrived at its send time.
+  CHECK(agent_clock_origin_ms(10, 30, 20) == doctest::Approx(10));
+  // Never accepted (-1), or an agent clock that ran ahead: the send time is the only bound.
+  CHECK(agent_clock_origin_ms(10, -1, 0) == doctest::Approx(10));
+  CHECK(agent_clock_origin_ms(10, 25, 20) == doctest::Approx(10));
+}
