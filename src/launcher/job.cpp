@@ -346,19 +346,24 @@ std::string Job::final_report() const {
     t.connect = connected_ms_;
     if (cxi_) t.credentials = cxi_->provision_ms();
     double accepted = -1, spawned = -1, first_init = -1, last_fin = -1, exited = -1;
+    std::vector<NodeFence> fences;
     for (const auto& node : nodes_) {
       if (node.sent_ms < 0) continue;
       accepted = std::max(accepted, node.accepted_ms);
       t.sent = std::max(t.sent, node.sent_ms);
-      // Agent times count from the request's arrival.
-      double base = agent_clock_origin_ms(node.sent_ms, node.accepted_ms, node.replied_ms);
+      // Agent times count from the request's arrival; -1: never reached.
+      const double base = agent_clock_origin_ms(node.sent_ms, node.accepted_ms, node.replied_ms);
+      auto at = [&](uint64_t us) { return us ? base + static_cast<double>(us) / 1e3 : -1.0; };
       const wire::NodeTimes& nt = node.times;
-      if (nt.spawned_us) spawned = std::max(spawned, base + nt.spawned_us / 1e3);
+      spawned = std::max(spawned, at(nt.spawned_us));
       if (nt.first_init_us)
-        first_init = first_init < 0 ? base + nt.first_init_us / 1e3
-                                    : std::min(first_init, base + nt.first_init_us / 1e3);
-      if (nt.last_finalize_us) last_fin = std::max(last_fin, base + nt.last_finalize_us / 1e3);
-      if (nt.exited_us) exited = std::max(exited, base + nt.exited_us / 1e3);
+        first_init =
+            first_init < 0 ? at(nt.first_init_us) : std::min(first_init, at(nt.first_init_us));
+      last_fin = std::max(last_fin, at(nt.last_finalize_us));
+      exited = std::max(exited, at(nt.exited_us));
+      for (const auto& f : nt.fences)
+        fences.push_back(NodeFence{f.epoch, node.address.node_id, at(f.entered_us),
+                                   at(f.reduced_us), at(f.store_us), at(f.released_us)});
     }
     t.fan_out = accepted;
     t.spawn = spawned;
@@ -367,15 +372,6 @@ std::string Job::final_report() const {
     t.exit = exited;
     t.total = now_ms();
     out += format_timings(t);
-    std::vector<NodeFence> fences;
-    for (const auto& node : nodes_) {
-      if (node.sent_ms < 0) continue;
-      const double base = agent_clock_origin_ms(node.sent_ms, node.accepted_ms, node.replied_ms);
-      auto at = [&](uint64_t us) { return us ? base + static_cast<double>(us) / 1e3 : -1.0; };
-      for (const auto& f : node.times.fences)
-        fences.push_back(NodeFence{f.epoch, node.address.node_id, at(f.entered_us),
-                                   at(f.reduced_us), at(f.store_us), at(f.released_us)});
-    }
     out += format_fence_phases(fences);
     out += cat("lattice: messages to and from agents: ", counts_.sent, " sent, ", counts_.received,
                " received\n");
