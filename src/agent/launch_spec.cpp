@@ -24,13 +24,6 @@ bool path_safe(const std::string& id) {
 Result<std::vector<int>> decode_rank_nodes(schema::LaunchProcessesRequest::Reader r, int world_size,
                                            int nnodes, int node_index) {
   std::vector<int> nodes;
-  if ((!r.hasRankNodes() || r.getRankNodes().size() == 0) && r.hasRankLayout()) {
-    lattice::wire::RankLayout layout;
-    layout.cyclic = r.getRankLayout().getCyclic();
-    for (auto block : r.getRankLayout().getBlocks())
-      layout.blocks.push_back(lattice::wire::NodeBlock{block.getNodes(), block.getRanksEach()});
-    return lattice::wire::expand_rank_layout(layout, world_size, nnodes);
-  }
   if (r.hasRankNodes() && r.getRankNodes().size() > 0) {
     auto list = r.getRankNodes();
     if (static_cast<int>(list.size()) != world_size)
@@ -41,6 +34,16 @@ Result<std::vector<int>> decode_rank_nodes(schema::LaunchProcessesRequest::Reade
       nodes.push_back(static_cast<int>(n));
     }
     return nodes;
+  }
+  if (r.hasRankLayout()) {
+    auto blocks = r.getRankLayout().getBlocks();
+    if (blocks.size() > static_cast<uint32_t>(nnodes))  // each block holds a node at least
+      return make_error(cat("rankLayout has ", blocks.size(), " blocks for ", nnodes, " nodes"));
+    lattice::wire::RankLayout layout;
+    layout.cyclic = r.getRankLayout().getCyclic();
+    for (auto block : blocks)
+      layout.blocks.push_back(lattice::wire::NodeBlock{block.getNodes(), block.getRanksEach()});
+    return lattice::wire::expand_rank_layout(layout, world_size, nnodes);
   }
   // Block shorthand: this node holds [firstRank, firstRank + tasksPerNode); every node is
   // assumed to hold tasksPerNode ranks (the last one fewer).

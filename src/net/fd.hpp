@@ -35,8 +35,8 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-// A connected AF_UNIX SOCK_STREAM pair, both ends CLOEXEC (uv_spawn's UV_INHERIT_FD dup2s the
-// child's end into place, which clears CLOEXEC on the child's copy only).
+// A connected AF_UNIX SOCK_STREAM pair, both ends CLOEXEC (net/child_start dup2s the child's end
+// into place, which clears CLOEXEC on the child's copy only).
 Result<std::pair<UniqueFd, UniqueFd>> make_socketpair();
 
 }  // namespace lattice::net

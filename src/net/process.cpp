@@ -57,8 +57,6 @@ Process::Process(ExitFn on_exit)
     : watcher_(std::make_unique<Handle<uv_poll_t>>()), on_exit_(std::move(on_exit)) {}
 
 Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spec, ExitFn on_exit) {
-  if (spec.file.empty() || spec.argv.empty())
-    return make_error("cannot execute: no program or no argv[0] given");
   std::unique_ptr<Process> self(new Process(std::move(on_exit)));
   ChildPlan plan{
       spec.file, spec.argv, spec.env, spec.cwd, {}, spec.new_session, spec.parent_death_signal,
@@ -106,9 +104,9 @@ Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spe
     self->exited_ = true;
     return why;
   };
-  self->pidfd_ = pidfd_open(self->pid_);
-  if (self->pidfd_ < 0) return fail(make_error(cat("pidfd_open: ", uv_error(-errno))));
-  int rc = uv_poll_init(loop.raw(), self->watcher_->get(), self->pidfd_);
+  self->pidfd_.reset(pidfd_open(self->pid_));
+  if (!self->pidfd_) return fail(make_error(cat("pidfd_open: ", uv_error(-errno))));
+  int rc = uv_poll_init(loop.raw(), self->watcher_->get(), self->pidfd_.get());
   if (rc != 0) return fail(make_error(cat("cannot watch pid ", self->pid_, ": ", uv_error(rc))));
   self->watcher_->initialised(self.get());
   uv_poll_start(self->watcher_->get(), UV_READABLE, [](uv_poll_t* handle, int, int) {
@@ -136,7 +134,7 @@ void Process::reap() {
   if (exited_ || ::waitpid(pid_, &status, WNOHANG) != pid_) return;  // a spurious wake-up
   exited_ = true;
   watcher_->close();
-  ::close(std::exchange(pidfd_, -1));
+  pidfd_.reset();
   ExitInfo info;
   if (WIFEXITED(status)) info.exit_status = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) info.term_signal = WTERMSIG(status);
@@ -151,10 +149,8 @@ Process::~Process() {
     watcher_->abandon();
     handle->data = reinterpret_cast<void*>(static_cast<intptr_t>(pid_));
     uv_poll_start(handle, UV_READABLE, reap_orphan);
-    return;  // the orphan's watcher closes the pidfd
+    pidfd_.release();  // the orphan's watcher closes it
   }
-  watcher_->close();
-  if (pidfd_ >= 0) ::close(pidfd_);
 }
 
 int Process::kill_group(int signum) {

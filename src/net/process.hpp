@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "net/fd.hpp"
 #include "net/loop.hpp"
 #include "net/stream.hpp"
 #include "net/uv_fwd.hpp"
@@ -72,7 +73,7 @@ class Process {
   explicit Process(ExitFn on_exit);
   void reap();
 
-  int pidfd_ = -1;  // closed after the watcher is (its handle must stop polling first)
+  UniqueFd pidfd_;  // declared before the watcher: closed after it (it must stop polling first)
   std::unique_ptr<Handle<uv_poll_s>> watcher_;
   ExitFn on_exit_;
   std::unique_ptr<Stream> stdin_, stdout_, stderr_, channel_;

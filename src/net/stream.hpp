@@ -28,8 +28,8 @@ class Stream {
   // `peer` names it in messages ("fd N" when empty).
   static Result<std::unique_ptr<Stream>> open_fd(Loop& loop, UniqueFd fd, std::string peer = "");
 
-  // Adopts an initialised, connected uv_tcp_t/uv_pipe_t (listeners, connect_tcp and Process
-  // make Streams this way). `peer` names the other end in logs.
+  // Adopts an initialised, connected uv_tcp_t/uv_pipe_t (listeners and connect_tcp make Streams
+  // this way). `peer` names the other end in logs.
   Stream(std::unique_ptr<Handle<uv_any_handle>> handle, std::string peer);
   ~Stream();
   Stream(const Stream&) = delete;

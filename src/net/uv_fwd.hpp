@@ -13,7 +13,6 @@ struct uv_async_s;
 struct uv_poll_s;
 struct uv_tcp_s;
 struct uv_pipe_s;
-struct uv_process_s;
 union uv_any_handle;
 
 namespace lattice::net {

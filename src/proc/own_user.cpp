@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "base/strings.hpp"
 
@@ -67,17 +68,17 @@ bool runs_as(const ProcessUser& self, uint32_t uid, uint32_t gid, const std::str
 }
 
 void set_user_variables(std::vector<std::string>& env, const ProcessUser& self) {
-  std::vector<std::pair<const char*, std::string>> vars = {
-      {"HOME", self.home}, {"USER", self.name}, {"LOGNAME", self.name}};
-  if (!self.shell.empty()) vars.emplace_back("SHELL", self.shell);
+  std::vector<std::pair<std::string_view, std::string>> vars = {
+      {"HOME=", self.home}, {"USER=", self.name}, {"LOGNAME=", self.name}};
+  if (!self.shell.empty()) vars.emplace_back("SHELL=", self.shell);
   env.erase(std::remove_if(env.begin(), env.end(),
                            [&](const std::string& entry) {
                              return std::any_of(vars.begin(), vars.end(), [&](const auto& var) {
-                               return starts_with(entry, cat(var.first, '='));
+                               return starts_with(entry, var.first);
                              });
                            }),
             env.end());
-  for (const auto& [key, value] : vars) env.push_back(cat(key, '=', value));
+  for (const auto& [prefix, value] : vars) env.push_back(cat(prefix, value));
 }
 
 }  // namespace lattice::proc

@@ -301,4 +301,12 @@ TEST_CASE("a hostile compact peer list or rank layout is refused with the reason
   CHECK(!req.decode());
   blocks[1].setNodes(4000000000u);  // far past the nodes: refused, not allocated
   CHECK(!req.decode());
+  auto too_many = req.r.initRankLayout().initBlocks(3);  // more blocks than nodes: not copied
+  for (unsigned b = 0; b < 3; ++b) {
+    too_many[b].setNodes(1);
+    too_many[b].setRanksEach(2);
+  }
+  auto refused = req.decode();
+  REQUIRE(!refused);
+  CHECK(refused.error().message.find("3 blocks for 2 nodes") != std::string::npos);
 }
