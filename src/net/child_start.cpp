@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,7 +20,7 @@ namespace lattice::net {
 namespace {
 
 // What failed in the child, for the parent's message.
-enum class Stage { none, session, death_signal, fds, cpus, cwd, exec };
+enum class Stage { none, session, user, regained_root, death_signal, fds, cpus, cwd, exec };
 
 // Everything the child reads, prepared by the parent, and the one thing it writes.
 struct Context {
@@ -33,6 +34,7 @@ struct Context {
   int death_signal;
   pid_t parent;
   const cpu_set_t* cpus;  // null: unbound
+  const ChildUser* user;  // null: stay who we are
   Stage stage = Stage::none;
   int error = 0;
 };
@@ -55,6 +57,28 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
   _exit(127);
 }
 
+// Raw system calls, not libc's set*id: those change every thread of the process they think they
+// are in, and in this child that is the parent's. The kernel changes only this task.
+LATTICE_CHILD_CODE void become_user(Context* c) {
+  const ChildUser& u = *c->user;
+  if (syscall(SYS_setgroups, u.groups.size(), u.groups.data()) != 0 ||
+      syscall(SYS_setresgid, u.gid, u.gid, u.gid) != 0 ||
+      syscall(SYS_setresuid, u.uid, u.uid, u.uid) != 0)
+    child_failed(c, Stage::user);
+  uid_t r = 0, e = 0, s = 0;
+  gid_t rg = 0, eg = 0, sg = 0;
+  if (syscall(SYS_getresuid, &r, &e, &s) != 0 || syscall(SYS_getresgid, &rg, &eg, &sg) != 0)
+    child_failed(c, Stage::user);
+  if (r != u.uid || e != u.uid || s != u.uid || rg != u.gid || eg != u.gid || sg != u.gid) {
+    errno = EPERM;
+    child_failed(c, Stage::user);
+  }
+  if (u.uid != 0 && syscall(SYS_setresuid, 0, 0, 0) == 0) {
+    errno = EPERM;
+    child_failed(c, Stage::regained_root);
+  }
+}
+
 LATTICE_CHILD_CODE int child_main(void* arg) {
   auto* c = static_cast<Context*>(arg);
   // The parent's handlers must not run here, and what it ignores (SIGPIPE) the child must not.
@@ -63,6 +87,8 @@ LATTICE_CHILD_CODE int child_main(void* arg) {
   for (int s = 1; s < NSIG; ++s)
     if (s != SIGKILL && s != SIGSTOP) sigaction(s, &dfl, nullptr);  // internal ones refuse
   if (c->new_session && setsid() < 0) child_failed(c, Stage::session);
+  // Before the parent-death signal: the kernel clears it when the effective ids change.
+  if (c->user) become_user(c);
   if (c->death_signal != 0) {
     if (prctl(PR_SET_PDEATHSIG, c->death_signal) != 0) child_failed(c, Stage::death_signal);
     if (getppid() != c->parent) _exit(127);  // the parent died before the prctl: nobody to tell
@@ -110,11 +136,17 @@ Result<int> start_child(const ChildPlan& plan) {
     if (cpu < 0 || cpu >= CPU_SETSIZE) return make_error(cat("no CPU ", cpu, " to bind to"));
     CPU_SET(cpu, &set);
   }
-  Context c{plan.file.c_str(), argv.data(),
-            env.data(),        plan.cwd.empty() ? nullptr : plan.cwd.c_str(),
-            sources.data(),    static_cast<int>(sources.size()),
-            plan.new_session,  plan.parent_death_signal,
-            ::getpid(),        plan.cpus.empty() ? nullptr : &set};
+  Context c{plan.file.c_str(),
+            argv.data(),
+            env.data(),
+            plan.cwd.empty() ? nullptr : plan.cwd.c_str(),
+            sources.data(),
+            static_cast<int>(sources.size()),
+            plan.new_session,
+            plan.parent_death_signal,
+            ::getpid(),
+            plan.cpus.empty() ? nullptr : &set,
+            plan.user ? &*plan.user : nullptr};
 
   constexpr size_t kStackBytes = 64 * 1024;  // the child calls a few libc wrappers, no more
   auto stack = std::make_unique<char[]>(kStackBytes);
@@ -139,6 +171,12 @@ Result<int> start_child(const ChildPlan& plan) {
       return make_error(cat("cannot bind to CPUs ", compress_ranges(plan.cpus), ": ", why));
     case Stage::session:
       return make_error(cat("cannot start '", plan.file, "': setsid: ", why));
+    case Stage::user:
+      return make_error(
+          cat("cannot become uid ", plan.user->uid, " (gid ", plan.user->gid, "): ", why));
+    case Stage::regained_root:
+      return make_error(
+          cat("cannot start '", plan.file, "': uid ", plan.user->uid, " could become root again"));
     case Stage::death_signal:
       return make_error(cat("cannot start '", plan.file, "': prctl: ", why));
     case Stage::fds:

@@ -1,17 +1,28 @@
 // Starting a child process without copying this one: clone(CLONE_VM | CLONE_VFORK) as
 // posix_spawn does, so the cost does not grow with the agent's memory, and what a guard used to
 // do in an exec of its own (lattice-rank-exec) done between the clone and the exec: own session,
-// parent-death signal, fds in place, CPU binding, working directory, default signal handling.
+// the job's user, parent-death signal, fds in place, CPU binding, working directory (entered as
+// the job's user), default signal handling.
 // The child shares this process's memory until it execs or exits, so it only makes system calls
 // on what the parent prepared (no allocation, no locks); this thread waits meanwhile.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/result.hpp"
 
 namespace lattice::net {
+
+// Who the child becomes before anything else it does as someone: all three uids and gids, and
+// exactly these supplementary groups (a root parent only). The ids are checked after the switch,
+// and a child that could become root again fails rather than runs.
+struct ChildUser {
+  uint32_t uid = 0, gid = 0;
+  std::vector<uint32_t> groups;
+};
 
 struct ChildPlan {
   std::string file;               // path given to execve (already resolved)
@@ -22,11 +33,12 @@ struct ChildPlan {
   bool new_session = true;        // setsid(): own session and process group
   int parent_death_signal = 0;    // sent to the child when this thread dies; 0: none
   std::vector<int> cpus;          // CPUs to bind to before the exec; empty: unbound
+  std::optional<ChildUser> user;  // none: this process's ids
 };
 
 // The child's pid once it has exec'd, or what failed, with nothing left running (and no
 // zombie): "cannot execute 'F': ...", "cannot change to directory 'D': ...",
-// "cannot bind to CPUs ...: ...". The caller reaps the pid.
+// "cannot bind to CPUs ...: ...", "cannot become uid U (gid G): ...". The caller reaps the pid.
 Result<int> start_child(const ChildPlan& plan);
 
 }  // namespace lattice::net

@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/result.hpp"
+#include "net/child_start.hpp"
 #include "net/fd.hpp"
 #include "net/loop.hpp"
 #include "net/stream.hpp"
@@ -31,11 +33,12 @@ struct SpawnSpec {
   std::vector<int> inherit_fds;  // become the child's fds 3, 4, ... (the parent keeps its copies)
   bool capture_stdout = true;    // a pipe read through take_stdout(); else inherited
   bool capture_stderr = true;
-  bool stdin_null = true;       // stdin from /dev/null; else inherited (or stdin_pipe)
-  bool stdin_pipe = false;      // stdin from a pipe written through take_stdin() (wins over null)
-  bool new_session = true;      // setsid(): own session and process group
-  int parent_death_signal = 0;  // sent to the child if this process (its thread) dies; 0: none
-  std::vector<int> cpus;        // bound to these before the exec (threads inherit it); empty: not
+  bool stdin_null = true;         // stdin from /dev/null; else inherited (or stdin_pipe)
+  bool stdin_pipe = false;        // stdin from a pipe written through take_stdin() (wins over null)
+  bool new_session = true;        // setsid(): own session and process group
+  int parent_death_signal = 0;    // sent to the child if this process (its thread) dies; 0: none
+  std::vector<int> cpus;          // bound to these before the exec (threads inherit it); empty: not
+  std::optional<ChildUser> user;  // the job's user, switched to before the cwd is entered
 };
 
 struct ExitInfo {

@@ -13,6 +13,7 @@
 #include <csignal>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -305,18 +306,45 @@ TEST_CASE("a working directory that cannot be entered is an Error value, and not
   CHECK(loop.run() == 0);
 }
 
-TEST_CASE("a parent-death signal kills the child when its parent dies") {
+TEST_CASE("a root parent starts the child as another user: ids, groups, then the cwd as them") {
+  if (::geteuid() != 0) return;  // only root can switch
+  Loop loop;
+  SpawnSpec spec = shell("id -u; id -g; id -G; pwd");
+  spec.user = ChildUser{65534, 65534, {65534, 100}};
+  spec.cwd = "/";
+  auto c = spawn(loop, spec);
+  REQUIRE(run_until(loop, [&] { return c->done(); }));
+  CHECK(c->info.exit_status == 0);
+  CHECK(c->out == "65534\n65534\n65534 100\n/\n");
+
+  // A directory only root may enter is refused to the switched child, and nothing runs.
+  char dir[] = "/tmp/lattice-child-user-XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);  // mode 0700, owned by root
+  SpawnSpec denied = shell("echo ran");
+  denied.user = ChildUser{65534, 65534, {}};
+  denied.cwd = dir;
+  auto p = Process::spawn(loop, denied, [](ExitInfo) {});
+  ::rmdir(dir);
+  REQUIRE(!p.ok());
+  CHECK(p.error().message ==
+        std::string("cannot change to directory '") + dir + "': permission denied");
+}
+
+// Whether a `sleep` spawned with SIGKILL as its parent-death signal (as `user`, if given) dies
+// when its parent does.
+bool dies_with_its_parent(const std::optional<ChildUser>& user) {
   // A go-between process spawns `sleep` with SIGKILL as its parent-death signal, reports the
   // pid and exits: the sleep must die with it.
   int report[2];
-  REQUIRE(::pipe(report) == 0);
+  if (::pipe(report) != 0) return false;
   pid_t between = ::fork();
-  REQUIRE(between >= 0);
+  if (between < 0) return false;
   if (between == 0) {
     Loop loop;
     SpawnSpec spec = shell("exec sleep 100");
     spec.capture_stdout = spec.capture_stderr = false;
     spec.parent_death_signal = SIGKILL;
+    spec.user = user;
     auto p = Process::spawn(loop, spec, [](ExitInfo) {});
     int pid = p.ok() ? (*p)->pid() : -1;
     (void)!::write(report[1], &pid, sizeof pid);
@@ -324,9 +352,9 @@ TEST_CASE("a parent-death signal kills the child when its parent dies") {
   }
   ::close(report[1]);
   int pid = -1;
-  REQUIRE(::read(report[0], &pid, sizeof pid) == static_cast<ssize_t>(sizeof pid));
+  if (::read(report[0], &pid, sizeof pid) != static_cast<ssize_t>(sizeof pid)) pid = -1;
   ::close(report[0]);
-  REQUIRE(pid > 0);
+  if (pid <= 0) return false;
   ::waitpid(between, nullptr, 0);
   // Gone, or a zombie left for init to reap: either way no longer sleeping.
   auto dead = [pid] {
@@ -341,7 +369,16 @@ TEST_CASE("a parent-death signal kills the child when its parent dies") {
     if (!died) ::usleep(10000);
   }
   if (!died) ::kill(pid, SIGKILL);
-  CHECK(died);
+  return died;
+}
+
+TEST_CASE("a parent-death signal kills the child when its parent dies") {
+  CHECK(dies_with_its_parent(std::nullopt));
+}
+
+TEST_CASE("a child switched to another user keeps its parent-death signal") {
+  // The kernel clears the signal when the ids change: it must be set after the switch.
+  if (::geteuid() == 0) CHECK(dies_with_its_parent(ChildUser{65534, 65534, {}}));
 }
 
 // ---- lattice-rank-exec ----
