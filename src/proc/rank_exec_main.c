@@ -1,8 +1,11 @@
-/* lattice-rank-exec: the agent spawns every rank through this. It asks the kernel to SIGKILL it
- * when the agent dies, becomes the job's user (checked against this node's passwd), enters the
- * working directory as that user, binds itself to the CPUs the agent chose (--cpus, before the
- * exec, so the rank and its threads inherit them), and execs the rank. Every failure is said on stderr and exits
- * 127 (126 when the program is not executable, as shells do; 2 for bad usage). */
+/* lattice-rank-exec: the agent spawns ranks through this when it cannot start them itself. It
+ * asks the kernel to SIGKILL it when the agent dies, becomes the job's user (checked against this
+ * node's passwd), enters the working directory as that user, binds itself to the CPUs the agent
+ * chose (--cpus, before the exec, so the rank and its threads inherit them), and execs the rank.
+ * With --describe it runs nothing: it checks the user the same way and prints what becoming them
+ * takes (home, shell, groups), so that the agent, which must not wait on passwd lookups, can
+ * switch users itself and start each rank with one exec. Every failure is said on stderr and
+ * exits 127 (126 when the program is not executable, as shells do; 2 for bad usage). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <grp.h>
@@ -25,6 +28,7 @@ struct options {
   gid_t* groups;
   const char* dir;
   const char* cpus; /* --cpus 0,2,3: the CPU list to bind to; NULL: unbound */
+  int describe;     /* --describe: print the user's home, shell and groups; run nothing */
   char** program;
 };
 
@@ -92,6 +96,10 @@ static int parse_options(int argc, char** argv, struct options* o) {
       i++;
       break;
     }
+    if (strcmp(opt, "--describe") == 0 && !o->describe) {
+      o->describe = 1;
+      continue;
+    }
     if (i + 1 >= argc) return 0;
     const char* value = argv[++i];
     if (strcmp(opt, "--user") == 0 && !o->name) {
@@ -106,7 +114,9 @@ static int parse_options(int argc, char** argv, struct options* o) {
       return 0;
     }
   }
-  if (i >= argc || (o->have_groups && !o->name)) return 0;
+  if (o->have_groups && !o->name) return 0;
+  if (o->describe) return o->name && !o->dir && !o->cpus && i >= argc;
+  if (i >= argc) return 0;
   o->program = argv + i;
   return 1;
 }
@@ -160,27 +170,63 @@ static void set_var(const char* name, const char* value) {
 
 /* The request names its user by uid and name: both must agree with this node's passwd, or
  * the job would run as whoever owns that uid here. Without root only the current ids pass. */
-static void become_user(const struct options* o) {
-  struct passwd entry, *pw = NULL;
-  char buf[16384];
-  int rc = getpwuid_r(o->uid, &entry, buf, sizeof buf, &pw);
+static struct passwd* lookup_user(const struct options* o, struct passwd* entry, char* buf,
+                                  size_t len) {
+  struct passwd* pw = NULL;
+  int rc = getpwuid_r(o->uid, entry, buf, len, &pw);
   if (rc != 0) die("cannot look up uid %u: %s", (unsigned)o->uid, strerror(rc));
   if (!pw) die("user %s (uid %u) is not known on this node", o->name, (unsigned)o->uid);
   if (strcmp(pw->pw_name, o->name) != 0)
     die("uid %u is '%s' on this node, not '%s'", (unsigned)o->uid, pw->pw_name, o->name);
-  if (geteuid() == 0) {
-    switch_ids(o);
-  } else if (o->uid != geteuid()) {
+  if (geteuid() != 0 && o->uid != geteuid())
     die("running as uid %u, cannot start a process as uid %u", (unsigned)geteuid(),
         (unsigned)o->uid);
-  } else if (o->gid != getegid()) {
+  if (geteuid() != 0 && o->gid != getegid())
     die("running as gid %u, cannot start a process as gid %u", (unsigned)getegid(),
         (unsigned)o->gid);
-  }
+  return pw;
+}
+
+static void become_user(const struct options* o) {
+  struct passwd entry;
+  char buf[16384];
+  struct passwd* pw = lookup_user(o, &entry, buf, sizeof buf);
+  if (geteuid() == 0) switch_ids(o);
   set_var("HOME", pw->pw_dir);
   set_var("USER", pw->pw_name);
   set_var("LOGNAME", pw->pw_name);
   if (pw->pw_shell[0]) set_var("SHELL", pw->pw_shell);
+}
+
+/* home=DIR, shell=PATH and groups=G1,G2,... lines: the supplementary groups that the switch
+ * would set (--groups as given, else what initgroups would give). */
+static int describe_user(const struct options* o) {
+  struct passwd entry;
+  char buf[16384];
+  struct passwd* pw = lookup_user(o, &entry, buf, sizeof buf);
+  printf("home=%s\nshell=%s\ngroups=", pw->pw_dir, pw->pw_shell);
+  if (o->have_groups) {
+    for (size_t i = 0; i < o->ngroups; i++) printf(i ? ",%u" : "%u", (unsigned)o->groups[i]);
+  } else {
+    int n = 64;
+    gid_t* groups = NULL;
+    for (;;) {
+      gid_t* more = realloc(groups, (size_t)n * sizeof(gid_t));
+      if (!more) die("out of memory");
+      groups = more;
+      int want = n;
+      if (getgrouplist(o->name, o->gid, groups, &want) >= 0) {
+        n = want;
+        break;
+      }
+      if (want <= n) die("cannot list the groups of %s", o->name);
+      n = want;
+    }
+    for (int i = 0; i < n; i++) printf(i ? ",%u" : "%u", (unsigned)groups[i]);
+    free(groups);
+  }
+  printf("\n");
+  return fflush(stdout) == 0 ? 0 : 127;
 }
 
 int main(int argc, char** argv) {
@@ -188,10 +234,12 @@ int main(int argc, char** argv) {
   if (!parse_options(argc, argv, &o)) {
     fprintf(stderr,
             "usage: lattice-rank-exec [--user UID:GID:NAME] [--groups G1,G2,...] [--chdir DIR] "
-            "[--cpus LIST] [--] PROGRAM [ARGS...]\n");
+            "[--cpus LIST] [--] PROGRAM [ARGS...]\n"
+            "       lattice-rank-exec --describe --user UID:GID:NAME [--groups G1,G2,...]\n");
     free(o.groups); /* a partly parsed list */
     return 2;
   }
+  if (o.describe) return describe_user(&o);
   const char* agent = getenv("LATTICE_AGENT_PID");
   long agent_pid = agent ? atol(agent) : 0;
   if (agent) {

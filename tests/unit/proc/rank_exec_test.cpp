@@ -76,6 +76,11 @@ TEST_CASE("lattice-rank-exec: bad usage exits 2 with the usage line") {
       {"--user", kNobody, "--groups", "1,", "/bin/true"},
       {"--user", kNobody, "--groups", "x", "/bin/true"},
       {"--chdir", "/tmp", "--chdir", "/tmp", "/bin/true"},
+      {"--describe"},
+      {"--describe", "--describe", "--user", kNobody},
+      {"--describe", "--user", kNobody, "/bin/true"},
+      {"--describe", "--user", kNobody, "--chdir", "/tmp"},
+      {"--describe", "--user", kNobody, "--cpus", "0"},
   };
   for (const auto& args : bad) {
     std::string shown;
@@ -128,6 +133,28 @@ TEST_CASE("lattice-rank-exec: root becomes the job's user with exactly the group
   ran = rank_exec({"--user", kNobody, "--", "/bin/sh", "-c",
                    "grep -E '^(Uid|Gid):' /proc/self/status | tr -s '\\t' ' '"});
   CHECK(ran.out == "Uid: 65534 65534 65534 65534\nGid: 65534 65534 65534 65534\n");
+}
+
+TEST_CASE("lattice-rank-exec --describe: passwd's home and shell, and the groups to set") {
+  // The same checks as a switch, and nothing run.
+  auto ran = rank_exec({"--describe", "--user", "65534:65534:wrongname"});
+  CHECK(ran.status == 127);
+  CHECK(ran.err == "lattice-rank-exec: uid 65534 is 'nobody' on this node, not 'wrongname'\n");
+  CHECK(ran.out.empty());
+  if (!root()) return;
+  ran = rank_exec({"--describe", "--user", kNobody, "--groups", "100,4242"});
+  CHECK(ran.status == 0);
+  CHECK(ran.err.empty());
+  CHECK(ran.out == "home=/nonexistent\nshell=/usr/sbin/nologin\ngroups=100,4242\n");
+  CHECK(rank_exec({"--describe", "--user", kNobody, "--groups", ""}).out ==
+        "home=/nonexistent\nshell=/usr/sbin/nologin\ngroups=\n");
+  // Without --groups: what initgroups would set, the same list the switch gives the program.
+  auto described = rank_exec({"--describe", "--user", kNobody}).out;
+  auto switched = rank_exec({"--user", kNobody, "--", "/usr/bin/id", "-G"}).out;  // "G G ...\n"
+  std::string listed = described.substr(described.find("groups=") + 7);
+  for (auto& c : listed)
+    if (c == ',') c = ' ';
+  CHECK(listed == switched);
 }
 
 TEST_CASE("lattice-rank-exec: HOME, USER, LOGNAME and SHELL come from passwd") {
