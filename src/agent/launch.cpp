@@ -170,6 +170,7 @@ Status Launch::start() {
     return opened.error();
   }
 
+  if (needs_user_lookup()) look_up_user();
   watch_timer_.start(kWatchPeriodMs, kWatchPeriodMs, [this] { check_fence_deadline(); });
   if (tree_fence_)
     links_timer_.start(kNeighbourLinksAfterMs, 0, [this] { hold_neighbour_links(); });
@@ -182,7 +183,37 @@ Status Launch::start() {
   return {};
 }
 
+bool Launch::needs_user_lookup() const {
+  const JobUser& user = spec_.user;
+  return env_.agent_is_root && env_.self &&
+         !proc::runs_as(*env_.self, user.uid, user.gid, user.name, user.groups);
+}
+
+void Launch::look_up_user() {
+  auto lookup =
+      UserLookup::start(loop_, env_.rank_exec, spec_.user,
+                        [this](Result<proc::ProcessUser> user) { user_known(std::move(user)); });
+  if (!lookup) {
+    job_user_.emplace(lookup.error());
+    return;
+  }
+  user_lookup_ = std::move(lookup.value());
+}
+
+void Launch::user_known(Result<proc::ProcessUser> user) {
+  if (!user)
+    LAT_LOG(warn, "launch", spec_.launch_id, ": cannot start ranks as ", spec_.user.name, ": ",
+            user.error().message);
+  job_user_.emplace(std::move(user));
+  if (spawn_waiting_) spawn_all();
+}
+
 void Launch::spawn_all() {
+  if (user_lookup_ && !job_user_) {
+    spawn_waiting_ = true;
+    return;
+  }
+  spawn_waiting_ = false;
   for (auto& rank : ranks_) {
     if (policy_.failure()) {  // an earlier spawn failed (or the launch was aborted): start no more
       run(policy_.not_spawned(rank->rank, ""));
@@ -202,6 +233,7 @@ void Launch::spawn_all() {
 }
 
 Status Launch::spawn_rank(Rank& rank) {
+  if (job_user_ && !*job_user_) return job_user_->error();
   const App& app = spec_.apps[static_cast<size_t>(rank.app)];
   proc::RankEnvInput in;
   in.rank = rank.rank;
@@ -373,22 +405,30 @@ void Launch::end(const std::optional<Failure>& failure) {
   sink_.ended(*this, failure, stragglers_, times_);
 }
 
-// A process of the launch (a rank, an escape-hatch command), killed if the agent dies. When the
-// job's user is the agent's own it starts directly: the guard's work is done between the clone
-// and the exec, so each rank costs one exec. Otherwise lattice-rank-exec switches users (and
-// reads passwd, which must not block the agent's loop) before it execs the program.
+// A process of the launch (a rank, an escape-hatch command), killed if the agent dies. It
+// starts directly, the guard's work done between the clone and the exec (one exec per rank),
+// when the job's user is the agent's own or, for a root agent, once the job's user has been
+// looked up (the child then becomes that user first). Otherwise lattice-rank-exec switches users
+// (and reads passwd, which must not block the agent's loop) before it execs the program.
 void Launch::job_process(net::SpawnSpec& spawn, const std::string& program,
                          const std::vector<std::string>& args, const std::vector<int>& cpus,
                          std::vector<std::string> env) const {
   spawn.parent_death_signal = SIGKILL;
   const JobUser& user = spec_.user;
+  const proc::ProcessUser* as = nullptr;
   if (env_.self && proc::runs_as(*env_.self, user.uid, user.gid, user.name, user.groups)) {
+    as = env_.self;
+  } else if (job_user_ && *job_user_) {
+    as = &job_user_->value();
+    spawn.user = net::ChildUser{as->uid, as->gid, as->groups};
+  }
+  if (as) {
     spawn.file = program;
     spawn.argv = {program};
     spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
     spawn.cwd = spec_.workdir;
     spawn.cpus = cpus;
-    proc::set_user_variables(env, *env_.self);
+    proc::set_user_variables(env, *as);
   } else {
     spawn.file = env_.rank_exec;
     spawn.argv = rank_exec_argv(program, args, cpus);

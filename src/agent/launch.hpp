@@ -18,6 +18,7 @@
 #include "agent/name_registry.hpp"
 #include "agent/peer_links.hpp"
 #include "agent/tree_fence.hpp"
+#include "agent/user_lookup.hpp"
 #include "base/clock.hpp"
 #include "base/log.hpp"
 #include "net/listener.hpp"
@@ -201,6 +202,11 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
 
   void spawn_all();
   Status spawn_rank(Rank& rank);
+  // A root agent whose job runs as another user learns that user once (user_lookup.hpp) and
+  // then switches in each rank's child; spawning waits for the answer.
+  bool needs_user_lookup() const;
+  void look_up_user();
+  void user_known(Result<proc::ProcessUser> user);
   void attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool is_stderr);
   void feed_input(Rank& rank);  // a freshly spawned input rank gets the stdin held for it
   Status open_doors();          // the per-launch directory and socket, and the PMI_PORT listener
@@ -254,6 +260,11 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   net::Timer watch_timer_;
   net::Timer links_timer_;  // holds the neighbours' links if no rank has started PMI by then
   net::Timer spawn_timer_;
+  // The job's user as this node has it, once learned (or why it could not be), and whether
+  // spawn_all() is waiting for that.
+  std::unique_ptr<UserLookup> user_lookup_;
+  std::optional<Result<proc::ProcessUser>> job_user_;
+  bool spawn_waiting_ = false;
   policy::LaunchPolicy policy_;
   std::map<policy::TimerId, std::unique_ptr<net::Timer>> timers_;  // the policy's, by name
   std::vector<Straggler> stragglers_;  // snapshot taken when a fence timeout ended the launch

@@ -1,5 +1,5 @@
 """The local side of security, against real agents run as root (as CI runs): jobs run as their
-user (uid, gid, groups, HOME from passwd), ranks never see the agent's environment, loader and
+user (uid, gid, groups, HOME from passwd; the working directory entered as them), ranks never see the agent's environment, loader and
 reserved variables are refused where they must be, the launch's PMI socket and PMI_PORT admit
 only the job's user, the admin socket only root, one agent per PMI socket directory, and key
 files are checked before anything listens."""
@@ -91,6 +91,21 @@ def ranks_run_as_their_user(c):
     for rank in (0, 1):
         want = f"{rank}: uid={NOBODY} gid={NOBODY} groups={NOBODY}"
         check(want in r.out.splitlines(), f"missing '{want}'\n{r.describe()}")
+    c.check_clean(r)
+
+
+def workdir_entered_as_the_user(c):
+    """The agent becomes the job's user in each rank's child before it enters the working
+    directory: one that only root may enter stops the launch before any rank runs, named."""
+    agent = c.start_agent("n1")
+    private = os.path.join(c.dir, "root-only")
+    os.mkdir(private, 0o700)
+    r = c.run_launch(["--agents", agent.address, "--user", "nobody", "-n", "2", "--chdir", private,
+                      "/bin/sh", "-c", "echo ran"], cwd="/tmp")
+    check(r.code not in (0, None), f"a directory nobody cannot enter was entered\n{r.describe()}")
+    check("ran" not in r.out, f"a rank ran\n{r.describe()}")
+    check(f"cannot spawn rank 0 on n1: cannot change to directory '{private}': permission denied"
+          in r.err, f"the refusal is not named\n{r.describe()}")
     c.check_clean(r)
 
 
@@ -219,6 +234,7 @@ if __name__ == "__main__":
     run_cases([
         ("agent_env_stays_out", agent_env_stays_out),
         ("ranks_run_as_their_user", ranks_run_as_their_user),
+        ("workdir_entered_as_the_user", workdir_entered_as_the_user),
         ("pmi_socket_is_the_users", pmi_socket_is_the_users),
         ("pmi_port_is_the_users", pmi_port_is_the_users),
         ("root_jobs_need_permission", root_jobs_need_permission),
