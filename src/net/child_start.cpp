@@ -33,8 +33,10 @@ struct Context {
   bool new_session;
   int death_signal;
   pid_t parent;
-  const cpu_set_t* cpus;  // null: unbound
-  const ChildUser* user;  // null: stay who we are
+  const cpu_set_t* cpus;   // null: unbound
+  const ChildUser* user;   // null: stay who we are; else these, read as plain data:
+  const uint32_t* groups;  // user->groups
+  size_t ngroups;
   Stage stage = Stage::none;
   int error = 0;
 };
@@ -61,9 +63,10 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
 // are in, and in this child that is the parent's. The kernel changes only this task.
 LATTICE_CHILD_CODE void become_user(Context* c) {
   const ChildUser& u = *c->user;
-  if (syscall(SYS_setgroups, u.groups.size(), u.groups.data()) != 0 ||
-      syscall(SYS_setresgid, u.gid, u.gid, u.gid) != 0 ||
-      syscall(SYS_setresuid, u.uid, u.uid, u.uid) != 0)
+  // Passed as longs: the variadic syscall() reads every argument as one.
+  const long uid = u.uid, gid = u.gid;
+  if (syscall(SYS_setgroups, static_cast<long>(c->ngroups), c->groups) != 0 ||
+      syscall(SYS_setresgid, gid, gid, gid) != 0 || syscall(SYS_setresuid, uid, uid, uid) != 0)
     child_failed(c, Stage::user);
   uid_t r = 0, e = 0, s = 0;
   gid_t rg = 0, eg = 0, sg = 0;
@@ -73,7 +76,7 @@ LATTICE_CHILD_CODE void become_user(Context* c) {
     errno = EPERM;
     child_failed(c, Stage::user);
   }
-  if (u.uid != 0 && syscall(SYS_setresuid, 0, 0, 0) == 0) {
+  if (u.uid != 0 && syscall(SYS_setresuid, 0L, 0L, 0L) == 0) {
     errno = EPERM;
     child_failed(c, Stage::regained_root);
   }
@@ -146,7 +149,9 @@ Result<int> start_child(const ChildPlan& plan) {
             plan.parent_death_signal,
             ::getpid(),
             plan.cpus.empty() ? nullptr : &set,
-            plan.user ? &*plan.user : nullptr};
+            plan.user ? &*plan.user : nullptr,
+            plan.user ? plan.user->groups.data() : nullptr,
+            plan.user ? plan.user->groups.size() : 0};
 
   constexpr size_t kStackBytes = 64 * 1024;  // the child calls a few libc wrappers, no more
   auto stack = std::make_unique<char[]>(kStackBytes);
