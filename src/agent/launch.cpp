@@ -208,6 +208,15 @@ void Launch::user_known(Result<proc::ProcessUser> user) {
   if (spawn_waiting_) spawn_all();
 }
 
+// A launch that fails while its user is being looked up starts no rank: the lookup (which may
+// be waiting on NSS) is dropped, and spawn_all() reports every rank as not started.
+void Launch::give_up_user_lookup() {
+  if (!user_lookup_ || job_user_) return;
+  user_lookup_.reset();  // kills the helper
+  job_user_.emplace(make_error("the launch failed before its user was looked up"));
+  if (spawn_waiting_) spawn_timer_.start(0, 0, [this] { spawn_all(); });
+}
+
 void Launch::spawn_all() {
   if (user_lookup_ && !job_user_) {
     spawn_waiting_ = true;
@@ -352,6 +361,7 @@ void Launch::run(std::vector<policy::Action> actions) {
       LAT_LOG(warn, "launch", spec_.launch_id, ": ", policy::describe(first->failure));
     } else if (auto* kill = std::get_if<policy::KillRanks>(&action)) {
       kill_running(kill->signum);
+      give_up_user_lookup();
     } else if (auto* abort = std::get_if<policy::SendAbort>(&action)) {
       send_abort(abort->node, abort->failure);
     } else if (auto* start = std::get_if<policy::StartTimer>(&action)) {
@@ -445,11 +455,7 @@ std::vector<std::string> Launch::rank_exec_argv(const std::string& program,
   const JobUser& user = spec_.user;
   std::vector<std::string> argv = {env_.rank_exec, "--user",
                                    cat(user.uid, ':', user.gid, ':', user.name)};
-  if (user.groups) {
-    std::string list;
-    for (uint32_t g : *user.groups) list += (list.empty() ? "" : ",") + std::to_string(g);
-    argv.insert(argv.end(), {"--groups", list});
-  }
+  if (user.groups) argv.insert(argv.end(), {"--groups", group_list(*user.groups)});
   if (!spec_.workdir.empty()) argv.insert(argv.end(), {"--chdir", spec_.workdir});
   if (!cpus.empty()) argv.insert(argv.end(), {"--cpus", cpu_list(cpus)});
   argv.insert(argv.end(), {"--", program});

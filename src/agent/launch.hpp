@@ -207,6 +207,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   bool needs_user_lookup() const;
   void look_up_user();
   void user_known(Result<proc::ProcessUser> user);
+  void give_up_user_lookup();
   void attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool is_stderr);
   void feed_input(Rank& rank);  // a freshly spawned input rank gets the stdin held for it
   Status open_doors();          // the per-launch directory and socket, and the PMI_PORT listener

@@ -11,21 +11,22 @@ namespace {
 
 constexpr size_t kMaxErrorBytes = 4096;  // the helper's complaint: one line, kept short
 
-std::string groups_arg(const std::vector<uint32_t>& groups) {
+}  // namespace
+
+std::string group_list(const std::vector<uint32_t>& groups) {
   std::string list;
   for (uint32_t g : groups) list += (list.empty() ? "" : ",") + std::to_string(g);
   return list;
 }
 
-}  // namespace
-
 Result<std::unique_ptr<UserLookup>> UserLookup::start(net::Loop& loop, const std::string& rank_exec,
-                                                      const JobUser& user, Done done) {
-  std::unique_ptr<UserLookup> self(new UserLookup(user, std::move(done)));
+                                                      const JobUser& user, Done done,
+                                                      uint64_t timeout_ms) {
+  std::unique_ptr<UserLookup> self(new UserLookup(loop, user, std::move(done)));
   net::SpawnSpec spec;
   spec.file = rank_exec;
   spec.argv = {rank_exec, "--describe", "--user", cat(user.uid, ':', user.gid, ':', user.name)};
-  if (user.groups) spec.argv.insert(spec.argv.end(), {"--groups", groups_arg(*user.groups)});
+  if (user.groups) spec.argv.insert(spec.argv.end(), {"--groups", group_list(*user.groups)});
   spec.env = {"PATH=/usr/bin:/bin"};
   spec.parent_death_signal = SIGKILL;
   UserLookup* raw = self.get();
@@ -39,6 +40,11 @@ Result<std::unique_ptr<UserLookup>> UserLookup::start(net::Loop& loop, const std
   self->collect(self->helper_->take_stdout(), self->out_, proc::kMaxUserDescriptionBytes,
                 self->out_stream_);
   self->collect(self->helper_->take_stderr(), self->err_, kMaxErrorBytes, self->err_stream_);
+  self->deadline_.start(timeout_ms, 0, [raw, timeout_ms] {
+    if (raw->exited_) return;  // only its outputs are still closing
+    raw->timed_out_ms_ = timeout_ms;
+    raw->helper_->kill_group(SIGKILL);
+  });
   return self;
 }
 
@@ -73,11 +79,17 @@ void UserLookup::finish_if_done() {
   if (!exited_ || open_streams_ > 0 || !done_) return;
   Done done = std::move(done_);
   done_ = nullptr;
+  deadline_.stop();
   Result<proc::ProcessUser> user = make_error("");
-  if (overflowed_) {
+  if (timed_out_ms_) {
+    user = make_error(cat("looking up user ", user_.name, " (uid ", user_.uid,
+                          ") on this node took over ", *timed_out_ms_ / 1000.0, " s"));
+  } else if (overflowed_) {
     user = make_error("lattice-rank-exec --describe wrote more than it may");
   } else if (exit_.exit_status != 0 || exit_.term_signal != 0) {
-    std::string why = err_.substr(0, err_.find('\n'));
+    std::string_view rest = err_;  // its first line that says something
+    while (!rest.empty() && rest.front() == '\n') rest.remove_prefix(1);
+    std::string why(rest.substr(0, rest.find('\n')));
     if (why.empty())
       why = cat(
           "lattice-rank-exec --describe ",

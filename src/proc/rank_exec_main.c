@@ -239,7 +239,11 @@ int main(int argc, char** argv) {
     free(o.groups); /* a partly parsed list */
     return 2;
   }
-  if (o.describe) return describe_user(&o);
+  if (o.describe) {
+    int rc = describe_user(&o);
+    free(o.groups);
+    return rc;
+  }
   const char* agent = getenv("LATTICE_AGENT_PID");
   long agent_pid = agent ? atol(agent) : 0;
   if (agent) {

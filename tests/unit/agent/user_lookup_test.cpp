@@ -3,22 +3,26 @@
 #include "agent/user_lookup.hpp"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include <optional>
+#include <string>
 
 #include "net/loop.hpp"
 
 namespace lattice::agent {
 namespace {
 
-std::optional<Result<proc::ProcessUser>> look_up(const JobUser& user) {
+std::optional<Result<proc::ProcessUser>> look_up(const JobUser& user,
+                                                 const std::string& helper = LATTICE_TEST_RANK_EXEC,
+                                                 uint64_t timeout_ms = UserLookup::kTimeoutMs) {
   net::Loop loop;
   std::optional<Result<proc::ProcessUser>> answer;
-  auto lookup =
-      UserLookup::start(loop, LATTICE_TEST_RANK_EXEC, user,
-                        [&](Result<proc::ProcessUser> u) { answer.emplace(std::move(u)); });
+  auto lookup = UserLookup::start(
+      loop, helper, user, [&](Result<proc::ProcessUser> u) { answer.emplace(std::move(u)); },
+      timeout_ms);
   REQUIRE(lookup.ok());
   for (int i = 0; i < 10000 && !answer; ++i) uv_run(loop.raw(), UV_RUN_ONCE);
   return answer;
@@ -43,6 +47,21 @@ TEST_CASE("UserLookup: a user this node does not know is refused in the helper's
   REQUIRE(!user->ok());
   CHECK(user->error().message ==
         "lattice-rank-exec: user ghost (uid 4242) is not known on this node");
+}
+
+TEST_CASE("UserLookup: a helper stuck (on NSS, say) is killed at the deadline, and says so") {
+  char path[] = "/tmp/lattice-stuck-helper-XXXXXX";
+  int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  const std::string script = "#!/bin/sh\nexec sleep 30\n";
+  REQUIRE(::write(fd, script.data(), script.size()) == static_cast<ssize_t>(script.size()));
+  ::fchmod(fd, 0700);
+  ::close(fd);
+  auto user = look_up(JobUser{65534, 65534, std::nullopt, "nobody"}, path, 200);
+  ::unlink(path);
+  REQUIRE(user);
+  REQUIRE(!user->ok());
+  CHECK(user->error().message == "looking up user nobody (uid 65534) on this node took over 0.2 s");
 }
 
 TEST_CASE("UserLookup: a missing helper is an error at once") {

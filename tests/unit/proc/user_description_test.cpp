@@ -41,10 +41,10 @@ TEST_CASE("a user's description that is not exactly the three lines is refused")
       {"home=/h\nshell=/s\ngroups=99999999999\n",
        "the user's groups hold '99999999999', not a group id"},
   };
-  for (const auto& [text, why] : bad) {
-    auto user = parse_user_description(text, 1, 1, "u");
-    REQUIRE_MESSAGE(!user.ok(), text);
-    CHECK(user.error().message == why);
+  for (const auto& entry : bad) {
+    auto user = parse_user_description(entry.first, 1, 1, "u");
+    REQUIRE_MESSAGE(!user.ok(), entry.first);
+    CHECK(user.error().message == entry.second);
   }
 }
 
