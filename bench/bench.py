@@ -274,6 +274,30 @@ def round_table(args):
           "bench/slurm_local.py), each run a new job.")
 
 
+def user_table(args):
+    """Ranks of another user than the agent's, against the agent's own: a root agent looks the
+    job's user up once per launch and switches in each rank's child, so both cost one exec per
+    rank. /bin/true, 64 ranks on one agent, alternating, median of 7."""
+    if os.getuid() != 0:
+        print("\n(user table skipped: only a root agent starts ranks as another user)")
+        return
+    n = 16 if args.quick else 64
+    agents = Agents(args.build, 1)
+    try:
+        base = [f"{args.build}/lattice", "launch", "--agents", agents.addrs[0], "-n", str(n),
+                "--chdir", "/tmp"]
+        t = alternating({"own": (base + ["/bin/true"], agents.launch_env()),
+                         "other": (base + ["--user", "nobody", "/bin/true"], agents.launch_env())},
+                        7)
+    finally:
+        agents.close()
+    print(f"\n### {n} ranks of /bin/true on one root agent: the agent's own user against another "
+          "(median of 7, ms)\n")
+    print("| root | nobody | nobody / root |")
+    print("|---|---|---|")
+    print(f"| {t['own'] * 1000:.1f} | {t['other'] * 1000:.1f} | {t['other'] / t['own']:.2f} |")
+
+
 def rss_table(args):
     """An agent's resident memory idle, and after launches of 8 and 64 MPICH ranks on it (what a
     launch leaves behind: buffers, caches)."""
@@ -784,14 +808,14 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only",
                     choices=["e2e", "ompi", "round", "rss", "fence", "fanout", "sealing", "failing",
-                             "cxi", "fenceonly", "idle", "sim"])
+                             "cxi", "fenceonly", "idle", "sim", "user"])
     args = ap.parse_args()
     if not HYDRA:
         print("note: mpiexec.hydra not found; Hydra columns will be empty", file=sys.stderr)
     tables = {"e2e": e2e_table, "ompi": ompi_table, "round": round_table, "rss": rss_table,
               "fence": fence_table, "fanout": fanout_table, "sealing": sealing_table,
               "failing": failing_table, "cxi": cxi_table, "fenceonly": fence_only_table,
-              "idle": idle_table, "sim": sim_table}
+              "idle": idle_table, "sim": sim_table, "user": user_table}
     for name, fn in tables.items():
         if args.only in (None, name):
             fn(args)
