@@ -1,7 +1,8 @@
 """The escape hatch: inside a launch over two standalone agents, a plain mpiexec.hydra (MPICH)
 and a plain mpirun (Open MPI 4.1) started by rank 0 place their processes on both nodes through
 lattice-mpi-launcher, never ssh (an `ssh` first on PATH fails the test if anything calls it).
-Refusals: a node outside the launch, no token, a wrong token, another user at the socket. A
+A job of another user than the agent's gets its commands run as that user. Refusals: a node
+outside the launch, no token, a wrong token, another user at the socket. A
 command's processes end with the launch, and when its client goes away.
 
 The launch's other ranks wait (for a file rank 0 writes when done): a node whose ranks have all
@@ -36,19 +37,30 @@ def fake_ssh(c):
     return d, marker
 
 
+def shared_dir(c):
+    """A directory in the case's that the job's user may write, whoever that is."""
+    os.chmod(c.dir, 0o711)
+    d = os.path.join(c.dir, "shared")
+    os.makedirs(d, exist_ok=True)
+    os.chmod(d, 0o1777)
+    return d
+
+
 def rank0_script(c, command):
     """Rank 0 runs `command`, prints its status, then lets the others go; they wait for it."""
-    done = os.path.join(c.dir, "rank0-done")
+    done = os.path.join(shared_dir(c), "rank0-done")
     return ["sh", "-c",
             f'if [ "$PMI_RANK" = 0 ]; then {command}; echo "inner status $?"; touch {done}; '
             f'else while [ ! -e {done} ]; do sleep 0.05; done; fi']
 
 
-def launch_inside(c, nodes, command, extra_env=None):
+def launch_inside(c, nodes, command, extra_env=None, user=None):
     bin_dir, marker = fake_ssh(c)
     env = {"PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}", **(extra_env or {})}
-    r = c.run_launch(["--agents", addresses(nodes), "-N", "2", "-n", "4",
-                      *rank0_script(c, command)], timeout=180, env=env)
+    as_user = ["--user", user] if user else []
+    r = c.run_launch(["--agents", addresses(nodes), *as_user, "-N", "2", "-n", "4",
+                      *rank0_script(c, command)], timeout=180, env=env,
+                     cwd="/tmp" if user else None)
     if os.path.exists(marker):
         with open(marker) as f:
             check(False, f"ssh was called with: {f.read()}\n{r.describe()}")
@@ -68,6 +80,23 @@ def hydra_inside(c):
     nodes = agents(c)
     r = launch_inside(c, nodes, f"mpiexec.hydra -n 4 -ppn 2 {prog('mpi_check')}")
     expect_inner_ok(c, r)
+
+
+def hydra_inside_as_another_user(c):
+    """The hatch runs its commands as the job's user, as the ranks run: a root agent's child
+    becomes nobody before the exec, for mpiexec.hydra's proxies and their processes too."""
+    nodes = agents(c)
+    script = os.path.join(shared_dir(c), "whoami.sh")
+    with open(script, "w") as f:
+        f.write('#!/bin/sh\necho "inner uid $(id -u) groups $(id -G)"\n')
+    os.chmod(script, 0o755)
+    r = launch_inside(c, nodes, f"mpiexec.hydra -n 4 -ppn 2 {script}", user="nobody")
+    expect_status(r, 0)
+    check("inner status 0" in r.out, f"the inner launcher failed\n{r.describe()}")
+    lines = [l for l in r.out.splitlines() if "inner uid" in l]
+    check(len(lines) == 4 and all(l.endswith(f"inner uid {NOBODY} groups {NOBODY}") for l in lines),
+          f"the hatch's processes are not all nobody's\n{r.describe()}")
+    c.check_clean(r)
 
 
 def mpirun_inside(c):
@@ -175,6 +204,7 @@ def late_command_refused(c):
 
 CASES = [
     ("hydra_inside", hydra_inside),
+    ("hydra_inside_as_another_user", hydra_inside_as_another_user),
     ("mpirun_inside", mpirun_inside),
     ("refusals", refusals),
     ("killed_with_launch", killed_with_launch),
