@@ -225,6 +225,7 @@ struct LaunchTimings {
   lastFinalizeUs @2 :UInt64;     # last local rank's PMI finalize
   exitedUs @3 :UInt64;           # last local rank exited
   fences @4 :List(FenceTimings); # this node's latest fences (at most 64), oldest first
+  userKnownUs @5 :UInt64;        # the job's user looked up (a root agent, another user's job)
 }
 
 struct FenceTimings {

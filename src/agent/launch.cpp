@@ -205,6 +205,7 @@ void Launch::user_known(Result<proc::ProcessUser> user) {
     LAT_LOG(warn, "launch", spec_.launch_id, ": cannot start ranks as ", spec_.user.name, ": ",
             user.error().message);
   job_user_.emplace(std::move(user));
+  times_.user_known_us = elapsed_us();
   if (spawn_waiting_) spawn_all();
 }
 

@@ -49,7 +49,8 @@ struct Straggler {
 
 struct LaunchTimes {  // microseconds since the request arrived; 0 = not yet
   uint64_t spawned_us = 0, first_init_us = 0, last_finalize_us = 0, exited_us = 0;
-  FencePhaseLog fences;  // the latest fences' phases
+  uint64_t user_known_us = 0;  // the job's user looked up (or found unknown); 0: no lookup
+  FencePhaseLog fences;        // the latest fences' phases
 };
 
 // A PMIx direct modex between agents: a question (rank's data, please) or its answer.

@@ -184,6 +184,7 @@ rpc::Outgoing launch_ended(const std::string& launch_id, int node_index,
   t.setFirstInitUs(times.first_init_us);
   t.setLastFinalizeUs(times.last_finalize_us);
   t.setExitedUs(times.exited_us);
+  t.setUserKnownUs(times.user_known_us);
   const auto& log = times.fences.fences();
   auto fences = t.initFences(static_cast<unsigned>(log.size()));
   for (unsigned i = 0; i < fences.size(); ++i) {

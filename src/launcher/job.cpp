@@ -345,7 +345,7 @@ std::string Job::final_report() const {
     t.resolve = resolve_ms_;
     t.connect = connected_ms_;
     if (cxi_) t.credentials = cxi_->provision_ms();
-    double accepted = -1, spawned = -1, first_init = -1, last_fin = -1, exited = -1;
+    double accepted = -1, user = -1, spawned = -1, first_init = -1, last_fin = -1, exited = -1;
     std::vector<NodeFence> fences;
     for (const auto& node : nodes_) {
       if (node.sent_ms < 0) continue;
@@ -355,6 +355,7 @@ std::string Job::final_report() const {
       const double base = agent_clock_origin_ms(node.sent_ms, node.accepted_ms, node.replied_ms);
       auto at = [&](uint64_t us) { return us ? base + static_cast<double>(us) / 1e3 : -1.0; };
       const wire::NodeTimes& nt = node.times;
+      user = std::max(user, at(nt.user_known_us));
       spawned = std::max(spawned, at(nt.spawned_us));
       if (nt.first_init_us)
         first_init =
@@ -366,6 +367,7 @@ std::string Job::final_report() const {
                                    at(f.reduced_us), at(f.store_us), at(f.released_us)});
     }
     t.fan_out = accepted;
+    t.user_lookup = user;
     t.spawn = spawned;
     t.first_init = first_init;
     t.last_finalize = last_fin;

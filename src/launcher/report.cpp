@@ -72,10 +72,11 @@ std::string format_timings(const Timings& t) {
     return std::string(buf);
   };
   std::string cxi = t.credentials < 0 ? "" : cat(", CXI credentials ", ms(t.credentials));
+  std::string user = t.user_lookup < 0 ? "" : cat(", user looked up ", ms(t.user_lookup));
   return cat("lattice: timing: resolve ", ms(t.resolve), " before; connect ", ms(t.connect), cxi,
-             ", requests sent ", ms(t.sent), ", fan-out ", ms(t.fan_out), ", spawn ", ms(t.spawn),
-             ", first PMI init ", ms(t.first_init), ", last finalize ", ms(t.last_finalize),
-             ", exit ", ms(t.exit), ", total ", ms(t.total), '\n');
+             ", requests sent ", ms(t.sent), ", fan-out ", ms(t.fan_out), user, ", spawn ",
+             ms(t.spawn), ", first PMI init ", ms(t.first_init), ", last finalize ",
+             ms(t.last_finalize), ", exit ", ms(t.exit), ", total ", ms(t.total), '\n');
 }
 
 double agent_clock_origin_ms(double sent_ms, double accepted_ms, double replied_ms) {

@@ -49,6 +49,7 @@ struct Timings {        // milliseconds since the launcher started the launch; <
   double connect = -1, sent = -1, fan_out = -1, spawn = -1, first_init = -1, last_finalize = -1,
          exit = -1, total = -1;
   double credentials = -1;  // the fabric manager's CXI service and key, when the launch has them
+  double user_lookup = -1;  // the last agent that had to look the job's user up, when any did
 };
 std::string format_timings(const Timings& t);
 

@@ -171,8 +171,8 @@ RankExit decode_rank_exit(schema::RankExit::Reader m) {
 Ended decode_ended(schema::LaunchEnded::Reader m, const std::string& node_id) {
   Ended out;
   auto t = m.getTimings();
-  out.times =
-      NodeTimes{t.getSpawnedUs(), t.getFirstInitUs(), t.getLastFinalizeUs(), t.getExitedUs(), {}};
+  out.times = NodeTimes{t.getSpawnedUs(), t.getFirstInitUs(), t.getLastFinalizeUs(),
+                        t.getExitedUs(),  t.getUserKnownUs(), {}};
   // Bounded by the agent (64), and again here: a hostile agent's list costs what we keep.
   for (auto f : t.getFences()) {
     if (out.times.fences.size() >= kMaxFencesReported) break;

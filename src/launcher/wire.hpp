@@ -77,7 +77,8 @@ RankExit decode_rank_exit(schema::RankExit::Reader m);
 // Microseconds since the agent got the request; 0 = never reached.
 struct NodeTimes {
   uint64_t spawned_us = 0, first_init_us = 0, last_finalize_us = 0, exited_us = 0;
-  struct Fence {  // microseconds since the agent got the request; 0: not reached
+  uint64_t user_known_us = 0;  // the job's user looked up (root agents, another user's job)
+  struct Fence {               // microseconds since the agent got the request; 0: not reached
     uint64_t epoch = 0, entered_us = 0, reduced_us = 0, store_us = 0, released_us = 0;
   };
   std::vector<Fence> fences;

@@ -5,6 +5,7 @@ only the job's user, the admin socket only root, one agent per PMI socket direct
 files are checked before anything listens."""
 import glob
 import os
+import re
 import signal
 import socket
 import stat
@@ -84,13 +85,20 @@ def agent_env_stays_out(c):
 
 def ranks_run_as_their_user(c):
     agent = c.start_agent("n1")
-    r = c.run_launch(["--agents", agent.address, "--user", "nobody", "-n", "2", "-l",
+    r = c.run_launch(["--agents", agent.address, "--user", "nobody", "-n", "2", "-l", "-v",
                       "/bin/sh", "-c", "echo uid=$(id -u) gid=$(id -g) groups=$(id -G)"],
                      cwd="/tmp")
     expect_status(r, 0)
     for rank in (0, 1):
         want = f"{rank}: uid={NOBODY} gid={NOBODY} groups={NOBODY}"
         check(want in r.out.splitlines(), f"missing '{want}'\n{r.describe()}")
+    # The root agent looked nobody up once, before it started the ranks; -v times it.
+    timing = [l for l in r.err.splitlines() if l.startswith("lattice: timing:")]
+    check(timing and re.search(r"fan-out [\d.]+ ms, user looked up [\d.]+ ms, spawn", timing[0]),
+          f"no user lookup in the timing line\n{r.describe()}")
+    own = c.run_launch(["--agents", agent.address, "-n", "1", "-v", "/bin/true"])
+    expect_status(own, 0)
+    check("user looked up" not in own.err, f"a lookup for the agent's own user\n{own.describe()}")
     c.check_clean(r)
 
 

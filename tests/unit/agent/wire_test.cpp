@@ -152,7 +152,7 @@ TEST_CASE("an MPMD launch reads back as apps with their ranks, args and own env"
 }
 
 TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {
-  agent::LaunchTimes times{10, 20, 30, 40, {}};
+  agent::LaunchTimes times{10, 20, 30, 40, 50, {}};
   std::vector<agent::Straggler> late{{4, "initialized", "put", 1534}, {2, "waiting", "", 0}};
   auto msg = agent::wire::launch_ended(
       "L-2", 3, agent::Failure{"fence 1 timed out", 1, -1, 1, "n2"}, late, times);
@@ -163,6 +163,7 @@ TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {
   CHECK(end.failure->rank == -1);
   CHECK(end.failure->node == "n2");
   CHECK(end.times.exited_us == 40);
+  CHECK(end.times.user_known_us == 50);
   REQUIRE(end.stragglers.size() == 2);
   CHECK(end.stragglers[0].node == "n4");
   CHECK(launcher::format_stragglers(end.stragglers) ==

@@ -36,6 +36,16 @@ TEST_CASE("the timing line shows CXI provisioning only when the launch had it") 
             "connect 1.5 ms, CXI credentials 2.2 ms, requests sent -") != std::string::npos);
 }
 
+TEST_CASE("the timing line shows the user lookup only when an agent made one") {
+  lattice::launcher::Timings t;
+  t.fan_out = 4;
+  t.spawn = 7;
+  CHECK(lattice::launcher::format_timings(t).find("user") == std::string::npos);
+  t.user_lookup = 5.5;
+  CHECK(lattice::launcher::format_timings(t).find(
+            "fan-out 4.0 ms, user looked up 5.5 ms, spawn 7.0 ms") != std::string::npos);
+}
+
 TEST_CASE("fence phases: the latest node per phase, the critical path, last and slowest") {
   using lattice::launcher::NodeFence;
   std::vector<NodeFence> few{{1, "n1", 10, 10.5, 11, 11.2}, {1, "n2", 10.4, 10.6, 11.3, 11.5}};
