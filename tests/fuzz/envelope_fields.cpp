@@ -104,7 +104,8 @@ size_t body(schema::Envelope::Body::Reader b) {
       size_t n = text(e.getLaunchId()) + e.getNodeIndex() + e.getFailed() + failure(e.getFailure());
       if (e.hasTimings()) {
         auto t = e.getTimings();
-        n += t.getSpawnedUs() + t.getFirstInitUs() + t.getLastFinalizeUs() + t.getExitedUs();
+        n += t.getSpawnedUs() + t.getFirstInitUs() + t.getLastFinalizeUs() + t.getExitedUs() +
+             t.getUserKnownUs();
       }
       for (auto late : e.getStragglers())
         n += late.getRank() + text(late.getPmiState()) + text(late.getLastCommand()) +
