@@ -533,19 +533,18 @@ def start_cost_ms(prog, n=128):
     return median(batches)
 
 
-def hydra_true_ms(ssh, m, races):
-    """Wall ms of Hydra starting /bin/true on m simulated hosts. Hydra's mpiexec now and then
-    dies of SIGPIPE when a proxy whose rank exited at once closes first (a race of its own, seen
-    about one run in twenty here): such a run is retried, and counted in races."""
+def hydra_true_ms(ssh, m):
+    """(wall ms, runs retried) of Hydra starting /bin/true on m simulated hosts. Hydra's mpiexec
+    now and then dies of SIGPIPE when a proxy whose rank exited at once closes first (a race of
+    its own, seen about one run in twenty here): such a run is retried."""
     cmd = hydra_hosts(ssh, m, ["/bin/true"])
-    for _ in range(5):
+    for retried in range(5):
         t0 = time.perf_counter()
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
         if p.returncode == 0:
-            return (time.perf_counter() - t0) * 1000
+            return (time.perf_counter() - t0) * 1000, retried
         if p.returncode != -signal.SIGPIPE:
             raise RuntimeError(f"{' '.join(cmd[:2])} ... exited {p.returncode}")
-        races.append(m)
     raise RuntimeError("Hydra died of SIGPIPE five times in a row")
 
 
@@ -564,17 +563,19 @@ def fanout_table(args):
             agents = Agents(args.build, m)
             try:
                 fan, spawn, wall, hydra = [], [], [], []
-                races = []
+                retried = 0
                 for _ in range(5):
                     f, sp, w = fanout_once(args.build, agents, m)
                     fan.append(f)
                     spawn.append(sp)
                     wall.append(w)
                     if HYDRA:
-                        hydra.append(hydra_true_ms(ssh, m, races))
+                        ms, again = hydra_true_ms(ssh, m)
+                        hydra.append(ms)
+                        retried += again
                 floor = m * start_cost_ms("/bin/true") / (os.cpu_count() or 1)
                 rows.append((m, median(fan), median(spawn), median(wall), median(hydra), floor,
-                             len(races)))
+                             retried))
             finally:
                 agents.close()
     finally:
@@ -583,13 +584,13 @@ def fanout_table(args):
     print("| agents | every agent accepted | every rank spawned | launch wall (lattice launch) "
           "| Hydra, M simulated hosts | M starts of /bin/true alone / cores |")
     print("|---|---|---|---|---|---|")
-    for m, fan, sp, w, hy, floor, raced in rows:
+    for m, fan, sp, w, hy, floor, _ in rows:
         hydra = f"{hy:.1f} ms" if HYDRA else "-"
         print(f"| {m} | {fan:.1f} ms | {sp:.1f} ms | {w:.1f} ms | {hydra} | {floor:.1f} ms |")
-    raced = sum(r[6] for r in rows)
-    if raced:
-        print(f"\nHydra runs retried: {raced} (mpiexec killed by SIGPIPE writing to a proxy whose "
-              "rank had already exited)")
+    retried = sum(row[6] for row in rows)
+    if retried:
+        print(f"\nHydra runs retried: {retried} (mpiexec killed by SIGPIPE writing to a proxy "
+              "whose rank had already exited)")
 
 
 def baseline_build(args, added, name):

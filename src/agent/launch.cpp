@@ -193,11 +193,10 @@ void Launch::look_up_user() {
   auto lookup =
       UserLookup::start(loop_, env_.rank_exec, spec_.user,
                         [this](Result<proc::ProcessUser> user) { user_known(std::move(user)); });
-  if (!lookup) {
-    job_user_.emplace(lookup.error());
-    return;
-  }
-  user_lookup_ = std::move(lookup.value());
+  if (lookup)
+    user_lookup_ = std::move(lookup.value());
+  else
+    user_known(lookup.error());  // no helper: no rank can start, and the log says why
 }
 
 void Launch::user_known(Result<proc::ProcessUser> user) {

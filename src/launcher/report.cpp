@@ -71,10 +71,13 @@ std::string format_timings(const Timings& t) {
     std::snprintf(buf, sizeof buf, "%.1f ms", v);
     return std::string(buf);
   };
-  std::string cxi = t.credentials < 0 ? "" : cat(", CXI credentials ", ms(t.credentials));
-  std::string user = t.user_lookup < 0 ? "" : cat(", user looked up ", ms(t.user_lookup));
-  return cat("lattice: timing: resolve ", ms(t.resolve), " before; connect ", ms(t.connect), cxi,
-             ", requests sent ", ms(t.sent), ", fan-out ", ms(t.fan_out), user, ", spawn ",
+  // Phases only some launches have are left out of the others' lines.
+  auto optional = [&](const char* name, double v) {
+    return v < 0 ? std::string() : cat(", ", name, ' ', ms(v));
+  };
+  return cat("lattice: timing: resolve ", ms(t.resolve), " before; connect ", ms(t.connect),
+             optional("CXI credentials", t.credentials), ", requests sent ", ms(t.sent),
+             ", fan-out ", ms(t.fan_out), optional("user looked up", t.user_lookup), ", spawn ",
              ms(t.spawn), ", first PMI init ", ms(t.first_init), ", last finalize ",
              ms(t.last_finalize), ", exit ", ms(t.exit), ", total ", ms(t.total), '\n');
 }

@@ -198,34 +198,37 @@ static void become_user(const struct options* o) {
   if (pw->pw_shell[0]) set_var("SHELL", pw->pw_shell);
 }
 
+/* What initgroups(name, gid) would set, gid among them (malloc'd; *count entries). */
+static gid_t* login_groups(const struct options* o, size_t* count) {
+  int n = 64;
+  gid_t* groups = NULL;
+  for (;;) {
+    gid_t* more = realloc(groups, (size_t)n * sizeof(gid_t));
+    if (!more) die("out of memory");
+    groups = more;
+    int want = n;
+    if (getgrouplist(o->name, o->gid, groups, &want) >= 0) {
+      *count = (size_t)want;
+      return groups;
+    }
+    if (want <= n) die("cannot list the groups of %s", o->name);
+    n = want;
+  }
+}
+
 /* home=DIR, shell=PATH and groups=G1,G2,... lines: the supplementary groups that the switch
  * would set (--groups as given, else what initgroups would give). */
 static int describe_user(const struct options* o) {
   struct passwd entry;
   char buf[16384];
   struct passwd* pw = lookup_user(o, &entry, buf, sizeof buf);
+  size_t count = o->ngroups;
+  gid_t* looked_up = o->have_groups ? NULL : login_groups(o, &count);
+  const gid_t* groups = o->have_groups ? o->groups : looked_up;
   printf("home=%s\nshell=%s\ngroups=", pw->pw_dir, pw->pw_shell);
-  if (o->have_groups) {
-    for (size_t i = 0; i < o->ngroups; i++) printf(i ? ",%u" : "%u", (unsigned)o->groups[i]);
-  } else {
-    int n = 64;
-    gid_t* groups = NULL;
-    for (;;) {
-      gid_t* more = realloc(groups, (size_t)n * sizeof(gid_t));
-      if (!more) die("out of memory");
-      groups = more;
-      int want = n;
-      if (getgrouplist(o->name, o->gid, groups, &want) >= 0) {
-        n = want;
-        break;
-      }
-      if (want <= n) die("cannot list the groups of %s", o->name);
-      n = want;
-    }
-    for (int i = 0; i < n; i++) printf(i ? ",%u" : "%u", (unsigned)groups[i]);
-    free(groups);
-  }
+  for (size_t i = 0; i < count; i++) printf(i ? ",%u" : "%u", (unsigned)groups[i]);
   printf("\n");
+  free(looked_up);
   return fflush(stdout) == 0 ? 0 : 127;
 }
 
