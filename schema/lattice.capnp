@@ -170,6 +170,7 @@ enum FailureKind {
   agentStopping @10; # the agent on `node` got `signal`
   agentKilled @11;   # the agent got a second signal
   timeLimit @12;     # the launch reached its time limit (timeoutMs)
+  interrupted @13;   # the user's `signal` came before the ranks on `node` started
 }
 
 struct Failure {

@@ -223,6 +223,7 @@ void Launch::spawn_all() {
     return;
   }
   spawn_waiting_ = false;
+  size_t started = 0;
   for (auto& rank : ranks_) {
     if (policy_.failure()) {  // an earlier spawn failed (or the launch was aborted): start no more
       run(policy_.not_spawned(rank->rank, ""));
@@ -233,11 +234,12 @@ void Launch::spawn_all() {
       run(policy_.not_spawned(rank->rank, spawned.error().message));
       continue;
     }
+    ++started;
     run(policy_.spawned(rank->rank, (rank->out_stream ? 1 : 0) + (rank->err_stream ? 1 : 0)));
   }
   times_.spawned_us = elapsed_us();
-  LAT_LOG(info, "launch", spec_.launch_id, ": spawned ", ranks_.size(), " ranks of ",
-          spec_.world_size);
+  LAT_LOG(info, "launch", spec_.launch_id, ": spawned ", started, " of its ", ranks_.size(),
+          " ranks (", spec_.world_size, " in all)");
   run(policy_.spawn_finished());
 }
 
@@ -359,9 +361,9 @@ void Launch::run(std::vector<policy::Action> actions) {
   for (auto& action : actions) {
     if (auto* first = std::get_if<policy::FirstFailure>(&action)) {
       LAT_LOG(warn, "launch", spec_.launch_id, ": ", policy::describe(first->failure));
+      give_up_user_lookup();
     } else if (auto* kill = std::get_if<policy::KillRanks>(&action)) {
       kill_running(kill->signum);
-      give_up_user_lookup();
     } else if (auto* abort = std::get_if<policy::SendAbort>(&action)) {
       send_abort(abort->node, abort->failure);
     } else if (auto* start = std::get_if<policy::StartTimer>(&action)) {

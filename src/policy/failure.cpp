@@ -59,6 +59,8 @@ std::string describe(const Failure& f) {
       return "agent killed";
     case FailureKind::time_limit:
       return cat("time limit reached (", format_limit(f.timeout_ms), ")");
+    case FailureKind::interrupted:
+      return cat("interrupted by signal ", f.signal, " before the ranks on ", f.node, " started");
   }
   return f.detail;
 }

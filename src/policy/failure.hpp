@@ -23,6 +23,7 @@ enum class FailureKind {
   agent_stopping,  // the agent on `node` got `signal`
   agent_killed,    // the agent got a second signal
   time_limit,      // the launch reached its time limit (timeout_ms)
+  interrupted,     // the user's `signal` came before the ranks on `node` started
 };
 
 struct Failure {
@@ -32,7 +33,7 @@ struct Failure {
   uint64_t fence_epoch = 0;  // non-zero: a failure of this fence (report its stragglers)
   std::string node = {};     // node id where it happened ("" = the launcher, or unknown)
   FailureKind kind = FailureKind::other;
-  int signal = 0;                // exited: the signal that killed the rank; agent_stopping
+  int signal = 0;  // exited: the signal that killed the rank; agent_stopping, interrupted
   bool exit_code_given = false;  // abort_called: the rank named its exit code (PMI-1 does)
   uint64_t timeout_ms = 0;       // fence_timeout, time_limit
   std::string peer = {};         // node_lost: the node id lost

@@ -1,5 +1,6 @@
 #include "policy/job_policy.hpp"
 
+#include <algorithm>
 #include <csignal>
 
 namespace lattice::policy {
@@ -22,6 +23,10 @@ std::vector<JobAction> JobPolicy::accepted(int node) {
   std::vector<JobAction> out;
   if (n.state != State::sent) return out;
   n.state = State::live;
+  // A signal forwarded while this node was still being asked reaches it now: it stops ranks
+  // that start after it, or keeps them from starting (policy/launch_policy.hpp).
+  if (!aborting_)
+    for (int signum : forwarded_) out.push_back(SignalNode{node, signum});
   dispatch(out);
   return out;
 }
@@ -60,6 +65,8 @@ std::vector<JobAction> JobPolicy::signal(int signum) {
   if (finished_) return {};
   if (signum == SIGINT && ++interrupts_ >= 2)
     return failed(Failure{"interrupted (second SIGINT): ranks killed", 128 + SIGINT});
+  if (std::find(forwarded_.begin(), forwarded_.end(), signum) == forwarded_.end())
+    forwarded_.push_back(signum);
   std::vector<JobAction> out;
   for (size_t i = 0; i < nodes_.size(); ++i)
     if (nodes_[i].state == State::live) out.push_back(SignalNode{static_cast<int>(i), signum});

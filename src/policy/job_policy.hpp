@@ -48,7 +48,8 @@ class JobPolicy {
   std::vector<JobAction> ended(int node, std::optional<Failure> failure);
   // Unreachable, not authenticated, refused the launch, or lost: out of the launch.
   std::vector<JobAction> node_out(int node, Failure failure);
-  // SIGINT/SIGTERM to the launcher: forwarded to the ranks; a second SIGINT aborts the launch.
+  // SIGINT/SIGTERM to the launcher: forwarded to the ranks (of nodes still being asked, once they
+  // accept); a second SIGINT aborts the launch.
   std::vector<JobAction> signal(int signum);
   // The launcher's own reason to end the launch (the fabric manager refused its credentials, an
   // interrupt before any node was asked): nodes not yet asked are dropped, the rest aborted.
@@ -77,7 +78,8 @@ class JobPolicy {
   int head_;
   bool kill_on_bad_exit_;
   std::optional<Failure> failure_;
-  Failure abort_failure_;  // the failure that began the abort (what aborts pass on)
+  Failure abort_failure_;       // the failure that began the abort (what aborts pass on)
+  std::vector<int> forwarded_;  // signals forwarded so far, each once (SIGINT, SIGTERM)
   int interrupts_ = 0;
   bool aborting_ = false;
   bool head_knows_ = false;  // the head has been told (by us or by the failing agent)

@@ -107,8 +107,12 @@ std::vector<Action> LaunchPolicy::fence_failed_above(uint64_t epoch, const std::
 }
 
 std::vector<Action> LaunchPolicy::abort_received(AbortSource from, Failure failure) {
-  // A time limit stops ranks gently everywhere; any other failure kills at once.
-  int signum = failure.kind == FailureKind::time_limit ? SIGTERM : SIGKILL;
+  // A time limit stops ranks gently everywhere; ranks that got the user's signal (an interrupt
+  // before another node's ranks started) get the grace to handle it; any other failure kills
+  // at once.
+  int signum = failure.kind == FailureKind::time_limit    ? SIGTERM
+               : failure.kind == FailureKind::interrupted ? 0
+                                                          : SIGKILL;
   // Only the head passes an abort on; it skips the node that told it.
   if (shape_.self != shape_.head) return fail(std::move(failure), Tell::nobody, -1, signum);
   int skip = std::holds_alternative<FromNode>(from) ? std::get<FromNode>(from).node : -1;
@@ -132,9 +136,21 @@ std::vector<Action> LaunchPolicy::launcher_lost(const std::string& reason) {
 }
 
 std::vector<Action> LaunchPolicy::signal(int signum) {
-  if (ended_ || !any_running()) return {};
-  if (signum == SIGINT || signum == SIGTERM || signum == SIGHUP) stopping_ = true;
-  return {KillRanks{signum}};
+  if (ended_) return {};
+  bool stops = signum == SIGINT || signum == SIGTERM || signum == SIGHUP;
+  stopping_ = stopping_ || stops;
+  std::vector<Action> out;
+  if (any_running()) out.push_back(KillRanks{signum});
+  // Ranks still to start (their user being looked up, say) would never see the user's signal:
+  // they do not start. The others already have it, so they get the grace, not a SIGKILL.
+  if (stops && !all_done_spawning()) {
+    Failure failure = here(FailureKind::interrupted);
+    failure.signal = signum;
+    failure.exit_code = 128 + signum;
+    auto failed = fail(std::move(failure), local(), -1, 0);
+    out.insert(out.end(), failed.begin(), failed.end());
+  }
+  return out;
 }
 
 std::vector<Action> LaunchPolicy::shutdown(int signum, bool kill_now) {

@@ -19,6 +19,9 @@
 //   - With kill_on_bad_exit off (srun -K0) a non-zero exit ends only its rank; it is reported
 //     as the launch's failure at the end unless something else failed first. A time limit
 //     is a failure that stops ranks as shutdown does (SIGTERM, a grace, SIGKILL) everywhere.
+//   - A forwarded SIGINT/SIGTERM that comes before every local rank has started keeps the rest
+//     from starting: the launch fails as interrupted (status 128+N), and the ranks elsewhere,
+//     which got the same signal, get the grace before SIGKILL.
 //   - The launch ends once every local rank has exited (or never started) and its output pipes
 //     are closed; pipes a stray grandchild keeps open get a bounded drain time. The grace timer
 //     (SIGTERM -> SIGKILL) and the drain timer are separate timers, so neither cancels the other.
@@ -129,7 +132,9 @@ class LaunchPolicy {
   std::vector<Action> abort_received(AbortSource from, Failure failure);
   std::vector<Action> peer_lost(int node, const std::string& node_id, const std::string& reason);
   std::vector<Action> launcher_lost(const std::string& reason);
-  std::vector<Action> signal(int signum);  // forwarded by the launcher: not a failure
+  // Forwarded by the launcher: not a failure, unless it stops ranks (SIGINT, SIGTERM, SIGHUP)
+  // that have not all started; those then never start.
+  std::vector<Action> signal(int signum);
   // The agent is stopping: `kill_now` (a second signal) uses SIGKILL instead of SIGTERM + grace.
   std::vector<Action> shutdown(int signum, bool kill_now);
   std::vector<Action> timer_fired(TimerId timer);

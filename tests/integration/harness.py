@@ -98,7 +98,7 @@ class Agent:
     """A `lattice-agentd` started by the test, on loopback port 0, in its own directory."""
 
     def __init__(self, node_id, directory, extra_args=(), env=None, key_file=None,
-                 allow_root=True):
+                 allow_root=True, binary=AGENTD):
         self.node_id, self.dir = node_id, directory
         os.makedirs(directory, exist_ok=True)
         self.admin_socket = os.path.join(directory, "admin.sock")
@@ -106,7 +106,7 @@ class Agent:
         r, w = os.pipe()
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                [AGENTD, "--listen", "127.0.0.1:0", "--node-id", node_id,
+                [binary, "--listen", "127.0.0.1:0", "--node-id", node_id,
                  "--admin-socket", self.admin_socket, "--pmi-socket-dir", directory,
                  "--ready-fd", str(w),
                  *(["--key-file", key_file] if key_file else []),
@@ -234,11 +234,14 @@ class Case:
         return self.finish_launch(self.start_launch(args, cwd, env, stdin), args, started, timeout,
                                   input)
 
-    def start_agent(self, node_id, extra_args=(), key_file=None, allow_root=True, env=None):
+    def start_agent(self, node_id, extra_args=(), key_file=None, allow_root=True, env=None,
+                    binary=AGENTD):
         """A standalone agent with the case's key (or `key_file`), allowed root jobs (tests run
-        as root) unless allow_root is False; `env` adds to its environment."""
+        as root) unless allow_root is False; `env` adds to its environment; `binary`: a copy of
+        lattice-agentd beside test doubles of its helpers (it runs the helpers beside itself)."""
         agent = Agent(node_id, os.path.join(self.dir, node_id), extra_args,
-                      dict(self.case_env(), **(env or {})), key_file or self.key_file, allow_root)
+                      dict(self.case_env(), **(env or {})), key_file or self.key_file, allow_root,
+                      binary)
         self.agents.append(agent)
         return agent
 
@@ -253,7 +256,8 @@ class Case:
 
     def stale_sockets(self):
         """Per-launch PMI directories (lattice-<id>/pmi.sock) left behind."""
-        return glob.glob(os.path.join(self.dir, "**", "lattice-*"), recursive=True)
+        return [p for p in glob.glob(os.path.join(self.dir, "**", "lattice-*"), recursive=True)
+                if os.path.isdir(p)]
 
     def check_clean(self, result=None):
         """No rank of this case alive (after a short grace), no PMI socket file left behind."""

@@ -6,13 +6,14 @@ files are checked before anything listens."""
 import glob
 import os
 import re
+import shutil
 import signal
 import socket
 import stat
 import subprocess
 import time
 
-from harness import (AGENTD, as_user, check, expect_status, processes_with_env, run_cases,
+from harness import (AGENTD, BUILD, LAUNCH_TIMEOUT, as_user, check, expect_status, processes_with_env, run_cases,
                      wait_until)
 
 NOBODY = 65534
@@ -115,6 +116,66 @@ def workdir_entered_as_the_user(c):
     check(f"cannot spawn rank 0 on n1: cannot change to directory '{private}': permission denied"
           in r.err, f"the refusal is not named\n{r.describe()}")
     c.check_clean(r)
+
+
+SLOW_DESCRIBE = """#!/bin/sh
+# lattice-rank-exec, but its passwd lookup hangs while the flag file exists (a stuck sssd/LDAP).
+for a in "$@"; do
+  if [ "$a" = --describe ] && [ -e {flag} ]; then echo $$ > {pid_file}; exec sleep 120; fi
+done
+exec {helper} "$@"
+"""
+
+
+def interrupted_during_user_lookup(c):
+    """Ctrl-C while a root agent is still looking the job's user up (NSS stuck): the ranks never
+    start, the lookup is dropped at once, and the job ends as interrupted (130). Before, the
+    signal found no rank to reach and was lost; the ranks started when the lookup returned."""
+    bindir = os.path.join(c.dir, "bin")
+    os.mkdir(bindir)
+    flag, pid_file = os.path.join(c.dir, "slow"), os.path.join(c.dir, "describe.pid")
+    shutil.copy(AGENTD, bindir)
+    helper = os.path.join(bindir, "lattice-rank-exec")
+    with open(helper, "w") as f:
+        f.write(SLOW_DESCRIBE.format(flag=flag, pid_file=pid_file,
+                                     helper=os.path.join(BUILD, "lattice-rank-exec")))
+    os.chmod(helper, 0o755)
+    open(flag, "w").close()
+    agent = c.start_agent("n1", binary=os.path.join(bindir, "lattice-agentd"))
+    marker = os.path.join(c.dir, "ran")
+    args = ["--agents", agent.address, "--user", "nobody", "-n", "2",
+            "/bin/sh", "-c", f"echo ran >> {marker}"]
+    started = time.monotonic()
+    p = c.start_launch(args, cwd="/tmp")
+    check(wait_until(lambda: os.path.exists(pid_file) and open(pid_file).read().strip(), 10),
+          f"the agent never looked the user up\n{agent.log()}")
+    describe_pid = int(open(pid_file).read())
+    p.send_signal(signal.SIGINT)
+    r = c.finish_launch(p, args, started, LAUNCH_TIMEOUT)
+    expect_status(r, 130)
+    check("interrupted by signal 2 before the ranks on n1 started" in r.err,
+          f"the interrupt is not the reason\n{r.describe()}")
+    check(wait_until(lambda: not os.path.exists(f"/proc/{describe_pid}"), 10),
+          f"the lookup helper still runs after the launch ended\n{agent.log()}")
+    check(not os.path.exists(marker), "a rank started after the interrupt")
+    c.check_clean(r)
+    # A launcher lost during the lookup (killed) ends the launch there just as well.
+    os.unlink(pid_file)
+    p = c.start_launch(args, cwd="/tmp")
+    check(wait_until(lambda: os.path.exists(pid_file) and open(pid_file).read().strip(), 10),
+          f"the agent never looked the user up\n{agent.log()}")
+    describe_pid = int(open(pid_file).read())
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    check(wait_until(lambda: not os.path.exists(f"/proc/{describe_pid}"), 10),
+          f"the lookup helper outlived its launcher\n{agent.log()}")
+    check(not os.path.exists(marker), "a rank started after the launcher was lost")
+    c.check_clean()
+    # The agent serves the next launch once lookups answer again.
+    os.unlink(flag)
+    r = c.run_launch(["--agents", agent.address, "--user", "nobody", "-n", "1", "/bin/true"],
+                     cwd="/tmp")
+    expect_status(r, 0)
 
 
 def pmi_socket_is_the_users(c):
@@ -243,6 +304,7 @@ if __name__ == "__main__":
         ("agent_env_stays_out", agent_env_stays_out),
         ("ranks_run_as_their_user", ranks_run_as_their_user),
         ("workdir_entered_as_the_user", workdir_entered_as_the_user),
+        ("interrupted_during_user_lookup", interrupted_during_user_lookup),
         ("pmi_socket_is_the_users", pmi_socket_is_the_users),
         ("pmi_port_is_the_users", pmi_port_is_the_users),
         ("root_jobs_need_permission", root_jobs_need_permission),

@@ -126,6 +126,23 @@ TEST_CASE("signals: forwarded to live nodes; a second SIGINT aborts with 130") {
   CHECK(only<SignalNode>(p.signal(SIGTERM)).size() == 3);  // live until they end
 }
 
+TEST_CASE("signals: a node still being asked gets the signal when it accepts") {
+  JobPolicy p(3, 0);
+  for (int i = 0; i < 3; ++i) p.sent(i);
+  p.accepted(0);
+  auto a = p.signal(SIGINT);
+  REQUIRE(only<SignalNode>(a).size() == 1);
+  CHECK(only<SignalNode>(a)[0].node == 0);
+  p.signal(SIGTERM);
+  auto b = only<SignalNode>(p.accepted(1));
+  REQUIRE(b.size() == 2);
+  CHECK((b[0].node == 1 && b[0].signum == SIGINT && b[1].signum == SIGTERM));
+  // Once the launch is aborting, a late node gets the abort instead.
+  p.signal(SIGINT);
+  REQUIRE(p.aborting());
+  CHECK(only<SignalNode>(p.accepted(2)).empty());
+}
+
 TEST_CASE("the launcher's own failure before any node was asked: every node dropped, done") {
   JobPolicy p(3, 1);
   Actions actions = p.failed(Failure{"fabric manager refused", 1});

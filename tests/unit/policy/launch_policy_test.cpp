@@ -172,6 +172,36 @@ TEST_CASE("after a forwarded SIGINT, a rank's exit gives the others the grace, n
   CHECK(only<KillRanks>(r.exited(0, ExitStatus{1, 0}, false))[0].signum == SIGKILL);
 }
 
+TEST_CASE("a SIGINT before the ranks started keeps them from starting: the launch is interrupted") {
+  // A head of two nodes whose ranks wait (for their user's lookup, say) when Ctrl-C comes.
+  LaunchPolicy p(shape(0, 0, 2));
+  auto a = p.signal(SIGINT);
+  CHECK(only<KillRanks>(a).empty());  // nothing runs yet
+  REQUIRE(only<FirstFailure>(a).size() == 1);
+  CHECK(abort_targets(a) == std::set<int>{1});  // the other node ends too
+  REQUIRE(p.failure());
+  CHECK(p.failure()->kind == FailureKind::interrupted);
+  CHECK(p.failure()->exit_code == 128 + SIGINT);
+  CHECK(describe(*p.failure()) == "interrupted by signal 2 before the ranks on n0 started");
+  // Spawning then starts none, and the launch ends with that reason.
+  CHECK(p.not_spawned(0, "").empty());
+  p.not_spawned(1, "");
+  auto end = only<ReportEnd>(p.spawn_finished());
+  REQUIRE(end.size() == 1);
+  CHECK(end[0].failure->kind == FailureKind::interrupted);
+  // The other node's ranks got the same signal: its abort gives them the grace, no SIGKILL.
+  auto other = running(shape(1, 0, 2));
+  other.signal(SIGINT);
+  auto b = other.abort_received(FromNode{0}, *p.failure());
+  CHECK(only<KillRanks>(b).empty());
+  REQUIRE(only<StartTimer>(b).size() == 1);
+  CHECK(only<StartTimer>(b)[0].timer.kind == TimerKind::grace);
+  // A signal that does not ask to stop keeps nothing from starting.
+  LaunchPolicy q(shape(0, 0, 1));
+  CHECK(q.signal(SIGUSR1).empty());
+  CHECK(!q.failure());
+}
+
 TEST_CASE("shutdown: SIGTERM and a grace, then SIGKILL; a second signal kills at once") {
   auto p = running(shape(1, 0, 2));
   auto a = p.shutdown(SIGTERM, false);
