@@ -264,6 +264,7 @@ void Job::on_message(Node& node, schema::Envelope::Reader envelope) {
     case schema::Envelope::Body::LAUNCH_ENDED: {
       auto end = wire::decode_ended(body.getLaunchEnded(), node.address.node_id);
       node.times = end.times;
+      node.ended = true;
       stragglers_.insert(stragglers_.end(), end.stragglers.begin(), end.stragglers.end());
       run(policy_.ended(index(node), std::move(end.failure)));
       return;
@@ -338,8 +339,12 @@ std::string Job::final_report() const {
   if (policy_.failure())
     out += cat("lattice: job failed: ", policy::describe(*policy_.failure()), '\n');
   out += format_stragglers(stragglers_);
-  if (code != 0)
-    out += cat("lattice: exit statuses: ", summarize_exits(ranks_, layout_.ntasks), '\n');
+  if (code != 0) {
+    std::vector<bool> ended;
+    for (const auto& node : nodes_) ended.push_back(node.ended);
+    out +=
+        cat("lattice: exit statuses: ", summarize_exits(ranks_, layout_.rank_nodes, ended), '\n');
+  }
   if (options_.verbose) {
     Timings t;
     t.resolve = resolve_ms_;

@@ -63,6 +63,7 @@ class Job {
     double replied_ms = 0;         // the agent's time from the request's arrival to its reply
     bool waiting_for_cxi = false;  // ready to be sent its request once the credentials are in
     wire::NodeTimes times{};       // from its LaunchEnded
+    bool ended = false;            // its LaunchEnded came: every rank it started has exited
   };
 
   void connected(Node& node, std::unique_ptr<net::Stream> stream);

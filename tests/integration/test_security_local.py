@@ -155,6 +155,8 @@ def interrupted_during_user_lookup(c):
     expect_status(r, 130)
     check("interrupted by signal 2 before the ranks on n1 started" in r.err,
           f"the interrupt is not the reason\n{r.describe()}")
+    check("exit statuses: ranks 0-1: not started" in r.err,
+          f"the ranks are not reported as never started\n{r.describe()}")
     check(wait_until(lambda: not os.path.exists(f"/proc/{describe_pid}"), 10),
           f"the lookup helper still runs after the launch ended\n{agent.log()}")
     check(not os.path.exists(marker), "a rank started after the interrupt")

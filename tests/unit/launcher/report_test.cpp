@@ -20,10 +20,13 @@ TEST_CASE("job exit code: first failing rank's code, 128+signal, 0 when clean") 
 
 TEST_CASE("exit summary groups ranks by outcome") {
   std::map<int, RankResult> ranks{{0, {0, 0, 0}}, {1, {0, 7, 0}}, {2, {0, 0, 0}}};
-  auto s = summarize_exits(ranks, 4);
+  // Ranks 0-3 on node 0, which ended; 4-5 on node 1, which did not (lost).
+  std::vector<int> rank_nodes{0, 0, 0, 0, 1, 1};
+  auto s = summarize_exits(ranks, rank_nodes, {true, false});
   CHECK(s.find("ranks 0,2: exited 0") != std::string::npos);
   CHECK(s.find("rank 1: exited with status 7") != std::string::npos);
-  CHECK(s.find("rank 3: no exit status") != std::string::npos);
+  CHECK(s.find("rank 3: not started") != std::string::npos);
+  CHECK(s.find("ranks 4-5: no exit status") != std::string::npos);
 }
 
 TEST_CASE(
