@@ -27,6 +27,9 @@ constexpr uint64_t kSweepPeriodMs = 500;
 // agent hold more, or for long.
 constexpr size_t kMaxEarlyBytes = size_t{64} << 20;
 constexpr uint64_t kMaxEarlyAgeMs = 30000;
+// Output queued for a launcher beyond this (it reads slower than the ranks write) pauses the
+// launch's output pipes until the queue drains: a few MB in flight keep a fast launcher busy.
+constexpr size_t kOutputQueuedBytes = size_t{1} << 20;
 // How long the agent must have been without launches and reaping before it trims the heap.
 constexpr uint64_t kTrimQuietMs = 2000;
 
@@ -407,6 +410,8 @@ void Agent::connection_closed(uint64_t conn_id, const Error& why) {
   for (auto& [id, entry] : launches_) {
     if (entry.launcher_conn != conn_id || entry.launch->ended()) continue;
     entry.launch->launcher_lost(why.message);
+    // Nobody takes the output now: read it to the end (and drop it) so the launch can end.
+    if (std::exchange(entry.output_paused, false)) entry.launch->resume_output();
   }
   reaper_.start(0, 0, [this] { reap(); });
 }
@@ -457,7 +462,21 @@ void Agent::notify(uint64_t conn_id, rpc::Outgoing message) {
 rpc::Session* Agent::session_of(uint64_t conn_id) { return &connections_.at(conn_id)->session(); }
 
 void Agent::output(Launch& launch, int rank, bool is_stderr, std::string data) {
-  notify(launches_.at(launch.id()).launcher_conn, wire::output(launch.id(), rank, is_stderr, data));
+  LaunchEntry& entry = launches_.at(launch.id());
+  notify(entry.launcher_conn, wire::output(launch.id(), rank, is_stderr, data));
+  // Output the launcher has not taken yet is held here only up to a bound; beyond it the
+  // ranks wait, rather than this agent's memory growing until the link's limit ends the launch.
+  auto it = connections_.find(entry.launcher_conn);
+  if (entry.output_paused || it == connections_.end() ||
+      it->second->write_queue_bytes() <= kOutputQueuedBytes)
+    return;
+  entry.output_paused = true;
+  launch.pause_output();
+  it->second->when_drained([this, conn = entry.launcher_conn] {
+    for (auto& [id, e] : launches_)
+      if (e.launcher_conn == conn && std::exchange(e.output_paused, false))
+        e.launch->resume_output();
+  });
 }
 
 void Agent::rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) {

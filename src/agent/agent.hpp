@@ -47,6 +47,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   struct LaunchEntry {
     std::unique_ptr<Launch> launch;
     uint64_t launcher_conn = 0;  // connection that asked for it; events go there
+    bool output_paused = false;  // until that connection's queue drains
   };
 
   void accept(std::unique_ptr<net::Stream> stream);

@@ -317,6 +317,20 @@ void Launch::attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool
       });
 }
 
+void Launch::pause_output() {
+  for (auto& r : ranks_)
+    for (auto* stream : {r->out_stream.get(), r->err_stream.get()})
+      if (stream) stream->pause_reading();
+  run(policy_.output_paused());
+}
+
+void Launch::resume_output() {
+  for (auto& r : ranks_)
+    for (auto* stream : {r->out_stream.get(), r->err_stream.get()})
+      if (stream) stream->resume_reading();
+  run(policy_.output_resumed());
+}
+
 void Launch::on_exit(Rank& rank, net::ExitInfo info) {
   proc::ExitStatus status{static_cast<int>(info.exit_status), info.term_signal};
   LAT_LOG(debug, "launch", spec_.launch_id, ": ", where(rank.rank), " ", proc::describe(status));

@@ -126,6 +126,10 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void modex_message(int from, ModexMessage message);
   // A piece of the launcher's stdin for this node's input rank(s); `eof` ends it.
   void input(std::string data, bool eof);
+  // The launcher reads slower than the ranks write: stop reading their output (their writes
+  // then block, as under srun) until it has caught up.
+  void pause_output();
+  void resume_output();
   // The escape hatch (launch_exec.cpp), from node `from` (as its link proved): run a command
   // here for it, end one, or an event of a command it runs for this node.
   void remote_exec(int from, wire::ExecCommand command);

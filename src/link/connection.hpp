@@ -57,6 +57,10 @@ class Connection : public rpc::ByteTransport {
   const secure::Identity& identity() const { return channel_.peer(); }
   const std::string& peer() const { return peer_; }  // its address, for logs
   uint64_t last_activity_ms() const { return last_activity_ms_; }
+  // Sealed bytes waiting for the socket (the peer is reading slower than we write), and a
+  // one-shot call for when none are left (net::Stream::when_drained).
+  size_t write_queue_bytes() const { return stream_->write_queue_bytes(); }
+  void when_drained(std::function<void()> fn) { stream_->when_drained(std::move(fn)); }
 
   void write(std::string bytes) override;
   // Ends the link: a final record (so the peer can tell a clean close from a cut stream), then

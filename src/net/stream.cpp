@@ -123,9 +123,40 @@ void Stream::Io::on_written(uv_write_t* req, int status) {
   if (!self) return;
   self->queued_ -= w->bytes.size();
   if (status < 0) return self->finish(make_error(cat("write: ", uv_error(status))), false);
+  if (self->queued_ == 0 && self->on_drained_) {
+    auto drained = std::move(self->on_drained_);
+    self->on_drained_ = nullptr;
+    guarded("drained", drained);
+    self = owner_of<Stream>(req->handle);  // the callback may have closed the stream
+    if (!self) return;
+  }
   // A failure already on its way (e.g. the write limit) keeps its own reason.
   if (self->ending_ && self->queued_ == 0 && !self->failing_)
     self->finish(make_error("closed after writing"), true);
+}
+
+void Stream::pause_reading() {
+  if (finished_ || paused_) return;
+  paused_ = true;
+  uv_read_stop(raw());
+}
+
+void Stream::resume_reading() {
+  if (finished_ || !paused_) return;
+  paused_ = false;
+  int rc = uv_read_start(raw(), Io::on_alloc, Io::on_read);
+  if (rc != 0) finish_later(make_error(cat("read: ", uv_error(rc))), false);
+}
+
+void Stream::when_drained(std::function<void()> fn) {
+  if (queued_ > 0 && !finished_) {
+    on_drained_ = std::move(fn);
+    return;
+  }
+  on_drained_ = nullptr;
+  Loop::from(handle_->base()->loop).defer([alive = self_, fn = std::move(fn)] {
+    if (*alive) guarded("drained", fn);
+  });
 }
 
 void Stream::end(std::string bytes) {

@@ -50,6 +50,14 @@ class Stream {
   // Abortive and idempotent: unsent bytes are dropped and no callback runs afterwards.
   void close();
 
+  // Stops and restarts reading, for backpressure: the peer's writes block once the kernel's
+  // buffers fill. Both do nothing once the stream has ended.
+  void pause_reading();
+  void resume_reading();
+  // `fn` runs (once, from the loop) when the write queue next becomes empty; at once if it is.
+  // A later call replaces an earlier one still waiting.
+  void when_drained(std::function<void()> fn);
+
   bool ended() const { return finished_; }
   size_t write_queue_bytes() const { return queued_; }
   const std::string& peer() const { return peer_; }
@@ -78,6 +86,8 @@ class Stream {
   std::shared_ptr<Stream*> self_;         // nulled by close(); deferred work checks it
   size_t queued_ = 0;
   size_t write_limit_ = 0;  // 0 = unlimited
+  std::function<void()> on_drained_;
+  bool paused_ = false;
   bool ending_ = false;
   bool failing_ = false;  // a failure is reported from the loop soon: later writes are dropped
   bool finished_ = false;

@@ -1,6 +1,7 @@
 #include "policy/launch_policy.hpp"
 
 #include <csignal>
+#include <utility>
 
 #include "base/strings.hpp"
 
@@ -69,6 +70,21 @@ std::vector<Action> LaunchPolicy::pipe_closed(int rank) {
   --r->pipes;
   std::vector<Action> out;
   maybe_end(out);
+  return out;
+}
+
+std::vector<Action> LaunchPolicy::output_paused() {
+  std::vector<Action> out;
+  output_paused_ = true;
+  stop(TimerId{TimerKind::drain}, out);
+  return out;
+}
+
+std::vector<Action> LaunchPolicy::output_resumed() {
+  std::vector<Action> out;
+  if (!std::exchange(output_paused_, false)) return out;
+  // Pausing stopped the drain timer (or kept it from starting).
+  if (draining_ && !ended_) start(TimerId{TimerKind::drain}, times_.drain_ms, out);
   return out;
 }
 
@@ -255,7 +271,7 @@ void LaunchPolicy::settle(std::vector<Action>& out) {
   if (pipes_open && !draining_) {
     // Give pipes held by stray grandchildren a bounded time, then stop waiting for them.
     draining_ = true;
-    start(TimerId{TimerKind::drain}, times_.drain_ms, out);
+    if (!output_paused_) start(TimerId{TimerKind::drain}, times_.drain_ms, out);
   }
   maybe_end(out);
 }

@@ -25,6 +25,7 @@
 //   - The launch ends once every local rank has exited (or never started) and its output pipes
 //     are closed; pipes a stray grandchild keeps open get a bounded drain time. The grace timer
 //     (SIGTERM -> SIGKILL) and the drain timer are separate timers, so neither cancels the other.
+//     The drain time stops while the agent has stopped reading output for a slow launcher.
 #pragma once
 
 #include <cstdint>
@@ -117,6 +118,10 @@ class LaunchPolicy {
   // `finalize_missing`: it had called PMI init but exited 0 without finalize.
   std::vector<Action> exited(int rank, proc::ExitStatus status, bool finalize_missing);
   std::vector<Action> pipe_closed(int rank);
+  // The agent stopped reading the ranks' output while the launcher catches up, and started
+  // again: the drain time counts only while output is read (a slow launcher loses nothing).
+  std::vector<Action> output_paused();
+  std::vector<Action> output_resumed();
 
   // PMI.
   std::vector<Action> pmi_abort(int rank, std::optional<int> exit_code, const std::string& message);
@@ -184,6 +189,7 @@ class LaunchPolicy {
   bool stopping_ = false;  // the launcher forwarded a terminating signal (SIGINT/TERM/HUP)
   bool spawn_finished_ = false;
   bool draining_ = false;
+  bool output_paused_ = false;  // the launcher reads slower than the ranks write
   bool ended_ = false;
 };
 

@@ -210,6 +210,28 @@ def environment_export(c):
               f"--export=LT_FOO_* sent {sorted(names)} to rank {rank}\n{r.describe()}")
 
 
+def slow_reader_loses_nothing(c):
+    """Ranks write faster than whatever reads the launcher's stdout (a pager, a slow terminal):
+    the agents stop reading the ranks' pipes while the launcher catches up, as srun does, so
+    their memory stays bounded and every byte arrives. Before, each agent queued the whole
+    output for the launcher and, past the link's 256 MiB limit, ended the launch."""
+    nodes = [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0"]) for i in range(2)]
+    before = [a.memory("VmRSS") for a in nodes]
+    size = 48 << 20  # per rank
+    args = ["--agents", ",".join(a.address for a in nodes), "-n", "2", "/bin/sh", "-c",
+            f"head -c {size} /dev/zero | tr '\\0' x; echo"]
+    started = time.monotonic()
+    p = c.start_launch(args)
+    time.sleep(4)  # nobody reads the launcher's stdout meanwhile
+    grown = [a.memory("VmRSS") - b for a, b in zip(nodes, before)]
+    r = c.finish_launch(p, args, started, 120)
+    expect_status(r, 0)
+    check(len(r.out) == 2 * (size + 1) and r.out.count("x") == 2 * size,
+          f"{len(r.out)} bytes of output, not {2 * (size + 1)}\n{r.describe()}")
+    check(max(grown) < 24 << 10, f"agents grew by {grown} KiB holding output for the launcher")
+    c.check_clean(r)
+
+
 def stdin_forwarding(c):
     """The launcher's stdin reaches rank 0 by default (srun's --input), every rank with `all`,
     one rank by number, none with `none`; EOF reaches them (`cat` ends), whether stdin is a pipe
@@ -288,6 +310,7 @@ if __name__ == "__main__":
         ("alloc_and_chdir", alloc_and_chdir),
         ("output_files", output_files),
         ("environment_export", environment_export),
+        ("slow_reader_loses_nothing", slow_reader_loses_nothing),
         ("stdin_forwarding", stdin_forwarding),
         ("cpu_binding", cpu_binding),
     ])

@@ -211,6 +211,33 @@ TEST_CASE("an exception from a read callback stays at the edge") {
   REQUIRE(run_until(loop, [&] { return reads == 2; }));  // the stream still works
 }
 
+TEST_CASE("paused reading holds the peer back; when_drained fires once the queue empties") {
+  Loop loop;
+  auto pair = stream_pair(loop);
+  size_t got = 0;
+  pair.b->start([&](std::string_view s) { got += s.size(); }, [](const Error&) {});
+  pair.a->start([](std::string_view) {}, [](const Error&) {});
+  pair.b->pause_reading();
+  // Far more than the kernel buffers hold: the rest waits in a's queue while b is paused.
+  const std::string big(size_t{8} << 20, 'x');
+  pair.a->write(big);
+  REQUIRE(pair.a->write_queue_bytes() > 0);
+  int drained = 0;
+  pair.a->when_drained([&] { ++drained; });
+  CHECK_FALSE(run_until(
+      loop, [] { return false; }, 200));  // 200 ms of the loop running
+  CHECK(got == 0);
+  CHECK(drained == 0);
+  pair.b->resume_reading();
+  REQUIRE(run_until(loop, [&] { return got == big.size(); }));
+  CHECK(drained == 1);
+  CHECK(pair.a->write_queue_bytes() == 0);
+  // With nothing queued it runs from the loop, not from inside the call.
+  pair.a->when_drained([&] { ++drained; });
+  CHECK(drained == 1);
+  REQUIRE(run_until(loop, [&] { return drained == 2; }));
+}
+
 TEST_CASE("Loop::defer runs in order on the next iteration and is dropped at destruction") {
   std::vector<int> order;
   {

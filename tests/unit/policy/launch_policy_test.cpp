@@ -202,6 +202,26 @@ TEST_CASE("a SIGINT before the ranks started keeps them from starting: the launc
   CHECK(!q.failure());
 }
 
+TEST_CASE("the drain time counts only while output is read") {
+  auto p = running(shape(0, 0, 1));
+  CHECK(p.output_paused().empty());  // no drain timer yet: nothing to stop
+  CHECK(p.exited(0, ExitStatus{0, 0}, false).empty());
+  // Every rank exited with pipes open, but the agent is not reading them: no drain timer.
+  CHECK(only<StartTimer>(p.exited(1, ExitStatus{0, 0}, false)).empty());
+  auto resumed = only<StartTimer>(p.output_resumed());
+  REQUIRE(resumed.size() == 1);
+  CHECK(resumed[0].timer.kind == TimerKind::drain);
+  // Paused again mid-drain: the timer stops, and starts afresh when reading resumes.
+  auto stopped = only<StopTimer>(p.output_paused());
+  REQUIRE(stopped.size() == 1);
+  CHECK(stopped[0].timer.kind == TimerKind::drain);
+  CHECK(only<StartTimer>(p.output_resumed()).size() == 1);
+  close_pipes(p, 0);
+  Actions last;
+  close_pipes(p, 1, &last);
+  CHECK(only<ReportEnd>(last).size() == 1);
+}
+
 TEST_CASE("shutdown: SIGTERM and a grace, then SIGKILL; a second signal kills at once") {
   auto p = running(shape(1, 0, 2));
   auto a = p.shutdown(SIGTERM, false);
@@ -370,6 +390,8 @@ TEST_CASE("every event in every state keeps the engine's promises") {
          return p.exited(0, ExitStatus{0, 9}, false);
        }},
       {"pipe", [](LaunchPolicy& p) { return p.pipe_closed(0); }},
+      {"output paused", [](LaunchPolicy& p) { return p.output_paused(); }},
+      {"output resumed", [](LaunchPolicy& p) { return p.output_resumed(); }},
       {"pmi abort", [](LaunchPolicy& p) { return p.pmi_abort(1, std::nullopt, ""); }},
       {"pmi error", [](LaunchPolicy& p) { return p.pmi_error(0, "bad"); }},
       {"pmi lost", [](LaunchPolicy& p) { return p.pmi_lost(0, "lost"); }},
