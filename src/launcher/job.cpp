@@ -21,6 +21,9 @@ namespace {
 constexpr uint64_t kAgentResponseMs = 15000;
 // Heartbeats to every agent of a running launch (link/heartbeat.hpp).
 constexpr link::HeartbeatOptions kHeartbeat{1000, 3};
+// Ranks' output written to a slow reader and not taken yet, beyond which the agents' links are
+// no longer read until it is: the launcher's memory stays bounded, whatever the ranks write.
+constexpr size_t kUnwrittenOutputBytes = size_t{4} << 20;
 
 // Like srun and mpiexec: ranks start in the launcher's working directory, or --chdir's (a
 // relative one taken from there, as the user meant it).
@@ -30,11 +33,6 @@ std::string ranks_workdir(const std::string& chdir) {
   if (chdir.empty()) return here;
   if (chdir.front() == '/' || here.empty()) return chdir;
   return cat(here, '/', chdir);
-}
-
-void write_all(FILE* out, const std::string& data) {
-  std::fwrite(data.data(), 1, data.size(), out);
-  std::fflush(out);
 }
 
 }  // namespace
@@ -70,7 +68,9 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
       request_(std::move(request)),
       done_(std::move(done)),
       policy_(layout_.nodes, layout_.rank_nodes.front(), options.kill_on_bad_exit),
-      outputs_(options.output, options.error, request_.launch_id, layout_.rank_nodes),
+      out_(loop, STDOUT_FILENO),
+      err_(loop, STDERR_FILENO),
+      outputs_(options.output, options.error, request_.launch_id, layout_.rank_nodes, out_, err_),
       workdir_(ranks_workdir(options.chdir)),
       deadline_timer_(loop),
       heartbeat_timer_(loop),
@@ -219,9 +219,8 @@ void Job::send_launch(Node& node) {
         if (options_.verbose)
           for (const auto& binding : wire::accepted_bindings(*reply)) {
             auto colon = binding.find(':');
-            write_all(stderr,
-                      cat("lattice: rank ", binding.substr(0, colon), " on ", n->address.node_id,
-                          " bound to CPUs ", binding.substr(colon + 1), "\n"));
+            say(cat("lattice: rank ", binding.substr(0, colon), " on ", n->address.node_id,
+                    " bound to CPUs ", binding.substr(colon + 1), "\n"));
           }
         run(policy_.accepted(index(*n)));
         if (++accepted_ == nodes_.size()) start_input();
@@ -241,7 +240,7 @@ void Job::start_input() {
   auto source = InputSource::open(
       loop_, 0, [send](std::string_view data) { send(data, false); }, [send] { send({}, true); });
   if (!source) {
-    write_all(stderr, cat("lattice: ", source.error().message, "; the ranks get no input\n"));
+    say(cat("lattice: ", source.error().message, "; the ranks get no input\n"));
     return send({}, true);
   }
   input_ = std::move(source.value());
@@ -254,7 +253,7 @@ void Job::on_message(Node& node, schema::Envelope::Reader envelope) {
       auto chunk = wire::decode_output(body.getOutput());
       if (options_.label) chunk.data = label_lines(chunk.rank, chunk.data);
       outputs_.write(chunk.rank, chunk.is_stderr, chunk.data);
-      return;
+      return maybe_pause_output();
     }
     case schema::Envelope::Body::RANK_EXIT: {
       auto exit = wire::decode_rank_exit(body.getRankExit());
@@ -307,14 +306,42 @@ void Job::signal(int signum) {
         cat("interrupted by signal ", signum, " before the launch started"), 128 + signum}));
   auto actions = policy_.signal(signum);
   if (signum == SIGINT && !policy_.aborting())
-    write_all(stderr, "lattice: forwarding SIGINT to every rank (Ctrl-C again to kill them)\n");
+    say("lattice: forwarding SIGINT to every rank (Ctrl-C again to kill them)\n");
   run(std::move(actions));
+}
+
+void Job::maybe_pause_output() {
+  if (output_paused_ || out_.queued_bytes() + err_.queued_bytes() <= kUnwrittenOutputBytes) return;
+  output_paused_ = true;
+  // Only live nodes send output; the others' answers to their requests keep coming.
+  for (auto& node : nodes_)
+    if (policy_.live(index(node)) && node.conn) node.conn->pause_reading();
+  when_written([this] { resume_output(); });
+}
+
+void Job::resume_output() {
+  output_paused_ = false;
+  for (auto& node : nodes_) {
+    if (!node.conn) continue;
+    node.conn->resume_reading();
+    node.heartbeat.reset();  // answers could not be read meanwhile: judge afresh
+  }
+}
+
+void Job::when_written(std::function<void()> fn) {
+  out_.when_drained([this, fn = std::move(fn)]() mutable { err_.when_drained(std::move(fn)); });
 }
 
 void Job::heartbeat() {
   uint64_t now = loop_.now_ms();
   for (auto& node : nodes_) {
     if (!policy_.live(index(node)) || !node.conn || !node.conn->open()) continue;
+    if (output_paused_) {
+      // Their answers wait unread, so nobody is judged; a beat that needs no answer keeps the
+      // agents from taking this launcher for gone (their idle timeout).
+      node.conn->session().notify(link::heartbeat_message());
+      continue;
+    }
     node.conn->session().expire(now);
     if (!policy_.live(index(node))) continue;
     if (auto missing = node.heartbeat.tick(node.conn->session(), now))
@@ -328,7 +355,8 @@ void Job::finish() {
   heartbeat_timer_.stop();
   for (auto& node : nodes_)
     if (node.conn) node.conn->close();
-  done_();
+  // The ranks' last output goes out before the launcher's report does.
+  when_written([this] { done_(); });
 }
 
 int Job::exit_code() const { return job_exit_code(policy_.failure(), ranks_, layout_.ntasks); }

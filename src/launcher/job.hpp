@@ -21,6 +21,7 @@
 #include "launcher/local_agents.hpp"
 #include "launcher/options.hpp"
 #include "launcher/output_files.hpp"
+#include "launcher/output_writer.hpp"
 #include "launcher/report.hpp"
 #include "launcher/wire.hpp"
 #include "link/connection.hpp"
@@ -82,6 +83,13 @@ class Job {
   int index(const Node& node) const { return static_cast<int>(&node - nodes_.data()); }
   void heartbeat();
   double now_ms() const;
+  // Our stdout or stderr holds too much the reader has not taken: stop reading the agents (they
+  // then hold their ranks back) until it is all written.
+  void maybe_pause_output();
+  void resume_output();
+  // `fn` once both stdout and stderr have written what they hold.
+  void when_written(std::function<void()> fn);
+  void say(const std::string& line) { err_.write(line); }  // a launcher message on stderr
 
   net::Loop& loop_;
   const Clock& clock_;
@@ -93,9 +101,11 @@ class Job {
   std::vector<Node> nodes_;
   std::map<int, RankResult> ranks_;
   policy::JobPolicy policy_;
-  rpc::MessageCounts counts_;  // on every agent link, for -v
-  OutputFiles outputs_;        // where ranks' output goes (--output/--error)
-  std::string workdir_;        // where the ranks start
+  rpc::MessageCounts counts_;   // on every agent link, for -v
+  OutputWriter out_, err_;      // the launcher's own stdout and stderr
+  OutputFiles outputs_;         // where ranks' output goes (--output/--error)
+  bool output_paused_ = false;  // the agents' links are not read until out_ and err_ drain
+  std::string workdir_;         // where the ranks start
   std::optional<wire::LaunchNodes>
       launch_nodes_;                   // what every request says of the nodes, built once
   std::vector<Straggler> stragglers_;  // from every node's LaunchEnded

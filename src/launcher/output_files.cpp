@@ -38,11 +38,13 @@ Result<std::string> expand_output_pattern(const std::string& pattern, int rank, 
 }
 
 OutputFiles::OutputFiles(std::string out_pattern, std::string err_pattern, std::string launch_id,
-                         std::vector<int> rank_nodes)
+                         std::vector<int> rank_nodes, OutputWriter& out, OutputWriter& err)
     : out_pattern_(std::move(out_pattern)),
       err_pattern_(std::move(err_pattern)),
       launch_id_(std::move(launch_id)),
-      rank_nodes_(std::move(rank_nodes)) {
+      rank_nodes_(std::move(rank_nodes)),
+      out_(out),
+      err_(err) {
   if (err_pattern_.empty()) err_pattern_ = out_pattern_;
 }
 
@@ -64,8 +66,8 @@ FILE* OutputFiles::file_for(int rank, bool is_stderr) {
   FILE* file = std::fopen(path->c_str(), "w");
   if (!file) {
     failed_[*path] = true;
-    std::fprintf(stderr, "lattice: cannot open output file %s: %s (writing to the terminal)\n",
-                 path->c_str(), std::strerror(errno));
+    err_.write(cat("lattice: cannot open output file ", *path, ": ", std::strerror(errno),
+                   " (writing to the terminal)\n"));
     return nullptr;
   }
   files_[*path] = file;
@@ -74,7 +76,7 @@ FILE* OutputFiles::file_for(int rank, bool is_stderr) {
 
 void OutputFiles::write(int rank, bool is_stderr, const std::string& data) {
   FILE* file = file_for(rank, is_stderr);
-  if (!file) file = is_stderr ? stderr : stdout;
+  if (!file) return (is_stderr ? err_ : out_).write(data);
   std::fwrite(data.data(), 1, data.size(), file);
   std::fflush(file);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "launcher/output_writer.hpp"
 
 namespace lattice::launcher {
 
@@ -19,8 +20,9 @@ Result<std::string> expand_output_pattern(const std::string& pattern, int rank, 
 
 class OutputFiles {
  public:
+  // `out` and `err`: the launcher's own stdout and stderr; they must outlive this.
   OutputFiles(std::string out_pattern, std::string err_pattern, std::string launch_id,
-              std::vector<int> rank_nodes);
+              std::vector<int> rank_nodes, OutputWriter& out, OutputWriter& err);
   ~OutputFiles();
   OutputFiles(const OutputFiles&) = delete;
   OutputFiles& operator=(const OutputFiles&) = delete;
@@ -34,6 +36,8 @@ class OutputFiles {
 
   std::string out_pattern_, err_pattern_, launch_id_;
   std::vector<int> rank_nodes_;
+  OutputWriter& out_;
+  OutputWriter& err_;
   std::map<std::string, FILE*> files_;  // by path: ranks sharing a name share the file
   std::map<std::string, bool> failed_;  // paths that could not be opened (said once)
 };

@@ -61,6 +61,9 @@ class Connection : public rpc::ByteTransport {
   // one-shot call for when none are left (net::Stream::when_drained).
   size_t write_queue_bytes() const { return stream_->write_queue_bytes(); }
   void when_drained(std::function<void()> fn) { stream_->when_drained(std::move(fn)); }
+  // Backpressure on the peer (net::Stream::pause_reading): nothing it sends is read meanwhile.
+  void pause_reading() { stream_->pause_reading(); }
+  void resume_reading() { stream_->resume_reading(); }
 
   void write(std::string bytes) override;
   // Ends the link: a final record (so the peer can tell a clean close from a cut stream), then

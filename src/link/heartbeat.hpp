@@ -24,10 +24,16 @@ class Heartbeat {
   // lost, or nothing (and the next beat is sent). The session must outlive this object or
   // drop its pending calls uncalled when it goes, as rpc::Session does.
   std::optional<std::string> tick(rpc::Session& session, uint64_t now_ms);
+  // Forget the beats sent so far (their answers could not be read: the owner stopped reading).
+  void reset() { unanswered_ = 0; }
 
  private:
   HeartbeatOptions options_;
   uint32_t unanswered_ = 0;  // beats sent and not yet answered
 };
+
+// A Heartbeat: a call that tick() sends, or as a notification, proof of life towards a peer
+// whose answers are not being read (the peer's idle timeout counts any traffic).
+rpc::Outgoing heartbeat_message();
 
 }  // namespace lattice::link

@@ -6,6 +6,7 @@
 #include <uv.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "base/strings.hpp"
 #include "net/detail/handle.hpp"
@@ -173,6 +174,12 @@ void Stream::end(std::string bytes) {
 void Stream::finish(const Error& why, bool close_handle) {
   auto callbacks = finished_ ? nullptr : callbacks_;
   finished_ = true;
+  // Nothing more will be written: whoever waits for the queue to drain may go on.
+  if (on_drained_)
+    Loop::from(handle_->base()->loop)
+        .defer([alive = self_, fn = std::exchange(on_drained_, nullptr)] {
+          if (*alive) guarded("drained", fn);
+        });
   if (close_handle)
     close();
   else

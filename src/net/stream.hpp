@@ -54,8 +54,9 @@ class Stream {
   // buffers fill. Both do nothing once the stream has ended.
   void pause_reading();
   void resume_reading();
-  // `fn` runs (once, from the loop) when the write queue next becomes empty; at once if it is.
-  // A later call replaces an earlier one still waiting.
+  // `fn` runs (once, from the loop) when the write queue next becomes empty, or the stream
+  // ends with it full (a write failed: nothing more will go out); at once if it is empty. A
+  // later call replaces an earlier one still waiting.
   void when_drained(std::function<void()> fn);
 
   bool ended() const { return finished_; }

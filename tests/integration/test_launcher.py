@@ -213,22 +213,31 @@ def environment_export(c):
 def slow_reader_loses_nothing(c):
     """Ranks write faster than whatever reads the launcher's stdout (a pager, a slow terminal):
     the agents stop reading the ranks' pipes while the launcher catches up, as srun does, so
-    their memory stays bounded and every byte arrives. Before, each agent queued the whole
-    output for the launcher and, past the link's 256 MiB limit, ended the launch."""
-    nodes = [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0"]) for i in range(2)]
+    memory stays bounded everywhere and every byte arrives. The launcher's loop never waits on
+    its stdout, so it keeps the agents' idle timeout (2 s here) from taking it for gone. Before,
+    the launcher blocked in its write, each agent queued the whole output for it, and the
+    launch ended at the idle timeout or the link's 256 MiB limit."""
+    config = os.path.join(c.dir, "short-idle.yaml")
+    with open(config, "w") as f:
+        f.write("limits:\n  idle_timeout: 2\n")
+    nodes = [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0", "--config", config])
+             for i in range(2)]
     before = [a.memory("VmRSS") for a in nodes]
     size = 48 << 20  # per rank
     args = ["--agents", ",".join(a.address for a in nodes), "-n", "2", "/bin/sh", "-c",
             f"head -c {size} /dev/zero | tr '\\0' x; echo"]
     started = time.monotonic()
     p = c.start_launch(args)
-    time.sleep(4)  # nobody reads the launcher's stdout meanwhile
+    time.sleep(5)  # nobody reads the launcher's stdout meanwhile
     grown = [a.memory("VmRSS") - b for a, b in zip(nodes, before)]
+    with open(f"/proc/{p.pid}/status") as f:
+        launcher = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
     r = c.finish_launch(p, args, started, 120)
     expect_status(r, 0)
     check(len(r.out) == 2 * (size + 1) and r.out.count("x") == 2 * size,
           f"{len(r.out)} bytes of output, not {2 * (size + 1)}\n{r.describe()}")
     check(max(grown) < 24 << 10, f"agents grew by {grown} KiB holding output for the launcher")
+    check(launcher < 64 << 10, f"the launcher held {launcher} KiB of output")
     c.check_clean(r)
 
 

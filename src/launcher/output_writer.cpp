@@ -1,0 +1,49 @@
+#include "launcher/output_writer.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "base/strings.hpp"
+#include "net/fd.hpp"
+
+namespace lattice::launcher {
+namespace {
+
+// A pipe or a terminal opened anew (its own file description): non-blocking there changes
+// nothing for the shell or the launcher's own stdio. -1 for anything else, or when it cannot
+// be (a pipe with no reader left, a socket).
+int reopen_nonblocking(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || ::isatty(fd))) return -1;
+  return ::open(cat("/proc/self/fd/", fd).c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+}
+
+}  // namespace
+
+OutputWriter::OutputWriter(net::Loop& loop, int fd) : fd_(fd) {
+  int own = reopen_nonblocking(fd);
+  if (own < 0) return;
+  auto stream = net::Stream::open_fd(loop, net::UniqueFd(own));
+  if (stream) stream_ = std::move(stream.value());
+}
+
+void OutputWriter::write(std::string data) {
+  if (stream_) return stream_->write(std::move(data));
+  // A file or a device takes it at once; a broken pipe drops it (SIGPIPE is ignored).
+  for (size_t done = 0; done < data.size();) {
+    ssize_t n = ::write(fd_, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+void OutputWriter::when_drained(std::function<void()> fn) {
+  if (stream_) return stream_->when_drained(std::move(fn));
+  fn();
+}
+
+}  // namespace lattice::launcher

@@ -1,0 +1,34 @@
+// The launcher's own stdout or stderr, written without ever making the loop wait: a pipe or a
+// terminal is written through a description of its own (reopened via /proc/self/fd, so the
+// shell's keeps its blocking mode) in non-blocking mode, with what the reader has not taken yet
+// queued here; the job stops reading the agents while too much is queued (job.cpp), so a pager
+// or a stopped terminal (Ctrl-S) holds the ranks back instead of stalling heartbeats. A regular
+// file, a device or a socket (which cannot be reopened) is written at once, as before.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "net/loop.hpp"
+#include "net/stream.hpp"
+
+namespace lattice::launcher {
+
+class OutputWriter {
+ public:
+  OutputWriter(net::Loop& loop, int fd);
+  OutputWriter(const OutputWriter&) = delete;
+  OutputWriter& operator=(const OutputWriter&) = delete;
+
+  void write(std::string data);
+  size_t queued_bytes() const { return stream_ ? stream_->write_queue_bytes() : 0; }
+  // Once nothing is queued (at once when nothing is); a failed write counts as drained.
+  void when_drained(std::function<void()> fn);
+
+ private:
+  int fd_;
+  std::unique_ptr<net::Stream> stream_;  // null: written at once
+};
+
+}  // namespace lattice::launcher

@@ -1,0 +1,64 @@
+// The launcher's stdout/stderr writer: a pipe is written without blocking through its own
+// description (the original keeps its blocking mode), what the reader has not taken is queued
+// and reported drained once taken; a regular file is written at once.
+#include "launcher/output_writer.hpp"
+
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+
+using lattice::launcher::OutputWriter;
+using lattice::net::Loop;
+
+TEST_CASE("a pipe nobody reads queues the rest and drains once read; its fd stays blocking") {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const std::string big(size_t{1} << 20, 'x');  // far more than a pipe holds
+  std::string got;
+  {
+    Loop loop;
+    OutputWriter writer(loop, fds[1]);
+    writer.write(big);
+    CHECK(writer.queued_bytes() > 0);  // it returned instead of waiting for a reader
+    CHECK((::fcntl(fds[1], F_GETFL) & O_NONBLOCK) == 0);
+    bool drained = false;
+    writer.when_drained([&] {
+      drained = true;
+      loop.stop();
+    });
+    std::thread reader([&] {  // the slow reader, on its own
+      char buf[4096];
+      ssize_t n;
+      while (got.size() < big.size() && (n = ::read(fds[0], buf, sizeof buf)) > 0)
+        got.append(buf, static_cast<size_t>(n));
+    });
+    loop.run();
+    reader.join();
+    CHECK(drained);
+    CHECK(writer.queued_bytes() == 0);
+  }
+  CHECK(got == big);
+  ::close(fds[0]);
+  ::close(fds[1]);
+}
+
+TEST_CASE("a regular file is written at once") {
+  char path[] = "/tmp/lattice-writerXXXXXX";
+  int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  Loop loop;
+  OutputWriter writer(loop, fd);
+  writer.write("hello\n");
+  CHECK(writer.queued_bytes() == 0);
+  bool drained = false;
+  writer.when_drained([&] { drained = true; });
+  CHECK(drained);
+  char buf[16] = {};
+  CHECK(::pread(fd, buf, sizeof buf, 0) == 6);
+  CHECK(std::string(buf) == "hello\n");
+  ::close(fd);
+  ::unlink(path);
+}
