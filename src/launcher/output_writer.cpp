@@ -12,6 +12,9 @@
 namespace lattice::launcher {
 namespace {
 
+// The default limit (fs.pipe-max-size) for a process without CAP_SYS_RESOURCE.
+constexpr int kPipeBytes = 1 << 20;
+
 // A pipe or a terminal opened anew (its own file description): non-blocking there changes
 // nothing for the shell or the launcher's own stdio. -1 for anything else, or when it cannot
 // be (a pipe with no reader left, a socket).
@@ -26,6 +29,10 @@ int reopen_nonblocking(int fd) {
 OutputWriter::OutputWriter(net::Loop& loop, int fd) : fd_(fd) {
   int own = reopen_nonblocking(fd);
   if (own < 0) return;
+  // A deeper pipe means fewer turns through the loop when the reader lags for a moment (a
+  // property of the pipe, so it only ever grows here; refused above the system's limit).
+  if (::fcntl(own, F_GETPIPE_SZ) > 0 && ::fcntl(own, F_GETPIPE_SZ) < kPipeBytes)
+    ::fcntl(own, F_SETPIPE_SZ, kPipeBytes);
   auto stream = net::Stream::open_fd(loop, net::UniqueFd(own));
   if (stream) stream_ = std::move(stream.value());
 }
