@@ -467,7 +467,7 @@ void Agent::output(Launch& launch, int rank, bool is_stderr, std::string data) {
   // Output the launcher has not taken yet is held here only up to a bound; beyond it the
   // ranks wait, rather than this agent's memory growing until the link's limit ends the launch.
   auto it = connections_.find(entry.launcher_conn);
-  if (entry.output_paused || it == connections_.end() ||
+  if (shutting_down_ || entry.output_paused || it == connections_.end() ||
       it->second->write_queue_bytes() <= kOutputQueuedBytes)
     return;
   entry.output_paused = true;
@@ -534,7 +534,12 @@ void Agent::shutdown(int signum) {
   shutting_down_ = true;
   LAT_LOG(info, "agent", "signal ", signum, ": ending ", launches_.size(), " launches");
   listener_.reset();
-  for (auto& [id, entry] : launches_) entry.launch->shutdown(signum, false);
+  for (auto& [id, entry] : launches_) {
+    entry.launch->shutdown(signum, false);
+    // A stopping agent does not wait for a slow reader: the rest of the output is queued (up
+    // to the link's own limit) so the launch can end.
+    if (std::exchange(entry.output_paused, false)) entry.launch->resume_output();
+  }
   reaper_.start(0, 0, [this] { reap(); });
 }
 

@@ -241,6 +241,24 @@ def slow_reader_loses_nothing(c):
     c.check_clean(r)
 
 
+def agent_stops_despite_a_slow_reader(c):
+    """An agent told to stop (SIGTERM) while its ranks' output waits for a stalled reader of the
+    launcher's stdout does not wait for that reader: it ends the launch and exits."""
+    agent = c.start_agent("n1")
+    args = ["--agents", agent.address, "-n", "1", "/bin/sh", "-c",
+            "head -c 100000000 /dev/zero | tr '\\0' x; sleep 30"]
+    started = time.monotonic()
+    p = c.start_launch(args)
+    check(agent.wait_log("spawned", 10), f"no spawn\n{agent.log()}")
+    time.sleep(2)  # the output backs up: nobody reads the launcher's stdout
+    agent.proc.send_signal(signal.SIGTERM)
+    check(wait_until(lambda: not agent.alive(), 15),
+          f"the agent waited for the launcher's reader instead of stopping\n{agent.log()}")
+    r = c.finish_launch(p, args, started, 60)
+    check(r.code not in (0, None), f"the launch did not fail\n{r.describe()[-2000:]}")
+    c.check_clean()
+
+
 def stdin_forwarding(c):
     """The launcher's stdin reaches rank 0 by default (srun's --input), every rank with `all`,
     one rank by number, none with `none`; EOF reaches them (`cat` ends), whether stdin is a pipe
@@ -320,6 +338,7 @@ if __name__ == "__main__":
         ("output_files", output_files),
         ("environment_export", environment_export),
         ("slow_reader_loses_nothing", slow_reader_loses_nothing),
+        ("agent_stops_despite_a_slow_reader", agent_stops_despite_a_slow_reader),
         ("stdin_forwarding", stdin_forwarding),
         ("cpu_binding", cpu_binding),
     ])
