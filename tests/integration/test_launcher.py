@@ -10,7 +10,7 @@ import socket
 import stat
 import time
 
-from harness import check, expect_status, prog, run_cases, wait_until
+from harness import SANITIZED, check, expect_status, prog, run_cases, wait_until
 
 
 def pmi_port_mode(c):
@@ -236,8 +236,9 @@ def slow_reader_loses_nothing(c):
     expect_status(r, 0)
     check(len(r.out) == 2 * (size + 1) and r.out.count("x") == 2 * size,
           f"{len(r.out)} bytes of output, not {2 * (size + 1)}\n{r.describe()}")
-    check(max(grown) < 24 << 10, f"agents grew by {grown} KiB holding output for the launcher")
-    check(launcher < 64 << 10, f"the launcher held {launcher} KiB of output")
+    if not SANITIZED:  # ASan's quarantine keeps what passed through: its RSS says nothing
+        check(max(grown) < 24 << 10, f"agents grew by {grown} KiB holding output for the launcher")
+        check(launcher < 64 << 10, f"the launcher held {launcher} KiB of output")
     c.check_clean(r)
 
 
