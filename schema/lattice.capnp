@@ -124,6 +124,8 @@ struct LaunchAccepted {
   bindings @1 :List(Text);       # with --cpu-bind: "RANK:CPU,CPU,..." for each local rank
   repliedUs @2 :UInt64;          # microseconds from the request's arrival to this reply: with the
                                  # launcher's send and receive times it places the agent's clock
+  stdinTaken @3 :Bool;           # this agent reports the stdin its ranks took (StdinTaken), so
+                                 # the launcher may hold its stdin back until they take it
 }
 
 struct KvEntry {
@@ -329,6 +331,15 @@ struct StdinChunk {
   eof @2 :Bool;
 }
 
+# Agent -> launcher: of the stdin this node received, `bytes` in all have been written into its
+# input ranks' pipes (or dropped with a rank that is gone). The launcher sends at most a window
+# beyond it, so a rank that reads slowly holds the launcher's stdin back instead of overflowing
+# the agent.
+struct StdinTaken {
+  launchId @0 :Text;
+  bytes @1 :UInt64;
+}
+
 struct Envelope {
   requestId @0 :UInt64;          # 0 = notification; otherwise a request or its response
   isResponse @1 :Bool;
@@ -352,5 +363,6 @@ struct Envelope {
     execRequest @18 :ExecRequest;                 # lattice-mpi-launcher -> agent
     pmiName @19 :PmiName;                         # agent <-> head agent
     stdinChunk @20 :StdinChunk;                   # launcher -> agent
+    stdinTaken @21 :StdinTaken;                   # agent -> launcher
   }
 }

@@ -479,6 +479,10 @@ void Agent::output(Launch& launch, int rank, bool is_stderr, std::string data) {
   });
 }
 
+void Agent::input_taken(Launch& launch, uint64_t bytes) {
+  notify(launches_.at(launch.id()).launcher_conn, wire::stdin_taken(launch.id(), bytes));
+}
+
 void Agent::rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) {
   notify(launches_.at(launch.id()).launcher_conn,
          wire::rank_exit(launch.id(), launch.spec().node_index, rank, pid, status));

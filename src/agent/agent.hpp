@@ -87,6 +87,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   // LaunchSink
   void output(Launch& launch, int rank, bool is_stderr, std::string data) override;
   void rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) override;
+  void input_taken(Launch& launch, uint64_t bytes) override;
   void ended(Launch& launch, const std::optional<Failure>& failure,
              const std::vector<Straggler>& stragglers, const LaunchTimes& times) override;
 

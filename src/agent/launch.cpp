@@ -343,6 +343,7 @@ void Launch::on_exit(Rank& rank, net::ExitInfo info) {
 }
 
 void Launch::input(std::string data, bool eof) {
+  input_received_ += data.size();
   bool waiting = false;  // an input rank of this node not spawned yet
   for (auto& rank : ranks_) {
     if (!spec_.gets_input(rank->rank)) continue;
@@ -352,19 +353,38 @@ void Launch::input(std::string data, bool eof) {
     if (eof) rank->in_stream->end({});
   }
   if (eof) input_ended_ = true;
-  if (!waiting) return;
-  if (pending_input_.size() + data.size() > kMaxPendingInputBytes) {
+  if (waiting && pending_input_.size() + data.size() > kMaxPendingInputBytes)
     LAT_LOG(warn, "launch", spec_.launch_id, ": stdin beyond ", kMaxPendingInputBytes,
             " bytes before the input rank started is dropped");
-    return;
+  else if (waiting)
+    pending_input_ += data;
+  report_input_taken();
+}
+
+void Launch::report_input_taken() {
+  // What the slowest input rank has not taken: queued for its pipe, or held until it starts.
+  uint64_t held = 0;
+  for (auto& rank : ranks_) {
+    if (!spec_.gets_input(rank->rank)) continue;
+    if (rank->in_stream) {
+      size_t queued = rank->in_stream->write_queue_bytes();
+      held = std::max<uint64_t>(held, queued);
+      if (queued > 0) rank->in_stream->when_drained([this] { report_input_taken(); });
+    } else if (!rank->process && !policy_.failure()) {
+      held = std::max<uint64_t>(held, pending_input_.size());
+    }
   }
-  pending_input_ += data;
+  uint64_t taken = input_received_ - std::min(held, input_received_);
+  if (taken < input_reported_ + kInputReportBytes) return;
+  input_reported_ = taken;
+  sink_.input_taken(*this, taken);
 }
 
 // A freshly spawned input rank gets what came before it, and the end if it came too.
 void Launch::feed_input(Rank& rank) {
   if (!pending_input_.empty()) rank.in_stream->write(pending_input_);
   if (input_ended_) rank.in_stream->end({});
+  report_input_taken();
 }
 
 void Launch::forward_signal(int signum) { run(policy_.signal(signum)); }

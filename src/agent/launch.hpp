@@ -82,6 +82,8 @@ class LaunchSink {
   virtual ~LaunchSink() = default;
   virtual void output(Launch& launch, int rank, bool is_stderr, std::string data) = 0;
   virtual void rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) = 0;
+  // Of the stdin this node received, `bytes` in all are now in its input ranks' pipes.
+  virtual void input_taken(Launch& launch, uint64_t bytes) = 0;
   // Every local rank is reaped and its output drained; the owner may destroy the launch later
   // (not from inside this call).
   virtual void ended(Launch& launch, const std::optional<Failure>& failure,
@@ -215,7 +217,9 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void give_up_user_lookup();
   void attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool is_stderr);
   void feed_input(Rank& rank);  // a freshly spawned input rank gets the stdin held for it
-  Status open_doors();          // the per-launch directory and socket, and the PMI_PORT listener
+  // Tells the launcher how much stdin the slowest input rank has taken, each 256 KiB.
+  void report_input_taken();
+  Status open_doors();  // the per-launch directory and socket, and the PMI_PORT listener
   // A connection on the socket or the port, admitted only from the job's user (or root).
   void admit(std::unique_ptr<net::Stream> stream, Door door);
   void serve_pmi(std::unique_ptr<net::Stream> stream, Door door, std::optional<int> rank);
@@ -300,6 +304,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   // Stdin that came before its rank was spawned, and whether it has ended.
   std::string pending_input_;
   bool input_ended_ = false;
+  uint64_t input_received_ = 0, input_reported_ = 0;       // stdin bytes in, and reported taken
   std::optional<std::optional<Failure>> end_after_execs_;  // end() waits for running commands
 };
 

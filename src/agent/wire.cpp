@@ -134,8 +134,17 @@ rpc::Outgoing launch_accepted(const std::string& node_id, const std::vector<std:
   auto accepted = msg.envelope().initBody().initLaunchAccepted();
   accepted.setNodeId(node_id);
   accepted.setRepliedUs(replied_us);
+  accepted.setStdinTaken(true);
   auto list = accepted.initBindings(static_cast<unsigned>(bindings.size()));
   for (unsigned i = 0; i < list.size(); ++i) list.set(i, bindings[i]);
+  return msg;
+}
+
+rpc::Outgoing stdin_taken(const std::string& launch_id, uint64_t bytes) {
+  rpc::Outgoing msg;
+  auto taken = msg.envelope().initBody().initStdinTaken();
+  taken.setLaunchId(launch_id);
+  taken.setBytes(bytes);
   return msg;
 }
 

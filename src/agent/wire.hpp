@@ -38,6 +38,8 @@ rpc::Outgoing launch_accepted(const std::string& node_id, const std::vector<std:
                               uint64_t replied_us);
 rpc::Outgoing output(const std::string& launch_id, int rank, bool is_stderr,
                      const std::string& data);
+// Of the launch's stdin this node received, `bytes` in all were taken (StdinTaken).
+rpc::Outgoing stdin_taken(const std::string& launch_id, uint64_t bytes);
 rpc::Outgoing rank_exit(const std::string& launch_id, int node_index, int rank, int pid,
                         proc::ExitStatus status);
 rpc::Outgoing launch_ended(const std::string& launch_id, int node_index,

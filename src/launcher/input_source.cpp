@@ -57,12 +57,26 @@ Result<std::unique_ptr<InputSource>> InputSource::open(net::Loop& loop, int fd, 
   return self;
 }
 
+void InputSource::pause() {
+  if (paused_ || ended_) return;
+  paused_ = true;
+  if (stream_) stream_->pause_reading();
+  file_timer_.stop();
+}
+
+void InputSource::resume() {
+  if (!paused_ || ended_) return;
+  paused_ = false;
+  if (stream_) stream_->resume_reading();
+  if (file_fd_ >= 0) file_timer_.start(0, 0, [this] { read_file(); });
+}
+
 void InputSource::read_file() {
   char buffer[kFileChunk];
   ssize_t n = ::read(file_fd_, buffer, sizeof buffer);
   if (n > 0 || (n < 0 && errno == EINTR)) {
     if (n > 0) on_data_(std::string_view(buffer, static_cast<size_t>(n)));
-    file_timer_.start(0, 0, [this] { read_file(); });
+    if (!paused_) file_timer_.start(0, 0, [this] { read_file(); });  // on_data_ may pause
     return;
   }
   if (n < 0) std::fprintf(stderr, "lattice: reading stdin: %s\n", std::strerror(errno));

@@ -1,7 +1,7 @@
 // The launcher's stdin, read on the loop for the launch's input rank(s): a pipe, socket or
 // terminal through a libuv stream; a regular file or a device such as /dev/null, which epoll
-// cannot watch, in 64 KiB reads one loop turn apart (they do not block for long). It reads as
-// fast as the input comes: the agents bound what a rank may leave unread.
+// cannot watch, in 64 KiB reads one loop turn apart (they do not block for long). The job pauses
+// it while the ranks have not taken what was sent (StdinTaken), so it reads as fast as they do.
 #pragma once
 
 #include <functional>
@@ -25,6 +25,9 @@ class InputSource {
   static Result<std::unique_ptr<InputSource>> open(net::Loop& loop, int fd, DataFn on_data,
                                                    EofFn on_eof);
   ~InputSource();
+  // Stops and restarts reading (the ranks have not taken what was sent yet).
+  void pause();
+  void resume();
   InputSource(const InputSource&) = delete;
   InputSource& operator=(const InputSource&) = delete;
 
@@ -38,6 +41,7 @@ class InputSource {
   int file_fd_ = -1;                     // files and devices
   net::Timer file_timer_;
   bool ended_ = false;
+  bool paused_ = false;
 };
 
 }  // namespace lattice::launcher

@@ -24,6 +24,9 @@ constexpr link::HeartbeatOptions kHeartbeat{1000, 3};
 // Ranks' output written to a slow reader and not taken yet, beyond which the agents' links are
 // no longer read until it is: the launcher's memory stays bounded, whatever the ranks write.
 constexpr size_t kUnwrittenOutputBytes = size_t{4} << 20;
+// Stdin sent to a node beyond what its input ranks took (StdinTaken) before the launcher stops
+// reading its own stdin: a rank reading slowly holds the input back, and nothing is dropped.
+constexpr uint64_t kStdinWindowBytes = uint64_t{1} << 20;
 
 // Like srun and mpiexec: ranks start in the launcher's working directory, or --chdir's (a
 // relative one taken from there, as the user meant it).
@@ -214,6 +217,7 @@ void Job::send_launch(Node& node) {
                                              " refused the launch: ", reply.error().message)});
         n->accepted_ms = now_ms();
         n->replied_ms = wire::accepted_replied_ms(*reply);
+        n->reports_stdin = wire::accepted_stdin_taken(*reply);
         std::string node_id = wire::accepted_node_id(*reply);
         if (!node_id.empty()) n->address.node_id = node_id;
         if (options_.verbose)
@@ -229,13 +233,16 @@ void Job::send_launch(Node& node) {
 
 void Job::start_input() {
   if (options_.input_rank == kInputNone || policy_.finished()) return;
-  std::vector<Node*> targets;
   if (options_.input_rank == kInputAll)
-    for (auto& node : nodes_) targets.push_back(&node);
+    for (auto& node : nodes_) input_targets_.push_back(&node);
   else
-    targets.push_back(&nodes_[static_cast<size_t>(layout_.rank_nodes[options_.input_rank])]);
-  auto send = [this, targets](std::string_view data, bool eof) {
-    for (Node* node : targets) notify(*node, wire::stdin_chunk(request_.launch_id, data, eof));
+    input_targets_.push_back(&nodes_[static_cast<size_t>(layout_.rank_nodes[options_.input_rank])]);
+  auto send = [this](std::string_view data, bool eof) {
+    for (Node* node : input_targets_) {
+      notify(*node, wire::stdin_chunk(request_.launch_id, data, eof));
+      node->stdin_sent += data.size();
+    }
+    pace_input();
   };
   auto source = InputSource::open(
       loop_, 0, [send](std::string_view data) { send(data, false); }, [send] { send({}, true); });
@@ -244,6 +251,18 @@ void Job::start_input() {
     return send({}, true);
   }
   input_ = std::move(source.value());
+}
+
+void Job::pace_input() {
+  if (!input_) return;
+  bool behind = std::any_of(input_targets_.begin(), input_targets_.end(), [this](Node* n) {
+    return n->reports_stdin && policy_.live(index(*n)) &&
+           n->stdin_sent - n->stdin_taken > kStdinWindowBytes;
+  });
+  if (behind)
+    input_->pause();
+  else
+    input_->resume();
 }
 
 void Job::on_message(Node& node, schema::Envelope::Reader envelope) {
@@ -260,13 +279,18 @@ void Job::on_message(Node& node, schema::Envelope::Reader envelope) {
       ranks_[exit.rank] = exit.result;
       return;
     }
+    case schema::Envelope::Body::STDIN_TAKEN: {
+      // Never more than was sent: a confused agent cannot open the window wider.
+      node.stdin_taken = std::min<uint64_t>(node.stdin_sent, body.getStdinTaken().getBytes());
+      return pace_input();
+    }
     case schema::Envelope::Body::LAUNCH_ENDED: {
       auto end = wire::decode_ended(body.getLaunchEnded(), node.address.node_id);
       node.times = end.times;
       node.ended = true;
       stragglers_.insert(stragglers_.end(), end.stragglers.begin(), end.stragglers.end());
       run(policy_.ended(index(node), std::move(end.failure)));
-      return;
+      return pace_input();  // it takes no more input
     }
     default:
       return;
@@ -275,6 +299,7 @@ void Job::on_message(Node& node, schema::Envelope::Reader envelope) {
 
 void Job::node_out(Node& node, JobFailure failure) {
   run(policy_.node_out(index(node), std::move(failure)));
+  pace_input();  // it takes no more input
 }
 
 void Job::run(std::vector<policy::JobAction> actions) {

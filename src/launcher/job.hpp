@@ -65,6 +65,8 @@ class Job {
     bool waiting_for_cxi = false;  // ready to be sent its request once the credentials are in
     wire::NodeTimes times{};       // from its LaunchEnded
     bool ended = false;            // its LaunchEnded came: every rank it started has exited
+    bool reports_stdin = false;    // it says how much stdin its ranks took (StdinTaken)
+    uint64_t stdin_sent = 0, stdin_taken = 0;
   };
 
   void connected(Node& node, std::unique_ptr<net::Stream> stream);
@@ -80,6 +82,8 @@ class Job {
   void finish();
   // Every node accepted: the launcher's stdin starts flowing to the input rank(s)' nodes.
   void start_input();
+  // Reading stdin waits while a live node that reports what it took is a window behind.
+  void pace_input();
   int index(const Node& node) const { return static_cast<int>(&node - nodes_.data()); }
   void heartbeat();
   double now_ms() const;
@@ -116,6 +120,7 @@ class Job {
   double resolve_ms_ = -1;
   size_t accepted_ = 0;
   std::unique_ptr<InputSource> input_;  // the launcher's stdin (--input), once all accepted
+  std::vector<Node*> input_targets_;    // the nodes of the input rank(s)
   CxiLease* cxi_;                       // null: the launch runs without CXI
 };
 

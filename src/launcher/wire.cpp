@@ -144,6 +144,10 @@ double accepted_replied_ms(schema::Envelope::Reader reply) {
   return static_cast<double>(reply.getBody().getLaunchAccepted().getRepliedUs()) / 1e3;
 }
 
+bool accepted_stdin_taken(schema::Envelope::Reader reply) {
+  return reply.getBody().getLaunchAccepted().getStdinTaken();
+}
+
 std::vector<std::string> accepted_bindings(schema::Envelope::Reader reply) {
   std::vector<std::string> out;
   for (auto b : reply.getBody().getLaunchAccepted().getBindings()) out.emplace_back(b);

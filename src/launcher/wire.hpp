@@ -54,6 +54,8 @@ std::string accepted_node_id(schema::Envelope::Reader reply);
 std::vector<std::string> accepted_bindings(schema::Envelope::Reader reply);
 // Milliseconds between the request's arrival at the agent and its reply, on the agent's clock.
 double accepted_replied_ms(schema::Envelope::Reader reply);
+// The agent reports the stdin its ranks took (StdinTaken): stdin to it may be held back.
+bool accepted_stdin_taken(schema::Envelope::Reader reply);
 // A piece of the launcher's stdin for the launch's input rank(s); `eof` ends it.
 rpc::Outgoing stdin_chunk(const std::string& launch_id, std::string_view data,
                           bool eof);  // "" when the agent gave none

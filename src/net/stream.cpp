@@ -137,7 +137,7 @@ void Stream::Io::on_written(uv_write_t* req, int status) {
 }
 
 void Stream::pause_reading() {
-  if (finished_ || paused_) return;
+  if (finished_ || paused_ || !callbacks_) return;  // not reading: nothing to pause
   paused_ = true;
   uv_read_stop(raw());
 }

@@ -51,7 +51,7 @@ class Stream {
   void close();
 
   // Stops and restarts reading, for backpressure: the peer's writes block once the kernel's
-  // buffers fill. Both do nothing once the stream has ended.
+  // buffers fill. Both do nothing before start() and once the stream has ended.
   void pause_reading();
   void resume_reading();
   // `fn` runs (once, from the loop) when the write queue next becomes empty, or the stream

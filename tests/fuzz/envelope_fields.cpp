@@ -81,8 +81,12 @@ size_t body(schema::Envelope::Body::Reader b) {
       return 1;
     case schema::Envelope::Body::LAUNCH_PROCESSES:
       return launch(b.getLaunchProcesses());
-    case schema::Envelope::Body::LAUNCH_ACCEPTED:
-      return text(b.getLaunchAccepted().getNodeId());
+    case schema::Envelope::Body::LAUNCH_ACCEPTED: {
+      auto a = b.getLaunchAccepted();
+      size_t n = text(a.getNodeId()) + a.getRepliedUs() + a.getStdinTaken();
+      for (auto binding : a.getBindings()) n += text(binding);
+      return n;
+    }
     case schema::Envelope::Body::ABORT_PROCESSES: {
       auto a = b.getAbortProcesses();
       return text(a.getLaunchId()) + failure(a.getFailure());
@@ -129,6 +133,10 @@ size_t body(schema::Envelope::Body::Reader b) {
     case schema::Envelope::Body::STDIN_CHUNK: {
       auto s = b.getStdinChunk();
       return text(s.getLaunchId()) + s.getData().size() + s.getEof();
+    }
+    case schema::Envelope::Body::STDIN_TAKEN: {
+      auto t = b.getStdinTaken();
+      return text(t.getLaunchId()) + t.getBytes();
     }
     case schema::Envelope::Body::PMI_NAME: {
       auto n = b.getPmiName();

@@ -260,6 +260,35 @@ def agent_stops_despite_a_slow_reader(c):
     c.check_clean()
 
 
+def large_stdin_arrives_whole(c):
+    """More stdin than an agent may queue for a rank (16 MiB), to ranks that read it slowly: the
+    launcher reads its stdin only as fast as the ranks take it (StdinTaken), so every byte
+    arrives, from a file and through a pipe, to one rank or to all. Before, the agent dropped the
+    rank's stdin at its limit: the rank saw EOF after 64 KiB and the job still exited 0."""
+    nodes = [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0"]) for i in range(2)]
+    agents = ",".join(a.address for a in nodes)
+    before = [a.memory("VmRSS") for a in nodes]
+    size = 24 << 20
+    script = ["/bin/sh", "-c", 'sleep 2; echo "rank $PMI_RANK took $(wc -c) bytes"']
+    path = os.path.join(c.dir, "big.in")
+    with open(path, "w") as f:
+        f.write("y" * size)
+    with open(path) as f:
+        p = c.start_launch(["--agents", agents, "-n", "2", *script], stdin=f)
+        r = c.finish_launch(p, ["< big.in"], time.monotonic(), 120)
+    expect_status(r, 0)
+    check(f"rank 0 took {size} bytes" in r.out, f"rank 0 lost stdin\n{r.describe()}")
+    grown = [a.memory("VmRSS") - b for a, b in zip(nodes, before)]
+    r = c.run_launch(["--agents", agents, "-n", "3", "-i", "all", *script], input="z" * size,
+                     timeout=120)
+    expect_status(r, 0)
+    for rank in range(3):
+        check(f"rank {rank} took {size} bytes" in r.out, f"rank {rank} lost stdin\n{r.describe()}")
+    if not SANITIZED:
+        check(max(grown) < 24 << 10, f"agents grew by {grown} KiB holding stdin for a rank")
+    c.check_clean(r)
+
+
 def stdin_forwarding(c):
     """The launcher's stdin reaches rank 0 by default (srun's --input), every rank with `all`,
     one rank by number, none with `none`; EOF reaches them (`cat` ends), whether stdin is a pipe
@@ -341,5 +370,6 @@ if __name__ == "__main__":
         ("slow_reader_loses_nothing", slow_reader_loses_nothing),
         ("agent_stops_despite_a_slow_reader", agent_stops_despite_a_slow_reader),
         ("stdin_forwarding", stdin_forwarding),
+        ("large_stdin_arrives_whole", large_stdin_arrives_whole),
         ("cpu_binding", cpu_binding),
     ])

@@ -163,6 +163,11 @@ std::vector<Outgoing> one_of_each_body() {
         s.setEof(true);
       },
       [](auto b) {
+        auto t = b.initStdinTaken();
+        t.setLaunchId("job-1");
+        t.setBytes(262144);
+      },
+      [](auto b) {
         auto n = b.initPmiName();
         n.setLaunchId("job-1");
         n.setOp(schema::NameOp::LOOKUP);
