@@ -217,7 +217,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void give_up_user_lookup();
   void attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool is_stderr);
   void feed_input(Rank& rank);  // a freshly spawned input rank gets the stdin held for it
-  // Tells the launcher how much stdin the slowest input rank has taken, each 256 KiB.
+  // Tells the launcher how much stdin the slowest input rank has taken, each MiB.
   void report_input_taken();
   Status open_doors();  // the per-launch directory and socket, and the PMI_PORT listener
   // A connection on the socket or the port, admitted only from the job's user (or root).

@@ -9,6 +9,7 @@
 
 #include "agent/agent.hpp"
 #include "agent/node_topology.hpp"
+#include "base/heap.hpp"
 #include "base/log.hpp"
 #include "base/paths.hpp"
 #include "config/config.hpp"
@@ -142,6 +143,7 @@ int main(int argc, char** argv) {
   set_log_level(cfg.log_level);
   set_log_tag(cat("agentd[", cfg.node_id, "]"));
   net::ignore_sigpipe();
+  keep_freed_memory_for_reuse();
 
   // No key, no agent: an agent that accepted unauthenticated links would run anything for
   // anyone who reaches its port.

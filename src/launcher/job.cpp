@@ -26,7 +26,7 @@ constexpr link::HeartbeatOptions kHeartbeat{1000, 3};
 constexpr size_t kUnwrittenOutputBytes = size_t{4} << 20;
 // Stdin sent to a node beyond what its input ranks took (StdinTaken) before the launcher stops
 // reading its own stdin: a rank reading slowly holds the input back, and nothing is dropped.
-constexpr uint64_t kStdinWindowBytes = uint64_t{1} << 20;
+constexpr uint64_t kStdinWindowBytes = uint64_t{8} << 20;
 
 // Like srun and mpiexec: ranks start in the launcher's working directory, or --chdir's (a
 // relative one taken from there, as the user meant it).

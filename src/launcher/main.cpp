@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/heap.hpp"
 #include "base/log.hpp"
 #include "base/paths.hpp"
 #include "lattice_version.h"
@@ -113,6 +114,7 @@ int launch_main(const std::vector<std::string>& args) {
   }
 
   net::ignore_sigpipe();
+  keep_freed_memory_for_reuse();
   set_log_tag("lattice");
   set_log_level(options.verbose ? LogLevel::info : LogLevel::warn);
   if (const char* level = std::getenv("LATTICE_LOG_LEVEL"))  // e.g. debug, for operators

@@ -340,7 +340,8 @@ def bounded_under_abuse(c):
           f"an oversized world was not refused\n{r.describe()}")
 
     good_launch(c, nodes)
-    check(wait_until(lambda: agent.stats()[1] == start_fds, 10),
+    # At most as many as before: links of the warm-up launch may still have been open then.
+    check(wait_until(lambda: agent.stats()[1] <= start_fds, 10),
           f"fds: {start_fds} before, {agent.stats()[1]} after")
     rss = agent.stats()[0]
     if not SANITIZED:
