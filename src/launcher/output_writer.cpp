@@ -24,9 +24,20 @@ int reopen_nonblocking(int fd) {
   return ::open(cat("/proc/self/fd/", fd).c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 }
 
+bool same_file(int a, int b) {
+  struct stat sa {
+  }, sb{};
+  return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
 }  // namespace
 
-OutputWriter::OutputWriter(net::Loop& loop, int fd) : fd_(fd) {
+OutputWriter::OutputWriter(net::Loop& loop, int fd, OutputWriter* same) : fd_(fd) {
+  if (same && same_file(fd, same->fd_)) {
+    delegate_ = same;
+    return;
+  }
   int own = reopen_nonblocking(fd);
   if (own < 0) return;
   // A deeper pipe means fewer turns through the loop when the reader lags for a moment (a
@@ -38,6 +49,7 @@ OutputWriter::OutputWriter(net::Loop& loop, int fd) : fd_(fd) {
 }
 
 void OutputWriter::write(std::string data) {
+  if (delegate_) return delegate_->write(std::move(data));
   if (stream_) return stream_->write(std::move(data));
   // A file or a device takes it at once; a broken pipe drops it (SIGPIPE is ignored).
   for (size_t done = 0; done < data.size();) {
@@ -49,6 +61,7 @@ void OutputWriter::write(std::string data) {
 }
 
 void OutputWriter::when_drained(std::function<void()> fn) {
+  if (delegate_) return delegate_->when_drained(std::move(fn));
   if (stream_) return stream_->when_drained(std::move(fn));
   fn();
 }

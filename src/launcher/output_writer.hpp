@@ -17,17 +17,22 @@ namespace lattice::launcher {
 
 class OutputWriter {
  public:
-  OutputWriter(net::Loop& loop, int fd);
+  // With `same`: when `fd` is the file `same` writes (2>&1, one terminal), everything goes
+  // through `same`, so a chunk of one is never split by the other's; `same` must outlive this.
+  OutputWriter(net::Loop& loop, int fd, OutputWriter* same = nullptr);
   OutputWriter(const OutputWriter&) = delete;
   OutputWriter& operator=(const OutputWriter&) = delete;
 
   void write(std::string data);
-  size_t queued_bytes() const { return stream_ ? stream_->write_queue_bytes() : 0; }
+  size_t queued_bytes() const {
+    return delegate_ ? 0 : stream_ ? stream_->write_queue_bytes() : 0;  // 0: `same` counts it
+  }
   // Once nothing is queued (at once when nothing is); a failed write counts as drained.
   void when_drained(std::function<void()> fn);
 
  private:
   int fd_;
+  OutputWriter* delegate_ = nullptr;     // the writer of the same file
   std::unique_ptr<net::Stream> stream_;  // null: written at once
 };
 

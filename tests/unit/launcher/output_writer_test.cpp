@@ -45,6 +45,36 @@ TEST_CASE("a pipe nobody reads queues the rest and drains once read; its fd stay
   ::close(fds[1]);
 }
 
+TEST_CASE("two descriptors of one pipe (2>&1) share a writer: chunks stay whole and in order") {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  int also = ::dup(fds[1]);
+  REQUIRE(also >= 0);
+  const std::string big(size_t{4} << 20, 'o');
+  std::string got;
+  {
+    Loop loop;
+    OutputWriter out(loop, fds[1]);
+    OutputWriter err(loop, also, &out);
+    out.write(big);
+    err.write("err\n");              // queued behind the rest of `big`, not written into the gap
+    CHECK(err.queued_bytes() == 0);  // counted once, by `out`
+    err.when_drained([&] { loop.stop(); });
+    std::thread reader([&] {
+      char buf[4096];
+      ssize_t n;
+      while (got.size() < big.size() + 4 && (n = ::read(fds[0], buf, sizeof buf)) > 0)
+        got.append(buf, static_cast<size_t>(n));
+    });
+    loop.run();
+    reader.join();
+  }
+  CHECK(got == big + "err\n");
+  ::close(fds[0]);
+  ::close(fds[1]);
+  ::close(also);
+}
+
 TEST_CASE("a regular file is written at once") {
   char path[] = "/tmp/lattice-writerXXXXXX";
   int fd = ::mkstemp(path);
