@@ -96,15 +96,17 @@ void Job::start(double resolve_ms) {
     provision_cxi();
   for (auto& node : nodes_) {
     Node* n = &node;
-    net::connect_tcp(loop_, node.address.host, node.address.port,
-                     [this, n](Result<std::unique_ptr<net::Stream>> stream) {
-                       if (!stream)
-                         return node_out(
-                             *n, JobFailure{cat("cannot reach agent ", n->address.node_id, " at ",
-                                                n->address.host, ':', n->address.port, ": ",
-                                                stream.error().message)});
-                       connected(*n, std::move(stream.value()));
-                     });
+    net::connect_tcp(
+        loop_, node.address.host, node.address.port,
+        [this, n](Result<std::unique_ptr<net::Stream>> stream) {
+          // The last link to begin lets the launch's key pair go (wiped then).
+          auto ephemeral = ++links_begun_ == nodes_.size() ? std::move(ephemeral_) : ephemeral_;
+          if (!stream)
+            return node_out(*n, JobFailure{cat("cannot reach agent ", n->address.node_id, " at ",
+                                               n->address.host, ':', n->address.port, ": ",
+                                               stream.error().message)});
+          connected(*n, std::move(stream.value()), std::move(ephemeral));
+        });
   }
   heartbeat_timer_.start(kHeartbeat.period_ms, kHeartbeat.period_ms, [this] { heartbeat(); });
   deadline_timer_.start(kAgentResponseMs, 0, [this] {
@@ -116,7 +118,8 @@ void Job::start(double resolve_ms) {
   });
 }
 
-void Job::connected(Node& node, std::unique_ptr<net::Stream> stream) {
+void Job::connected(Node& node, std::unique_ptr<net::Stream> stream,
+                    std::shared_ptr<const secure::EphemeralKey> ephemeral) {
   if (policy_.done(index(node))) return;  // gave up on it already; dropping the stream closes it
   Node* n = &node;
   rpc::Session::Handlers handlers;
@@ -127,6 +130,7 @@ void Job::connected(Node& node, std::unique_ptr<net::Stream> stream) {
   link.side = secure::Channel::Side::initiator;
   link.key = &key_;
   link.self = secure::Identity{secure::Role::launcher, launcher_name()};
+  link.ephemeral = std::move(ephemeral);
   link.counts = &counts_;
   node.conn = std::make_unique<link::Connection>(
       loop_, std::move(stream), std::move(link), std::move(handlers),

@@ -31,6 +31,7 @@
 #include "net/timer.hpp"
 #include "policy/job_policy.hpp"
 #include "secure/cluster_key.hpp"
+#include "secure/ephemeral_key.hpp"
 
 namespace lattice::launcher {
 
@@ -69,7 +70,8 @@ class Job {
     uint64_t stdin_sent = 0, stdin_taken = 0;
   };
 
-  void connected(Node& node, std::unique_ptr<net::Stream> stream);
+  void connected(Node& node, std::unique_ptr<net::Stream> stream,
+                 std::shared_ptr<const secure::EphemeralKey> ephemeral);
   void authenticated(Node& node, const secure::Identity& peer);
   void send_launch(Node& node);
   // Every node id is final: the fabric manager can be asked for the launch's CXI service.
@@ -116,6 +118,10 @@ class Job {
   net::Timer deadline_timer_;
   net::Timer heartbeat_timer_;
   uint64_t start_ns_;
+  // One handshake key pair for every link of the launch: making one is half of a handshake's
+  // CPU, and a launcher makes a link per node at once (secure/ephemeral_key.hpp).
+  std::shared_ptr<const secure::EphemeralKey> ephemeral_ = secure::EphemeralKey::generate();
+  size_t links_begun_ = 0;  // connects that succeeded or failed
   double connected_ms_ = -1;
   double resolve_ms_ = -1;
   size_t accepted_ = 0;

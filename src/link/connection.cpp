@@ -13,7 +13,7 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
     : loop_(loop),
       stream_(std::move(stream)),
       peer_(stream_->peer()),
-      channel_(options.side, *options.key, std::move(options.self)),
+      channel_(options.side, *options.key, std::move(options.self), std::move(options.ephemeral)),
       handshake_timer_(loop),
       on_established_(std::move(on_established)),
       on_closed_(std::move(on_closed)),

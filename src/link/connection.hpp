@@ -30,6 +30,9 @@ struct LinkOptions {
   secure::Channel::Side side = secure::Channel::Side::responder;
   const secure::ClusterKey* key = nullptr;  // must outlive the connection
   secure::Identity self;
+  // An initiator's key pair shared with the owner's other links (secure/ephemeral_key.hpp);
+  // null: the handshake makes its own.
+  std::shared_ptr<const secure::EphemeralKey> ephemeral;
   uint64_t handshake_timeout_ms = kDefaultHandshakeTimeoutMs;
   size_t write_limit_bytes = kDefaultWriteLimitBytes;
   rpc::MessageCounts* counts = nullptr;  // the owner's tally; must outlive the connection

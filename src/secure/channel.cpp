@@ -2,8 +2,9 @@
 
 namespace lattice::secure {
 
-Channel::Channel(Side side, const ClusterKey& key, Identity self)
-    : handshake_(std::make_unique<Handshake>(side, key, std::move(self))) {}
+Channel::Channel(Side side, const ClusterKey& key, Identity self,
+                 std::shared_ptr<const EphemeralKey> shared)
+    : handshake_(std::make_unique<Handshake>(side, key, std::move(self), std::move(shared))) {}
 
 Channel::~Channel() = default;
 

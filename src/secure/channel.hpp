@@ -27,7 +27,9 @@ class Channel {
  public:
   using Side = Handshake::Side;
   // `key` must outlive the channel.
-  Channel(Side side, const ClusterKey& key, Identity self);
+  // `shared`: as for Handshake.
+  Channel(Side side, const ClusterKey& key, Identity self,
+          std::shared_ptr<const EphemeralKey> shared = {});
   ~Channel();
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;

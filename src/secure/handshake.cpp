@@ -60,11 +60,13 @@ struct Keys {
 struct Handshake::State {
   enum class Step { start, await_m1, await_m2, await_m3, done, failed };
 
-  State(Side s, const ClusterKey& k, Identity me) : side(s), key(k), self(std::move(me)) {}
+  State(Side s, const ClusterKey& k, Identity me, std::shared_ptr<const EphemeralKey> e)
+      : side(s), key(k), self(std::move(me)), shared(std::move(e)) {}
 
   Side side;
   const ClusterKey& key;
   Identity self;
+  std::shared_ptr<const EphemeralKey> shared;  // the initiator's key pair, when given one
   Step step = Step::start;
   Secret secret{sizeof(Keys)};
   uint8_t ephemeral_public[kPublicKey] = {};
@@ -230,8 +232,10 @@ struct Handshake::State {
   }
 };
 
-Handshake::Handshake(Side side, const ClusterKey& key, Identity self)
-    : s_(std::make_unique<State>(side, key, std::move(self))) {
+Handshake::Handshake(Side side, const ClusterKey& key, Identity self,
+                     std::shared_ptr<const EphemeralKey> shared)
+    : s_(std::make_unique<State>(side, key, std::move(self),
+                                 side == Side::initiator ? std::move(shared) : nullptr)) {
   if (side == Side::responder) s_->step = State::Step::await_m1;
 }
 
@@ -239,7 +243,15 @@ Handshake::~Handshake() = default;
 
 std::string Handshake::start() {
   if (s_->side != Side::initiator || s_->step != State::Step::start) return {};
-  crypto_kx_keypair(s_->ephemeral_public, s_->keys().ephemeral_secret);
+  if (s_->shared) {
+    // A copy into this handshake's own guarded block, wiped with it; the shared pair is let
+    // go here so that it is wiped as soon as every link's handshake has started.
+    std::memcpy(s_->ephemeral_public, s_->shared->public_key(), kPublicKey);
+    std::memcpy(s_->keys().ephemeral_secret, s_->shared->secret_key(), kPublicKey);
+    s_->shared.reset();
+  } else {
+    crypto_kx_keypair(s_->ephemeral_public, s_->keys().ephemeral_secret);
+  }
   uint8_t nonce[kNonce];
   randombytes_buf(nonce, sizeof nonce);
   std::string m1(kHandshakeMagic);

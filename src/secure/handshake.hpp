@@ -15,6 +15,7 @@
 
 #include "base/result.hpp"
 #include "secure/cluster_key.hpp"
+#include "secure/ephemeral_key.hpp"
 #include "secure/identity.hpp"
 #include "secure/secret.hpp"
 
@@ -36,7 +37,10 @@ struct HandshakeResult {
 class Handshake {
  public:
   enum class Side { initiator, responder };
-  Handshake(Side side, const ClusterKey& key, Identity self);
+  // An initiator given `shared` uses that key pair (see ephemeral_key.hpp) instead of making
+  // its own; a responder always makes its own.
+  Handshake(Side side, const ClusterKey& key, Identity self,
+            std::shared_ptr<const EphemeralKey> shared = {});
   ~Handshake();
   Handshake(const Handshake&) = delete;
   Handshake& operator=(const Handshake&) = delete;

@@ -35,6 +35,40 @@ TEST_CASE("the handshake messages have their documented sizes and the magic come
   CHECK(p.to_initiator.size() <= kMaxHandshakeMessage);
 }
 
+TEST_CASE("links that share an initiator key pair each get their own traffic keys") {
+  auto key = key_of(5);
+  auto shared = EphemeralKey::generate();
+  Pair a(key, key, {Role::launcher, "launcher@test"}, {Role::agent, "n1"}, shared);
+  Pair b(key, key, {Role::launcher, "launcher@test"}, {Role::agent, "n2"}, shared);
+  REQUIRE(a.handshake());
+  REQUIRE(b.handshake());
+  // Both M1s carry the shared public key, after the magic and the version byte.
+  const std::string pub(reinterpret_cast<const char*>(shared->public_key()), EphemeralKey::kBytes);
+  CHECK(a.to_responder.substr(kHandshakeMagic.size() + 1, pub.size()) == pub);
+  CHECK(b.to_responder.substr(kHandshakeMagic.size() + 1, pub.size()) == pub);
+  // The handshakes let the pair go once started: the last holder wipes it.
+  CHECK(shared.use_count() == 1);
+  // Each link's records open only on that link.
+  const std::string sealed = a.initiator.seal("for n1 only");
+  b.deliver_to_responder(sealed);
+  CHECK(b.responder_plain.empty());
+  CHECK(b.responder_error.find("authentication") != std::string::npos);
+  a.deliver_to_responder(sealed);
+  CHECK(a.responder_plain == "for n1 only");
+}
+
+TEST_CASE("a responder makes its own key pair even when given one") {
+  auto key = key_of(6);
+  auto shared = EphemeralKey::generate();
+  Channel responder(Channel::Side::responder, key, {Role::agent, "n1"}, shared);
+  Channel initiator(Channel::Side::initiator, key, {Role::launcher, "launcher@test"});
+  ChannelOutput to_initiator;
+  REQUIRE(responder.receive(initiator.start(), to_initiator));
+  const std::string pub(reinterpret_cast<const char*>(shared->public_key()), EphemeralKey::kBytes);
+  CHECK(to_initiator.to_network.substr(0, pub.size()) != pub);
+  CHECK(shared.use_count() == 1);
+}
+
 TEST_CASE("different cluster keys fail on both sides, saying so") {
   auto a = key_of(1), b = key_of(2);
   Pair p(a, b);

@@ -10,8 +10,9 @@ ClusterKey key_of(uint8_t fill) {
   return ClusterKey::from_bytes(bytes);
 }
 
-Pair::Pair(const ClusterKey& initiator_key, const ClusterKey& responder_key, Identity i, Identity r)
-    : initiator(Channel::Side::initiator, initiator_key, std::move(i)),
+Pair::Pair(const ClusterKey& initiator_key, const ClusterKey& responder_key, Identity i, Identity r,
+           std::shared_ptr<const EphemeralKey> shared)
+    : initiator(Channel::Side::initiator, initiator_key, std::move(i), std::move(shared)),
       responder(Channel::Side::responder, responder_key, std::move(r)) {}
 
 void Pair::deliver_to_responder(const std::string& bytes) {

@@ -13,7 +13,7 @@ ClusterKey key_of(uint8_t fill);
 struct Pair {
   Pair(const ClusterKey& initiator_key, const ClusterKey& responder_key,
        Identity initiator = {Role::launcher, "launcher@test"},
-       Identity responder = {Role::agent, "n1"});
+       Identity responder = {Role::agent, "n1"}, std::shared_ptr<const EphemeralKey> shared = {});
   Channel initiator;
   Channel responder;
   std::string to_responder;  // every byte the initiator sent
