@@ -11,6 +11,9 @@
 namespace lattice::agent::wire {
 namespace {
 
+// Capnp words a text of `bytes` takes (its NUL included).
+size_t text_words(size_t bytes) { return (bytes + 1 + 7) / 8; }
+
 // PmiFence (up) and PmiFenceComplete (down) carry a chunk the same way.
 template <class Reader>
 FenceMessage decode_chunk(Reader m, bool down) {
@@ -59,7 +62,12 @@ FenceMessage decode_fence_down(schema::PmiFenceComplete::Reader m) {
 
 rpc::Outgoing fence_chunk(const std::string& launch_id, int from, bool down,
                           const fence::Chunk& chunk, const std::string& error) {
-  rpc::Outgoing msg;
+  // The message's size, so that it is one segment (rpc/outgoing.hpp): the envelope and chunk
+  // structs, then per entry its struct (two pointers) and both texts.
+  size_t words = 32 + text_words(launch_id.size()) + text_words(error.size());
+  for (const auto& [key, value] : chunk.entries)
+    words += 2 + text_words(key.size()) + text_words(value.size());
+  rpc::Outgoing msg(static_cast<unsigned>(words));
   auto body = msg.envelope().initBody();
   if (down)
     fill_chunk(body.initPmiFenceComplete(), launch_id, from, chunk).setErrorMessage(error);

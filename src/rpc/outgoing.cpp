@@ -6,7 +6,8 @@
 
 namespace lattice::rpc {
 
-Outgoing::Outgoing() : message_(std::make_unique<capnp::MallocMessageBuilder>()) {
+Outgoing::Outgoing(unsigned first_segment_words)
+    : message_(std::make_unique<capnp::MallocMessageBuilder>(first_segment_words)) {
   message_->initRoot<schema::Envelope>();
 }
 

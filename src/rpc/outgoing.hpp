@@ -13,7 +13,10 @@ namespace lattice::rpc {
 
 class Outgoing {
  public:
-  Outgoing();
+  // `first_segment_words`: room for the whole message, when the caller knows its size, makes it
+  // travel as one segment. A reader reaches a later segment through a mutex-guarded lookup for
+  // every pointer it follows there (capnp's ReaderArena): per key, for a fence store.
+  explicit Outgoing(unsigned first_segment_words = capnp::SUGGESTED_FIRST_SEGMENT_WORDS);
   Outgoing(Outgoing&&) noexcept = default;
   Outgoing& operator=(Outgoing&&) noexcept = default;
 

@@ -249,6 +249,26 @@ TEST_CASE("fence chunks up and down, with an error, read back") {
   CHECK(failed.error == "broken");
 }
 
+TEST_CASE("a full fence chunk is one segment, so its reader takes no lock per key") {
+  // Keys and values of every length around a word boundary, filled to the chunk limit.
+  fence::KvList store;
+  size_t bytes = 0;
+  for (size_t i = 0; bytes < fence::kDefaultChunkBytes; ++i) {
+    store.emplace_back("key-" + std::to_string(i) + std::string(i % 9, 'k'),
+                       std::string(40 + i % 17, 'v'));
+    bytes += store.back().first.size() + store.back().second.size();
+  }
+  auto chunks = fence::make_chunks(3, store, fence::kDefaultChunkBytes);
+  REQUIRE(chunks.size() == 2);
+  const std::string long_error(300, 'e');
+  for (const auto& chunk : chunks)
+    for (bool down : {false, true}) {
+      auto msg = agent::wire::fence_chunk("0b8f6a52-3c1e-4d2a-9f3b-6a1c2d3e4f50", 12, down, chunk,
+                                          down ? long_error : "");
+      CHECK(msg.message().getSegmentsForOutput().size() == 1);
+    }
+}
+
 TEST_CASE("a hostile failure: an unknown kind reads as its detail, exit code 0 as 1") {
   rpc::Outgoing msg;
   auto abort = msg.envelope().initBody().initAbortProcesses();
