@@ -11,6 +11,7 @@
 #include "agent/node_topology.hpp"
 #include "base/heap.hpp"
 #include "base/log.hpp"
+#include "base/open_files.hpp"
 #include "base/paths.hpp"
 #include "config/config.hpp"
 #include "lattice_version.h"
@@ -144,6 +145,16 @@ int main(int argc, char** argv) {
   set_log_tag(cat("agentd[", cfg.node_id, "]"));
   net::ignore_sigpipe();
   keep_freed_memory_for_reuse();
+  // What the configured limits let launches hold: a link per connection and, per rank, three
+  // pipes, a PMI socket and a pidfd. Past the real limit a launch fails at a rank's start.
+  const size_t files_allowed =
+      size_t{cfg.max_connections} + size_t{cfg.max_ranks_per_node} * 5 + 64;
+  if (const size_t files = raise_open_files_limit(); files < files_allowed)
+    LAT_LOG(warn, "agent", "this process may open ", files,
+            " files, fewer than limits.max_connections and limits.max_ranks_per_node allow for (",
+            files_allowed,
+            "): a launch past it fails with 'too many open files'; raise the hard "
+            "limit (LimitNOFILE=, ulimit -Hn) or lower those limits");
 
   // No key, no agent: an agent that accepted unauthenticated links would run anything for
   // anyone who reaches its port.

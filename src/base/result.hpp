@@ -14,6 +14,7 @@ enum class ErrorKind {
   other,
   eof,             // a byte stream ended (the peer closed its end)
   closed_by_peer,  // a link ended cleanly, as its peer chose
+  refused,         // the peer answered a request with an error (it did not do what was asked)
 };
 
 struct Error {

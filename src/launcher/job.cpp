@@ -216,9 +216,11 @@ void Job::send_launch(Node& node) {
   node.conn->session().call(
       std::move(msg), loop_.now_ms() + kAgentResponseMs,
       [this, n](Result<schema::Envelope::Reader> reply) {
-        if (!reply)
+        if (!reply) {
+          n->refused = reply.error().kind == ErrorKind::refused;
           return node_out(*n, JobFailure{cat("agent ", n->address.node_id,
                                              " refused the launch: ", reply.error().message)});
+        }
         n->accepted_ms = now_ms();
         n->replied_ms = wire::accepted_replied_ms(*reply);
         n->reports_stdin = wire::accepted_stdin_taken(*reply);
@@ -397,10 +399,12 @@ std::string Job::final_report() const {
     out += cat("lattice: job failed: ", policy::describe(*policy_.failure()), '\n');
   out += format_stragglers(stragglers_);
   if (code != 0) {
-    std::vector<bool> ended;
-    for (const auto& node : nodes_) ended.push_back(node.ended);
+    // Where no rank can be running unreported: the node ended, refused, or was never asked.
+    std::vector<bool> settled;
+    for (const auto& node : nodes_)
+      settled.push_back(node.ended || node.refused || node.sent_ms < 0);
     out +=
-        cat("lattice: exit statuses: ", summarize_exits(ranks_, layout_.rank_nodes, ended), '\n');
+        cat("lattice: exit statuses: ", summarize_exits(ranks_, layout_.rank_nodes, settled), '\n');
   }
   if (options_.verbose) {
     Timings t;

@@ -66,6 +66,7 @@ class Job {
     bool waiting_for_cxi = false;  // ready to be sent its request once the credentials are in
     wire::NodeTimes times{};       // from its LaunchEnded
     bool ended = false;            // its LaunchEnded came: every rank it started has exited
+    bool refused = false;          // it answered the request with an error: it started nothing
     bool reports_stdin = false;    // it says how much stdin its ranks took (StdinTaken)
     uint64_t stdin_sent = 0, stdin_taken = 0;
   };

@@ -10,6 +10,7 @@
 
 #include "base/heap.hpp"
 #include "base/log.hpp"
+#include "base/open_files.hpp"
 #include "base/paths.hpp"
 #include "lattice_version.h"
 #include "launcher/admin_client.hpp"
@@ -115,6 +116,13 @@ int launch_main(const std::vector<std::string>& args) {
 
   net::ignore_sigpipe();
   keep_freed_memory_for_reuse();
+  // A link per node (in local mode also each agent's process and pipe), and some of our own.
+  const size_t files_needed =
+      static_cast<size_t>(layout->nodes) * (options.agents.empty() ? 3 : 1) + 64;
+  if (const size_t files = raise_open_files_limit(); files < files_needed)
+    return fail(2, cat("a launch on ", layout->nodes, " nodes needs about ", files_needed,
+                       " open files (a link per node), but this process may open ", files,
+                       " (the hard limit: ulimit -Hn)"));
   set_log_tag("lattice");
   set_log_level(options.verbose ? LogLevel::info : LogLevel::warn);
   if (const char* level = std::getenv("LATTICE_LOG_LEVEL"))  // e.g. debug, for operators

@@ -35,14 +35,14 @@ int job_exit_code(const std::optional<JobFailure>& failure, const std::map<int, 
 
 std::string summarize_exits(const std::map<int, RankResult>& ranks,
                             const std::vector<int>& rank_nodes,
-                            const std::vector<bool>& node_ended) {
+                            const std::vector<bool>& node_settled) {
   std::map<std::string, std::vector<int>> groups;  // outcome -> ranks
   for (int rank = 0; rank < static_cast<int>(rank_nodes.size()); ++rank) {
     auto it = ranks.find(rank);
     auto node = static_cast<size_t>(rank_nodes[static_cast<size_t>(rank)]);
-    bool ended = node < node_ended.size() && node_ended[node];
+    bool settled = node < node_settled.size() && node_settled[node];
     std::string outcome =
-        it == ranks.end() ? (ended ? "not started" : "no exit status")
+        it == ranks.end() ? (settled ? "not started" : "no exit status")
         : (it->second.code == 0 && it->second.signal == 0)
             ? "exited 0"
             : proc::describe(proc::ExitStatus{it->second.code, it->second.signal});

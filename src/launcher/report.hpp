@@ -39,11 +39,12 @@ int job_exit_code(const std::optional<JobFailure>& failure, const std::map<int, 
 
 // "ranks 0-2,5: exited 0; rank 3: exited with status 7; rank 4: killed by signal 9 (SIGKILL);
 // rank 6: no exit status; rank 7: not started", grouped by outcome. `rank_nodes[r]` is rank
-// r's node; a rank without an exit whose node reported its end (`node_ended`) never started
-// there, since an agent reports every exit before its end; else its node was lost.
+// r's node; a rank without an exit whose node is settled (it reported its end, which an agent
+// does after every exit, or it refused the launch or was never sent it) never started there;
+// else its node was lost, and nobody knows.
 std::string summarize_exits(const std::map<int, RankResult>& ranks,
                             const std::vector<int>& rank_nodes,
-                            const std::vector<bool>& node_ended);
+                            const std::vector<bool>& node_settled);
 
 // Prefixes every line of `data` with "RANK: ".
 std::string label_lines(int rank, const std::string& data);

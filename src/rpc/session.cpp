@@ -129,7 +129,7 @@ std::optional<std::string> Session::deliver_response(uint64_t request_id,
     return reason;
   }
   if (error)
-    (*callback)(make_error(std::move(*error)));
+    (*callback)(make_error(std::move(*error), ErrorKind::refused));
   else
     (*callback)(envelope);
   return std::nullopt;

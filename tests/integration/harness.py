@@ -98,7 +98,7 @@ class Agent:
     """A `lattice-agentd` started by the test, on loopback port 0, in its own directory."""
 
     def __init__(self, node_id, directory, extra_args=(), env=None, key_file=None,
-                 allow_root=True, binary=AGENTD):
+                 allow_root=True, binary=AGENTD, wrapper=()):
         self.node_id, self.dir = node_id, directory
         os.makedirs(directory, exist_ok=True)
         self.admin_socket = os.path.join(directory, "admin.sock")
@@ -106,7 +106,7 @@ class Agent:
         r, w = os.pipe()
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                [binary, "--listen", "127.0.0.1:0", "--node-id", node_id,
+                [*wrapper, binary, "--listen", "127.0.0.1:0", "--node-id", node_id,
                  "--admin-socket", self.admin_socket, "--pmi-socket-dir", directory,
                  "--ready-fd", str(w),
                  *(["--key-file", key_file] if key_file else []),
@@ -204,12 +204,12 @@ class Case:
         # the case's tag (--env LT_TEST_TAG) instead.
         return dict(os.environ, TMPDIR=self.dir, LATTICE_KEY_FILE=self.key_file)
 
-    def start_launch(self, args, cwd=None, env=None, stdin=subprocess.DEVNULL):
+    def start_launch(self, args, cwd=None, env=None, stdin=subprocess.DEVNULL, wrapper=()):
         """Starts `lattice launch` in the background (its own process group); returns the Popen.
         `cwd` is where the ranks start (launches for other users pass one they may enter);
         `env` adds variables to the launcher's environment; `stdin` is the launcher's (a file,
-        or subprocess.PIPE to give text through finish_launch)."""
-        p = subprocess.Popen(self.launch_command(args), stdin=stdin,
+        or subprocess.PIPE to give text through finish_launch); `wrapper` runs it (e.g. prlimit)."""
+        p = subprocess.Popen([*wrapper, *self.launch_command(args)], stdin=stdin,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=dict(self.case_env(), **(env or {})), start_new_session=True,
                              cwd=cwd)
@@ -226,22 +226,23 @@ class Case:
             code = None
         return LaunchResult(args, code, out, err, time.monotonic() - started)
 
-    def run_launch(self, args, timeout=LAUNCH_TIMEOUT, cwd=None, env=None, input=None):
+    def run_launch(self, args, timeout=LAUNCH_TIMEOUT, cwd=None, env=None, input=None, wrapper=()):
         """Runs `lattice launch ARGS` to its end: LaunchResult (code None when it timed out).
         `input`: text for the launcher's stdin (else /dev/null)."""
         started = time.monotonic()
         stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
-        return self.finish_launch(self.start_launch(args, cwd, env, stdin), args, started, timeout,
-                                  input)
+        return self.finish_launch(self.start_launch(args, cwd, env, stdin, wrapper), args, started,
+                                  timeout, input)
 
     def start_agent(self, node_id, extra_args=(), key_file=None, allow_root=True, env=None,
-                    binary=AGENTD):
+                    binary=AGENTD, wrapper=()):
         """A standalone agent with the case's key (or `key_file`), allowed root jobs (tests run
         as root) unless allow_root is False; `env` adds to its environment; `binary`: a copy of
-        lattice-agentd beside test doubles of its helpers (it runs the helpers beside itself)."""
+        lattice-agentd beside test doubles of its helpers (it runs the helpers beside itself);
+        `wrapper` runs it (e.g. prlimit)."""
         agent = Agent(node_id, os.path.join(self.dir, node_id), extra_args,
                       dict(self.case_env(), **(env or {})), key_file or self.key_file, allow_root,
-                      binary)
+                      binary, wrapper)
         self.agents.append(agent)
         return agent
 

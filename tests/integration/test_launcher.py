@@ -354,6 +354,33 @@ def cpu_binding(c):
     c.check_clean(r)
 
 
+def open_files_limits(c):
+    """A shell's soft limit on open files (1024 on many systems) is below what a launcher needs
+    for a link per node, or an agent for a few descriptors per rank: both raise it to the hard
+    limit, as srun does. A launcher whose hard limit is too low says so before connecting; an
+    agent warns at start when its limits.* allow more than it may open. Before, a launch on
+    more nodes than the soft limit failed with 'too many open files'."""
+    def nofile(soft, hard):
+        return ["prlimit", f"--nofile={soft}:{hard}", "--"]
+    roomy = c.start_agent("n1", ["--listen", "127.0.0.1:0"], wrapper=nofile(16, 8192))
+    r = c.run_launch(["--agents", roomy.address, "-n", "8", "/bin/true"])
+    expect_status(r, 0)
+    check("may open" not in roomy.log_text(), f"warned with room to spare\n{roomy.log_text()}")
+    tight = c.start_agent("n2", ["--listen", "127.0.0.2:0"], wrapper=nofile(64, 64))
+    check(tight.wait_log("may open 64 files"), f"no warning at 64 files\n{tight.log_text()}")
+    nodes = [roomy, tight] + [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0"])
+                              for i in range(2, 12)]
+    agents = ",".join(a.address for a in nodes)
+    r = c.run_launch(["--agents", agents, "-N", "12", "-n", "12", "/bin/true"],
+                     wrapper=nofile(16, 8192))
+    expect_status(r, 0)
+    r = c.run_launch(["--agents", agents, "-N", "12", "-n", "12", "/bin/true"],
+                     wrapper=nofile(16, 16))
+    expect_status(r, 2)
+    check("needs about 76 open files" in r.err and "may open 16" in r.err, r.describe())
+    c.check_clean(r)
+
+
 if __name__ == "__main__":
     run_cases([
         ("pmi_port_mode", pmi_port_mode),
@@ -372,4 +399,5 @@ if __name__ == "__main__":
         ("stdin_forwarding", stdin_forwarding),
         ("large_stdin_arrives_whole", large_stdin_arrives_whole),
         ("cpu_binding", cpu_binding),
+        ("open_files_limits", open_files_limits),
     ])

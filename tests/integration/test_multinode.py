@@ -5,6 +5,7 @@ a rank killed on one node, an agent killed while its ranks wait in a fence, a fe
 its straggler report. After each fault the surviving agents serve the next launch. Links between
 agents are held (heartbeated) only while a launch needs them; idle agents fall silent."""
 import os
+import re
 import signal
 import subprocess
 import time
@@ -132,6 +133,19 @@ def kill_agent_in_fence(c):
     ok(c, again, 4, "ok")
 
 
+def unreachable_node(c):
+    """A node whose agent is gone fails the launch at once, by name, and its rank is "not
+    started": nothing of the launch ran there (before, "no exit status", as for a lost node)."""
+    nodes = agents(c, 3)
+    nodes[2].stop()
+    r = c.run_launch(["--agents", addresses(nodes), "-N", "3", "-n", "3", "sleep", "30"])
+    check(r.code == 1 and "cannot reach agent" in r.err, f"not refused at once\n{r.describe()}")
+    # "rank 2: not started", or within a range when the others were never asked either.
+    check(re.search(r"ranks? [0-9,-]*\b2: not started", r.err),
+          f"the unreached rank is not 'not started'\n{r.describe()}")
+    c.check_clean(r)
+
+
 def hung_agent_detected(c):
     nodes = agents(c, 3)
     p, started = held_launch(c, nodes, "hold", "60")
@@ -254,6 +268,7 @@ if __name__ == "__main__":
         ("stores_in_chunks", stores_in_chunks),
         ("kill_rank_on_node2", kill_rank_on_node2),
         ("kill_agent_in_fence", kill_agent_in_fence),
+        ("unreachable_node", unreachable_node),
         ("hung_agent_detected", hung_agent_detected),
         ("fence_timeout_stragglers", fence_timeout_stragglers),
         ("name_publishing", name_publishing),

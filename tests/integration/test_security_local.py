@@ -251,6 +251,9 @@ def root_jobs_need_permission(c):
     check(r.code not in (0, None), f"a root job ran without allow_root_jobs\n{r.describe()}")
     check("does not run jobs as root" in r.err and "n1" in r.err,
           f"the refusal does not say why and where\n{r.describe()}")
+    # A node that refused started nothing, and the summary says so rather than "no exit status".
+    check("exit statuses: rank 0: not started" in r.err,
+          f"the refused rank is not 'not started'\n{r.describe()}")
     check(agent.wait_log("does not run jobs as root"), f"no refusal logged\n{agent.log()}")
     r = c.run_launch(["--agents", agent.address, "--user", "nobody", "-n", "1", "/bin/true"],
                      cwd="/tmp")

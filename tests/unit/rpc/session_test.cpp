@@ -26,6 +26,7 @@ Outgoing signal_message(int signal) {
 struct Outcome {
   bool called = false;
   std::string error;
+  ErrorKind kind = ErrorKind::other;
   int signal = 0;
 };
 
@@ -34,6 +35,7 @@ Session::ResponseCallback record(Outcome& out) {
     out.called = true;
     if (!r.ok()) {
       out.error = r.error().message;
+      out.kind = r.error().kind;
       return;
     }
     auto body = r->getBody();
@@ -131,6 +133,8 @@ TEST_CASE("respond_error reaches the caller's callback as an error") {
   link.pump();
   CHECK(out.called);
   CHECK(out.error == "no launch 'x'");
+  // The peer's own answer: it did not do what was asked (a timeout or a lost link says nothing).
+  CHECK(out.kind == ErrorKind::refused);
 }
 
 TEST_CASE("a request without an on_message handler gets an error response") {
@@ -159,6 +163,7 @@ TEST_CASE("deadlines expire with the right error, and a late response is dropped
   CHECK_FALSE(first.called);
   link.a.expire(150);
   CHECK(first.error == "timed out waiting for the response to request " + std::to_string(first_id));
+  CHECK(first.kind != ErrorKind::refused);
   CHECK_FALSE(second.called);
   CHECK(link.a.pending() == 1);
   link.a.expire(200);

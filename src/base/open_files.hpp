@@ -1,0 +1,14 @@
+// How many descriptors this process may hold. A login shell's soft limit (often 1024) is far
+// below what a launcher of a thousand nodes needs (a link each), or an agent of a few hundred
+// ranks (pipes, a PMI socket and a pidfd each), while the hard limit is usually ample.
+#pragma once
+
+#include <cstddef>
+
+namespace lattice {
+
+// Raises the soft RLIMIT_NOFILE to the hard one, as srun does (call once, early in main).
+// Returns the limit in force afterwards.
+size_t raise_open_files_limit();
+
+}  // namespace lattice
