@@ -1,7 +1,8 @@
 #include "agent/launch_spec.hpp"
 
 #include <algorithm>
-#include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "base/hostlist.hpp"
 #include "base/strings.hpp"
@@ -215,8 +216,10 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   if (!peers) return peers.error();
   spec.peers = std::move(peers.value());
   if (spec.peers.empty()) spec.peers.push_back(Peer{defaults.node_id, "", 0});
-  // Node ids are how links are matched to launch members: each must name one node.
-  std::set<std::string> ids;
+  // Node ids are how links are matched to launch members: each must name one node. Hashed
+  // views, not a tree of copies: every agent does this for every node of every launch.
+  std::unordered_set<std::string_view> ids;
+  ids.reserve(spec.peers.size());
   for (const auto& peer : spec.peers)
     if (!ids.insert(peer.node_id).second)
       return make_error(cat("node id '", peer.node_id, "' appears twice among the peers"));
