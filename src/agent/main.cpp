@@ -147,8 +147,9 @@ int main(int argc, char** argv) {
   keep_freed_memory_for_reuse();
   // What the configured limits let launches hold: a link per connection and, per rank, three
   // pipes, a PMI socket and a pidfd. Past the real limit a launch fails at a rank's start.
+  constexpr size_t kFilesPerRank = 5;
   const size_t files_allowed =
-      size_t{cfg.max_connections} + size_t{cfg.max_ranks_per_node} * 5 + 64;
+      size_t{cfg.max_connections} + size_t{cfg.max_ranks_per_node} * kFilesPerRank + kOwnOpenFiles;
   if (const size_t files = raise_open_files_limit(); files < files_allowed)
     LAT_LOG(warn, "agent", "this process may open ", files,
             " files, fewer than limits.max_connections and limits.max_ranks_per_node allow for (",

@@ -7,6 +7,10 @@
 
 namespace lattice {
 
+// Descriptors a process keeps besides those a launch's size asks for (standard streams, the
+// loop's, log and config files), in the estimates both mains check against the limit.
+constexpr size_t kOwnOpenFiles = 64;
+
 // Raises the soft RLIMIT_NOFILE to the hard one, as srun does (call once, early in main).
 // Returns the limit in force afterwards.
 size_t raise_open_files_limit();

@@ -118,7 +118,7 @@ int launch_main(const std::vector<std::string>& args) {
   keep_freed_memory_for_reuse();
   // A link per node (in local mode also each agent's process and pipe), and some of our own.
   const size_t files_needed =
-      static_cast<size_t>(layout->nodes) * (options.agents.empty() ? 3 : 1) + 64;
+      static_cast<size_t>(layout->nodes) * (options.agents.empty() ? 3 : 1) + kOwnOpenFiles;
   if (const size_t files = raise_open_files_limit(); files < files_needed)
     return fail(2, cat("a launch on ", layout->nodes, " nodes needs about ", files_needed,
                        " open files (a link per node), but this process may open ", files,

@@ -24,9 +24,8 @@ class OutputWriter {
   OutputWriter& operator=(const OutputWriter&) = delete;
 
   void write(std::string data);
-  size_t queued_bytes() const {
-    return delegate_ ? 0 : stream_ ? stream_->write_queue_bytes() : 0;  // 0: `same` counts it
-  }
+  // A delegating writer has no stream: `same` counts what it queued.
+  size_t queued_bytes() const { return stream_ ? stream_->write_queue_bytes() : 0; }
   // Once nothing is queued (at once when nothing is); a failed write counts as drained.
   void when_drained(std::function<void()> fn);
 
