@@ -62,7 +62,8 @@ void Connection::on_bytes(std::string_view bytes) {
   if (!status) return closed(status.error());
   if (out.established) {
     handshake_timer_.stop();
-    LAT_LOG(debug, "link", peer_, " is ", secure::describe(channel_.peer()));
+    LAT_LOG(debug, "link", peer_, " is ", secure::describe(channel_.peer()), ", records under ",
+            secure::cipher_name(channel_.cipher()));
     if (!unsent_.empty()) stream_->write(channel_.seal(std::exchange(unsent_, std::string())));
     if (on_established_) on_established_(channel_.peer());
     if (!open_) return;

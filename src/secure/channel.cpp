@@ -3,8 +3,9 @@
 namespace lattice::secure {
 
 Channel::Channel(Side side, const ClusterKey& key, Identity self,
-                 std::shared_ptr<const EphemeralKey> shared)
-    : handshake_(std::make_unique<Handshake>(side, key, std::move(self), std::move(shared))) {}
+                 std::shared_ptr<const EphemeralKey> shared, Ciphers ciphers)
+    : handshake_(
+          std::make_unique<Handshake>(side, key, std::move(self), std::move(shared), ciphers)) {}
 
 Channel::~Channel() = default;
 
@@ -22,8 +23,9 @@ Status Channel::receive(std::string_view bytes, ChannelOutput& out) {
     auto result = handshake_->take_result();
     handshake_.reset();
     peer_ = std::move(result.peer);
-    writer_ = std::make_unique<RecordWriter>(result.send_key);
-    reader_ = std::make_unique<RecordReader>(result.receive_key);
+    cipher_ = result.cipher;
+    writer_ = std::make_unique<RecordWriter>(result.send_key, result.cipher);
+    reader_ = std::make_unique<RecordReader>(result.receive_key, result.cipher);
     out.established = true;
   }
   if (bytes.empty()) return {};

@@ -27,9 +27,9 @@ class Channel {
  public:
   using Side = Handshake::Side;
   // `key` must outlive the channel.
-  // `shared`: as for Handshake.
+  // `shared`, `ciphers`: as for Handshake.
   Channel(Side side, const ClusterKey& key, Identity self,
-          std::shared_ptr<const EphemeralKey> shared = {});
+          std::shared_ptr<const EphemeralKey> shared = {}, Ciphers ciphers = local_ciphers());
   ~Channel();
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
@@ -46,6 +46,7 @@ class Channel {
 
   bool established() const { return writer_ != nullptr; }
   const Identity& peer() const { return peer_; }  // valid once established
+  Cipher cipher() const { return cipher_; }       // likewise
   bool peer_finished() const { return reader_ && reader_->finished(); }
 
  private:
@@ -53,6 +54,7 @@ class Channel {
   std::unique_ptr<RecordWriter> writer_;
   std::unique_ptr<RecordReader> reader_;
   Identity peer_;
+  Cipher cipher_ = Cipher::xchacha20poly1305;
   std::optional<Error> failed_;
 };
 

@@ -18,10 +18,11 @@ constexpr size_t kNonce = 32;
 constexpr size_t kHash = 32;
 constexpr size_t kKey = 32;
 constexpr size_t kTag = crypto_aead_xchacha20poly1305_ietf_ABYTES;
-constexpr size_t kM1 = kHandshakeMagic.size() + 1 + kPublicKey + kNonce;
-constexpr size_t kMinSealedIdentity = 3 + kTag;  // role, length, one name byte
+constexpr size_t kM1 = kHandshakeMagic.size() + 2 + kPublicKey + kNonce;  // version, ciphers
+constexpr size_t kM2Clear = kPublicKey + kNonce + 1;  // before the sealed identity: + ciphers
+constexpr size_t kMinSealedIdentity = 3 + kTag;       // role, length, one name byte
 constexpr size_t kMaxSealedIdentity = 2 + kMaxIdentityName + kTag;
-static_assert(kPublicKey + kNonce + 2 + kMaxSealedIdentity <= kMaxHandshakeMessage);
+static_assert(kM2Clear + 2 + kMaxSealedIdentity <= kMaxHandshakeMessage);
 
 constexpr char kLabel[] = "lattice sealed link v1";
 constexpr char kHandshakeRI[] = "handshake responder->initiator";
@@ -47,6 +48,8 @@ void append_be16(std::string& out, size_t value) {
 
 const uint8_t* bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
 
+std::string hex_byte(uint8_t b) { return to_hex(std::string_view(reinterpret_cast<char*>(&b), 1)); }
+
 }  // namespace
 
 // Key material lives in one guarded block per handshake.
@@ -60,13 +63,14 @@ struct Keys {
 struct Handshake::State {
   enum class Step { start, await_m1, await_m2, await_m3, done, failed };
 
-  State(Side s, const ClusterKey& k, Identity me, std::shared_ptr<const EphemeralKey> e)
-      : side(s), key(k), self(std::move(me)), shared(std::move(e)) {}
+  State(Side s, const ClusterKey& k, Identity me, std::shared_ptr<const EphemeralKey> e, Ciphers c)
+      : side(s), key(k), self(std::move(me)), shared(std::move(e)), ciphers(c) {}
 
   Side side;
   const ClusterKey& key;
   Identity self;
   std::shared_ptr<const EphemeralKey> shared;  // the initiator's key pair, when given one
+  Ciphers ciphers;                             // this side's offer
   Step step = Step::start;
   Secret secret{sizeof(Keys)};
   uint8_t ephemeral_public[kPublicKey] = {};
@@ -162,6 +166,11 @@ struct Handshake::State {
     step = Step::done;
   }
 
+  Error no_common_cipher(Ciphers offered) const {
+    return make_error(cat("handshake failed: the peer offers record ciphers 0x", hex_byte(offered),
+                          " and this side 0x", hex_byte(ciphers), ": none in common"));
+  }
+
   Result<bool> fail(Error error) {
     step = Step::failed;
     secret.wipe();
@@ -176,13 +185,20 @@ struct Handshake::State {
     for (size_t i = before; i < check; ++i)
       if (pending[i] != kHandshakeMagic[i])
         return fail(make_error("not a Lattice handshake (plaintext rpc or another protocol?)"));
+    // The version as soon as it is in: an older peer's M1 may be shorter than ours.
+    if (pending.size() > kHandshakeMagic.size()) {
+      auto version = static_cast<uint8_t>(pending[kHandshakeMagic.size()]);
+      if (version != kHandshakeVersion)
+        return fail(make_error(cat("handshake version ", int{version},
+                                   " is not supported (this is ", int{kHandshakeVersion}, ")")));
+    }
     if (pending.size() < kM1) return false;
-    auto version = static_cast<uint8_t>(pending[kHandshakeMagic.size()]);
-    if (version != kHandshakeVersion)
-      return fail(make_error(cat("handshake version ", int{version}, " is not supported (this is ",
-                                 int{kHandshakeVersion}, ")")));
+    auto offered = static_cast<Ciphers>(pending[kHandshakeMagic.size() + 1]);
+    auto cipher = choose_cipher(ciphers, offered);
+    if (!cipher) return fail(no_common_cipher(offered));
+    result.cipher = *cipher;
     const auto* peer_public =
-        reinterpret_cast<const uint8_t*>(pending.data()) + kHandshakeMagic.size() + 1;
+        reinterpret_cast<const uint8_t*>(pending.data()) + kHandshakeMagic.size() + 2;
     crypto_kx_keypair(ephemeral_public, keys().ephemeral_secret);
     // Server session keys: rx = initiator -> responder, tx = responder -> initiator.
     if (crypto_kx_server_session_keys(keys().rx, keys().tx, ephemeral_public,
@@ -192,6 +208,7 @@ struct Handshake::State {
     randombytes_buf(nonce, sizeof nonce);
     std::string m2(reinterpret_cast<const char*>(ephemeral_public), kPublicKey);
     m2.append(reinterpret_cast<const char*>(nonce), kNonce);
+    m2.push_back(static_cast<char>(ciphers));
     transcript += pending;
     transcript += m2;
     out += m2;
@@ -202,17 +219,22 @@ struct Handshake::State {
   }
 
   Result<bool> on_m2(std::string_view& in, std::string& out) {
-    auto complete = gather_sealed(in, kPublicKey + kNonce);
+    auto complete = gather_sealed(in, kM2Clear);
     if (!complete) return fail(complete.error());
     if (!*complete) return false;
+    // The responder's offer is in the transcript its proof covers, as ours in M1 is.
+    auto offered = static_cast<Ciphers>(pending[kPublicKey + kNonce]);
+    auto cipher = choose_cipher(ciphers, offered);
+    if (!cipher) return fail(no_common_cipher(offered));
+    result.cipher = *cipher;
     const auto* peer_public = reinterpret_cast<const uint8_t*>(pending.data());
     // Client session keys: rx = responder -> initiator, tx = initiator -> responder.
     if (crypto_kx_client_session_keys(keys().rx, keys().tx, ephemeral_public,
                                       keys().ephemeral_secret, peer_public) != 0)
       return fail(make_error("handshake failed: unusable ephemeral key"));
-    transcript.append(pending.data(), kPublicKey + kNonce);
-    auto peer = open_identity(std::string_view(pending).substr(kPublicKey + kNonce), kHandshakeRI,
-                              keys().rx, kPeerLacksKey);
+    transcript.append(pending.data(), kM2Clear);
+    auto peer = open_identity(std::string_view(pending).substr(kM2Clear), kHandshakeRI, keys().rx,
+                              kPeerLacksKey);
     if (!peer) return fail(peer.error());
     result.peer = std::move(peer.value());
     seal_identity(out, kHandshakeIR, keys().tx);
@@ -233,9 +255,9 @@ struct Handshake::State {
 };
 
 Handshake::Handshake(Side side, const ClusterKey& key, Identity self,
-                     std::shared_ptr<const EphemeralKey> shared)
+                     std::shared_ptr<const EphemeralKey> shared, Ciphers ciphers)
     : s_(std::make_unique<State>(side, key, std::move(self),
-                                 side == Side::initiator ? std::move(shared) : nullptr)) {
+                                 side == Side::initiator ? std::move(shared) : nullptr, ciphers)) {
   if (side == Side::responder) s_->step = State::Step::await_m1;
 }
 
@@ -256,6 +278,7 @@ std::string Handshake::start() {
   randombytes_buf(nonce, sizeof nonce);
   std::string m1(kHandshakeMagic);
   m1.push_back(static_cast<char>(kHandshakeVersion));
+  m1.push_back(static_cast<char>(s_->ciphers));
   m1.append(reinterpret_cast<const char*>(s_->ephemeral_public), kPublicKey);
   m1.append(reinterpret_cast<const char*>(nonce), kNonce);
   s_->transcript += m1;

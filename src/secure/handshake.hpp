@@ -1,10 +1,12 @@
 // The three-message handshake that opens every TCP link (docs/security.md has the protocol):
-//   M1 initiator -> responder: magic, version, ephemeral X25519 key, nonce
-//   M2 responder -> initiator: ephemeral key, nonce, AEAD(identity) under a key that needs the
-//                              cluster key, both ephemerals and the transcript
+//   M1 initiator -> responder: magic, version, record ciphers offered, ephemeral X25519 key,
+//                              nonce
+//   M2 responder -> initiator: ephemeral key, nonce, ciphers offered, AEAD(identity) under a key
+//                              that needs the cluster key, both ephemerals and the transcript
 //   M3 initiator -> responder: AEAD(identity) likewise, over the transcript including M2
 // Both directions' traffic keys come from the ephemeral exchange (forward secrecy), keyed with
-// the cluster key and bound to the whole transcript (nonces and both identities). Pure: bytes
+// the cluster key and bound to the whole transcript (nonces, both offers and both
+// identities, so nobody in between can make the sides settle for a weaker cipher). Pure: bytes
 // in, bytes out; the caller moves them and enforces the deadline.
 #pragma once
 
@@ -17,6 +19,7 @@
 #include "secure/cluster_key.hpp"
 #include "secure/ephemeral_key.hpp"
 #include "secure/identity.hpp"
+#include "secure/record.hpp"
 #include "secure/secret.hpp"
 
 namespace lattice::secure {
@@ -24,23 +27,27 @@ namespace lattice::secure {
 // 8 bytes no other protocol of ours starts with (a plaintext Cap'n Proto frame begins with a
 // little-endian segment count, HTTP with a verb): refused at the first byte that differs.
 constexpr std::string_view kHandshakeMagic = "LTCSEAL\x01";
-constexpr uint8_t kHandshakeVersion = 1;
+// Also the version of the messages after it: an agent or launcher of another version is
+// refused here, by name, instead of misreading them (version 2: cipher offers).
+constexpr uint8_t kHandshakeVersion = 2;
 // The most bytes a responder holds for an unauthenticated peer: M1 and M3 are at most this big.
 constexpr size_t kMaxHandshakeMessage = 512;
 
 struct HandshakeResult {
   Identity peer;
-  Secret send_key{32};     // this side's traffic key out
-  Secret receive_key{32};  // and in
+  Secret send_key{32};                        // this side's traffic key out
+  Secret receive_key{32};                     // and in
+  Cipher cipher = Cipher::xchacha20poly1305;  // the records' (both offered it)
 };
 
 class Handshake {
  public:
   enum class Side { initiator, responder };
   // An initiator given `shared` uses that key pair (see ephemeral_key.hpp) instead of making
-  // its own; a responder always makes its own.
+  // its own; a responder always makes its own. `ciphers`: what this side offers (tests offer
+  // less than the machine can run).
   Handshake(Side side, const ClusterKey& key, Identity self,
-            std::shared_ptr<const EphemeralKey> shared = {});
+            std::shared_ptr<const EphemeralKey> shared = {}, Ciphers ciphers = local_ciphers());
   ~Handshake();
   Handshake(const Handshake&) = delete;
   Handshake& operator=(const Handshake&) = delete;

@@ -54,21 +54,32 @@ void channel_seeds(const std::filesystem::path& dir) {
   uint8_t key_bytes[secure::kClusterKeyBytes];
   std::memset(key_bytes, 0x5a, sizeof key_bytes);  // the fuzz target's key
   auto key = secure::ClusterKey::from_bytes(key_bytes);
-  secure::Channel initiator(secure::Channel::Side::initiator, key,
-                            {secure::Role::launcher, "fuzz-launcher"});
-  secure::Channel responder(secure::Channel::Side::responder, key, {secure::Role::agent, "n1"});
-  std::string m1 = initiator.start();
-  secure::ChannelOutput m2;
-  if (!responder.receive(m1, m2)) std::abort();
-  secure::ChannelOutput m3;
-  if (!initiator.receive(m2.to_network, m3)) std::abort();
-  secure::ChannelOutput done;
-  if (!responder.receive(m3.to_network, done) || !responder.established()) std::abort();
-  // Mode byte, piece-size byte, payload (see sealed_channel_fuzz.cpp).
-  write_seed(dir, "m1", std::string("\0\0", 2) + m1);
-  write_seed(dir, "m2", std::string("\1\0", 2) + m2.to_network);
-  std::string stream = initiator.seal("hello, records") + initiator.seal_final();
-  write_seed(dir, "records", std::string("\2\0", 2) + stream.substr(secure::kStreamHeaderBytes));
+  // Both record ciphers (bit 2 of the mode byte: XChaCha20-Poly1305 only).
+  for (bool xchacha_only : {false, true}) {
+    const auto ciphers = xchacha_only
+                             ? static_cast<secure::Ciphers>(secure::Cipher::xchacha20poly1305)
+                             : secure::local_ciphers();
+    const char flag = xchacha_only ? 4 : 0;
+    const std::string suffix = xchacha_only ? "_xchacha" : "";
+    secure::Channel initiator(secure::Channel::Side::initiator, key,
+                              {secure::Role::launcher, "fuzz-launcher"}, {}, ciphers);
+    secure::Channel responder(secure::Channel::Side::responder, key, {secure::Role::agent, "n1"},
+                              {}, ciphers);
+    std::string m1 = initiator.start();
+    secure::ChannelOutput m2;
+    if (!responder.receive(m1, m2)) std::abort();
+    secure::ChannelOutput m3;
+    if (!initiator.receive(m2.to_network, m3)) std::abort();
+    secure::ChannelOutput done;
+    if (!responder.receive(m3.to_network, done) || !responder.established()) std::abort();
+    // Mode byte, piece-size byte, payload (see sealed_channel_fuzz.cpp).
+    write_seed(dir, "m1" + suffix, std::string{flag, 0} + m1);
+    write_seed(dir, "m2" + suffix, std::string{static_cast<char>(flag | 1), 0} + m2.to_network);
+    std::string stream = initiator.seal("hello, records") + initiator.seal_final();
+    write_seed(dir, "records" + suffix,
+               std::string{static_cast<char>(flag | 2), 0} +
+                   stream.substr(secure::stream_header_bytes(initiator.cipher())));
+  }
   write_seed(dir, "plaintext", std::string("\3\7", 2) + "plaintext in pieces of seven");
 }
 

@@ -11,6 +11,8 @@
 #include "secure/channel.hpp"
 
 // Input: a mode byte, a piece-size byte (0 = deliver at once), then the payload.
+//   bit 2 of the mode byte: both sides offer XChaCha20-Poly1305 only (else all this machine
+//   runs, so AES-256-GCM where it has AES-NI): each record cipher gets its turn
 //   mode % 4 == 0: the payload is what a peer sends a fresh responder (M1, M3, records...)
 //   mode % 4 == 1: the payload is what a responder sends a fresh initiator after its M1
 //   mode % 4 == 2: after a real handshake and the initiator's valid stream header, the payload
@@ -75,11 +77,13 @@ void round_trip(Channel& from, Channel& to, std::string_view plaintext, size_t p
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
   const unsigned mode = data[0] % 4;
+  const Ciphers ciphers =
+      (data[0] & 4) ? static_cast<Ciphers>(Cipher::xchacha20poly1305) : local_ciphers();
   const size_t piece = data[1];
   std::string_view payload(reinterpret_cast<const char*>(data + 2), size - 2);
 
-  Channel initiator(Channel::Side::initiator, fuzz_key(), launcher());
-  Channel responder(Channel::Side::responder, fuzz_key(), agent());
+  Channel initiator(Channel::Side::initiator, fuzz_key(), launcher(), {}, ciphers);
+  Channel responder(Channel::Side::responder, fuzz_key(), agent(), {}, ciphers);
   if (mode == 0) {
     deliver(responder, payload, piece);
     return 0;
@@ -91,12 +95,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (!establish(initiator, responder)) std::abort();
   if (initiator.peer().name != "n1" || responder.peer().name != "fuzz-launcher") std::abort();
+  if (initiator.cipher() != responder.cipher()) std::abort();
   if (mode == 2) {
-    // The writer's first output is its stream header, then one record: keep only the header.
+    // The writer's first output is its stream header (if the cipher has one), then one record:
+    // keep only the header.
+    const size_t header = stream_header_bytes(initiator.cipher());
     std::string first = initiator.seal("x");
-    if (first.size() < kStreamHeaderBytes) std::abort();
-    if (deliver(responder, std::string_view(first).substr(0, kStreamHeaderBytes), 0).failed)
-      std::abort();
+    if (first.size() < header) std::abort();
+    if (deliver(responder, std::string_view(first).substr(0, header), 0).failed) std::abort();
     deliver(responder, payload, piece);
     return 0;
   }

@@ -142,6 +142,36 @@ def no_key_launcher(c):
     good_launch(c, nodes)
 
 
+def machine_has_aes():
+    """What libsodium needs for AES-256-GCM (AES-NI and CLMUL), as the kernel reports it."""
+    with open("/proc/cpuinfo") as f:
+        flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    return "aes" in flags and "pclmulqdq" in flags
+
+
+def versions_and_ciphers(c):
+    nodes = [c.start_agent("n1", ["--listen", "127.0.0.1:0", "--log-level", "debug"])]
+    magic = b"LTCSEAL\x01"
+    # An agent or launcher of the previous version (1) is refused by name, not misread.
+    with socket.create_connection(nodes[0].host_port()) as s:
+        s.sendall(magic + b"\x01" + os.urandom(64))
+        check(closed_by_peer(s, 10), "a version 1 handshake kept its connection")
+    check(nodes[0].wait_log("handshake version 1 is not supported (this is 2)"),
+          f"no version refusal logged\n{nodes[0].log()}")
+    # An offer of no record cipher this agent runs.
+    with socket.create_connection(nodes[0].host_port()) as s:
+        s.sendall(magic + b"\x02\x00" + os.urandom(64))
+        check(closed_by_peer(s, 10), "an offer of no known cipher kept its connection")
+    check(nodes[0].wait_log("none in common"), f"no cipher refusal logged\n{nodes[0].log()}")
+    # A real launcher and this agent settle on the best cipher both run.
+    good_launch(c, nodes)
+    expected = "AES-256-GCM" if machine_has_aes() else "XChaCha20-Poly1305"
+    check(nodes[0].wait_log("is launcher lattice@"),
+          f"the launcher's link was not logged\n{nodes[0].log()}")
+    check(f"records under {expected}" in nodes[0].log_text(),
+          f"the launcher's link is not under {expected}\n{nodes[0].log()}")
+
+
 def random_bytes(c):
     nodes = agents(c, 1)
     with socket.create_connection(nodes[0].host_port()) as s:
@@ -352,6 +382,7 @@ if __name__ == "__main__":
     run_cases([
         ("wrong_key_launcher", wrong_key_launcher),
         ("no_key_launcher", no_key_launcher),
+        ("versions_and_ciphers", versions_and_ciphers),
         ("random_bytes", random_bytes),
         ("silent_connection", silent_connection),
         ("replayed_handshake", replayed_handshake),

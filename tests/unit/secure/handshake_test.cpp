@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
+#include "base/strings.hpp"
 #include "secure_test_support.hpp"
 
 using namespace lattice::secure;
@@ -42,10 +44,10 @@ TEST_CASE("links that share an initiator key pair each get their own traffic key
   Pair b(key, key, {Role::launcher, "launcher@test"}, {Role::agent, "n2"}, shared);
   REQUIRE(a.handshake());
   REQUIRE(b.handshake());
-  // Both M1s carry the shared public key, after the magic and the version byte.
+  // Both M1s carry the shared public key, after the magic, the version and the cipher offer.
   const std::string pub(reinterpret_cast<const char*>(shared->public_key()), EphemeralKey::kBytes);
-  CHECK(a.to_responder.substr(kHandshakeMagic.size() + 1, pub.size()) == pub);
-  CHECK(b.to_responder.substr(kHandshakeMagic.size() + 1, pub.size()) == pub);
+  CHECK(a.to_responder.substr(kHandshakeMagic.size() + 2, pub.size()) == pub);
+  CHECK(b.to_responder.substr(kHandshakeMagic.size() + 2, pub.size()) == pub);
   // The handshakes let the pair go once started: the last holder wipes it.
   CHECK(shared.use_count() == 1);
   // Each link's records open only on that link.
@@ -100,16 +102,72 @@ TEST_CASE("garbage one byte at a time is refused without an answer") {
   CHECK(out.to_network.empty());
 }
 
-TEST_CASE("an unknown handshake version is refused by name") {
-  auto key = key_of(3);
-  Channel initiator(Channel::Side::initiator, key, {Role::launcher, "l"});
-  std::string m1 = initiator.start();
-  m1[kHandshakeMagic.size()] = 9;
+TEST_CASE("an unknown handshake version, or an older one, is refused by name") {
+  for (int version : {9, 1}) {
+    auto key = key_of(3);
+    Channel initiator(Channel::Side::initiator, key, {Role::launcher, "l"});
+    std::string m1 = initiator.start();
+    m1[kHandshakeMagic.size()] = static_cast<char>(version);
+    Channel responder(Channel::Side::responder, key, {Role::agent, "n1"});
+    ChannelOutput out;
+    // Refused at the version byte: an older peer's M1 is shorter, and it waits for an answer.
+    auto st = responder.receive(m1.substr(0, kHandshakeMagic.size() + 1), out);
+    REQUIRE_FALSE(st);
+    CHECK(st.error().message.find(lattice::cat(
+              "version ", version, " is not supported (this is 2)")) != std::string::npos);
+  }
+}
+
+TEST_CASE("the sides settle on the best record cipher both offer, and records flow under it") {
+  auto key = key_of(8);
+  const Ciphers all = local_ciphers();
+  struct Case {
+    Ciphers initiator, responder;
+    Cipher expected;
+  };
+  std::vector<Case> cases = {{only(Cipher::xchacha20poly1305), all, Cipher::xchacha20poly1305},
+                             {all, only(Cipher::xchacha20poly1305), Cipher::xchacha20poly1305}};
+  if (all & only(Cipher::aes256gcm)) {
+    cases.push_back({all, all, Cipher::aes256gcm});
+    // An offer with bits this side does not know (a later cipher) still settles.
+    cases.push_back({static_cast<Ciphers>(all | 0x80), all, Cipher::aes256gcm});
+  } else {
+    cases.push_back({all, all, Cipher::xchacha20poly1305});
+  }
+  for (const auto& c : cases) {
+    CAPTURE(int{c.initiator});
+    CAPTURE(int{c.responder});
+    Pair p(key, key, {Role::launcher, "launcher@test"}, {Role::agent, "n1"}, {}, c.initiator,
+           c.responder);
+    REQUIRE(p.handshake());
+    CHECK(p.initiator.cipher() == c.expected);
+    CHECK(p.responder.cipher() == c.expected);
+    p.deliver_to_responder(p.initiator.seal("up"));
+    p.deliver_to_initiator(p.responder.seal("down"));
+    CHECK(p.responder_plain == "up");
+    CHECK(p.initiator_plain == "down");
+  }
+}
+
+TEST_CASE("offers with no cipher in common are refused by name, on either side") {
+  auto key = key_of(8);
+  Pair p(key, key, {Role::launcher, "launcher@test"}, {Role::agent, "n1"}, {},
+         only(Cipher::aes256gcm), only(Cipher::xchacha20poly1305));
+  CHECK_FALSE(p.handshake());
+  CHECK(p.responder_error.find("offers record ciphers 0x02 and this side 0x01: none in common") !=
+        std::string::npos);
+  // The initiator finds out from M2 when the responder offers what M1 did not.
+  Channel initiator(Channel::Side::initiator, key, {Role::launcher, "l"}, {},
+                    only(Cipher::xchacha20poly1305));
   Channel responder(Channel::Side::responder, key, {Role::agent, "n1"});
-  ChannelOutput out;
-  auto st = responder.receive(m1, out);
+  ChannelOutput r;
+  REQUIRE(responder.receive(initiator.start(), r));
+  std::string m2 = r.to_network;
+  m2[64] = static_cast<char>(only(Cipher::aes256gcm));
+  ChannelOutput i;
+  auto st = initiator.receive(m2, i);
   REQUIRE_FALSE(st);
-  CHECK(st.error().message.find("version 9") != std::string::npos);
+  CHECK(st.error().message.find("none in common") != std::string::npos);
 }
 
 TEST_CASE("a recorded initiator replayed to a new responder is refused at M3") {
@@ -130,9 +188,9 @@ TEST_CASE("flipping any byte of the handshake makes it fail") {
   auto key = key_of(5);
   Pair clean(key, key);
   REQUIRE(clean.handshake());
-  size_t m1 = kHandshakeMagic.size() + 1 + 32 + 32;
-  // Initiator -> responder bytes: M1 then M3; flip each byte of M3 (M1's key and nonce feed
-  // the transcript, so flipping them fails too; checked below).
+  size_t m1 = kHandshakeMagic.size() + 2 + 32 + 32;
+  // Initiator -> responder bytes: M1 then M3; flip each byte of M3 (M1's offer, key and nonce
+  // feed the transcript, so flipping them fails too: a changed offer cannot downgrade).
   for (size_t i = 0; i < clean.to_responder.size(); ++i) {
     Pair p(key, key);
     std::string m = p.initiator.start();
@@ -154,7 +212,8 @@ TEST_CASE("flipping any byte of the handshake makes it fail") {
     }
     CHECK_FALSE((p.initiator.established() && p.responder.established()));
   }
-  // Responder -> initiator bytes (M2): every flip is caught by the initiator.
+  // Responder -> initiator bytes (M2: key, nonce, offer, sealed identity): every flip is
+  // caught by the initiator.
   for (size_t i = 0; i < clean.to_initiator.size(); ++i) {
     Pair p(key, key);
     std::string m1_bytes = p.initiator.start();
@@ -167,7 +226,7 @@ TEST_CASE("flipping any byte of the handshake makes it fail") {
     CHECK_FALSE(p.initiator.established());
     // A length made larger only leaves the initiator waiting (its deadline ends that); every
     // other flip fails at once.
-    if (st) CHECK((i == 64 || i == 65));
+    if (st) CHECK((i == 65 || i == 66));
   }
 }
 

@@ -10,10 +10,18 @@ ClusterKey key_of(uint8_t fill) {
   return ClusterKey::from_bytes(bytes);
 }
 
+std::vector<Cipher> testable_ciphers() {
+  std::vector<Cipher> out{Cipher::xchacha20poly1305};
+  if (local_ciphers() & only(Cipher::aes256gcm)) out.push_back(Cipher::aes256gcm);
+  return out;
+}
+
 Pair::Pair(const ClusterKey& initiator_key, const ClusterKey& responder_key, Identity i, Identity r,
-           std::shared_ptr<const EphemeralKey> shared)
-    : initiator(Channel::Side::initiator, initiator_key, std::move(i), std::move(shared)),
-      responder(Channel::Side::responder, responder_key, std::move(r)) {}
+           std::shared_ptr<const EphemeralKey> shared, Ciphers initiator_ciphers,
+           Ciphers responder_ciphers)
+    : initiator(Channel::Side::initiator, initiator_key, std::move(i), std::move(shared),
+                initiator_ciphers),
+      responder(Channel::Side::responder, responder_key, std::move(r), {}, responder_ciphers) {}
 
 void Pair::deliver_to_responder(const std::string& bytes) {
   ChannelOutput out;

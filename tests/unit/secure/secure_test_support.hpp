@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "secure/channel.hpp"
 
@@ -10,10 +11,15 @@ namespace lattice::secure::testing {
 
 ClusterKey key_of(uint8_t fill);
 
+// Every record cipher this machine runs (AES-256-GCM needs AES-NI), to run a test under each.
+std::vector<Cipher> testable_ciphers();
+inline Ciphers only(Cipher c) { return static_cast<Ciphers>(c); }
+
 struct Pair {
   Pair(const ClusterKey& initiator_key, const ClusterKey& responder_key,
        Identity initiator = {Role::launcher, "launcher@test"},
-       Identity responder = {Role::agent, "n1"}, std::shared_ptr<const EphemeralKey> shared = {});
+       Identity responder = {Role::agent, "n1"}, std::shared_ptr<const EphemeralKey> shared = {},
+       Ciphers initiator_ciphers = local_ciphers(), Ciphers responder_ciphers = local_ciphers());
   Channel initiator;
   Channel responder;
   std::string to_responder;  // every byte the initiator sent
