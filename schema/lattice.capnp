@@ -128,11 +128,6 @@ struct LaunchAccepted {
                                  # the launcher may hold its stdin back until they take it
 }
 
-struct KvEntry {
-  key @0 :Text;
-  value @1 :Text;
-}
-
 # Fence and abort messages name their sender's node index, but a receiver believes it only when
 # the sealed link it came on belongs to that node (the handshake's identity): see docs/security.md.
 struct PmiFence {
@@ -140,7 +135,7 @@ struct PmiFence {
   launchId @0 :Text;
   epoch @1 :UInt64;
   fromNode @2 :UInt32;
-  entries @3 :List(KvEntry);
+  entries @3 :Data;              # packed (src/fence/kv_pack.hpp; a List of texts before version 2)
   chunkIndex @4 :UInt32;         # 0 .. chunkCount-1; chunks may arrive in any order
   chunkCount @5 :UInt32;
 }
@@ -150,7 +145,7 @@ struct PmiFenceComplete {
   # agent as it arrives (failed: errorMessage set, no entries).
   launchId @0 :Text;
   epoch @1 :UInt64;
-  entries @2 :List(KvEntry);
+  entries @2 :Data;              # packed, as in PmiFence
   errorMessage @3 :Text;
   chunkIndex @4 :UInt32;
   chunkCount @5 :UInt32;

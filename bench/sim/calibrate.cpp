@@ -192,7 +192,8 @@ void fence_codec(size_t value_bytes, Calibration& c) {
     const double t0 = cpu_us();
     read_frame(big, [&](schema::Envelope::Reader e) {
       auto m = agent::wire::decode_fence_down(e.getBody().getPmiFenceComplete());
-      auto actions = leaf.from_parent(std::move(m.chunk));
+      check(m.ok(), "the chunk decodes");
+      auto actions = leaf.from_parent(std::move(m->chunk));
       auto* done = std::get_if<fence::Complete>(&actions.back());
       check(done && done->merged.size() == many, "leaf completes");
       kvs.publish(std::move(done->merged));

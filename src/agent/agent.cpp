@@ -293,7 +293,15 @@ void Agent::signal_processes(const Sender& sender, uint64_t request_id,
   if (request_id) session.respond(request_id, rpc::Outgoing());
 }
 
-void Agent::fence_message(FenceMessage message, const Sender& sender) {
+void Agent::fence_message(Result<FenceMessage> decoded, const Sender& sender) {
+  if (!decoded) {
+    // As the Reducer treats a chunk it cannot place: dropped, and the fence's deadline ends a
+    // launch whose fence then cannot complete. Only an authenticated agent gets this far.
+    LAT_LOG(warn, "fence", decoded.error().message, " (from ", secure::describe(sender.identity),
+            "): dropped");
+    return;
+  }
+  FenceMessage message = std::move(decoded.value());
   if (LaunchEntry* entry = find_launch(message.launch_id))
     return deliver_fence(*entry, std::move(message), sender);
   if (sender.identity.role != secure::Role::agent) {

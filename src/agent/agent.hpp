@@ -59,7 +59,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   void signal_processes(const Sender& sender, uint64_t request_id,
                         schema::SignalProcesses::Reader sig);
   void deliver_abort(LaunchEntry& entry, Failure failure, const Sender& sender);
-  void fence_message(FenceMessage message, const Sender& sender);
+  void fence_message(Result<FenceMessage> decoded, const Sender& sender);
   void hold_early(const std::string& launch_id, EarlyMessage early);
   void modex_message(ModexMessage message, const Sender& sender);
   // An escape-hatch message: delivered to its launch when the sender is one of its nodes.

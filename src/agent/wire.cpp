@@ -5,6 +5,8 @@
 #include <tuple>
 #include <utility>
 
+#include "base/strings.hpp"
+#include "fence/kv_pack.hpp"
 #include "rpc/bytes.hpp"
 #include "wire/failure_codec.hpp"
 
@@ -16,7 +18,7 @@ size_t text_words(size_t bytes) { return (bytes + 1 + 7) / 8; }
 
 // PmiFence (up) and PmiFenceComplete (down) carry a chunk the same way.
 template <class Reader>
-FenceMessage decode_chunk(Reader m, bool down) {
+Result<FenceMessage> decode_chunk(Reader m, bool down) {
   FenceMessage out;
   out.launch_id = m.getLaunchId();
   out.down = down;
@@ -24,55 +26,52 @@ FenceMessage decode_chunk(Reader m, bool down) {
   out.chunk.epoch = m.getEpoch();
   out.chunk.index = m.getChunkIndex();
   out.chunk.count = m.getChunkCount();
-  auto entries = m.getEntries();
-  out.chunk.entries.reserve(entries.size());
-  for (auto e : entries) {
-    auto key = e.getKey(), value = e.getValue();  // by size: no strlen per string
-    out.chunk.entries.emplace_back(std::piecewise_construct,
-                                   std::forward_as_tuple(key.begin(), key.size()),
-                                   std::forward_as_tuple(value.begin(), value.size()));
-  }
+  auto packed = m.getEntries();
+  auto entries =
+      fence::unpack(std::string_view(reinterpret_cast<const char*>(packed.begin()), packed.size()));
+  if (!entries)
+    return make_error(cat("a fence chunk from node ", out.from, " for launch ", out.launch_id,
+                          " is malformed: ", entries.error().message));
+  out.chunk.entries = std::move(entries.value());
   return out;
 }
 
 template <class Builder>
-Builder fill_chunk(Builder m, const std::string& launch_id, int from, const fence::Chunk& chunk) {
+Builder fill_chunk(Builder m, const std::string& launch_id, int from, const fence::Chunk& chunk,
+                   size_t packed_size) {
   m.setLaunchId(launch_id);
   m.setEpoch(chunk.epoch);
   m.setFromNode(static_cast<uint32_t>(from));
   m.setChunkIndex(chunk.index);
   m.setChunkCount(chunk.count);
-  auto entries = m.initEntries(static_cast<unsigned>(chunk.entries.size()));
-  for (unsigned i = 0; i < entries.size(); ++i) {
-    entries[i].setKey(chunk.entries[i].first);
-    entries[i].setValue(chunk.entries[i].second);
-  }
+  auto packed = m.initEntries(static_cast<unsigned>(packed_size));
+  fence::pack(chunk.entries, reinterpret_cast<char*>(packed.begin()));
   return m;
 }
 
 }  // namespace
 
-FenceMessage decode_fence_up(schema::PmiFence::Reader m) { return decode_chunk(m, false); }
+Result<FenceMessage> decode_fence_up(schema::PmiFence::Reader m) { return decode_chunk(m, false); }
 
-FenceMessage decode_fence_down(schema::PmiFenceComplete::Reader m) {
-  FenceMessage out = decode_chunk(m, true);
-  out.error = m.getErrorMessage();
+Result<FenceMessage> decode_fence_down(schema::PmiFenceComplete::Reader m) {
+  auto out = decode_chunk(m, true);
+  if (out) out->error = m.getErrorMessage();
   return out;
 }
 
 rpc::Outgoing fence_chunk(const std::string& launch_id, int from, bool down,
                           const fence::Chunk& chunk, const std::string& error) {
   // The message's size, so that it is one segment (rpc/outgoing.hpp): the envelope and chunk
-  // structs, then per entry its struct (two pointers) and both texts.
-  size_t words = 32 + text_words(launch_id.size()) + text_words(error.size());
-  for (const auto& [key, value] : chunk.entries)
-    words += 2 + text_words(key.size()) + text_words(value.size());
+  // structs, the texts, and the packed entries.
+  const size_t packed = fence::packed_size(chunk.entries);
+  const size_t words =
+      32 + text_words(launch_id.size()) + text_words(error.size()) + (packed + 7) / 8;
   rpc::Outgoing msg(static_cast<unsigned>(words));
   auto body = msg.envelope().initBody();
   if (down)
-    fill_chunk(body.initPmiFenceComplete(), launch_id, from, chunk).setErrorMessage(error);
+    fill_chunk(body.initPmiFenceComplete(), launch_id, from, chunk, packed).setErrorMessage(error);
   else
-    fill_chunk(body.initPmiFence(), launch_id, from, chunk);
+    fill_chunk(body.initPmiFence(), launch_id, from, chunk, packed);
   return msg;
 }
 

@@ -15,8 +15,9 @@
 
 namespace lattice::agent::wire {
 
-FenceMessage decode_fence_up(schema::PmiFence::Reader m);
-FenceMessage decode_fence_down(schema::PmiFenceComplete::Reader m);
+// An error when the packed entries are malformed (fence/kv_pack.hpp).
+Result<FenceMessage> decode_fence_up(schema::PmiFence::Reader m);
+Result<FenceMessage> decode_fence_down(schema::PmiFenceComplete::Reader m);
 // A chunk of `launch_id`'s fence from node `from`: up (PmiFence), or down (PmiFenceComplete,
 // with `error` set when the fence failed).
 rpc::Outgoing fence_chunk(const std::string& launch_id, int from, bool down,

@@ -28,7 +28,8 @@ namespace lattice::secure {
 // little-endian segment count, HTTP with a verb): refused at the first byte that differs.
 constexpr std::string_view kHandshakeMagic = "LTCSEAL\x01";
 // Also the version of the messages after it: an agent or launcher of another version is
-// refused here, by name, instead of misreading them (version 2: cipher offers).
+// refused here, by name, instead of misreading them (version 2: cipher offers; fence chunks
+// carry packed entries).
 constexpr uint8_t kHandshakeVersion = 2;
 // The most bytes a responder holds for an unauthenticated peer: M1 and M3 are at most this big.
 constexpr size_t kMaxHandshakeMessage = 512;

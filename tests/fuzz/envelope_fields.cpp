@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "fence/kv_pack.hpp"
 #include "wire/exec_codec.hpp"
 
 namespace lattice::fuzz {
@@ -15,9 +16,13 @@ namespace {
 
 size_t text(capnp::Text::Reader t) { return std::string(t.cStr(), t.size()).size(); }
 
-size_t entries(capnp::List<schema::KvEntry>::Reader list) {
+// Fence entries travel packed; the agent unpacks them (agent/wire.cpp).
+size_t entries(capnp::Data::Reader packed) {
+  auto list =
+      fence::unpack(std::string_view(reinterpret_cast<const char*>(packed.begin()), packed.size()));
   size_t n = 0;
-  for (auto entry : list) n += text(entry.getKey()) + text(entry.getValue());
+  if (list)
+    for (const auto& [key, value] : *list) n += key.size() + value.size();
   return n;
 }
 

@@ -303,6 +303,8 @@ def wrong_role(c):
         rogue(c, n1, "agent:n2", "fence", epoch, "2", "up", *keys, launch=launch)
         rogue(c, n2, "agent:intruder", "fence-error", epoch, "0", "forged failure", launch=launch)
         rogue(c, n2, "agent:n3", "fence-error", epoch, "0", "forged failure", launch=launch)
+    # A real child of n1 (n2) whose packed entries run past their end: dropped, named.
+    rogue(c, n1, "agent:n2", "fence-packed", "1", "1", "up", "036b6579ff", launch=launch)
     # A launch request from an agent identity.
     out = rogue(c, n1, "agent:n2", "launch")
     check("only launchers start launches" in out, f"an agent-role launch was not refused: {out}")
@@ -311,7 +313,10 @@ def wrong_role(c):
     check(r.out.count("ok") == 6, f"the job did not see the right data\n{r.describe()}")
     log1, log2 = n1.log_text(), n2.log_text()
     for needle in ("an abort for launch", "a signal for launch",
-                   "a fence contribution for launch", "claims to come from node 2 but the link is node 1"):
+                   "a fence contribution for launch", "claims to come from node 2 but the link is node 1",
+                   f"a fence chunk from node 1 for launch {launch} is malformed: packed fence entries: "
+                   "entry 0 at byte 0 has a length that is overlong or runs past the end (5 bytes) "
+                   "(from agent n2): dropped"):
         check(needle in log1, f"n1 did not log '{needle}'\n{n1.log()}")
     check("a fence completion for launch" in log2, f"n2 did not log the fence error refusal\n{n2.log()}")
     c.check_clean(r)

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/strings.hpp"
+#include "fence/kv_pack.hpp"
 #include "link/connection.hpp"
 #include "net/connect.hpp"
 #include "net/loop.hpp"
@@ -30,6 +31,7 @@ const char* kUsage =
     "usage: lattice-test-rogue --key FILE --identity ROLE:NAME --connect HOST:PORT\n"
     "                          [--launch ID] ACTION [ARGS...]\n"
     "actions: abort | signal SIG | fence EPOCH FROM [up|down] KEY=VALUE... |\n"
+    "         fence-packed EPOCH FROM up|down HEX (raw packed entries) |\n"
     "         fence-error EPOCH FROM MESSAGE | launch | trickle SECONDS | hold SECONDS\n";
 
 struct Args {
@@ -125,6 +127,7 @@ class Rogue {
       return call(std::move(m));
     }
     if ((a == "fence" && args_.rest.size() >= 3) ||
+        (a == "fence-packed" && args_.rest.size() == 4) ||
         (a == "fence-error" && args_.rest.size() == 3)) {
       uint64_t epoch = static_cast<uint64_t>(parse_int(args_.rest[0]).value_or(1));
       uint32_t from = static_cast<uint32_t>(parse_int(args_.rest[1]).value_or(0));
@@ -136,16 +139,16 @@ class Rogue {
         msg.setFromNode(from);
         msg.setChunkIndex(0);
         msg.setChunkCount(1);
-        std::vector<std::pair<std::string, std::string>> kv;
+        fence::KvList kv;
         for (size_t i = 3; a == "fence" && i < args_.rest.size(); ++i) {
           auto eq = args_.rest[i].find('=');
           kv.emplace_back(args_.rest[i].substr(0, eq), args_.rest[i].substr(eq + 1));
         }
-        auto entries = msg.initEntries(static_cast<unsigned>(kv.size()));
-        for (unsigned i = 0; i < kv.size(); ++i) {
-          entries[i].setKey(kv[i].first);
-          entries[i].setValue(kv[i].second);
-        }
+        std::string packed(fence::packed_size(kv), '\0');
+        fence::pack(kv, packed.data());
+        if (a == "fence-packed") packed = from_hex(args_.rest[3]).value_or("");  // raw bytes
+        msg.setEntries(
+            kj::arrayPtr(reinterpret_cast<const capnp::byte*>(packed.data()), packed.size()));
         return msg;
       };
       if (a == "fence-error")

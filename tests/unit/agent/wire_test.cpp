@@ -232,21 +232,40 @@ TEST_CASE("aborts: the launcher's and a head's read back the same way") {
 }
 
 TEST_CASE("fence chunks up and down, with an error, read back") {
-  fence::Chunk chunk{7, 1, 3, {{"k", "v"}}};
+  fence::Chunk chunk{7, 1, 3, {{"k", "v"}, {"key-2", std::string(300, 'x')}, {"e", ""}}};
   auto up = agent::wire::fence_chunk("L-4", 5, false, chunk, "");
   auto got = agent::wire::decode_fence_up(up.envelope().asReader().getBody().getPmiFence());
-  CHECK(got.launch_id == "L-4");
-  CHECK(got.from == 5);
-  CHECK(!got.down);
-  CHECK(got.chunk.epoch == 7);
-  CHECK(got.chunk.index == 1);
-  CHECK(got.chunk.count == 3);
-  CHECK(got.chunk.entries == pmi::KvList{{"k", "v"}});
+  REQUIRE(got.ok());
+  CHECK(got->launch_id == "L-4");
+  CHECK(got->from == 5);
+  CHECK(!got->down);
+  CHECK(got->chunk.epoch == 7);
+  CHECK(got->chunk.index == 1);
+  CHECK(got->chunk.count == 3);
+  CHECK(got->chunk.entries == chunk.entries);
   auto down = agent::wire::fence_chunk("L-4", 0, true, fence::Chunk{7, 0, 1, {}}, "broken");
   auto failed =
       agent::wire::decode_fence_down(down.envelope().asReader().getBody().getPmiFenceComplete());
-  CHECK(failed.down);
-  CHECK(failed.error == "broken");
+  REQUIRE(failed.ok());
+  CHECK(failed->down);
+  CHECK(failed->error == "broken");
+  CHECK(failed->chunk.entries.empty());
+}
+
+TEST_CASE("a fence chunk whose packed entries run past their end is an error, named") {
+  rpc::Outgoing msg;
+  auto f = msg.envelope().initBody().initPmiFence();
+  f.setLaunchId("L-4");
+  f.setFromNode(3);
+  const std::string packed =
+      "\x01k\x01v\x05"
+      "abc";  // the second key claims 5 bytes, has 3
+  f.setEntries(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(packed.data()), packed.size()));
+  auto got = agent::wire::decode_fence_up(msg.envelope().asReader().getBody().getPmiFence());
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.error().message ==
+        "a fence chunk from node 3 for launch L-4 is malformed: packed fence entries: entry 1 at "
+        "byte 4 has a length that is overlong or runs past the end (8 bytes)");
 }
 
 TEST_CASE("a full fence chunk is one segment, so its reader takes no lock per key") {
@@ -266,6 +285,11 @@ TEST_CASE("a full fence chunk is one segment, so its reader takes no lock per ke
       auto msg = agent::wire::fence_chunk("0b8f6a52-3c1e-4d2a-9f3b-6a1c2d3e4f50", 12, down, chunk,
                                           down ? long_error : "");
       CHECK(msg.message().getSegmentsForOutput().size() == 1);
+      auto body = msg.envelope().asReader().getBody();
+      auto got = down ? agent::wire::decode_fence_down(body.getPmiFenceComplete())
+                      : agent::wire::decode_fence_up(body.getPmiFence());
+      REQUIRE(got.ok());
+      CHECK(got->chunk.entries == chunk.entries);
     }
 }
 

@@ -102,10 +102,10 @@ TEST_CASE("every body kind round-trips through 1-byte and random chunks") {
 TEST_CASE("a multi-segment message decodes") {
   // A tiny first segment forces capnp to allocate more segments as the message grows.
   capnp::MallocMessageBuilder builder(1, capnp::AllocationStrategy::FIXED_SIZE);
-  auto fence = builder.initRoot<schema::Envelope>().initBody().initPmiFence();
-  fence.setLaunchId("job");
-  auto entries = fence.initEntries(40);
-  for (unsigned i = 0; i < entries.size(); ++i) entries[i].setKey(kj::str("k", i));
+  auto launch = builder.initRoot<schema::Envelope>().initBody().initLaunchProcesses();
+  launch.setLaunchId("job");
+  auto env = launch.initEnv(40);
+  for (unsigned i = 0; i < env.size(); ++i) env[i].setName(kj::str("K", i));
   REQUIRE(builder.getSegmentsForOutput().size() > 1);
   auto frame = encode_frame(builder, kMaxMessageBytes);
   REQUIRE(frame.ok());

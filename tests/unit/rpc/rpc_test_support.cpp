@@ -46,11 +46,17 @@ void fill_launch(schema::LaunchProcessesRequest::Builder r) {
   r.setUsePmiPort(true);
 }
 
-void fill_entries(capnp::List<schema::KvEntry>::Builder entries) {
-  for (unsigned i = 0; i < entries.size(); ++i) {
-    entries[i].setKey(kj::str("key-", i));
-    entries[i].setValue(kj::str("value-", i * 7));
+// `count` packed fence entries (src/fence/kv_pack.hpp: short strings, so one length byte
+// each), as an agent sends them.
+kj::Array<capnp::byte> packed_entries(unsigned count) {
+  std::string packed;
+  for (unsigned i = 0; i < count; ++i) {
+    for (const std::string& s : {"key-" + std::to_string(i), "value-" + std::to_string(i * 7)}) {
+      packed += static_cast<char>(s.size());
+      packed += s;
+    }
   }
+  return kj::heapArray(reinterpret_cast<const capnp::byte*>(packed.data()), packed.size());
 }
 
 }  // namespace
@@ -108,7 +114,7 @@ std::vector<Outgoing> one_of_each_body() {
         f.setLaunchId("job-1");
         f.setEpoch(3);
         f.setFromNode(5);
-        fill_entries(f.initEntries(3));
+        f.setEntries(packed_entries(3));
         f.setChunkIndex(1);
         f.setChunkCount(2);
       },
@@ -116,7 +122,7 @@ std::vector<Outgoing> one_of_each_body() {
         auto f = b.initPmiFenceComplete();
         f.setLaunchId("job-1");
         f.setEpoch(3);
-        fill_entries(f.initEntries(2));
+        f.setEntries(packed_entries(2));
         f.setErrorMessage("");
         f.setChunkIndex(0);
         f.setChunkCount(1);
