@@ -145,9 +145,10 @@ struct RecordReader::State {
   std::string pending;  // a partial header or record
   StreamState* st() { return reinterpret_cast<StreamState*>(stream.data()); }
 
-  Status fail(std::string why) {
+  Status fail(std::string why) {  // the stream is dead: nothing of its keys is kept
     failed = make_error(std::move(why));
     key.wipe();
+    stream.wipe();
     return *failed;
   }
 
