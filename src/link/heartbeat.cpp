@@ -11,6 +11,10 @@ rpc::Outgoing heartbeat_message() {
 }
 
 std::optional<std::string> Heartbeat::tick(rpc::Session& session, uint64_t now_ms) {
+  if (session.received() != heard_) {
+    heard_ = session.received();
+    unanswered_ = 0;
+  }
   if (unanswered_ >= options_.misses)
     return cat("no heartbeat answer for ", options_.misses * options_.period_ms / 1000.0, " s");
   ++unanswered_;

@@ -1,6 +1,8 @@
 // Liveness of one link, the same for the launcher's links to agents and for links between
 // agents: a Heartbeat request every period; a peer that leaves `misses` of them unanswered in a
-// row is lost (a hung host keeps its TCP connection open, so EOF alone would never tell).
+// row, and sends nothing else meanwhile, is lost (a hung host keeps its TCP connection open, so
+// EOF alone would never tell). Any message counts as proof of life: a busy peer's answers wait
+// behind the data it is sending us (a fence root's merged store, an agent's output).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +31,8 @@ class Heartbeat {
 
  private:
   HeartbeatOptions options_;
-  uint32_t unanswered_ = 0;  // beats sent and not yet answered
+  uint32_t unanswered_ = 0;  // beats sent and not yet answered, nor anything else heard since
+  uint64_t heard_ = 0;       // the session's received() when last looked at
 };
 
 // A Heartbeat: a call that tick() sends, or as a notification, proof of life towards a peer

@@ -87,6 +87,7 @@ Session::Flow Session::dispatch(kj::ArrayPtr<const capnp::word> words, Shared& s
   std::optional<std::string> malformed;
   // Traversal is bounded by this message's own size too, so a small message cannot buy reads
   // (zero-sized list elements) out of the budget meant for the largest one.
+  ++received_;
   if (counts_) ++counts_->received;
   capnp::ReaderOptions options = reader_options_;
   options.traversalLimitInWords =

@@ -67,6 +67,8 @@ class Session {
   void fail_all(const std::string& reason);
   size_t pending() const { return pending_.size(); }
   bool closed() const { return closed_reason_.has_value(); }
+  // Messages of any kind that arrived on this session: proof that the peer's loop runs.
+  uint64_t received() const { return received_; }
 
  private:
   // What outlives the session while one of its handlers runs: the handlers themselves (so a
@@ -97,6 +99,7 @@ class Session {
   PendingCalls pending_;
   std::optional<std::string> closed_reason_;  // what calls on a closed session fail with
   bool receiving_ = false;
+  uint64_t received_ = 0;
   std::string backlog_;  // bytes that arrived through a nested receive() while dispatching
 };
 

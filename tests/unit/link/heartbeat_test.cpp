@@ -1,5 +1,6 @@
 // One heartbeat for every link: a peer that answers is never lost; one that stops answering is
-// lost after `misses` periods, with the reason; an answer resets the count.
+// lost after `misses` periods, with the reason; an answer, or any other message, resets the
+// count.
 #include "link/heartbeat.hpp"
 
 #include <doctest/doctest.h>
@@ -70,4 +71,28 @@ TEST_CASE("a silent peer is lost after `misses` periods; one answer resets the c
   CHECK(!again.tick(q.near, 3000));  // three beats sent, but the answers reset the count
   q.deliver();
   CHECK(!again.tick(q.near, 4000));
+}
+
+TEST_CASE("a peer that sends other messages while its answers wait is not lost") {
+  // A fence root sealing megabytes for its children answers their beats late, but its chunks
+  // arrive: they prove its loop runs. Silence then loses it, counted from the last message.
+  Pair p;
+  p.answering = false;
+  link::Heartbeat beat({1000, 3});
+  uint64_t t = 0;
+  for (; t < 10000; t += 1000) {
+    p.near.expire(t);
+    CHECK(!beat.tick(p.near, t));
+    p.far.notify(rpc::Outgoing());  // some other message from the far side
+    p.deliver();
+  }
+  for (int i = 0; i < 3; ++i, t += 1000) {
+    p.near.expire(t);
+    CHECK(!beat.tick(p.near, t));
+    p.deliver();
+  }
+  p.near.expire(t);
+  auto lost = beat.tick(p.near, t);
+  REQUIRE(lost);
+  CHECK(*lost == "no heartbeat answer for 3 s");
 }
