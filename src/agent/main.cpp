@@ -19,6 +19,7 @@
 #include "net/signal.hpp"
 #include "proc/own_user.hpp"
 #include "secure/cluster_key.hpp"
+#include "secure/handshake.hpp"
 
 namespace {
 
@@ -87,7 +88,8 @@ int main(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     } else if (arg == "--version") {
-      std::printf("lattice-agentd %s\n", LATTICE_VERSION);
+      std::printf("lattice-agentd %s (wire protocol %d)\n", LATTICE_VERSION,
+                  int{secure::kHandshakeVersion});
       return 0;
     } else if (arg == "--check-config") {
       flags.check_config = true;

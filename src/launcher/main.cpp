@@ -24,6 +24,7 @@
 #include "net/loop.hpp"
 #include "net/signal.hpp"
 #include "secure/cluster_key.hpp"
+#include "secure/handshake.hpp"
 
 extern char** environ;
 
@@ -205,7 +206,7 @@ int main(int argc, char** argv) {
   if (command == "launch") return launch_main(args);
   if (command == "admin") return admin_main(args);
   if (command == "--version") {
-    std::printf("lattice %s\n", LATTICE_VERSION);
+    std::printf("lattice %s (wire protocol %d)\n", LATTICE_VERSION, int{secure::kHandshakeVersion});
     return 0;
   }
   if (command == "--help" || command == "-h") {

@@ -19,9 +19,10 @@ def run(cmd):
 
 def agent_version():
     p = run([AGENTD, "--version"])
-    check(p.returncode == 0 and p.stdout.split(),
-          f"lattice-agentd --version: exit {p.returncode}\n{p.stderr}")
-    return p.stdout.split()[-1]
+    check(p.returncode == 0 and p.stdout.startswith("lattice-agentd ")
+          and p.stdout.rstrip().endswith("(wire protocol 2)"),
+          f"lattice-agentd --version: exit {p.returncode}\n{p.stdout}{p.stderr}")
+    return p.stdout.split()[1]
 
 
 def admin_status(c):
