@@ -348,8 +348,8 @@ void Agent::exec_message(const std::string& launch_id, const std::string& what,
 const Peer* Agent::ended_member(const std::string& launch_id, const Sender& sender) const {
   auto it = ended_peers_.find(launch_id);
   if (it == ended_peers_.end() || sender.identity.role != secure::Role::agent) return nullptr;
-  int node = find_peer(it->second, sender.identity.name);
-  return node < 0 ? nullptr : &it->second[static_cast<size_t>(node)];
+  auto peer = it->second.find(sender.identity.name);
+  return peer == it->second.end() ? nullptr : &peer->second;
 }
 
 std::string Agent::ended_here(const std::string& launch_id) const {
@@ -515,7 +515,8 @@ void Agent::reap() {
       ++it;
       continue;
     }
-    ended_peers_[it->first] = it->second.launch->spec().peers;
+    auto& ended = ended_peers_[it->first];
+    for (const Peer& peer : it->second.launch->spec().peers) ended.emplace(peer.node_id, peer);
     ended_order_.push_back(it->first);
     if (ended_order_.size() > kEndedLaunchesKept) {
       ended_peers_.erase(ended_order_.front());

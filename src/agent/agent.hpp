@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "admin/status.hpp"
@@ -109,7 +110,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   std::map<std::string, LaunchEntry> launches_;
   // The nodes of the launches that ended here lately (newest kEndedLaunchesKept), to answer
   // late escape-hatch commands and name requests.
-  std::map<std::string, std::vector<Peer>> ended_peers_;
+  std::map<std::string, std::unordered_map<std::string, Peer>> ended_peers_;  // by node id
   std::deque<std::string> ended_order_;
   EarlyMessages early_;
   net::Timer reaper_;

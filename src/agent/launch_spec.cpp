@@ -163,10 +163,14 @@ std::string LaunchSpec::nodelist() const {
   return out;
 }
 
-int find_peer(const std::vector<Peer>& peers, const std::string& node_id) {
-  for (size_t i = 0; i < peers.size(); ++i)
-    if (peers[i].node_id == node_id) return static_cast<int>(i);
-  return -1;
+int LaunchSpec::find_peer(const std::string& node_id) const {
+  if (peer_index_.size() != peers.size()) {  // peers are set once; an index of them, once
+    peer_index_.clear();
+    for (size_t i = 0; i < peers.size(); ++i)
+      peer_index_.emplace(peers[i].node_id, static_cast<int>(i));
+  }
+  auto it = peer_index_.find(node_id);
+  return it == peer_index_.end() ? -1 : it->second;
 }
 
 namespace {

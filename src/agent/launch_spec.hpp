@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -21,9 +22,6 @@ struct Peer {
   std::string host;
   int port = 0;
 };
-
-// Index of the node `node_id` among `peers`; -1 when it is not one of them.
-int find_peer(const std::vector<Peer>& peers, const std::string& node_id);
 
 // Who the ranks run as (lattice-rank-exec switches to it when the agent runs as root).
 struct JobUser {
@@ -78,9 +76,16 @@ struct LaunchSpec {
   bool gets_input(int rank) const { return input_rank == -1 || input_rank == rank; }
 
   int nnodes() const { return static_cast<int>(peers.size()); }
+  // Index of the node `node_id` among peers; -1 when it is not one of them. Hashed, built on
+  // first use: a fence root hears from every node each fence, and a scan per message would
+  // cost it O(nodes^2) per fence.
+  int find_peer(const std::string& node_id) const;
   std::vector<int> local_ranks() const;  // global ranks on this node, ascending
   int app_of(int rank) const;            // index into apps of the app that holds `rank`
   std::string nodelist() const;          // node ids joined by ','
+
+ private:
+  mutable std::unordered_map<std::string, int> peer_index_;  // find_peer's, from peers
 };
 
 // What the receiving agent is and allows: a request is judged against these.
