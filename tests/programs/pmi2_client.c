@@ -2,9 +2,10 @@
  * mapping against the launcher's environment, node attributes, KVS rounds, PMIX_Ring. Modes:
  *   pmi2_client [--rounds N] [--hydra]       checks; each rank prints "pmi2 rank R/N ok"
  *   pmi2_client --bench ROUNDS [--size B]    times put -> fence -> get-all; rank 0 prints p50/p99
- *   pmi2_client --fence-bench ROUNDS [--size B] [--keys K]  times the fence alone (last rank
- *                                            in -> last rank out; ranks on one host; K puts per
- *                                            rank per round, 1 by default); rank 0 prints p50/p99
+ *   pmi2_client --fence-bench ROUNDS [--size B] [--keys K [--same-key]]  times the fence alone
+ *                                            (last rank in -> last rank out; ranks on one host;
+ *                                            K puts per rank per round, 1 by default, of one key
+ *                                            with --same-key); rank 0 prints p50/p99
  *   pmi2_client --abort                      rank 1 calls PMI2_Abort after init, the others fence
  *   pmi2_client --namepub                    rank 0 publishes a name, the last rank looks it up;
  *                                            unknown and unpublished names must fail at once
@@ -35,6 +36,7 @@ struct options {
   int fence_only;   /* --fence-bench: time the fence alone */
   int size;         /* value length in bench mode */
   int keys;         /* --keys: puts per rank per round of --fence-bench */
+  int same_key;     /* --same-key: those puts all name one key */
   int hydra;
   int abort_mode;
   int namepub_mode;
@@ -60,6 +62,8 @@ static struct options parse_options(int argc, char** argv) {
     } else if (!strcmp(argv[i], "--bench") || !strcmp(argv[i], "--fence-bench")) {
       o.fence_only = !strcmp(argv[i], "--fence-bench");
       o.bench_rounds = prog_parse_positive(argv[i], next), ++i;
+    } else if (!strcmp(argv[i], "--same-key")) {
+      o.same_key = 1;
     } else if (!strcmp(argv[i], "--keys")) {
       o.keys = prog_parse_positive("--keys", next), ++i;
     } else if (!strcmp(argv[i], "--size")) {
@@ -240,7 +244,7 @@ int main(int argc, char** argv) {
   if (o.namepub_mode)
     run_namepub(&j);
   else if (o.bench_rounds > 0 && o.fence_only)
-    kvs_fence_bench(j.rank, j.size, o.bench_rounds, o.size, o.keys);
+    kvs_fence_bench(j.rank, j.size, o.bench_rounds, o.size, o.keys, o.same_key);
   else if (o.bench_rounds > 0)
     kvs_bench(j.rank, j.size, o.bench_rounds, o.size);
   else

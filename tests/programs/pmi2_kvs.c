@@ -110,7 +110,7 @@ void kvs_bench(int rank, int size, int rounds, int len) {
   free(samples);
 }
 
-void kvs_fence_bench(int rank, int size, int rounds, int len, int keys) {
+void kvs_fence_bench(int rank, int size, int rounds, int len, int keys, int same_key) {
   long long* in = calloc((size_t)rounds, sizeof *in);
   long long* out = calloc((size_t)rounds, sizeof *out);
   if (!in || !out) prog_fail("out of memory");
@@ -118,7 +118,7 @@ void kvs_fence_bench(int rank, int size, int rounds, int len, int keys) {
   for (int round = 0; round < rounds; ++round) {
     kvs_fence(); /* everyone starts the round together */
     for (int k = 0; k < keys; ++k) {
-      snprintf(key, sizeof key, "f%d-%d-%d", round, rank, k);
+      snprintf(key, sizeof key, "f%d-%d-%d", round, rank, same_key ? 0 : k);
       fill_value(value, len, rank, round);
       kvs_put(key, value);
     }

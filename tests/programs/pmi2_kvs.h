@@ -21,10 +21,12 @@ void kvs_round(int rank, int size, const char* prefix, int round, int len);
 void kvs_bench(int rank, int size, int rounds, int len);
 
 /* Times the fence alone on its critical path, `rounds` times: each round a synchronising fence,
- * `keys` puts of `len` bytes, then the timed fence; the round's time is the last rank out minus the
+ * `keys` puts of `len` bytes (of `keys` distinct keys, or all of one key when `same_key`: the same
+ * PMI traffic with one key to carry, so the fence's cost per key can be told from the puts'),
+ * then the timed fence; the round's time is the last rank out minus the
  * last rank in (absolute CLOCK_MONOTONIC microseconds: every rank must be on one host, as with
  * agents on loopback addresses). Rank 0 prints
  * "pmi2 fence: ranks=N rounds=R size=B keys=K p50_us=X p99_us=Y max_us=Z". */
-void kvs_fence_bench(int rank, int size, int rounds, int len, int keys);
+void kvs_fence_bench(int rank, int size, int rounds, int len, int keys, int same_key);
 
 #endif
