@@ -139,12 +139,11 @@ void sealing(const secure::ClusterKey& key, Calibration& c) {
 }
 
 fence::Chunk fence_chunk(size_t keys, size_t value_bytes) {
-  fence::Chunk chunk;
-  chunk.epoch = 1;
-  chunk.count = 1;
+  fence::KvList entries;
   for (size_t k = 0; k < keys; ++k)
-    chunk.entries.emplace_back("f1-" + std::to_string(10000 + k), std::string(value_bytes, 'v'));
-  return chunk;
+    entries.emplace_back("f1-" + std::to_string(10000 + k), std::string(value_bytes, 'v'));
+  auto chunks = fence::make_chunks(1, owning_store(std::move(entries)).entries, SIZE_MAX);
+  return chunks.at(0);
 }
 
 const std::string kLaunchId = "0b8f6a52-3c1e-4d2a-9f3b-6a1c2d3e4f50";
@@ -178,7 +177,8 @@ void fence_codec(size_t value_bytes, Calibration& c) {
     return encode(msg);
   };
   const std::string small = frame_of(one), big = frame_of(full);
-  const double payload_one = static_cast<double>(one.entries[0].first.size() + value_bytes);
+  const double payload_one =
+      static_cast<double>(fence::store_of({one}).entries.at(0).first.size() + value_bytes);
   c.entry_wire_bytes = static_cast<double>(big.size() - small.size()) / (many - 1) - payload_one;
   c.chunk_wire_bytes = static_cast<double>(small.size()) - c.entry_wire_bytes - payload_one;
   c.key_encode_us = time_us(7, 20, [&] { frame_of(full); }) / many;
@@ -195,7 +195,7 @@ void fence_codec(size_t value_bytes, Calibration& c) {
       check(m.ok(), "the chunk decodes");
       auto actions = leaf.from_parent(std::move(m->chunk));
       auto* done = std::get_if<fence::Complete>(&actions.back());
-      check(done && done->merged.size() == many, "leaf completes");
+      check(done && done->merged.entries.size() == many, "leaf completes");
       kvs.publish(std::move(done->merged));
     });
     runs.push_back((cpu_us() - t0) / many);

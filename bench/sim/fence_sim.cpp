@@ -22,8 +22,9 @@ struct Size {
 };
 
 Size size_of(const fence::Chunk& chunk) {
-  Size s{chunk.entries.size(), 0};
-  for (const auto& [key, value] : chunk.entries) s.payload += key.size() + value.size();
+  Size s{chunk.keys, 0};
+  for (const auto& [key, value] : fence::store_of({chunk}).entries)
+    s.payload += key.size() + value.size();
   return s;
 }
 
@@ -90,7 +91,7 @@ class FenceSim {
       else if (auto* down = std::get_if<fence::SendDown>(&action))
         send_down(cpu, down->children, std::move(down->chunk));
       else if (auto* done = std::get_if<fence::Complete>(&action))
-        complete(cpu, done->merged.size());  // the store itself is dropped with `actions`
+        complete(cpu, done->merged.entries.size());  // the store itself is dropped with `actions`
       else
         throw std::runtime_error("node " + std::to_string(cpu.node) +
                                  " refused an input: " + std::get<fence::Reject>(action).why);
@@ -112,7 +113,10 @@ class FenceSim {
     if (cpu.node == tree_.root()) {
       if (chunk.index == 0) root_in_ = cpu.now;
       down_sizes_.push_back(size_of(chunk));  // the root sends chunks in index order
-      if (setup_.method == FenceMethod::hollow) fence::KvList().swap(chunk.entries);
+      if (setup_.method == FenceMethod::hollow) {
+        chunk.entries = std::make_shared<const std::string>();
+        chunk.keys = 0;
+      }
     }
     const Size s =
         setup_.method == FenceMethod::hollow ? down_sizes_.at(chunk.index) : size_of(chunk);

@@ -10,8 +10,7 @@ size_t bytes_of(const std::string& launch_id, const EarlyMessage& m) {
   size_t bytes = sizeof(EarlyMessage) + launch_id.size() + kOverheadBytes;
   if (m.fence) {
     bytes += m.fence->launch_id.size() + m.fence->error.size();
-    for (const auto& [key, value] : m.fence->chunk.entries)
-      bytes += key.size() + value.size() + kOverheadBytes;
+    bytes += m.fence->chunk.entries->size() + kOverheadBytes;  // one packed string
   }
   if (m.abort) bytes += m.abort->detail.size() + m.abort->node.size() + m.abort->peer.size();
   return bytes;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/kv_store.hpp"
 #include "net/timer.hpp"
 #include "pmi/server.hpp"
 
@@ -25,8 +26,9 @@ class Fence {
   virtual std::vector<int> children_pending() const = 0;
 };
 
-// The merged store is handed over (moved): the PMI server keeps its strings rather than copies.
-using FenceCompleteFn = std::function<void(uint64_t epoch, pmi::KvList merged)>;
+// The merged store is handed over (moved): the PMI server keeps the chunks it came in and views
+// them, rather than copies.
+using FenceCompleteFn = std::function<void(uint64_t epoch, KvStore merged)>;
 
 // Delivers completed fences on the next loop turn, in order.
 class CompletionQueue {
@@ -34,7 +36,7 @@ class CompletionQueue {
   CompletionQueue(net::Loop& loop, FenceCompleteFn complete)
       : timer_(loop), complete_(std::move(complete)) {}
 
-  void push(uint64_t epoch, pmi::KvList merged) {
+  void push(uint64_t epoch, KvStore merged) {
     ready_.emplace_back(epoch, std::move(merged));
     timer_.start(0, 0, [this] {
       while (!ready_.empty()) {
@@ -48,14 +50,16 @@ class CompletionQueue {
  private:
   net::Timer timer_;
   FenceCompleteFn complete_;
-  std::deque<std::pair<uint64_t, pmi::KvList>> ready_;
+  std::deque<std::pair<uint64_t, KvStore>> ready_;
 };
 
 // Every rank on this node: the local puts are the merged store.
 class LocalFence : public Fence {
  public:
   LocalFence(net::Loop& loop, FenceCompleteFn complete) : queue_(loop, std::move(complete)) {}
-  void enter(uint64_t epoch, pmi::KvList puts) override { queue_.push(epoch, std::move(puts)); }
+  void enter(uint64_t epoch, pmi::KvList puts) override {
+    queue_.push(epoch, owning_store(std::move(puts)));
+  }
   std::vector<int> children_pending() const override { return {}; }
 
  private:

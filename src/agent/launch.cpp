@@ -87,9 +87,9 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
               kPolicyTimes),
       exec_reaper_(loop),
       name_timer_(loop) {
-  auto complete = [this](uint64_t epoch, pmi::KvList merged) {
+  auto complete = [this](uint64_t epoch, KvStore merged) {
     if (spec_.pmix)
-      pmix_fence_complete(epoch, merged);
+      pmix_fence_complete(epoch, merged.entries);
     else
       pmi_.fence_complete(epoch, std::move(merged));
     fence_phase(epoch, FencePhase::released);

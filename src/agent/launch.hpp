@@ -190,7 +190,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void unsupported(int rank, std::string operation) override;
   // Registers the namespace, then spawns (a failed registration fails every rank).
   void start_pmix();
-  void pmix_fence_complete(uint64_t epoch, const pmi::KvList& merged);
+  void pmix_fence_complete(uint64_t epoch, const std::vector<KvView>& merged);
   void pmix_fence_failed(uint64_t epoch, const std::string& message);
   // Since when a PMIx fence has been pending on this node (0: none), for the fence deadline.
   uint64_t pmix_fence_started_ms() const;

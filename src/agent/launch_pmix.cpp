@@ -56,7 +56,7 @@ void Launch::fence_entered(pmix::FenceCall call) {
   fence_->enter(epoch, std::move(contribution));
 }
 
-void Launch::pmix_fence_complete(uint64_t epoch, const pmi::KvList& merged) {
+void Launch::pmix_fence_complete(uint64_t epoch, const std::vector<KvView>& merged) {
   auto it = pmix_fences_.find(epoch);
   if (it == pmix_fences_.end()) return;
   std::string all;

@@ -63,7 +63,7 @@ void TreeFence::run(std::vector<fence::Action> actions) {
       send_(down->children, chunk_message(true, down->chunk, ""));
     } else if (auto* done = std::get_if<fence::Complete>(&action)) {
       LAT_LOG(debug, "fence", launch_id_, ": fence ", done->epoch, " complete, ",
-              done->merged.size(), " keys");
+              done->merged.entries.size(), " keys");
       // The root merges and completes in one step (its chunks go down just before this).
       if (parent < 0) phase_(done->epoch, FencePhase::reduced);
       phase_(done->epoch, FencePhase::store);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <tuple>
 #include <utility>
 
@@ -26,26 +28,27 @@ Result<FenceMessage> decode_chunk(Reader m, bool down) {
   out.chunk.epoch = m.getEpoch();
   out.chunk.index = m.getChunkIndex();
   out.chunk.count = m.getChunkCount();
-  auto packed = m.getEntries();
-  auto entries =
-      fence::unpack(std::string_view(reinterpret_cast<const char*>(packed.begin()), packed.size()));
-  if (!entries)
+  auto data = m.getEntries();
+  std::string_view packed(reinterpret_cast<const char*>(data.begin()), data.size());
+  auto keys = fence::count_packed(packed);
+  if (!keys)
     return make_error(cat("a fence chunk from node ", out.from, " for launch ", out.launch_id,
-                          " is malformed: ", entries.error().message));
-  out.chunk.entries = std::move(entries.value());
+                          " is malformed: ", keys.error().message));
+  out.chunk.keys = keys.value();
+  out.chunk.entries = std::make_shared<const std::string>(packed);  // its one copy here
   return out;
 }
 
 template <class Builder>
-Builder fill_chunk(Builder m, const std::string& launch_id, int from, const fence::Chunk& chunk,
-                   size_t packed_size) {
+Builder fill_chunk(Builder m, const std::string& launch_id, int from, const fence::Chunk& chunk) {
   m.setLaunchId(launch_id);
   m.setEpoch(chunk.epoch);
   m.setFromNode(static_cast<uint32_t>(from));
   m.setChunkIndex(chunk.index);
   m.setChunkCount(chunk.count);
-  auto packed = m.initEntries(static_cast<unsigned>(packed_size));
-  fence::pack(chunk.entries, reinterpret_cast<char*>(packed.begin()));
+  const std::string& packed = *chunk.entries;
+  auto data = m.initEntries(static_cast<unsigned>(packed.size()));
+  std::memcpy(data.begin(), packed.data(), packed.size());
   return m;
 }
 
@@ -63,15 +66,15 @@ rpc::Outgoing fence_chunk(const std::string& launch_id, int from, bool down,
                           const fence::Chunk& chunk, const std::string& error) {
   // The message's size, so that it is one segment (rpc/outgoing.hpp): the envelope and chunk
   // structs, the texts, and the packed entries.
-  const size_t packed = fence::packed_size(chunk.entries);
+  const size_t packed = chunk.entries->size();
   const size_t words =
       32 + text_words(launch_id.size()) + text_words(error.size()) + (packed + 7) / 8;
   rpc::Outgoing msg(static_cast<unsigned>(words));
   auto body = msg.envelope().initBody();
   if (down)
-    fill_chunk(body.initPmiFenceComplete(), launch_id, from, chunk, packed).setErrorMessage(error);
+    fill_chunk(body.initPmiFenceComplete(), launch_id, from, chunk).setErrorMessage(error);
   else
-    fill_chunk(body.initPmiFence(), launch_id, from, chunk, packed);
+    fill_chunk(body.initPmiFence(), launch_id, from, chunk);
   return msg;
 }
 

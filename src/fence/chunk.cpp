@@ -1,38 +1,59 @@
-// Chunking and reassembly of fence stores. Both only move strings; the one copy of a store
-// happens in the const overload of make_chunks, where the caller keeps its own.
+// Chunking and reassembly of fence stores. A store is packed once, into its chunks; after that
+// chunks are shared, never copied, and viewed where they are.
 #include "fence/chunk.hpp"
 
 #include <cassert>
-#include <iterator>
 
 #include "base/strings.hpp"
+#include "fence/kv_pack.hpp"
 
 namespace lattice::fence {
+namespace {
 
-std::vector<Chunk> make_chunks(uint64_t epoch, KvList&& store, size_t max_chunk_bytes) {
-  std::vector<Chunk> chunks(1);
+std::shared_ptr<const std::string> packed(const std::vector<KvView>& entries) {
+  std::string bytes(packed_size(entries), '\0');
+  pack(entries, bytes.data());
+  return std::make_shared<const std::string>(std::move(bytes));
+}
+
+}  // namespace
+
+std::vector<Chunk> make_chunks(uint64_t epoch, const std::vector<KvView>& store,
+                               size_t max_chunk_bytes) {
+  std::vector<std::vector<KvView>> parts(1);
   size_t bytes = 0;
-  for (auto& entry : store) {
+  for (const auto& entry : store) {
     const size_t size = entry.first.size() + entry.second.size();
-    if (!chunks.back().entries.empty() && bytes + size > max_chunk_bytes) {
-      chunks.emplace_back();
+    if (!parts.back().empty() && bytes + size > max_chunk_bytes) {
+      parts.emplace_back();
       bytes = 0;
     }
-    chunks.back().entries.push_back(std::move(entry));
+    parts.back().push_back(entry);
     bytes += size;
   }
-  store.clear();
-  const auto count = static_cast<uint32_t>(chunks.size());
+  const auto count = static_cast<uint32_t>(parts.size());
+  std::vector<Chunk> chunks(count);
   for (uint32_t i = 0; i < count; ++i) {
     chunks[i].epoch = epoch;
     chunks[i].index = i;
     chunks[i].count = count;
+    chunks[i].entries = packed(parts[i]);
+    chunks[i].keys = parts[i].size();
   }
   return chunks;
 }
 
-std::vector<Chunk> make_chunks(uint64_t epoch, const KvList& store, size_t max_chunk_bytes) {
-  return make_chunks(epoch, KvList(store), max_chunk_bytes);
+KvStore store_of(const std::vector<Chunk>& chunks) {
+  KvStore store;
+  size_t keys = 0;
+  for (const Chunk& chunk : chunks) keys += chunk.keys;
+  store.entries.reserve(keys);
+  for (const Chunk& chunk : chunks) {
+    view_packed(*chunk.entries, store.entries);
+    store.owned_bytes += chunk.entries->size();
+    store.owners.push_back(chunk.entries);
+  }
+  return store;
 }
 
 Status ChunkAssembly::add(Chunk chunk) {
@@ -44,26 +65,19 @@ Status ChunkAssembly::add(Chunk chunk) {
   if (parts_.count(chunk.index))
     return make_error(cat("duplicate chunk ", chunk.index, " of ", chunk.count));
   count_ = chunk.count;
-  parts_.emplace(chunk.index, std::move(chunk.entries));
+  const uint32_t index = chunk.index;
+  parts_.emplace(index, std::move(chunk));
   return {};
 }
 
-KvList ChunkAssembly::take() {
+KvStore ChunkAssembly::take() {
   assert(complete());
-  KvList out;
-  if (parts_.size() == 1) {  // the usual store of one chunk: its list as it came
-    out = std::move(parts_.begin()->second);
-  } else {
-    size_t total = 0;
-    for (const auto& part : parts_) total += part.second.size();
-    out.reserve(total);
-    for (auto& part : parts_)
-      out.insert(out.end(), std::make_move_iterator(part.second.begin()),
-                 std::make_move_iterator(part.second.end()));
-  }
+  std::vector<Chunk> in_order;
+  in_order.reserve(parts_.size());
+  for (auto& part : parts_) in_order.push_back(std::move(part.second));
   parts_.clear();
   count_ = 0;
-  return out;
+  return store_of(in_order);
 }
 
 }  // namespace lattice::fence

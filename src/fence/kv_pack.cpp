@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
-#include <tuple>
 
 #include "base/strings.hpp"
 
@@ -48,14 +47,14 @@ std::optional<std::string_view> take_string(std::string_view& in) {
 
 }  // namespace
 
-size_t packed_size(const KvList& entries) {
+size_t packed_size(const std::vector<KvView>& entries) {
   size_t bytes = 0;
   for (const auto& [key, value] : entries)
     bytes += varint_size(key.size()) + key.size() + varint_size(value.size()) + value.size();
   return bytes;
 }
 
-void pack(const KvList& entries, char* out) {
+void pack(const std::vector<KvView>& entries, char* out) {
   for (const auto& [key, value] : entries) {
     out = put_varint(key.size(), out);
     std::memcpy(out, key.data(), key.size());
@@ -65,8 +64,7 @@ void pack(const KvList& entries, char* out) {
   }
 }
 
-Result<KvList> unpack(std::string_view bytes) {
-  // One pass checks the lengths and counts the entries, so the list is allocated once.
+Result<size_t> count_packed(std::string_view bytes) {
   size_t count = 0;
   for (std::string_view in = bytes; !in.empty(); ++count) {
     const size_t at = bytes.size() - in.size();
@@ -76,15 +74,16 @@ Result<KvList> unpack(std::string_view bytes) {
                             " has a length that is overlong or runs past the end (", bytes.size(),
                             " bytes)"));
   }
-  KvList out;
-  out.reserve(count);
+  return count;
+}
+
+void view_packed(std::string_view bytes, std::vector<KvView>& out) {
   while (!bytes.empty()) {
-    auto key = *take_string(bytes);
-    auto value = *take_string(bytes);
-    out.emplace_back(std::piecewise_construct, std::forward_as_tuple(key.data(), key.size()),
-                     std::forward_as_tuple(value.data(), value.size()));
+    auto key = take_string(bytes);
+    auto value = key ? take_string(bytes) : std::nullopt;
+    if (!value) return;  // count_packed refuses such bytes before they get here
+    out.emplace_back(*key, *value);
   }
-  return out;
 }
 
 }  // namespace lattice::fence

@@ -1,16 +1,17 @@
-// The entries of a fence chunk as one byte string, the form they travel in between agents:
-// per entry a key length, the key, a value length, the value, lengths as LEB128 varints (one
-// byte below 128). Against a Cap'n Proto list of (key, value) texts this drops a 16-byte struct
-// and up to 16 bytes of NULs and padding per entry: 76 instead of 104 bytes for a 9-byte key
-// and a 64-byte value, and every byte saved is one less to seal, copy and open on every agent
-// (issue 11). Pure functions, no capnp.
+// The entries of a fence chunk as one byte string, the form they travel in between agents and
+// are kept in on arrival: per entry a key length, the key, a value length, the value, lengths as
+// LEB128 varints (one byte below 128). Against a Cap'n Proto list of (key, value) texts this drops
+// a 16-byte struct and up to 16 bytes of NULs and padding per entry: 76 instead of 104 bytes for a
+// 9-byte key and a 64-byte value, and every byte saved is one less to seal, copy and open on every
+// agent (issue 11). Pure functions, no capnp.
 #pragma once
 
 #include <cstddef>
 #include <string_view>
+#include <vector>
 
+#include "base/kv_store.hpp"
 #include "base/result.hpp"
-#include "fence/chunk.hpp"
 
 namespace lattice::fence {
 
@@ -19,11 +20,13 @@ namespace lattice::fence {
 inline constexpr size_t kMaxLengthBytes = 4;
 
 // Bytes pack() writes for `entries`.
-size_t packed_size(const KvList& entries);
+size_t packed_size(const std::vector<KvView>& entries);
 // Writes exactly packed_size(entries) bytes at `out`.
-void pack(const KvList& entries, char* out);
-// The entries back, in order; an error (nothing returned) when a length is overlong or runs
-// past the end. Empty input is no entries.
-Result<KvList> unpack(std::string_view bytes);
+void pack(const std::vector<KvView>& entries, char* out);
+// How many entries `bytes` holds; an error when a length is overlong or runs past the end.
+// Empty input is no entries.
+Result<size_t> count_packed(std::string_view bytes);
+// The entries of `bytes`, which count_packed accepted, appended to `out` as views into it.
+void view_packed(std::string_view bytes, std::vector<KvView>& out);
 
 }  // namespace lattice::fence

@@ -1,10 +1,10 @@
 // The fence reduction state machine (see reducer.hpp for the protocol and its invariants).
-// Stores are moved, never copied, on the way up; on the way down each chunk is copied once, into
-// the assembly that completes the fence here, and goes to every child in one SendDown.
+// Entries are packed once per node on the way up (its subtree's merge) and once at the root; on
+// the way down each chunk's bytes are shared by the SendDown to every child and the store here.
 #include "fence/reducer.hpp"
 
+#include <algorithm>
 #include <cassert>
-#include <map>
 
 #include "base/strings.hpp"
 
@@ -71,8 +71,7 @@ std::vector<Action> Reducer::from_parent(Chunk chunk) {
   if (auto problem = epoch_problem(epoch)) return reject(parent_, epoch, *problem);
   if (!round_.sent_up)
     return reject(parent_, epoch, "merged store arrived before this node sent its contribution");
-  // The assembly keeps its own copy; a leaf has nobody to forward to and moves instead.
-  Status added = children_.empty() ? round_.down.add(std::move(chunk)) : round_.down.add(chunk);
+  Status added = round_.down.add(chunk);  // shares the bytes with what goes down
   if (!added) return reject(parent_, epoch, added.error().message);
   std::vector<Action> out;
   if (!children_.empty()) fan_out(std::move(chunk), out);
@@ -98,40 +97,41 @@ bool Reducer::local_entered(uint64_t epoch) const {
 void Reducer::reduce_if_ready(std::vector<Action>& out) {
   if (!round_.local_in || round_.children_in < children_.size()) return;
   assert(!round_.sent_up);
-  KvList merged = merge_round();
+  const KvStore subtree = merge_round();  // views, alive while `subtree` is
+  std::vector<Chunk> chunks = make_chunks(current(), subtree.entries, max_chunk_bytes_);
   if (parent_ < 0) {
-    for (Chunk& chunk : make_chunks(current(), merged, max_chunk_bytes_))
-      fan_out(std::move(chunk), out);
+    KvStore merged = store_of(chunks);  // the bytes that go down, viewed here too
+    for (Chunk& chunk : chunks) fan_out(std::move(chunk), out);
     complete(std::move(merged), out);
     return;
   }
-  for (Chunk& chunk : make_chunks(current(), std::move(merged), max_chunk_bytes_))
-    out.emplace_back(SendUp{std::move(chunk)});
+  for (Chunk& chunk : chunks) out.emplace_back(SendUp{std::move(chunk)});
   round_.sent_up = true;
 }
 
-KvList Reducer::merge_round() {
-  // Later insert_or_assign wins: children in slot order, then the local puts (see reducer.hpp).
-  std::map<std::string, std::string> store;
-  auto absorb = [&store](KvList list) {
-    for (auto& [key, value] : list) store.insert_or_assign(std::move(key), std::move(value));
-  };
-  for (ChunkAssembly& child : round_.from_children) absorb(child.take());
-  absorb(std::move(round_.local));
-  KvList merged;
-  merged.reserve(store.size());
-  while (!store.empty()) {
-    auto node = store.extract(store.begin());
-    merged.emplace_back(std::move(node.key()), std::move(node.mapped()));
+KvStore Reducer::merge_round() {
+  // Post-order: children in slot order, then the local puts; on a clash the later entry wins
+  // (see reducer.hpp). A stable sort keeps that order among equal keys; the last one stays.
+  KvStore all;
+  for (ChunkAssembly& child : round_.from_children) append(all, child.take());
+  for (const auto& [key, value] : round_.local) all.entries.emplace_back(key, value);
+  auto& entries = all.entries;
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const KvView& a, const KvView& b) { return a.first < b.first; });
+  size_t kept = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i + 1 < entries.size() && entries[i + 1].first == entries[i].first) continue;
+    entries[kept++] = entries[i];
   }
-  return merged;
+  entries.resize(kept);
+  return all;  // views into the children's chunks and round_.local, alive until packed
 }
 
 void Reducer::fan_out(Chunk chunk, std::vector<Action>& out) const {
   if (!children_.empty()) out.emplace_back(SendDown{children_, std::move(chunk)});
 }
 
-void Reducer::complete(KvList merged, std::vector<Action>& out) {
+void Reducer::complete(KvStore merged, std::vector<Action>& out) {
   out.emplace_back(Complete{current(), std::move(merged)});
   completed_ = current();
   round_ = Round{};

@@ -27,7 +27,7 @@ struct SendDown {  // one chunk of the merged store, to every child (one encodin
 };
 struct Complete {  // hand the merged store to the local PMI server
   uint64_t epoch;
-  KvList merged;
+  KvStore merged;  // views into the chunks it came in
 };
 struct Reject {  // duplicate / stale / malformed / misdirected input: log it, nothing else
   int from;      // the sending node; this node for local_ready, -1 for from_parent at the root
@@ -59,7 +59,8 @@ class Reducer {
   std::vector<Action> local_ready(uint64_t epoch, KvList puts);
   // An upward chunk from a child (by value so a decoded chunk can be moved in).
   std::vector<Action> from_child(int child, Chunk chunk);
-  // A downward chunk of the merged store from the parent.
+  // A downward chunk of the merged store from the parent: forwarded to the children as it came
+  // (its bytes shared, not re-packed) and kept for the store here.
   std::vector<Action> from_parent(Chunk chunk);
 
   // Introspection for the admin socket and straggler reports.
@@ -82,9 +83,9 @@ class Reducer {
   uint64_t current() const { return completed_ + 1; }
   std::optional<std::string> epoch_problem(uint64_t epoch) const;
   void reduce_if_ready(std::vector<Action>& out);
-  KvList merge_round();
+  KvStore merge_round();
   void fan_out(Chunk chunk, std::vector<Action>& out) const;
-  void complete(KvList merged, std::vector<Action>& out);
+  void complete(KvStore merged, std::vector<Action>& out);
 
   int self_;
   Tree tree_;

@@ -113,13 +113,13 @@ void Server::on_get(Conn& conn, const Command& request) {
   if (st && !key) st = make_error("get needs key=");
   if (st) st = check_key(*key, info_.limits);
   if (!st) return reply(conn, request, error_response(request, st.error().message));
-  const std::string* value = lookup(*key);
+  auto value = lookup(*key);
   if (!value)  // exactly what MPICH 4.0.2 expects for a miss
     return reply(
         conn, request,
         Response{"get_result",
                  {{"rc", "-1"}, {"msg", cat("key_", *key, "_not_found")}, {"value", "unknown"}}});
-  Response hit{"get_result", {{"rc", "0"}, {"msg", "success"}, {"value", *value}}};
+  Response hit{"get_result", {{"rc", "0"}, {"msg", "success"}, {"value", std::string(*value)}}};
   if (!is_pmi1_token(*value) || encode(Wire::pmi1, hit).size() > kPmi1ClientLineMax)
     return reply(conn, request,
                  error_response(request, cat("the value of key ", quoted(*key), " (", value->size(),

@@ -14,8 +14,9 @@ namespace {
 constexpr std::string_view kTrue = "TRUE";
 constexpr std::string_view kFalse = "FALSE";
 
-Response found(std::string name, const std::string& value) {
-  return Response{std::move(name), {{"found", std::string(kTrue)}, {"value", value}, {"rc", "0"}}};
+Response found(std::string name, std::string_view value) {
+  return Response{std::move(name),
+                  {{"found", std::string(kTrue)}, {"value", std::string(value)}, {"rc", "0"}}};
 }
 
 Response not_found(std::string name) {
@@ -134,7 +135,7 @@ void Server::on_kvs_get(Conn& conn, const Command& request) {
   Status st = key ? check_key(*key, info_.limits) : Status(make_error("kvs-get needs key="));
   if (!st) return reply(conn, request, error_response(request, st.error().message));
   std::string name = "kvs-get-response";
-  const std::string* value = lookup(*key);
+  auto value = lookup(*key);
   if (!value) return reply(conn, request, not_found(name));
   if (value->size() > info_.limits.max_value)  // from a node with larger limits
     return reply(conn, request,

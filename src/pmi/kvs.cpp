@@ -91,79 +91,104 @@ KvList Kvs::take_pending() {
 
 namespace {
 
-bool key_less(const std::pair<std::string, std::string>& a,
-              const std::pair<std::string, std::string>& b) {
-  return a.first < b.first;
-}
+bool key_less(const KvView& a, const KvView& b) { return a.first < b.first; }
 
 // Strictly sorted client keys: already a run. The tree's merged stores are, so one pass over
 // them is all publish costs before the merge.
-bool is_run(const KvList& list) {
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (is_reserved_key(list[i].first)) return false;
-    if (i > 0 && !(list[i - 1].first < list[i].first)) return false;
+bool is_run(const std::vector<KvView>& entries) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (is_reserved_key(entries[i].first)) return false;
+    if (i > 0 && !(entries[i - 1].first < entries[i].first)) return false;
   }
   return true;
 }
 
 // One run, sorted, each key once (the last entry of a key wins, as in the store it came from).
-KvList as_run(KvList list) {
-  if (is_run(list)) return list;
-  list.erase(std::remove_if(list.begin(), list.end(),
-                            [](const auto& kv) { return is_reserved_key(kv.first); }),
-             list.end());
-  if (!std::is_sorted(list.begin(), list.end(), key_less)) {
-    std::stable_sort(list.begin(), list.end(), key_less);
-  }
-  KvList out;
-  out.reserve(list.size());
-  for (auto& kv : list) {
-    if (!out.empty() && out.back().first == kv.first)
-      out.back().second = std::move(kv.second);
+KvStore as_run(KvStore store) {
+  auto& entries = store.entries;
+  if (is_run(entries)) return store;
+  entries.erase(std::remove_if(entries.begin(), entries.end(),
+                               [](const KvView& kv) { return is_reserved_key(kv.first); }),
+                entries.end());
+  if (!std::is_sorted(entries.begin(), entries.end(), key_less))
+    std::stable_sort(entries.begin(), entries.end(), key_less);
+  size_t kept = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (kept > 0 && entries[kept - 1].first == entries[i].first)
+      entries[kept - 1] = entries[i];
     else
-      out.push_back(std::move(kv));
+      entries[kept++] = entries[i];
   }
-  return out;
+  entries.resize(kept);
+  return store;
 }
 
-// `older` and `newer` merged into one run; on a clash `newer` wins. Strings are moved.
-KvList merge_runs(KvList older, KvList newer) {
-  KvList out;
-  out.reserve(older.size() + newer.size());
-  auto a = older.begin(), b = newer.begin();
-  while (a != older.end() || b != newer.end()) {
-    if (b == newer.end() || (a != older.end() && a->first < b->first)) {
-      out.push_back(std::move(*a++));
+size_t viewed_bytes(const std::vector<KvView>& entries) {
+  size_t bytes = 0;
+  for (const auto& [key, value] : entries) bytes += key.size() + value.size();
+  return bytes;
+}
+
+// `older` and `newer` merged into one run; on a clash `newer` wins. Views are copied, bytes stay
+// where they are, unless most of the bytes kept alive are no longer viewed (values replaced
+// fence after fence): then the run's entries move into bytes of its own, so a launch's memory
+// stays within twice what its store holds.
+KvStore merge_runs(KvStore older, KvStore newer) {
+  KvStore out;
+  out.entries.reserve(older.entries.size() + newer.entries.size());
+  auto a = older.entries.begin(), b = newer.entries.begin();
+  while (a != older.entries.end() || b != newer.entries.end()) {
+    if (b == newer.entries.end() || (a != older.entries.end() && a->first < b->first)) {
+      out.entries.push_back(*a++);
     } else {
-      if (a != older.end() && a->first == b->first) ++a;  // replaced by the newer value
-      out.push_back(std::move(*b++));
+      if (a != older.entries.end() && a->first == b->first) ++a;  // replaced by the newer value
+      out.entries.push_back(*b++);
     }
   }
+  const size_t live = viewed_bytes(out.entries) + 8 * out.entries.size();  // with framing
+  const size_t owned = older.owned_bytes + newer.owned_bytes;
+  if (owned > 2 * live + 4096) {
+    std::vector<std::pair<std::string, std::string>> copy;
+    copy.reserve(out.entries.size());
+    for (const auto& [key, value] : out.entries) copy.emplace_back(key, value);
+    return owning_store(std::move(copy));
+  }
+  out.owned_bytes = owned;
+  out.owners = std::move(older.owners);
+  out.owners.insert(out.owners.end(), std::make_move_iterator(newer.owners.begin()),
+                    std::make_move_iterator(newer.owners.end()));
   return out;
 }
 
 }  // namespace
 
-void Kvs::publish(KvList merged) {
-  KvList run = as_run(std::move(merged));
-  if (run.empty()) return;
+void Kvs::publish(KvStore merged) {
+  KvStore run = as_run(std::move(merged));
+  if (run.entries.empty()) return;
   runs_.push_back(std::move(run));
   // Like a binary counter: a run at least half the size of the one before it is merged into
   // that one, so each key is moved O(log keys) times over the launch, never hashed.
-  while (runs_.size() >= 2 && runs_[runs_.size() - 2].size() <= 2 * runs_.back().size()) {
-    KvList newer = std::move(runs_.back());
+  while (runs_.size() >= 2 &&
+         runs_[runs_.size() - 2].entries.size() <= 2 * runs_.back().entries.size()) {
+    KvStore newer = std::move(runs_.back());
     runs_.pop_back();
     runs_.back() = merge_runs(std::move(runs_.back()), std::move(newer));
   }
 }
 
-const std::string* Kvs::get(std::string_view key) const {
+size_t Kvs::bytes_held() const {
+  size_t bytes = 0;
+  for (const KvStore& run : runs_) bytes += run.owned_bytes;
+  return bytes;
+}
+
+std::optional<std::string_view> Kvs::get(std::string_view key) const {
   for (auto run = runs_.rbegin(); run != runs_.rend(); ++run) {  // newest first
-    auto it = std::lower_bound(run->begin(), run->end(), key,
-                               [](const auto& kv, std::string_view k) { return kv.first < k; });
-    if (it != run->end() && it->first == key) return &it->second;
+    auto it = std::lower_bound(run->entries.begin(), run->entries.end(), key,
+                               [](const KvView& kv, std::string_view k) { return kv.first < k; });
+    if (it != run->entries.end() && it->first == key) return it->second;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 Status Kvs::put_node_attr(int rank, std::string_view key, std::string_view value) {

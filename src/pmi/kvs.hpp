@@ -5,12 +5,14 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "base/kv_store.hpp"
 #include "base/result.hpp"
 #include "pmi/limits.hpp"
 
@@ -43,11 +45,15 @@ class Kvs {
   // Puts since the previous call, in first-put order, each key once with its latest value.
   KvList take_pending();
   // The merged store of a completed fence: its client entries become visible (last one wins).
-  // The store is kept whole as a sorted run (the tree's merged stores arrive sorted): no key is
-  // hashed or copied on the way in, and runs are merged as they pile up (see kvs.cpp).
-  void publish(KvList merged);
+  // The store is kept whole as a sorted run of views into the bytes it arrived in (the tree's
+  // merged stores arrive sorted): no key is hashed or copied on the way in, and runs are merged
+  // as they pile up (see kvs.cpp).
+  void publish(KvStore merged);
   // Valid until the next publish.
-  const std::string* get(std::string_view key) const;
+  std::optional<std::string_view> get(std::string_view key) const;
+  // Bytes the published stores keep alive, including values since replaced (at most about twice
+  // what is visible; see kvs.cpp).
+  size_t bytes_held() const;
 
   // Node attributes: node-local, visible at once, charged to the putting rank's budget.
   Status put_node_attr(int rank, std::string_view key, std::string_view value);
@@ -67,7 +73,7 @@ class Kvs {
   Limits limits_;
   // Published stores, oldest first; each sorted by key with each key once. Sizes shrink from
   // first to last by at least half, so there are O(log keys) of them.
-  std::vector<KvList> runs_;
+  std::vector<KvStore> runs_;
   std::unordered_map<std::string, std::string> node_attrs_;
   KvList pending_;
   std::unordered_map<std::string, size_t> pending_index_;  // key -> position in pending_

@@ -38,7 +38,7 @@ std::string encode_ring_input(const RingValues& input) {
   return cat(input.count, ',', input.left.size(), ',', input.left, input.right);
 }
 
-std::map<int, RingValues> ring_inputs(const KvList& merged) {
+std::map<int, RingValues> ring_inputs(const std::vector<KvView>& merged) {
   std::map<int, RingValues> out;
   for (const auto& [key, value] : merged) {
     if (!starts_with(key, kRingKeyPrefix)) continue;

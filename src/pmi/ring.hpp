@@ -24,7 +24,7 @@ std::string ring_key(int rank);
 // The input as one value ("count,left_size,left right": no separator can be confused).
 std::string encode_ring_input(const RingValues& input);
 // Every ring input in a merged store, by rank; malformed reserved entries are skipped.
-std::map<int, RingValues> ring_inputs(const KvList& merged);
+std::map<int, RingValues> ring_inputs(const std::vector<KvView>& merged);
 // The output of every rank that gave an input (Slurm's semantics above).
 std::map<int, RingValues> ring_outputs(const std::map<int, RingValues>& inputs);
 

@@ -258,8 +258,8 @@ Status Server::init_rank(Conn& conn, std::optional<int> claimed) {
   return {};
 }
 
-const std::string* Server::lookup(std::string_view key) const {
-  if (key == kProcessMappingKey && !info_.process_mapping.empty()) return &info_.process_mapping;
+std::optional<std::string_view> Server::lookup(std::string_view key) const {
+  if (key == kProcessMappingKey && !info_.process_mapping.empty()) return info_.process_mapping;
   return kvs_.get(key);
 }
 

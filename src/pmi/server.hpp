@@ -95,7 +95,7 @@ class Server {
   void eof(ConnId conn);
   // Every rank's puts of fence `epoch` on every node: they become visible and the parked ranks
   // are answered. Only the next unfinished announced epoch is accepted.
-  void fence_complete(uint64_t epoch, KvList merged);  // the store is moved in
+  void fence_complete(uint64_t epoch, KvStore merged);  // the store is moved in
   // Ranks parked in `epoch` (or earlier) get rc != 0 with `message`; later entries into an
   // epoch up to this one are refused at once.
   void fence_failed(uint64_t epoch, const std::string& message);
@@ -175,7 +175,8 @@ class Server {
   Status init_rank(Conn& conn, std::optional<int> claimed);
   // The rank behind a one-time PMI_ID, which is used up; an error for any other text.
   Result<int> redeem_port_id(const std::string& id);
-  const std::string* lookup(std::string_view key) const;  // visible store + process mapping
+  std::optional<std::string_view> lookup(
+      std::string_view key) const;  // visible store + process mapping
   Status check_kvsname(const Command& request) const;
 
   // server_fence.cpp

@@ -40,7 +40,7 @@ void Server::announce_if_ready() {
   hooks_.fence_ready(next, kvs_.take_pending());
 }
 
-void Server::fence_complete(uint64_t epoch, KvList merged) {
+void Server::fence_complete(uint64_t epoch, KvStore merged) {
   try {
     if (epoch != completed_epoch_ + 1 || epoch > announced_epoch_ || epoch <= failed_epoch_) {
       LAT_LOG(warn, "pmi", info_.jobid, ": ignoring completion of fence ", epoch, " (announced ",
@@ -51,7 +51,7 @@ void Server::fence_complete(uint64_t epoch, KvList merged) {
     std::map<int, RingValues> ring;
     if (std::any_of(slots_.begin(), slots_.end(),
                     [](const Slot& s) { return s.parked && s.parked->kind == FenceKind::ring; }))
-      ring = ring_outputs(ring_inputs(merged));
+      ring = ring_outputs(ring_inputs(merged.entries));
     kvs_.publish(std::move(merged));
     for (Slot& slot : slots_)
       if (slot.parked && slot.fences_entered == epoch) answer_parked(slot, ring);

@@ -16,13 +16,14 @@ namespace {
 
 size_t text(capnp::Text::Reader t) { return std::string(t.cStr(), t.size()).size(); }
 
-// Fence entries travel packed; the agent unpacks them (agent/wire.cpp).
+// Fence entries travel packed; the agent counts them, and views them later (agent/wire.cpp).
 size_t entries(capnp::Data::Reader packed) {
-  auto list =
-      fence::unpack(std::string_view(reinterpret_cast<const char*>(packed.begin()), packed.size()));
+  std::string_view bytes(reinterpret_cast<const char*>(packed.begin()), packed.size());
+  if (!fence::count_packed(bytes)) return 0;
+  std::vector<KvView> list;
+  fence::view_packed(bytes, list);
   size_t n = 0;
-  if (list)
-    for (const auto& [key, value] : *list) n += key.size() + value.size();
+  for (const auto& [key, value] : list) n += key.size() + value.size();
   return n;
 }
 

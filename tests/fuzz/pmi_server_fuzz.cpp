@@ -63,7 +63,7 @@ class Hooks : public ServerHooks {
       KvList merged = ready[completed].second;
       ++completed;
       if (remote_entry) merged.emplace_back("remote-" + std::to_string(epoch), "from-node-1");
-      server->fence_complete(epoch, merged);
+      server->fence_complete(epoch, owning_store(std::move(merged)));
     }
   }
   uint64_t oldest_open_epoch() const {

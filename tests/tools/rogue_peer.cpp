@@ -139,10 +139,11 @@ class Rogue {
         msg.setFromNode(from);
         msg.setChunkIndex(0);
         msg.setChunkCount(1);
-        fence::KvList kv;
+        std::vector<KvView> kv;
         for (size_t i = 3; a == "fence" && i < args_.rest.size(); ++i) {
-          auto eq = args_.rest[i].find('=');
-          kv.emplace_back(args_.rest[i].substr(0, eq), args_.rest[i].substr(eq + 1));
+          std::string_view pair = args_.rest[i];
+          auto eq = pair.find('=');
+          kv.emplace_back(pair.substr(0, eq), pair.substr(eq + 1));
         }
         std::string packed(fence::packed_size(kv), '\0');
         fence::pack(kv, packed.data());

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "../fence/kv_views.hpp"
 #include "agent/launch_spec.hpp"
 #include "launcher/wire.hpp"
 #include "rpc/session.hpp"
@@ -232,7 +233,8 @@ TEST_CASE("aborts: the launcher's and a head's read back the same way") {
 }
 
 TEST_CASE("fence chunks up and down, with an error, read back") {
-  fence::Chunk chunk{7, 1, 3, {{"k", "v"}, {"key-2", std::string(300, 'x')}, {"e", ""}}};
+  const fence::KvList entries{{"k", "v"}, {"key-2", std::string(300, 'x')}, {"e", ""}};
+  fence::Chunk chunk = fence::test::chunk_of(entries, 7, 1, 3);
   auto up = agent::wire::fence_chunk("L-4", 5, false, chunk, "");
   auto got = agent::wire::decode_fence_up(up.envelope().asReader().getBody().getPmiFence());
   REQUIRE(got.ok());
@@ -242,14 +244,18 @@ TEST_CASE("fence chunks up and down, with an error, read back") {
   CHECK(got->chunk.epoch == 7);
   CHECK(got->chunk.index == 1);
   CHECK(got->chunk.count == 3);
-  CHECK(got->chunk.entries == chunk.entries);
-  auto down = agent::wire::fence_chunk("L-4", 0, true, fence::Chunk{7, 0, 1, {}}, "broken");
+  CHECK(got->chunk.keys == 3);
+  CHECK(fence::test::entries_of(got->chunk) == entries);
+  fence::Chunk empty;
+  empty.epoch = 7;
+  auto down = agent::wire::fence_chunk("L-4", 0, true, empty, "broken");
   auto failed =
       agent::wire::decode_fence_down(down.envelope().asReader().getBody().getPmiFenceComplete());
   REQUIRE(failed.ok());
   CHECK(failed->down);
   CHECK(failed->error == "broken");
-  CHECK(failed->chunk.entries.empty());
+  CHECK(failed->chunk.entries->empty());
+  CHECK(failed->chunk.keys == 0);
 }
 
 TEST_CASE("a fence chunk whose packed entries run past their end is an error, named") {
@@ -277,7 +283,7 @@ TEST_CASE("a full fence chunk is one segment, so its reader takes no lock per ke
                        std::string(40 + i % 17, 'v'));
     bytes += store.back().first.size() + store.back().second.size();
   }
-  auto chunks = fence::make_chunks(3, store, fence::kDefaultChunkBytes);
+  auto chunks = fence::make_chunks(3, fence::test::views(store), fence::kDefaultChunkBytes);
   REQUIRE(chunks.size() == 2);
   const std::string long_error(300, 'e');
   for (const auto& chunk : chunks)
@@ -289,7 +295,8 @@ TEST_CASE("a full fence chunk is one segment, so its reader takes no lock per ke
       auto got = down ? agent::wire::decode_fence_down(body.getPmiFenceComplete())
                       : agent::wire::decode_fence_up(body.getPmiFence());
       REQUIRE(got.ok());
-      CHECK(got->chunk.entries == chunk.entries);
+      CHECK(*got->chunk.entries == *chunk.entries);
+      CHECK(got->chunk.keys == chunk.keys);
     }
 }
 

@@ -5,7 +5,10 @@
 
 #include <algorithm>
 
+#include "kv_views.hpp"
+
 using namespace lattice::fence;
+using namespace lattice::fence::test;
 
 namespace {
 
@@ -25,27 +28,30 @@ size_t bytes_of(const KvList& list) {
 }  // namespace
 
 TEST_CASE("make_chunks: an empty store is one empty chunk") {
-  auto chunks = make_chunks(3, KvList{}, 100);
+  auto chunks = make_chunks(3, {}, 100);
   REQUIRE(chunks.size() == 1);
   CHECK(chunks[0].epoch == 3);
   CHECK(chunks[0].index == 0);
   CHECK(chunks[0].count == 1);
-  CHECK(chunks[0].entries.empty());
+  CHECK(chunks[0].entries->empty());
+  CHECK(chunks[0].keys == 0);
 }
 
 TEST_CASE("make_chunks: bounded chunks that concatenate back to the store") {
   const KvList store = numbered(100, 30);  // 32-33 bytes per entry
   for (size_t limit : {size_t{1}, size_t{40}, size_t{100}, size_t{1000}, kDefaultChunkBytes}) {
     CAPTURE(limit);
-    auto chunks = make_chunks(9, store, limit);
+    auto chunks = make_chunks(9, views(store), limit);
     KvList joined;
     for (size_t i = 0; i < chunks.size(); ++i) {
       CHECK(chunks[i].epoch == 9);
       CHECK(chunks[i].index == i);
       CHECK(chunks[i].count == chunks.size());
-      REQUIRE_FALSE(chunks[i].entries.empty());
-      if (chunks[i].entries.size() > 1) CHECK(bytes_of(chunks[i].entries) <= limit);
-      joined.insert(joined.end(), chunks[i].entries.begin(), chunks[i].entries.end());
+      const KvList entries = entries_of(chunks[i]);
+      REQUIRE_FALSE(entries.empty());
+      CHECK(chunks[i].keys == entries.size());
+      if (entries.size() > 1) CHECK(bytes_of(entries) <= limit);
+      joined.insert(joined.end(), entries.begin(), entries.end());
     }
     CHECK(joined == store);
     if (limit < 33) CHECK(chunks.size() == store.size());  // each entry alone
@@ -55,15 +61,16 @@ TEST_CASE("make_chunks: bounded chunks that concatenate back to the store") {
 
 TEST_CASE("make_chunks: an entry over the limit travels alone, then packing resumes") {
   KvList store{{"a", "1"}, {"big", std::string(500, 'x')}, {"b", "2"}, {"c", "3"}};
-  auto chunks = make_chunks(1, std::move(store), 10);
+  auto chunks = make_chunks(1, views(store), 10);
   REQUIRE(chunks.size() == 3);
-  CHECK(chunks[0].entries.size() == 1);
-  CHECK(chunks[1].entries.at(0).first == "big");
-  CHECK(chunks[2].entries.size() == 2);
+  CHECK(entries_of(chunks[0]).size() == 1);
+  CHECK(entries_of(chunks[1]).at(0).first == "big");
+  CHECK(entries_of(chunks[2]).size() == 2);
 }
 
 TEST_CASE("ChunkAssembly: any order, then take() in index order") {
-  auto chunks = make_chunks(1, numbered(10, 5), 14);
+  const KvList store = numbered(10, 5);
+  auto chunks = make_chunks(1, views(store), 14);
   REQUIRE(chunks.size() == 5);
   ChunkAssembly assembly;
   CHECK_FALSE(assembly.started());
@@ -74,7 +81,7 @@ TEST_CASE("ChunkAssembly: any order, then take() in index order") {
   CHECK(assembly.started());
   REQUIRE(assembly.add(chunks[1]).ok());
   CHECK(assembly.complete());
-  CHECK(assembly.take() == numbered(10, 5));
+  CHECK(owned(assembly.take()) == store);
   CHECK_FALSE(assembly.started());
 }
 
@@ -92,14 +99,10 @@ TEST_CASE("ChunkAssembly: framing errors are refused and change nothing") {
   CHECK_FALSE(assembly.add(past).ok());
   CHECK_FALSE(assembly.started());
 
-  Chunk first;
-  first.index = 0;
-  first.count = 2;
-  first.entries = {{"x", "1"}};
+  Chunk first = chunk_of({{"x", "1"}}, 1, 0, 2);
   REQUIRE(assembly.add(first).ok());
 
-  Chunk again = first;
-  again.entries = {{"x", "2"}};
+  Chunk again = chunk_of({{"x", "2"}}, 1, 0, 2);
   status = assembly.add(again);
   REQUIRE_FALSE(status.ok());
   CHECK(status.error().message.find("duplicate") != std::string::npos);
@@ -112,11 +115,8 @@ TEST_CASE("ChunkAssembly: framing errors are refused and change nothing") {
   CHECK(status.error().message.find("changed") != std::string::npos);
   CHECK_FALSE(assembly.complete());
 
-  Chunk second;
-  second.index = 1;
-  second.count = 2;
-  second.entries = {{"y", "1"}};
+  Chunk second = chunk_of({{"y", "1"}}, 1, 1, 2);
   REQUIRE(assembly.add(second).ok());
   REQUIRE(assembly.complete());
-  CHECK(assembly.take() == KvList{{"x", "1"}, {"y", "1"}});
+  CHECK(owned(assembly.take()) == KvList{{"x", "1"}, {"y", "1"}});
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fence/reducer.hpp"
+#include "kv_views.hpp"
 
 namespace lattice::fence::test {
 
@@ -195,7 +196,7 @@ class Sim {
         for (int child : down->children) send(Message::down, node, child, down->chunk);
       } else if (auto* done = std::get_if<Complete>(&action)) {
         REQUIRE(completed[node].count(done->epoch) == 0);
-        completed[node][done->epoch] = std::move(done->merged);
+        completed[node][done->epoch] = test::owned(done->merged);
         if (done->epoch < o_.epochs) queue_ready(node, done->epoch + 1);
       } else {
         rejects.push_back(std::get<Reject>(action));

@@ -6,14 +6,27 @@
 
 #include <string>
 
+#include "kv_views.hpp"
+
 using namespace lattice::fence;
+using namespace lattice::fence::test;
 
 namespace {
 
 std::string packed(const KvList& entries) {
-  std::string out(packed_size(entries), '\0');
-  pack(entries, out.data());
+  std::string out(packed_size(views(entries)), '\0');
+  pack(views(entries), out.data());
   return out;
+}
+
+// What count_packed and view_packed make of `bytes`, as an owned list.
+lattice::Result<KvList> unpack(std::string_view bytes) {
+  auto count = count_packed(bytes);
+  if (!count) return count.error();
+  std::vector<lattice::KvView> out;
+  view_packed(bytes, out);
+  CHECK(out.size() == *count);
+  return owned(out);
 }
 
 }  // namespace
@@ -25,7 +38,7 @@ TEST_CASE("entries pack as length, key, length, value, lengths in LEB128") {
   std::string value(200, 'v');
   CHECK(packed({{"k", value}}) == std::string("\x01k\xc8\x01", 4) + value);
   // The fence bench's entry: 9-byte key, 64-byte value -> 75 bytes (a capnp list took 104).
-  CHECK(packed_size({{"f12-345-0", std::string(64, 'x')}}) == 75);
+  CHECK(packed({{"f12-345-0", std::string(64, 'x')}}).size() == 75);
 }
 
 TEST_CASE("entries round-trip across the length boundaries, in order, duplicates kept") {
@@ -36,7 +49,7 @@ TEST_CASE("entries round-trip across the length boundaries, in order, duplicates
   entries.emplace_back(std::string(128, 'K'), "long key");
   entries.emplace_back("key-0", "again");  // the reducer decides what a repeat means, not this
   std::string bytes = packed(entries);
-  CHECK(bytes.size() == packed_size(entries));
+  CHECK(bytes.size() == packed_size(views(entries)));
   auto back = unpack(bytes);
   REQUIRE(back.ok());
   CHECK(*back == entries);
@@ -45,6 +58,14 @@ TEST_CASE("entries round-trip across the length boundaries, in order, duplicates
   auto odd = unpack(packed({{"b", binary}}));
   REQUIRE(odd.ok());
   CHECK((*odd)[0].second == binary);
+}
+
+TEST_CASE("view_packed stops at bytes count_packed would refuse, instead of reading past them") {
+  const std::string bytes("\x01k\x01v\x01k\x09vv", 9);
+  std::vector<lattice::KvView> out;
+  view_packed(bytes, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0] == lattice::KvView("k", "v"));
 }
 
 TEST_CASE("malformed packed entries are refused, saying which entry and where") {

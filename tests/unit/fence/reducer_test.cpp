@@ -4,7 +4,10 @@
 
 #include <doctest/doctest.h>
 
+#include "kv_views.hpp"
+
 using namespace lattice::fence;
+using namespace lattice::fence::test;
 
 namespace {
 
@@ -16,12 +19,7 @@ std::vector<T> only(const std::vector<Action>& actions) {
   return out;
 }
 
-Chunk whole(uint64_t epoch, KvList entries) {
-  Chunk c;
-  c.epoch = epoch;
-  c.entries = std::move(entries);
-  return c;
-}
+Chunk whole(uint64_t epoch, const KvList& entries) { return chunk_of(entries, epoch); }
 
 // The single Reject in `actions`, whose reason must mention `word`.
 void check_reject(const std::vector<Action>& actions, int from, const std::string& word) {
@@ -41,13 +39,13 @@ TEST_CASE("reducer: a single node completes at once, sorted, later local put win
   REQUIRE(actions.size() == 1);
   REQUIRE(done.size() == 1);
   CHECK(done[0].epoch == 1);
-  CHECK(done[0].merged == KvList{{"a", "1"}, {"b", "2"}});
+  CHECK(owned(done[0].merged) == KvList{{"a", "1"}, {"b", "2"}});
   CHECK(r.completed_epoch() == 1);
   CHECK(r.local_entered(1));
   CHECK_FALSE(r.local_entered(2));
   check_reject(r.local_ready(1, {}), 0, "stale");
   check_reject(r.local_ready(3, {}), 0, "ahead");
-  CHECK(only<Complete>(r.local_ready(2, {})).at(0).merged.empty());
+  CHECK(only<Complete>(r.local_ready(2, {})).at(0).merged.entries.empty());
 }
 
 TEST_CASE("reducer: the root merges children in order, then itself, and fans out") {
@@ -66,10 +64,10 @@ TEST_CASE("reducer: the root merges children in order, then itself, and fans out
   for (const auto& d : downs) {
     CHECK(d.chunk.epoch == 1);
     CHECK(d.chunk.count == 1);
-    CHECK(d.chunk.entries == merged);
+    CHECK(entries_of(d.chunk) == merged);
   }
   REQUIRE(std::holds_alternative<Complete>(actions.back()));  // forwarding comes first
-  CHECK(std::get<Complete>(actions.back()).merged == merged);
+  CHECK(owned(std::get<Complete>(actions.back()).merged) == merged);
   CHECK(root.completed_epoch() == 1);
   CHECK(root.children_pending(1).empty());
   CHECK(root.children_pending(2) == std::vector<int>{1, 2});
@@ -84,17 +82,13 @@ TEST_CASE("reducer: a leaf sends up in chunks and completes from its parent's ch
   CHECK(ups[1].chunk.index == 1);
   CHECK(leaf.completed_epoch() == 0);
 
-  Chunk second = whole(1, {{"y", "2"}});
-  second.index = 1;
-  second.count = 2;
+  Chunk second = chunk_of({{"y", "2"}}, 1, 1, 2);
   CHECK(leaf.from_parent(second).empty());  // out of order: waits, a leaf forwards nothing
   check_reject(leaf.from_parent(second), 0, "duplicate");
-  Chunk first = second;
-  first.index = 0;
-  first.entries = {{"x", "1"}};
+  Chunk first = chunk_of({{"x", "1"}}, 1, 0, 2);
   auto done = only<Complete>(leaf.from_parent(first));
   REQUIRE(done.size() == 1);
-  CHECK(done[0].merged == KvList{{"x", "1"}, {"y", "2"}});
+  CHECK(owned(done[0].merged) == KvList{{"x", "1"}, {"y", "2"}});
   check_reject(leaf.from_parent(first), 0, "stale");
 }
 
@@ -103,18 +97,16 @@ TEST_CASE("reducer: an intermediate node forwards each chunk as it arrives") {
   CHECK(mid.from_child(2, whole(1, {{"c", "1"}})).empty());
   auto ups = only<SendUp>(mid.local_ready(1, {{"m", "1"}}));
   REQUIRE(ups.size() == 1);
-  CHECK(ups[0].chunk.entries == KvList{{"c", "1"}, {"m", "1"}});
+  CHECK(entries_of(ups[0].chunk) == KvList{{"c", "1"}, {"m", "1"}});
 
   for (uint32_t i : {2u, 0u, 1u}) {
-    Chunk c = whole(1, {{"k" + std::to_string(i), "v"}});
-    c.index = i;
-    c.count = 3;
+    Chunk c = chunk_of({{"k" + std::to_string(i), "v"}}, 1, i, 3);
     auto actions = mid.from_parent(c);
     auto downs = only<SendDown>(actions);
     REQUIRE(downs.size() == 1);
     CHECK(downs[0].children == std::vector<int>{2});
     CHECK(downs[0].chunk.index == i);
-    CHECK(downs[0].chunk.entries == c.entries);
+    CHECK(downs[0].chunk.entries.get() == c.entries.get());  // the very bytes, shared
     CHECK(only<Complete>(actions).size() == (i == 1 ? 1u : 0u));
   }
   CHECK(mid.completed_epoch() == 1);
@@ -133,7 +125,7 @@ TEST_CASE("reducer: a child's next-epoch contribution is buffered until local ra
   auto done = only<Complete>(root.local_ready(2, {{"c", "3"}}));
   REQUIRE(done.size() == 1);
   CHECK(done[0].epoch == 2);
-  CHECK(done[0].merged == KvList{{"b", "2"}, {"c", "3"}});
+  CHECK(owned(done[0].merged) == KvList{{"b", "2"}, {"c", "3"}});
 }
 
 TEST_CASE("reducer: malformed, misdirected and duplicate input is rejected") {

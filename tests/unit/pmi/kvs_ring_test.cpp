@@ -20,11 +20,11 @@ TEST_CASE("kvs: puts are visible only after the fence publishes them") {
   REQUIRE(kvs.put(0, "a", "1").ok());
   REQUIRE(kvs.put(1, "b", "2").ok());
   REQUIRE(kvs.put(0, "a", "3").ok());  // re-put within the epoch: latest value, first position
-  CHECK(kvs.get("a") == nullptr);
+  CHECK(!kvs.get("a"));
   KvList pending = kvs.take_pending();
   CHECK(pending == KvList{{"a", "3"}, {"b", "2"}});
   CHECK(kvs.take_pending().empty());
-  kvs.publish(pending);
+  kvs.publish(owning_store(pending));
   REQUIRE(kvs.get("a"));
   CHECK(*kvs.get("a") == "3");
   CHECK(*kvs.get("b") == "2");
@@ -36,8 +36,8 @@ TEST_CASE("kvs: reserved keys travel but are never visible") {
   KvList pending = kvs.take_pending();
   REQUIRE(pending.size() == 1);
   CHECK(is_reserved_key(pending[0].first));
-  kvs.publish(pending);
-  CHECK(kvs.get(pending[0].first) == nullptr);
+  kvs.publish(owning_store(pending));
+  CHECK(!kvs.get(pending[0].first));
   CHECK_FALSE(check_key(pending[0].first, Limits{}).ok());  // no client can name it
 }
 
@@ -45,8 +45,8 @@ TEST_CASE("kvs: a sorted store holding a reserved key is still filtered") {
   Kvs kvs{Limits{}};
   KvList store{{ring_key(0), "r"}, {"a", "1"}, {"b", "2"}};  // sorted: the mark sorts first
   REQUIRE(std::is_sorted(store.begin(), store.end()));
-  kvs.publish(store);
-  CHECK(kvs.get(ring_key(0)) == nullptr);
+  kvs.publish(owning_store(store));
+  CHECK(!kvs.get(ring_key(0)));
   REQUIRE(kvs.get("b"));
   CHECK(*kvs.get("b") == "2");
 }
@@ -70,16 +70,32 @@ TEST_CASE("kvs: many fences, unsorted and overlapping stores: the newest value o
     if (fence % 3 == 0)  // sorted as the tree delivers stores (stably: duplicates keep order)
       std::stable_sort(store.begin(), store.end(),
                        [](auto& a, auto& b) { return a.first < b.first; });
-    kvs.publish(store);
+    kvs.publish(owning_store(store));
     if (fence % 50 == 49)
       for (const auto& entry : model) {  // not a structured binding: doctest's macros capture
-        const std::string* got = kvs.get(entry.first);
+        auto got = kvs.get(entry.first);
         REQUIRE_MESSAGE(got, entry.first);
         CHECK(*got == entry.second);
       }
   }
-  CHECK(kvs.get("k500") == nullptr);
-  CHECK(kvs.get("") == nullptr);
+  CHECK(!kvs.get("k500"));
+  CHECK(!kvs.get(""));
+}
+
+TEST_CASE("kvs: a value replaced fence after fence does not keep every old store alive") {
+  // The store views the bytes its fences arrived in; 2,000 fences re-putting one 1 KiB value
+  // (2 MB in all) must not pin them all.
+  Kvs kvs{Limits{}};
+  for (int fence = 0; fence < 2000; ++fence) {
+    const std::string value(1024, static_cast<char>('a' + fence % 26));
+    kvs.publish(owning_store({{"card", value}, {"n" + std::to_string(fence % 8), "x"}}));
+    auto got = kvs.get("card");
+    REQUIRE(got);
+    CHECK(*got == value);
+  }
+  CHECK(kvs.bytes_held() < 16 * 1024);
+  REQUIRE(kvs.get("n7"));
+  CHECK(*kvs.get("n7") == "x");
 }
 
 TEST_CASE("kvs: key and value checks") {
@@ -121,7 +137,7 @@ TEST_CASE("kvs: node attributes are visible at once") {
   REQUIRE(kvs.put_node_attr(2, "shm", "/dev/shm/x").ok());
   REQUIRE(kvs.node_attr("shm"));
   CHECK(*kvs.node_attr("shm") == "/dev/shm/x");
-  CHECK(kvs.get("shm") == nullptr);
+  CHECK(!kvs.get("shm"));
 }
 
 TEST_CASE("ring: inputs round-trip through a merged store") {
@@ -129,7 +145,7 @@ TEST_CASE("ring: inputs round-trip through a merged store") {
                    {"ordinary", "value"},
                    {ring_key(1), encode_ring_input({2, "", "12,3"})},
                    {ring_key(2), "garbage"}};
-  auto inputs = ring_inputs(merged);
+  auto inputs = ring_inputs(owning_store(merged).entries);
   REQUIRE(inputs.size() == 2);
   CHECK(inputs[0].count == 1);
   CHECK(inputs[0].left == "l,0");

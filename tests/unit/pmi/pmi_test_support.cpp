@@ -153,7 +153,7 @@ void replay(const Transcript& t, size_t chunk) {
     // One node: the merged store is the local puts, delivered after the call returned.
     while (completed < hooks.ready.size()) {
       auto [epoch, puts] = hooks.ready[completed++];
-      server.fence_complete(epoch, puts);
+      server.fence_complete(epoch, owning_store(puts));
     }
     std::vector<Sent> got = hooks.take_sent();
     std::vector<Sent> want;

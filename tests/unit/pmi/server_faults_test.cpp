@@ -312,7 +312,7 @@ TEST_CASE("faults: mutated real transcripts in random chunks never reach a faile
         }
         while (completed < hooks.ready.size()) {
           auto [epoch, puts] = hooks.ready[completed++];
-          server.fence_complete(epoch, puts);
+          server.fence_complete(epoch, owning_store(puts));
         }
       }
       CHECK(hooks.sends_after_failure == 0);

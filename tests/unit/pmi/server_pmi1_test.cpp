@@ -62,7 +62,7 @@ TEST_CASE("pmi1: fences, status and hooks along an MPICH-like session") {
   CHECK(server.ranks_not_in_fence().empty());  // announced: waiting on other nodes only
 
   // Other nodes' puts arrive merged with ours.
-  server.fence_complete(1, {{"-bcast-1-0", "ab"}, {"hostname[7]", "n7"}});
+  server.fence_complete(1, owning_store({{"-bcast-1-0", "ab"}, {"hostname[7]", "n7"}}));
   CHECK(hooks.take_for(c0) == "cmd=barrier_out\n");
   CHECK(hooks.take_for(c1) == "cmd=barrier_out\n");
   CHECK(server.status()[0].state == RankState::initialized);
@@ -98,7 +98,7 @@ TEST_CASE("pmi1: a fence completed from inside fence_ready (re-entrant) still an
   FakeHooks hooks;
   Server server(local_launch(2), hooks);
   hooks.on_fence_ready = [&](uint64_t epoch, const KvList& puts) {
-    server.fence_complete(epoch, puts);
+    server.fence_complete(epoch, owning_store(puts));
   };
   ConnId c0 = server.connect(0);
   ConnId c1 = server.connect(1);
@@ -194,7 +194,7 @@ TEST_CASE("pmi1: kvsname and value checks on put and get") {
   ask(server, hooks, c1, test::frame("cmd=kvs-put;key=spaced;value=a b;"));
   ask(server, hooks, c0, "cmd=barrier_in\n");
   ask(server, hooks, c1, test::frame("cmd=kvs-fence;"));
-  server.fence_complete(1, hooks.ready.at(0).second);
+  server.fence_complete(1, owning_store(hooks.ready.at(0).second));
   hooks.take_sent();
   CHECK(ask(server, hooks, c0, "cmd=get kvsname=job-1 key=spaced\n")
             .find("cmd=get_result rc=1 msg=the_value_of_key_\"spaced\"") == 0);

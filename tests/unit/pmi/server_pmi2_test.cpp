@@ -127,7 +127,7 @@ TEST_CASE("pmi2: ring across nodes uses every node's inputs") {
   for (const auto& kv : merged) CHECK(is_reserved_key(kv.first));
   merged.emplace_back(ring_key(0), encode_ring_input({1, "v0", "v0"}));
   merged.emplace_back(ring_key(3), encode_ring_input({1, "v3", "v3"}));
-  server.fence_complete(1, merged);
+  server.fence_complete(1, owning_store(merged));
   CHECK(hooks.take_for(a) ==
         frame("cmd=ring-response;rc=0;ring-count=1;ring-left=v0;ring-right=v;;2;"));
   CHECK(hooks.take_for(b) ==
@@ -146,7 +146,7 @@ TEST_CASE("pmi2: ring and kvs-fence share the epoch counter") {
   ask(server, hooks, b, frame("cmd=fullinit;"));
   ask(server, hooks, a, frame("cmd=kvs-fence;"));
   ask(server, hooks, b, frame("cmd=kvs-fence;"));
-  server.fence_complete(1, hooks.ready.at(0).second);
+  server.fence_complete(1, owning_store(hooks.ready.at(0).second));
   hooks.take_sent();
   ask(server, hooks, a, frame("cmd=ring;ring-count=1;ring-left=x;ring-right=x;"));
   CHECK(server.status()[0].fences_entered == 2);
