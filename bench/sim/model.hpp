@@ -26,7 +26,7 @@ struct Model {
   double open_msg_us = 0.5;
   double open_byte_us = 0.001;
   // Fence.
-  double key_recv_us = 0.85;     // per key received by an agent (decode, merge, hand-off)
+  double key_recv_us = 0.43;     // per key received by an agent (decode, merge, hand-off)
   double key_encode_us = 0.05;   // per key when a chunk is encoded (once for all children)
   double entry_wire_bytes = 24;  // per key on the wire besides its key and value bytes
   double chunk_wire_bytes = 96;  // per chunk message besides its entries (envelope, ids)
