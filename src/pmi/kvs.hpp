@@ -47,13 +47,16 @@ class Kvs {
   // The merged store of a completed fence: its client entries become visible (last one wins).
   // The store is kept whole as a sorted run of views into the bytes it arrived in (the tree's
   // merged stores arrive sorted): no key is hashed or copied on the way in, and runs are merged
-  // as they pile up (see kvs.cpp).
+  // as they pile up, a bounded step per publish (see kvs.cpp).
   void publish(KvStore merged);
   // Valid until the next publish.
   std::optional<std::string_view> get(std::string_view key) const;
   // Bytes the published stores keep alive, including values since replaced (at most about twice
   // what is visible; see kvs.cpp).
   size_t bytes_held() const;
+  // Runs a get may search, and entries the last publish merged (both bounded; kvs.cpp).
+  size_t runs() const { return runs_.size(); }
+  size_t merged_by_last_publish() const { return merged_last_; }
 
   // Node attributes: node-local, visible at once, charged to the putting rank's budget.
   Status put_node_attr(int rank, std::string_view key, std::string_view value);
@@ -64,6 +67,8 @@ class Kvs {
   Status check_put(int rank, Space space, std::string_view key, std::string_view value);
   Status charge(int rank, Space space, std::string_view key, size_t bytes);
   void queue(std::string key, std::string value);
+  size_t merge_step(size_t budget);
+  bool start_merge();
 
   struct Usage {
     size_t keys = 0;
@@ -71,9 +76,20 @@ class Kvs {
   };
 
   Limits limits_;
-  // Published stores, oldest first; each sorted by key with each key once. Sizes shrink from
-  // first to last by at least half, so there are O(log keys) of them.
+  // Published stores, oldest first; each sorted by key with each key once. Merges keep them
+  // few: a handful left unmerged, O(log keys) more, and those published while a merge runs.
   std::vector<KvStore> runs_;
+  // runs_[at] and runs_[at + 1] being merged into `out`, some entries per publish; until it is
+  // done both stay in runs_ for gets.
+  struct Merge {
+    size_t at = 0;
+    size_t older = 0, newer = 0;  // entries of each taken so far
+    size_t step = 0;              // entries per publish at least: the merge ends within a few
+    KvStore out;
+  };
+  std::optional<Merge> merge_;
+  size_t merged_last_ = 0;
+  size_t entries_ = 0;  // in all runs (a key in several counts in each)
   std::unordered_map<std::string, std::string> node_attrs_;
   KvList pending_;
   std::unordered_map<std::string, size_t> pending_index_;  // key -> position in pending_
