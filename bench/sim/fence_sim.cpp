@@ -114,7 +114,7 @@ class FenceSim {
       if (chunk.index == 0) root_in_ = cpu.now;
       down_sizes_.push_back(size_of(chunk));  // the root sends chunks in index order
       if (setup_.method == FenceMethod::hollow) {
-        chunk.entries = std::make_shared<const std::string>();
+        chunk.entries = fence::no_entries();
         chunk.keys = 0;
       }
     }

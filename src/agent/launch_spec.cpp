@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <string_view>
-#include <unordered_set>
 
 #include "base/hostlist.hpp"
 #include "base/strings.hpp"
@@ -163,12 +162,17 @@ std::string LaunchSpec::nodelist() const {
   return out;
 }
 
+const std::string* LaunchSpec::index_peers() const {
+  peer_index_.clear();
+  peer_index_.reserve(peers.size());
+  for (size_t i = 0; i < peers.size(); ++i)
+    if (!peer_index_.emplace(peers[i].node_id, static_cast<int>(i)).second)
+      return &peers[i].node_id;
+  return nullptr;
+}
+
 int LaunchSpec::find_peer(const std::string& node_id) const {
-  if (peer_index_.size() != peers.size()) {  // peers are set once; an index of them, once
-    peer_index_.clear();
-    for (size_t i = 0; i < peers.size(); ++i)
-      peer_index_.emplace(peers[i].node_id, static_cast<int>(i));
-  }
+  if (peer_index_.size() != peers.size()) index_peers();  // peers are set once, and so is this
   auto it = peer_index_.find(node_id);
   return it == peer_index_.end() ? -1 : it->second;
 }
@@ -220,13 +224,10 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   if (!peers) return peers.error();
   spec.peers = std::move(peers.value());
   if (spec.peers.empty()) spec.peers.push_back(Peer{defaults.node_id, "", 0});
-  // Node ids are how links are matched to launch members: each must name one node. Hashed
-  // views, not a tree of copies: every agent does this for every node of every launch.
-  std::unordered_set<std::string_view> ids;
-  ids.reserve(spec.peers.size());
-  for (const auto& peer : spec.peers)
-    if (!ids.insert(peer.node_id).second)
-      return make_error(cat("node id '", peer.node_id, "' appears twice among the peers"));
+  // Node ids are how links are matched to launch members: each must name one node. The check
+  // builds the index find_peer uses, so every agent hashes every node of a launch once.
+  if (const std::string* twice = spec.index_peers())
+    return make_error(cat("node id '", *twice, "' appears twice among the peers"));
   if (r.getNodeIndex() >= spec.peers.size())
     return make_error(
         cat("nodeIndex ", r.getNodeIndex(), " is outside the ", spec.peers.size(), " peers"));

@@ -80,6 +80,8 @@ struct LaunchSpec {
   // first use: a fence root hears from every node each fence, and a scan per message would
   // cost it O(nodes^2) per fence.
   int find_peer(const std::string& node_id) const;
+  // Builds find_peer's index; the node id that peers name twice, if any (decoding refuses it).
+  const std::string* index_peers() const;
   std::vector<int> local_ranks() const;  // global ranks on this node, ascending
   int app_of(int rank) const;            // index into apps of the app that holds `rank`
   std::string nodelist() const;          // node ids joined by ','

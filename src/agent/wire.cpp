@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <tuple>
 #include <utility>
 
 #include "base/strings.hpp"

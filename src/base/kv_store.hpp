@@ -27,4 +27,8 @@ KvStore owning_store(std::vector<std::pair<std::string, std::string>> list);
 // `more` appended to `store`: its owners and entries after the store's own.
 void append(KvStore& store, KvStore more);
 
+// Sorted by key, each key once: of entries with the same key the last one stays (a later put,
+// a later node in the fence's order). Already sorted entries are not sorted again.
+void keep_last_by_key(std::vector<KvView>& entries);
+
 }  // namespace lattice

@@ -18,6 +18,11 @@ std::shared_ptr<const std::string> packed(const std::vector<KvView>& entries) {
 
 }  // namespace
 
+const std::shared_ptr<const std::string>& no_entries() {
+  static const auto none = std::make_shared<const std::string>();
+  return none;
+}
+
 std::vector<Chunk> make_chunks(uint64_t epoch, const std::vector<KvView>& store,
                                size_t max_chunk_bytes) {
   std::vector<std::vector<KvView>> parts(1);

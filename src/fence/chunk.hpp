@@ -19,12 +19,16 @@ namespace lattice::fence {
 
 using KvList = std::vector<std::pair<std::string, std::string>>;
 
+// The packed bytes of no entries, one string shared by every chunk made without any: a chunk
+// decoded from a message starts out as one, and must not cost an allocation for it.
+const std::shared_ptr<const std::string>& no_entries();
+
 struct Chunk {  // one piece of a contribution or of the merged store
   uint64_t epoch = 0;
   uint32_t index = 0;  // 0..count-1
   uint32_t count = 1;  // chunks in this contribution/result (>= 1; an empty store is 1 empty chunk)
-  std::shared_ptr<const std::string> entries = std::make_shared<const std::string>();  // packed
-  size_t keys = 0;  // entries packed in it
+  std::shared_ptr<const std::string> entries = no_entries();  // packed (kv_pack.hpp)
+  size_t keys = 0;                                            // entries packed in it
 };
 
 // 16 KiB of key+value bytes per chunk: its frame fits one sealed record (64 KiB) and one read,

@@ -3,7 +3,6 @@
 // the way down each chunk's bytes are shared by the SendDown to every child and the store here.
 #include "fence/reducer.hpp"
 
-#include <algorithm>
 #include <cassert>
 
 #include "base/strings.hpp"
@@ -111,19 +110,11 @@ void Reducer::reduce_if_ready(std::vector<Action>& out) {
 
 KvStore Reducer::merge_round() {
   // Post-order: children in slot order, then the local puts; on a clash the later entry wins
-  // (see reducer.hpp). A stable sort keeps that order among equal keys; the last one stays.
+  // (see reducer.hpp).
   KvStore all;
   for (ChunkAssembly& child : round_.from_children) append(all, child.take());
   for (const auto& [key, value] : round_.local) all.entries.emplace_back(key, value);
-  auto& entries = all.entries;
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const KvView& a, const KvView& b) { return a.first < b.first; });
-  size_t kept = 0;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (i + 1 < entries.size() && entries[i + 1].first == entries[i].first) continue;
-    entries[kept++] = entries[i];
-  }
-  entries.resize(kept);
+  keep_last_by_key(all.entries);
   return all;  // views into the children's chunks and round_.local, alive until packed
 }
 

@@ -91,8 +91,6 @@ KvList Kvs::take_pending() {
 
 namespace {
 
-bool key_less(const KvView& a, const KvView& b) { return a.first < b.first; }
-
 // Strictly sorted client keys: already a run. The tree's merged stores are, so one pass over
 // them is all publish costs before the merge.
 bool is_run(const std::vector<KvView>& entries) {
@@ -110,16 +108,7 @@ KvStore as_run(KvStore store) {
   entries.erase(std::remove_if(entries.begin(), entries.end(),
                                [](const KvView& kv) { return is_reserved_key(kv.first); }),
                 entries.end());
-  if (!std::is_sorted(entries.begin(), entries.end(), key_less))
-    std::stable_sort(entries.begin(), entries.end(), key_less);
-  size_t kept = 0;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (kept > 0 && entries[kept - 1].first == entries[i].first)
-      entries[kept - 1] = entries[i];
-    else
-      entries[kept++] = entries[i];
-  }
-  entries.resize(kept);
+  keep_last_by_key(entries);
   return store;
 }
 
@@ -142,11 +131,10 @@ KvStore finish_merge(KvStore out, KvStore older, KvStore newer) {
     for (const auto& [key, value] : out.entries) copy.emplace_back(key, value);
     return owning_store(std::move(copy));
   }
-  out.owned_bytes = owned;
-  out.owners = std::move(older.owners);
-  out.owners.insert(out.owners.end(), std::make_move_iterator(newer.owners.begin()),
-                    std::make_move_iterator(newer.owners.end()));
-  return out;
+  older.entries = std::move(out.entries);
+  newer.entries.clear();
+  append(older, std::move(newer));  // the owners of both, and what they hold
+  return older;
 }
 
 // A merge takes at least this many entries per publish, and at least an eighth of its size:
@@ -171,10 +159,11 @@ void Kvs::publish(KvStore merged) {
   merged_last_ = 0;
   if (run.entries.empty()) return;
   // What a binary counter merges per publish on average: the run's size once per level.
+  size_t stored = 0;
+  for (const KvStore& r : runs_) stored += r.entries.size();
   size_t levels = 2;
-  for (size_t n = entries_ / run.entries.size(); n > 1; n /= 2) ++levels;
+  for (size_t n = stored / run.entries.size(); n > 1; n /= 2) ++levels;
   size_t budget = levels * run.entries.size();
-  entries_ += run.entries.size();
   runs_.push_back(std::move(run));
   while (merge_ || start_merge()) {
     const size_t done = merge_step(std::max(budget, merge_->step));
@@ -217,7 +206,6 @@ size_t Kvs::merge_step(size_t budget) {
     ++done;
   }
   if (m.older < older.size() || m.newer < newer.size()) return done;
-  entries_ -= older.size() + newer.size() - m.out.entries.size();  // replaced values dropped
   KvStore newer_run = std::move(runs_[m.at + 1]);
   runs_.erase(runs_.begin() + static_cast<std::ptrdiff_t>(m.at) + 1);
   runs_[m.at] = finish_merge(std::move(m.out), std::move(runs_[m.at]), std::move(newer_run));

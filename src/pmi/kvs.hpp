@@ -89,7 +89,6 @@ class Kvs {
   };
   std::optional<Merge> merge_;
   size_t merged_last_ = 0;
-  size_t entries_ = 0;  // in all runs (a key in several counts in each)
   std::unordered_map<std::string, std::string> node_attrs_;
   KvList pending_;
   std::unordered_map<std::string, size_t> pending_index_;  // key -> position in pending_

@@ -32,6 +32,19 @@ struct Pair {
   }
 };
 
+// From `t` on, the far side stays silent: `misses` (3) ticks pass, the next one loses it.
+void check_lost_after_silence(Pair& p, link::Heartbeat& beat, uint64_t t) {
+  for (int i = 0; i < 3; ++i, t += 1000) {
+    p.near.expire(t);
+    CHECK(!beat.tick(p.near, t));
+    p.deliver();
+  }
+  p.near.expire(t);
+  auto lost = beat.tick(p.near, t);
+  REQUIRE(lost);
+  CHECK(*lost == "no heartbeat answer for 3 s");
+}
+
 }  // namespace
 
 TEST_CASE("a peer that answers is never lost") {
@@ -48,16 +61,7 @@ TEST_CASE("a silent peer is lost after `misses` periods; one answer resets the c
   Pair p;
   p.answering = false;
   link::Heartbeat beat({1000, 3});
-  uint64_t t = 0;
-  for (int i = 0; i < 3; ++i, t += 1000) {
-    p.near.expire(t);
-    CHECK(!beat.tick(p.near, t));
-    p.deliver();
-  }
-  p.near.expire(t);
-  auto lost = beat.tick(p.near, t);
-  REQUIRE(lost);
-  CHECK(*lost == "no heartbeat answer for 3 s");
+  check_lost_after_silence(p, beat, 0);
 
   Pair q;
   link::Heartbeat again({1000, 3});
@@ -86,13 +90,5 @@ TEST_CASE("a peer that sends other messages while its answers wait is not lost")
     p.far.notify(rpc::Outgoing());  // some other message from the far side
     p.deliver();
   }
-  for (int i = 0; i < 3; ++i, t += 1000) {
-    p.near.expire(t);
-    CHECK(!beat.tick(p.near, t));
-    p.deliver();
-  }
-  p.near.expire(t);
-  auto lost = beat.tick(p.near, t);
-  REQUIRE(lost);
-  CHECK(*lost == "no heartbeat answer for 3 s");
+  check_lost_after_silence(p, beat, t);
 }
