@@ -345,11 +345,11 @@ void Agent::exec_message(const std::string& launch_id, const std::string& what,
   deliver(*entry->launch, *from);
 }
 
-const Peer* Agent::ended_member(const std::string& launch_id, const Sender& sender) const {
+std::optional<Peer> Agent::ended_member(const std::string& launch_id, const Sender& sender) const {
   auto it = ended_peers_.find(launch_id);
-  if (it == ended_peers_.end() || sender.identity.role != secure::Role::agent) return nullptr;
-  auto peer = it->second.find(sender.identity.name);
-  return peer == it->second.end() ? nullptr : &peer->second;
+  if (it == ended_peers_.end() || sender.identity.role != secure::Role::agent) return std::nullopt;
+  int node = it->second.find(sender.identity.name);
+  return node < 0 ? std::nullopt : std::optional<Peer>(it->second[static_cast<size_t>(node)]);
 }
 
 std::string Agent::ended_here(const std::string& launch_id) const {
@@ -359,7 +359,7 @@ std::string Agent::ended_here(const std::string& launch_id) const {
 
 void Agent::refuse_late_exec(const lattice::wire::ExecCommand& command, const Sender& sender) {
   // Only a node of that launch hears about it, over the link to the node its handshake proved.
-  const Peer* asker = ended_member(command.launch_id, sender);
+  auto asker = ended_member(command.launch_id, sender);
   if (!asker) {
     LAT_LOG(debug, "exec", "an escape-hatch command for unknown launch ", command.launch_id,
             " dropped");
@@ -374,7 +374,7 @@ void Agent::refuse_late_exec(const lattice::wire::ExecCommand& command, const Se
 }
 
 void Agent::refuse_late_name(NameMessage message, const Sender& sender) {
-  const Peer* asker = message.is_answer ? nullptr : ended_member(message.launch_id, sender);
+  auto asker = message.is_answer ? std::nullopt : ended_member(message.launch_id, sender);
   if (!asker) return;  // an answer for a launch that ended here: nobody waits for it
   // The names lived with the head's part of the launch: the rank hears at once that they are
   // gone, rather than waiting for an answer that cannot come.
@@ -515,8 +515,7 @@ void Agent::reap() {
       ++it;
       continue;
     }
-    auto& ended = ended_peers_[it->first];
-    for (const Peer& peer : it->second.launch->spec().peers) ended.emplace(peer.node_id, peer);
+    ended_peers_[it->first] = it->second.launch->spec().peers;
     ended_order_.push_back(it->first);
     if (ended_order_.size() > kEndedLaunchesKept) {
       ended_peers_.erase(ended_order_.front());

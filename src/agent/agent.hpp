@@ -72,7 +72,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   // A name request for a launch whose head part has ended: answered with that, at once.
   void refuse_late_name(NameMessage message, const Sender& sender);
   // The sender's entry in the nodes of a launch that ended here lately, or null.
-  const Peer* ended_member(const std::string& launch_id, const Sender& sender) const;
+  std::optional<Peer> ended_member(const std::string& launch_id, const Sender& sender) const;
   std::string ended_here(const std::string& launch_id) const;
   void deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender);
   void connection_closed(uint64_t conn_id, const Error& why);
@@ -110,7 +110,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   std::map<std::string, LaunchEntry> launches_;
   // The nodes of the launches that ended here lately (newest kEndedLaunchesKept), to answer
   // late escape-hatch commands and name requests.
-  std::map<std::string, std::unordered_map<std::string, Peer>> ended_peers_;  // by node id
+  std::map<std::string, PeerTable> ended_peers_;
   std::deque<std::string> ended_order_;
   EarlyMessages early_;
   net::Timer reaper_;

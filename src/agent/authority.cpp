@@ -14,7 +14,7 @@ Error refused(const Sender& s, const std::string& what, const LaunchSpec& spec,
 }  // namespace
 
 int node_of(const LaunchSpec& spec, const secure::Identity& who) {
-  return who.role == secure::Role::agent ? spec.find_peer(who.name) : -1;
+  return who.role == secure::Role::agent ? spec.peers.find(who.name) : -1;
 }
 
 Status may_start(const Sender& sender) {

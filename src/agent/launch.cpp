@@ -72,7 +72,8 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
                PeerLinks& peers)
     : loop_(loop),
       spec_(std::move(spec)),
-      nodelist_(spec_.nodelist()),
+      nodelist_(spec_.peers.joined()),
+      slurm_nodelist_(spec_.slurm_compat ? proc::slurm_nodelist(nodelist_) : ""),
       env_(env),
       sink_(sink),
       peers_(peers),
@@ -257,6 +258,7 @@ Status Launch::spawn_rank(Rank& rank) {
   in.launch_id = spec_.launch_id;
   in.allocation_id = spec_.allocation_id;
   in.nodelist = nodelist_;
+  in.slurm_nodelist = slurm_nodelist_;
   in.slurm_compat = spec_.slurm_compat;
   in.user_env = app.env.empty() ? spec_.env : proc::merge_env(spec_.env, app.env);
   in.launch_env = escape_env_;

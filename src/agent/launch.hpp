@@ -251,7 +251,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
 
   net::Loop& loop_;
   LaunchSpec spec_;
-  const std::string nodelist_;  // LATTICE_NODELIST, joined once (every rank gets it)
+  const std::string nodelist_;        // LATTICE_NODELIST, joined once (every rank gets it)
+  const std::string slurm_nodelist_;  // SLURM_NODELIST, under slurm_compat
   const LaunchEnvironment& env_;
   LaunchSink& sink_;
   PeerLinks& peers_;

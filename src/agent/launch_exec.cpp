@@ -66,10 +66,10 @@ Status Launch::open_exec_door() {
 Status Launch::exec_requested(uint64_t client, wire::ExecRequest request) {
   if (policy_.failure()) return make_error(cat("launch ", spec_.launch_id, " is ending"));
   if (request.command.empty()) return make_error("no command given");
-  int node = spec_.find_peer(request.node);
+  int node = spec_.peers.find(request.node);
   if (node < 0)
     return make_error(cat("node '", request.node, "' is not part of launch ", spec_.launch_id,
-                          " (its nodes: ", spec_.nodelist(), ")"));
+                          " (its nodes: ", nodelist_, ")"));
   LAT_LOG(info, "exec", spec_.launch_id, ": command for ", request.node, ": ",
           join(request.command, " "));
   exec_targets_[client] = node;

@@ -17,7 +17,8 @@ void Launch::start_pmix() {
   pmix::JobLayout layout;
   layout.nspace = nspace();
   layout.jobid = spec_.launch_id;
-  for (const auto& peer : spec_.peers) layout.nodes.push_back(peer.node_id);
+  for (size_t node = 0; node < spec_.peers.size(); ++node)
+    layout.nodes.push_back(spec_.peers[node].node_id);
   layout.rank_nodes = spec_.rank_nodes;
   if (spec_.apps.size() > 1)
     for (int rank = 0; rank < spec_.world_size; ++rank)

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <string_view>
 
-#include "base/hostlist.hpp"
 #include "base/strings.hpp"
 #include "proc/environment.hpp"
 #include "wire/rank_layout.hpp"
@@ -156,52 +155,23 @@ std::vector<int> LaunchSpec::local_ranks() const {
   return out;
 }
 
-std::string LaunchSpec::nodelist() const {
-  std::string out;
-  for (const auto& peer : peers) out += (out.empty() ? "" : ",") + peer.node_id;
-  return out;
-}
-
-const std::string* LaunchSpec::index_peers() const {
-  peer_index_.clear();
-  peer_index_.reserve(peers.size());
-  for (size_t i = 0; i < peers.size(); ++i)
-    if (!peer_index_.emplace(peers[i].node_id, static_cast<int>(i)).second)
-      return &peers[i].node_id;
-  return nullptr;
-}
-
-int LaunchSpec::find_peer(const std::string& node_id) const {
-  if (peer_index_.size() != peers.size()) index_peers();  // peers are set once, and so is this
-  auto it = peer_index_.find(node_id);
-  return it == peer_index_.end() ? -1 : it->second;
-}
-
 namespace {
 
 // The peers, from the list or from the compact host lists (no more nodes than ranks: each node
-// of a launch holds one at least, so the world size bounds the expansion).
-Result<std::vector<Peer>> decode_peers(schema::LaunchProcessesRequest::Reader r, int world_size) {
-  std::vector<Peer> peers;
+// of a launch holds one at least, so the world size bounds the host lists).
+Result<PeerTable> decode_peers(schema::LaunchProcessesRequest::Reader r, int world_size) {
   if (r.getPeers().size() > 0 || !r.hasPeerList()) {
+    std::vector<Peer> peers;
     for (auto peer : r.getPeers())
       peers.push_back(Peer{peer.getNodeId(), peer.getHost(), peer.getPort()});
-    return peers;
+    return PeerTable(peers);
   }
   auto compact = r.getPeerList();
   auto text = [](capnp::Text::Reader t) { return std::string_view(t.begin(), t.size()); };
-  auto ids = expand_hostlist(text(compact.getNodeIds()), static_cast<size_t>(world_size));
-  if (!ids) return make_error(cat("peerList.nodeIds: ", ids.error().message));
-  auto hosts = expand_hostlist(text(compact.getHosts()), ids->size());
-  if (!hosts) return make_error(cat("peerList.hosts: ", hosts.error().message));
-  auto ports = compact.getPorts();
-  if (hosts->size() != ids->size() || (ports.size() != 1 && ports.size() != ids->size()))
-    return make_error(cat("peerList: ", ids->size(), " node ids, ", hosts->size(), " hosts and ",
-                          ports.size(), " ports"));
-  for (size_t i = 0; i < ids->size(); ++i)
-    peers.push_back(Peer{std::move((*ids)[i]), std::move((*hosts)[i]),
-                         ports[ports.size() == 1 ? 0 : static_cast<unsigned>(i)]});
-  return peers;
+  std::vector<uint16_t> ports;
+  for (uint16_t port : compact.getPorts()) ports.push_back(port);
+  return PeerTable::compact(text(compact.getNodeIds()), text(compact.getHosts()), std::move(ports),
+                            static_cast<size_t>(world_size));
 }
 
 }  // namespace
@@ -223,10 +193,9 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   auto peers = decode_peers(r, spec.world_size);
   if (!peers) return peers.error();
   spec.peers = std::move(peers.value());
-  if (spec.peers.empty()) spec.peers.push_back(Peer{defaults.node_id, "", 0});
-  // Node ids are how links are matched to launch members: each must name one node. The check
-  // builds the index find_peer uses, so every agent hashes every node of a launch once.
-  if (const std::string* twice = spec.index_peers())
+  if (spec.peers.empty()) spec.peers = PeerTable({Peer{defaults.node_id, "", 0}});
+  // Node ids are how links are matched to launch members: each must name one node.
+  if (auto twice = spec.peers.duplicate())
     return make_error(cat("node id '", *twice, "' appears twice among the peers"));
   if (r.getNodeIndex() >= spec.peers.size())
     return make_error(
@@ -234,10 +203,10 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   if (r.getHeadNodeIndex() >= spec.peers.size())
     return make_error(cat("headNodeIndex ", r.getHeadNodeIndex(), " is outside the peers"));
   spec.node_index = static_cast<int>(r.getNodeIndex());
-  if (spec.peers[static_cast<size_t>(spec.node_index)].node_id != defaults.node_id)
-    return make_error(cat("the request addresses this agent as node '",
-                          spec.peers[static_cast<size_t>(spec.node_index)].node_id,
-                          "', but it is '", defaults.node_id, "'"));
+  if (auto self = spec.peers[static_cast<size_t>(spec.node_index)].node_id;
+      self != defaults.node_id)
+    return make_error(cat("the request addresses this agent as node '", self, "', but it is '",
+                          defaults.node_id, "'"));
   spec.head_node = static_cast<int>(r.getHeadNodeIndex());
 
   auto nodes = decode_rank_nodes(r, spec.world_size, spec.nnodes(), spec.node_index);

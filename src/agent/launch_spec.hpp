@@ -6,22 +6,16 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "agent/peer_table.hpp"
 #include "base/result.hpp"
 #include "lattice.capnp.h"
 #include "proc/cpu_binding.hpp"
 #include "secure/secret.hpp"
 
 namespace lattice::agent {
-
-struct Peer {
-  std::string node_id;
-  std::string host;
-  int port = 0;
-};
 
 // Who the ranks run as (lattice-rank-exec switches to it when the agent runs as root).
 struct JobUser {
@@ -59,7 +53,7 @@ struct LaunchSpec {
   int node_index = 0;
   int head_node = 0;
   std::vector<int> rank_nodes;                           // node index of every rank
-  std::vector<Peer> peers;                               // one per node; never empty after decoding
+  PeerTable peers;                                       // one per node; never empty after decoding
   std::vector<std::pair<std::string, std::string>> env;  // every app's (and escape-hatch commands')
   uint32_t fence_timeout_ms = 0;
   uint32_t fanout = 0;
@@ -76,18 +70,8 @@ struct LaunchSpec {
   bool gets_input(int rank) const { return input_rank == -1 || input_rank == rank; }
 
   int nnodes() const { return static_cast<int>(peers.size()); }
-  // Index of the node `node_id` among peers; -1 when it is not one of them. Hashed, built on
-  // first use: a fence root hears from every node each fence, and a scan per message would
-  // cost it O(nodes^2) per fence.
-  int find_peer(const std::string& node_id) const;
-  // Builds find_peer's index; the node id that peers name twice, if any (decoding refuses it).
-  const std::string* index_peers() const;
   std::vector<int> local_ranks() const;  // global ranks on this node, ascending
   int app_of(int rank) const;            // index into apps of the app that holds `rank`
-  std::string nodelist() const;          // node ids joined by ','
-
- private:
-  mutable std::unordered_map<std::string, int> peer_index_;  // find_peer's, from peers
 };
 
 // What the receiving agent is and allows: a request is judged against these.

@@ -1,6 +1,9 @@
 #include "base/hostlist.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <tuple>
+#include <unordered_set>
 
 #include "base/strings.hpp"
 
@@ -85,8 +88,9 @@ std::optional<std::string> compress_hostlist(const std::vector<std::string>& nam
   return out;
 }
 
-Result<std::vector<std::string>> expand_hostlist(std::string_view list, size_t max_names) {
-  std::vector<std::string> names;
+Result<HostList> HostList::parse(std::string_view list, size_t max_names) {
+  HostList out;
+  out.text_ = std::string(list);
   auto too_many = [&] {
     return make_error(cat("host list '", list.substr(0, 64), list.size() > 64 ? "...'" : "'",
                           " names more than ", max_names, " hosts"));
@@ -109,16 +113,13 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view list, size_t m
         break;
       }
     }
-    std::string_view item = list.substr(pos, end - pos);
-    if (item.empty()) return make_error(cat("host list '", list, "': an empty name"));
+    if (end == pos) return make_error(cat("host list '", list, "': an empty name"));
     if (open == std::string_view::npos) {
-      if (names.size() >= max_names) return too_many();
-      names.emplace_back(item);
+      if (out.size_ >= max_names) return too_many();
+      out.ranges_.push_back(Range{pos, end - pos, 0, 0, false, 0, 0, 0, out.size_++});
     } else {
       if (close == std::string_view::npos)
         return make_error(cat("host list '", list, "': '[' without ']'"));
-      std::string_view prefix = list.substr(pos, open - pos);
-      std::string_view suffix = list.substr(close + 1, end - close - 1);
       std::string_view ranges = list.substr(open + 1, close - open - 1);
       size_t rpos = 0;
       while (rpos <= ranges.size()) {
@@ -137,16 +138,133 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view list, size_t m
           if (high < *low)
             return make_error(cat("host list '", list, "': range ", range, " runs backwards"));
         }
+        if (high - *low >= max_names - std::min(max_names, out.size_)) return too_many();
         size_t width = low_text.size() > 1 && low_text[0] == '0' ? low_text.size() : 0;
-        if (high - *low >= max_names - std::min(max_names, names.size())) return too_many();
-        for (uint64_t n = *low; n <= high; ++n)
-          names.push_back(cat(prefix, number_text(n, width), suffix));
+        out.ranges_.push_back(
+            Range{pos, open - pos, close + 1, end - close - 1, true, *low, high, width, out.size_});
+        out.size_ += static_cast<size_t>(high - *low) + 1;
         rpos = comma + 1;
       }
     }
     pos = end + 1;
   }
-  return names;
+  return out;
+}
+
+HostList HostList::of(const std::vector<std::string>& names) {
+  HostList out;
+  for (const auto& name : names) {
+    out.ranges_.push_back(Range{out.text_.size(), name.size(), 0, 0, false, 0, 0, 0, out.size_++});
+    out.text_ += name;
+  }
+  return out;
+}
+
+const HostList::Range& HostList::range_of(size_t index) const {
+  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), index,
+                             [](size_t i, const Range& r) { return i < r.first; });
+  return *(it - 1);
+}
+
+void HostList::append_name(const Range& r, size_t index, std::string& out) const {
+  out += prefix(r);
+  if (!r.numbered) return;
+  out += number_text(r.low + (index - r.first), r.width);
+  out += suffix(r);
+}
+
+std::string HostList::name(size_t index) const {
+  std::string out;
+  append_name(range_of(index), index, out);
+  return out;
+}
+
+std::vector<std::string> HostList::names() const {
+  std::vector<std::string> out;
+  out.reserve(size_);
+  for (const auto& r : ranges_)
+    for (size_t i = r.first; i < r.first + (r.numbered ? r.high - r.low + 1 : 1); ++i)
+      append_name(r, i, out.emplace_back());
+  return out;
+}
+
+std::string HostList::joined(char separator) const {
+  std::string out;
+  for (const auto& r : ranges_)
+    for (size_t i = r.first; i < r.first + (r.numbered ? r.high - r.low + 1 : 1); ++i) {
+      if (i > 0) out += separator;
+      append_name(r, i, out);
+    }
+  return out;
+}
+
+std::optional<size_t> HostList::find(std::string_view name) const {
+  for (const auto& r : ranges_) {
+    std::string_view pre = prefix(r), suf = suffix(r);
+    if (!r.numbered) {
+      if (name == pre) return r.first;
+      continue;
+    }
+    if (name.size() <= pre.size() + suf.size() || name.substr(0, pre.size()) != pre ||
+        name.substr(name.size() - suf.size()) != suf)
+      continue;
+    std::string_view digits = name.substr(pre.size(), name.size() - pre.size() - suf.size());
+    if (digits.size() > kMaxDigits) continue;
+    uint64_t n = 0;
+    bool all_digits = true;
+    for (char c : digits) {
+      all_digits = all_digits && is_digit(c);
+      n = n * 10 + uint64_t(c - '0');
+    }
+    if (all_digits && n >= r.low && n <= r.high && number_text(n, r.width) == digits)
+      return r.first + static_cast<size_t>(n - r.low);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> HostList::duplicate_by_hash() const {
+  std::unordered_set<std::string> seen;
+  seen.reserve(size_);
+  for (auto& name : names())
+    if (!seen.insert(name).second) return name;
+  return std::nullopt;
+}
+
+std::optional<std::string> HostList::duplicate() const {
+  // A name whose number ends it splits one way only (split_number): names with different
+  // prefixes differ, and so do names with one prefix and different numbers. So a list whose
+  // ranges all end their names with the number (and whose other names are split the same way)
+  // repeats a name only where two of one prefix overlap; anything else is hashed name by name.
+  struct Span {
+    std::string_view prefix;
+    bool numbered;
+    uint64_t low, high;
+  };
+  std::vector<Span> spans;
+  spans.reserve(ranges_.size());
+  for (const auto& r : ranges_) {
+    std::string_view pre = prefix(r);
+    if (r.numbered) {
+      if (r.suffix_size > 0 || (!pre.empty() && is_digit(pre.back()))) return duplicate_by_hash();
+      spans.push_back(Span{pre, true, r.low, r.high});
+    } else if (auto split = split_number(pre)) {
+      spans.push_back(Span{split->prefix, true, split->number, split->number});
+    } else if (!pre.empty() && is_digit(pre.back())) {
+      return duplicate_by_hash();  // more digits than a number holds
+    } else {
+      spans.push_back(Span{pre, false, 0, 0});
+    }
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return std::tie(a.prefix, a.numbered, a.low) < std::tie(b.prefix, b.numbered, b.low);
+  });
+  for (size_t i = 1; i < spans.size(); ++i) {
+    const Span &a = spans[i - 1], &b = spans[i];
+    if (a.prefix != b.prefix || a.numbered != b.numbered) continue;
+    if (!a.numbered) return std::string(a.prefix);
+    if (b.low <= a.high) return duplicate_by_hash();  // may overlap: which name, exactly
+  }
+  return std::nullopt;
 }
 
 }  // namespace lattice

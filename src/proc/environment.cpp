@@ -84,6 +84,10 @@ std::vector<std::pair<std::string, std::string>> merge_env(
   return {merged.begin(), merged.end()};
 }
 
+std::string slurm_nodelist(std::string_view nodelist) {
+  return compress_hostlist(split(nodelist, ',')).value_or(std::string(nodelist));
+}
+
 std::vector<std::string> rank_environment(const RankEnvInput& in) {
   std::map<std::string, std::string> env;  // later writes win; sorted output is deterministic
   env["PATH"] = kDefaultPath;
@@ -108,7 +112,7 @@ std::vector<std::string> rank_environment(const RankEnvInput& in) {
   }
   env["LATTICE_LAUNCH_ID"] = in.launch_id;
   env["LATTICE_ALLOC_ID"] = in.allocation_id;
-  env["LATTICE_NODELIST"] = in.nodelist;
+  env["LATTICE_NODELIST"] = std::string(in.nodelist);
   env["LATTICE_NNODES"] = std::to_string(in.nnodes);
   env["LATTICE_NPROCS"] = std::to_string(in.world_size);
   if (in.wireup != RankEnvInput::Wireup::none) {
@@ -123,8 +127,7 @@ std::vector<std::string> rank_environment(const RankEnvInput& in) {
     env["SLURM_LOCALID"] = std::to_string(in.local_rank);
     env["SLURM_NODEID"] = std::to_string(in.node_index);
     env["SLURM_NNODES"] = std::to_string(in.nnodes);
-    // Slurm's own form (n[1-256]), which its tools expand; the list as it is if it has none.
-    env["SLURM_NODELIST"] = compress_hostlist(split(in.nodelist, ',')).value_or(in.nodelist);
+    env["SLURM_NODELIST"] = in.slurm_nodelist;
     env["SLURM_STEP_NUM_TASKS"] = std::to_string(in.world_size);
   }
 

@@ -44,7 +44,10 @@ struct RankEnvInput {
   int pmi_fd = -1;                    // -1: PMI_PORT mode
   std::string pmi_port;               // "127.0.0.1:PORT" in PMI_PORT mode, with
   std::string pmi_id;  // the rank's one-time secret PMI_ID (a decimal int: MPICH atoi()s it)
-  std::string jobid, launch_id, allocation_id, nodelist;
+  std::string jobid, launch_id, allocation_id;
+  // LATTICE_NODELIST, node ids comma-separated, and (slurm_compat) SLURM_NODELIST, the same as
+  // slurm_nodelist() writes it: each made once per launch, not once per rank.
+  std::string_view nodelist, slurm_nodelist;
   bool slurm_compat = false;
   std::vector<std::pair<std::string, std::string>> user_env;  // passed check_request_env
   // The launch's own further variables (the escape hatch's), winning over user_env.
@@ -68,5 +71,9 @@ std::vector<std::pair<std::string, std::string>> merge_env(
 
 // "NAME=VALUE" strings sorted by name, each name once.
 std::vector<std::string> rank_environment(const RankEnvInput& in);
+
+// SLURM_NODELIST in Slurm's own form (n[1-256]), which its tools expand; the list as it is
+// when its names do not fit that form.
+std::string slurm_nodelist(std::string_view nodelist);
 
 }  // namespace lattice::proc

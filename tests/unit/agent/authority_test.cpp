@@ -18,7 +18,9 @@ constexpr uint64_t kLauncherConn = 7;
 LaunchSpec four_nodes(int self) {
   LaunchSpec spec;
   spec.launch_id = "L";
-  for (int i = 0; i < 4; ++i) spec.peers.push_back(Peer{cat('n', i), "h", 1});
+  std::vector<Peer> peers;
+  for (int i = 0; i < 4; ++i) peers.push_back(Peer{cat('n', i), "h", 1});
+  spec.peers = PeerTable(peers);
   spec.node_index = self;
   spec.head_node = 0;
   spec.fanout = 2;

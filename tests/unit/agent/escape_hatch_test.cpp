@@ -11,7 +11,7 @@ namespace {
 
 LaunchSpec uneven() {
   LaunchSpec spec;
-  spec.peers = {Peer{"n1", "h", 1}, Peer{"n2", "h", 2}};
+  spec.peers = PeerTable({Peer{"n1", "h", 1}, Peer{"n2", "h", 2}});
   spec.rank_nodes = {0, 1, 0, 1, 1};
   spec.world_size = 5;
   return spec;

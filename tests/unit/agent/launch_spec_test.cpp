@@ -48,7 +48,7 @@ TEST_CASE("rankNodes places ranks; block shorthand must be consistent") {
   auto spec = req.decode();
   REQUIRE(spec);
   CHECK(spec->local_ranks() == std::vector<int>{1, 3});
-  CHECK(spec->nodelist() == "a,b");
+  CHECK(spec->peers.joined() == "a,b");
 
   Request block;
   auto p2 = block.r.initPeers(2);
@@ -309,15 +309,4 @@ TEST_CASE("a hostile compact peer list or rank layout is refused with the reason
   auto refused = req.decode();
   REQUIRE(!refused);
   CHECK(refused.error().message.find("3 blocks for 2 nodes") != std::string::npos);
-}
-
-TEST_CASE("find_peer names each node's index, and -1 for a stranger, at any size") {
-  LaunchSpec spec;
-  CHECK(spec.find_peer("n1") == -1);  // no peers yet: nothing is found, nothing is cached
-  for (int i = 0; i < 4096; ++i) spec.peers.push_back(Peer{"n" + std::to_string(i + 1), "h", 7400});
-  for (int i : {0, 1, 2047, 4095}) CHECK(spec.find_peer("n" + std::to_string(i + 1)) == i);
-  CHECK(spec.find_peer("n4097") == -1);
-  CHECK(spec.find_peer("") == -1);
-  LaunchSpec moved = std::move(spec);  // as a launch takes it: answers alike
-  CHECK(moved.find_peer("n17") == 16);
 }
