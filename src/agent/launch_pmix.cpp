@@ -17,8 +17,7 @@ void Launch::start_pmix() {
   pmix::JobLayout layout;
   layout.nspace = nspace();
   layout.jobid = spec_.launch_id;
-  for (size_t node = 0; node < spec_.peers.size(); ++node)
-    layout.nodes.push_back(spec_.peers[node].node_id);
+  spec_.peers.for_each_id([&](size_t, std::string_view id) { layout.nodes.emplace_back(id); });
   layout.rank_nodes = spec_.rank_nodes;
   if (spec_.apps.size() > 1)
     for (int rank = 0; rank < spec_.world_size; ++rank)

@@ -37,6 +37,11 @@ class PeerTable {
   // A node id listed twice, if any (a launch refuses it: ids are how links find their node).
   std::optional<std::string> duplicate() const { return ids_.duplicate(); }
   std::string joined() const { return ids_.joined(','); }  // node ids, comma-separated
+  // fn(node, node_id) for every node in order.
+  template <class Fn>
+  void for_each_id(Fn fn) const {
+    ids_.for_each(fn);
+  }
 
  private:
   PeerTable(HostList ids, HostList hosts, std::vector<uint16_t> ports);

@@ -182,19 +182,16 @@ std::string HostList::name(size_t index) const {
 std::vector<std::string> HostList::names() const {
   std::vector<std::string> out;
   out.reserve(size_);
-  for (const auto& r : ranges_)
-    for (size_t i = r.first; i < r.first + (r.numbered ? r.high - r.low + 1 : 1); ++i)
-      append_name(r, i, out.emplace_back());
+  for_each([&](size_t, std::string_view name) { out.emplace_back(name); });
   return out;
 }
 
 std::string HostList::joined(char separator) const {
   std::string out;
-  for (const auto& r : ranges_)
-    for (size_t i = r.first; i < r.first + (r.numbered ? r.high - r.low + 1 : 1); ++i) {
-      if (i > 0) out += separator;
-      append_name(r, i, out);
-    }
+  for_each([&](size_t i, std::string_view name) {
+    if (i > 0) out += separator;
+    out += name;
+  });
   return out;
 }
 

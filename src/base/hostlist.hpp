@@ -33,6 +33,17 @@ class HostList {
   size_t size() const { return size_; }
   std::string name(size_t index) const;  // index < size()
   std::vector<std::string> names() const;
+  // fn(index, name) for every name in order; `name` lives until fn returns.
+  template <class Fn>
+  void for_each(Fn fn) const {
+    std::string name;
+    for (const auto& r : ranges_)
+      for (size_t i = r.first; i < r.first + count(r); ++i) {
+        name.clear();
+        append_name(r, i, name);
+        fn(i, std::string_view(name));
+      }
+  }
   // The names joined by `separator`, built in one string.
   std::string joined(char separator) const;
   // Index of the first name equal to `name`: a walk over the ranges, not the names.
@@ -58,6 +69,7 @@ class HostList {
   std::string_view suffix(const Range& r) const {
     return {text_.data() + r.suffix_at, r.suffix_size};
   }
+  static size_t count(const Range& r) { return r.numbered ? r.high - r.low + 1 : 1; }
   void append_name(const Range& r, size_t index, std::string& out) const;
   const Range& range_of(size_t index) const;
   std::optional<std::string> duplicate_by_hash() const;
