@@ -4,18 +4,17 @@
 // (its callback may start another exchange).
 #include "fabric/curl_transport.hpp"
 
-#include <curl/curl.h>
-
 #include <cstdlib>
-#include <mutex>
 #include <string>
 
 #include "base/log.hpp"
 #include "base/strings.hpp"
+#include "fabric/curl_library.hpp"
 
 namespace lattice::fabric {
 
 struct CurlTransport::Exchange {
+  const CurlLibrary* curl = nullptr;
   CURL* easy = nullptr;
   curl_slist* headers = nullptr;
   HttpRequest request;
@@ -25,8 +24,8 @@ struct CurlTransport::Exchange {
   bool too_large = false;
   char error[CURL_ERROR_SIZE] = {};
   ~Exchange() {
-    if (easy) curl_easy_cleanup(easy);
-    curl_slist_free_all(headers);
+    if (easy) curl->easy_cleanup(easy);
+    curl->slist_free_all(headers);
   }
 };
 
@@ -66,32 +65,35 @@ HttpOutcome::Transport classify(CURLcode rc) {
 
 CurlTransport::CurlTransport(net::Loop& loop, TransportOptions options)
     : loop_(loop), options_(options), multi_(nullptr), timer_(loop), deferred_timer_(loop) {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) std::abort();
-  });
-  multi_ = curl_multi_init();
+  auto lib = curl_library();
+  if (!lib) {
+    unavailable_ = lib.error().message;  // every exchange fails with it
+    return;
+  }
+  curl_ = *lib;
+  multi_ = curl_->multi_init();
   if (!multi_) std::abort();
-  curl_multi_setopt(
+  curl_->multi_setopt(
       multi(multi_), CURLMOPT_SOCKETFUNCTION,
       +[](CURL*, curl_socket_t fd, int what, void* self, void*) -> int {
         static_cast<CurlTransport*>(self)->on_socket(fd, what);
         return 0;
       });
-  curl_multi_setopt(multi(multi_), CURLMOPT_SOCKETDATA, this);
-  curl_multi_setopt(
+  curl_->multi_setopt(multi(multi_), CURLMOPT_SOCKETDATA, this);
+  curl_->multi_setopt(
       multi(multi_), CURLMOPT_TIMERFUNCTION, +[](CURLM*, long timeout_ms, void* self) -> int {
         static_cast<CurlTransport*>(self)->on_timer(timeout_ms);
         return 0;
       });
-  curl_multi_setopt(multi(multi_), CURLMOPT_TIMERDATA, this);
+  curl_->multi_setopt(multi(multi_), CURLMOPT_TIMERDATA, this);
 }
 
 CurlTransport::~CurlTransport() {
-  for (auto& [raw, exchange] : running_) curl_multi_remove_handle(multi(multi_), exchange->easy);
+  if (!curl_) return;
+  for (auto& [raw, exchange] : running_) curl_->multi_remove_handle(multi(multi_), exchange->easy);
   running_.clear();
   sockets_.clear();
-  curl_multi_cleanup(multi(multi_));
+  curl_->multi_cleanup(multi(multi_));
 }
 
 void CurlTransport::send(HttpRequest request, std::function<void(HttpOutcome)> done) {
@@ -99,41 +101,47 @@ void CurlTransport::send(HttpRequest request, std::function<void(HttpOutcome)> d
   x->request = std::move(request);
   x->done = std::move(done);
   x->max_body = options_.max_body_bytes;
+  if (!curl_) {
+    x->outcome = {HttpOutcome::Transport::failed, unavailable_, 0, {}};
+    return complete_later(std::move(x));
+  }
+  x->curl = curl_;
   x->outcome.body.reserve(options_.max_body_bytes);
-  x->easy = curl_easy_init();
+  x->easy = curl_->easy_init();
   if (!x->easy) {
     x->outcome = {HttpOutcome::Transport::failed, "libcurl cannot make a handle", 0, {}};
     return complete_later(std::move(x));
   }
   CURL* e = x->easy;
   const HttpRequest& r = x->request;
-  curl_easy_setopt(e, CURLOPT_URL, r.url.c_str());
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(e, CURLOPT_PROXY, "");  // proxy variables in the environment do not apply
-  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout_ms));
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout_ms));
-  curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options_.max_body_bytes));
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_body);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, x.get());
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->error);
-  curl_easy_setopt(e, CURLOPT_PRIVATE, x.get());
+  curl_->easy_setopt(e, CURLOPT_URL, r.url.c_str());
+  curl_->easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_->easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_->easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_->easy_setopt(e, CURLOPT_PROXY, "");  // proxy variables in the environment do not apply
+  curl_->easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout_ms));
+  curl_->easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout_ms));
+  curl_->easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
+                     static_cast<curl_off_t>(options_.max_body_bytes));
+  curl_->easy_setopt(e, CURLOPT_WRITEFUNCTION, write_body);
+  curl_->easy_setopt(e, CURLOPT_WRITEDATA, x.get());
+  curl_->easy_setopt(e, CURLOPT_ERRORBUFFER, x->error);
+  curl_->easy_setopt(e, CURLOPT_PRIVATE, x.get());
   if (r.bearer) {
-    curl_easy_setopt(e, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
-    curl_easy_setopt(e, CURLOPT_XOAUTH2_BEARER, r.bearer);
+    curl_->easy_setopt(e, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+    curl_->easy_setopt(e, CURLOPT_XOAUTH2_BEARER, r.bearer);
   }
-  x->headers = curl_slist_append(x->headers, "Accept: application/json");
+  x->headers = curl_->slist_append(x->headers, "Accept: application/json");
   if (r.method == "POST") {
-    x->headers = curl_slist_append(x->headers, "Content-Type: application/json");
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, r.body.c_str());
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
+    x->headers = curl_->slist_append(x->headers, "Content-Type: application/json");
+    curl_->easy_setopt(e, CURLOPT_POSTFIELDS, r.body.c_str());
+    curl_->easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
   } else if (r.method != "GET") {
-    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+    curl_->easy_setopt(e, CURLOPT_CUSTOMREQUEST, r.method.c_str());
   }
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
-  if (CURLMcode rc = curl_multi_add_handle(multi(multi_), e); rc != CURLM_OK) {
-    x->outcome = {HttpOutcome::Transport::failed, curl_multi_strerror(rc), 0, {}};
+  curl_->easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
+  if (CURLMcode rc = curl_->multi_add_handle(multi(multi_), e); rc != CURLM_OK) {
+    x->outcome = {HttpOutcome::Transport::failed, curl_->multi_strerror(rc), 0, {}};
     return complete_later(std::move(x));
   }
   Exchange* raw = x.get();
@@ -180,30 +188,30 @@ void CurlTransport::on_timer(long timeout_ms) {
 
 void CurlTransport::act(int fd, int events) {
   int running = 0;
-  curl_multi_socket_action(multi(multi_), fd, events, &running);
+  curl_->multi_socket_action(multi(multi_), fd, events, &running);
   harvest();
 }
 
 void CurlTransport::harvest() {
   std::vector<std::unique_ptr<Exchange>> finished;
   int left = 0;
-  while (CURLMsg* msg = curl_multi_info_read(multi(multi_), &left)) {
+  while (CURLMsg* msg = curl_->multi_info_read(multi(multi_), &left)) {
     if (msg->msg != CURLMSG_DONE) continue;
     Exchange* x = nullptr;
-    curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &x);
+    curl_->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &x);
     CURLcode rc = msg->data.result;
     auto it = running_.find(x);
     if (it == running_.end()) continue;
     x->outcome.transport = classify(rc);
     if (rc == CURLE_OK) {
-      curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->outcome.status);
+      curl_->easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->outcome.status);
     } else if (x->too_large || rc == CURLE_FILESIZE_EXCEEDED) {
       x->outcome.transport = HttpOutcome::Transport::failed;
       x->outcome.error = cat("the answer is longer than ", options_.max_body_bytes, " bytes");
     } else {
-      x->outcome.error = x->error[0] ? x->error : curl_easy_strerror(rc);
+      x->outcome.error = x->error[0] ? x->error : curl_->easy_strerror(rc);
     }
-    curl_multi_remove_handle(multi(multi_), x->easy);
+    curl_->multi_remove_handle(multi(multi_), x->easy);
     finished.push_back(std::move(it->second));
     running_.erase(it);
   }

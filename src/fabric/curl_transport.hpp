@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "fabric/http.hpp"
@@ -17,6 +18,8 @@
 #include "net/timer.hpp"
 
 namespace lattice::fabric {
+
+struct CurlLibrary;
 
 struct TransportOptions {
   uint64_t connect_timeout_ms = 2000;
@@ -44,7 +47,9 @@ class CurlTransport : public HttpTransport {
 
   net::Loop& loop_;
   TransportOptions options_;
-  void* multi_;  // CURLM*
+  const CurlLibrary* curl_ = nullptr;  // null when libcurl cannot be loaded:
+  std::string unavailable_;            // why, which every exchange then fails with
+  void* multi_;                        // CURLM*
   net::Timer timer_;
   net::Timer deferred_timer_;
   std::map<int, std::unique_ptr<net::FdWatcher>> sockets_;

@@ -1,7 +1,7 @@
 // libcurl on the loop against a small in-process HTTP server (net listeners, loopback, port 0):
 // requests arrive as sent (method, path, bearer, JSON body), answers come back with their
 // status, and the transport's limits hold: a body over the cap, a refused connection, a server
-// that never answers, a transport destroyed mid-exchange.
+// that never answers, a transport destroyed mid-exchange. libcurl itself is loaded on first use.
 #include "fabric/curl_transport.hpp"
 
 #include <doctest/doctest.h>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../net/net_test_support.hpp"
+#include "fabric/curl_library.hpp"
 #include "net/listener.hpp"
 
 namespace lattice::fabric {
@@ -134,6 +135,23 @@ TEST_CASE("curl on the loop: a transport destroyed mid-exchange calls nobody bac
   run_until(
       loop, [] { return false; }, 200);
   CHECK_FALSE(called);
+}
+
+}  // namespace lattice::fabric
+
+namespace lattice::fabric {
+
+TEST_CASE("libcurl is loaded on first use, and a library that cannot be loaded says which") {
+  auto lib = curl_library();
+  REQUIRE_MESSAGE(lib, lib.error().message);
+  CHECK(curl_library().value() == *lib);  // once per process
+  CHECK(reinterpret_cast<void*>((*lib)->easy_init) != nullptr);
+  auto missing = load_curl_library("libcurl-not-there.so.4");
+  REQUIRE(!missing);
+  CHECK(missing.error().message.find("cannot load libcurl-not-there.so.4") == 0);
+  auto wrong = load_curl_library("libz.so.1");  // loads, but is not libcurl
+  REQUIRE(!wrong);
+  CHECK(wrong.error().message.find("libz.so.1 lacks curl_global_init") == 0);
 }
 
 }  // namespace lattice::fabric
