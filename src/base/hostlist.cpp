@@ -1,6 +1,7 @@
 #include "base/hostlist.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <tuple>
 #include <unordered_set>
@@ -41,9 +42,13 @@ bool continues(const Numbered& last, const Numbered& next) {
   return true;  // unpadded numbers may grow a digit (9 -> 10)
 }
 
-std::string number_text(uint64_t n, size_t width) {
-  std::string digits = std::to_string(n);
-  return digits.size() < width ? std::string(width - digits.size(), '0') + digits : digits;
+// n in decimal, padded with zeros to `width`, appended in place (names are built by the
+// thousand on every agent of a launch: no temporary strings).
+void append_number(std::string& out, uint64_t n, size_t width) {
+  char digits[20];
+  size_t size = static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, n).ptr - digits);
+  if (size < width) out.append(width - size, '0');
+  out.append(digits, size);
 }
 
 Result<uint64_t> parse_number(std::string_view s, std::string_view list) {
@@ -80,8 +85,12 @@ std::optional<std::string> compress_hostlist(const std::vector<std::string>& nam
       out += name;
     } else {
       size_t width = first->padded ? first->width : 0;
-      out += cat(first->prefix, '[', number_text(first->number, width), '-',
-                 number_text(first->number + (j - i - 1), width), ']');
+      out += first->prefix;
+      out += '[';
+      append_number(out, first->number, width);
+      out += '-';
+      append_number(out, first->number + (j - i - 1), width);
+      out += ']';
     }
     i = j;
   }
@@ -169,7 +178,7 @@ const HostList::Range& HostList::range_of(size_t index) const {
 void HostList::append_name(const Range& r, size_t index, std::string& out) const {
   out += prefix(r);
   if (!r.numbered) return;
-  out += number_text(r.low + (index - r.first), r.width);
+  append_number(out, r.low + (index - r.first), r.width);
   out += suffix(r);
 }
 
@@ -213,8 +222,10 @@ std::optional<size_t> HostList::find(std::string_view name) const {
       all_digits = all_digits && is_digit(c);
       n = n * 10 + uint64_t(c - '0');
     }
-    if (all_digits && n >= r.low && n <= r.high && number_text(n, r.width) == digits)
-      return r.first + static_cast<size_t>(n - r.low);
+    if (!all_digits || n < r.low || n > r.high) continue;
+    std::string written;  // n as this range writes it (short: no allocation)
+    append_number(written, n, r.width);
+    if (written == digits) return r.first + static_cast<size_t>(n - r.low);
   }
   return std::nullopt;
 }
