@@ -561,7 +561,8 @@ def fanout_table(args):
     time; beside Hydra starting the same ranks over M simulated hosts (no resident daemons:
     its wall includes starting a proxy per host) and beside the floor this machine sets, M starts
     of /bin/true spread over its cores with nothing else running."""
-    counts = [16, 64] if args.quick else [64, 128, 256]
+    # From one node (what an interactive launch waits for) to 256.
+    counts = [1, 16, 64] if args.quick else [1, 16, 64, 128, 256]
     tmp = tempfile.mkdtemp(prefix="lattice-bench-hydra-")
     ssh = hosts_launcher(tmp)
     rows = []
@@ -580,7 +581,7 @@ def fanout_table(args):
                         ms, again = hydra_true_ms(ssh, m)
                         hydra.append(ms)
                         retried += again
-                floor = m * start_cost_ms("/bin/true") / (os.cpu_count() or 1)
+                floor = m * start_cost_ms("/bin/true") / min(m, os.cpu_count() or 1)
                 rows.append((m, median(fan), median(spawn), median(wall), median(hydra), floor,
                              retried))
             finally:
@@ -589,7 +590,7 @@ def fanout_table(args):
         shutil.rmtree(tmp, ignore_errors=True)
     print("\n### Launch fan-out to running agents, /bin/true, one rank per agent (median of 5)\n")
     print("| agents | every agent accepted | every rank spawned | launch wall (lattice launch) "
-          "| Hydra, M simulated hosts | M starts of /bin/true alone / cores |")
+          "| Hydra, M simulated hosts | M starts of /bin/true alone, spread over the cores |")
     print("|---|---|---|---|---|---|")
     for m, fan, sp, w, hy, floor, _ in rows:
         hydra = f"{hy:.1f} ms" if HYDRA else "-"
