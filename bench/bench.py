@@ -230,7 +230,9 @@ def parse_p(out, key):
 def round_table(args):
     """The one-node PMI round (Slurm's libpmi2: put own key, fence, get every rank's key) under a
     running agent, mpiexec.hydra and srun --mpi=pmi2 (a private Slurm on localhost,
-    bench/slurm_local.py), alternating, medians of `reps` runs of `rounds` rounds each."""
+    bench/slurm_local.py), alternating, medians of `reps` runs of `rounds` rounds each. Beside
+    them, the same under SCHED_BATCH: lattice's ranks with --sched batch, Hydra's (mpiexec and
+    all it starts) under chrt -b 0."""
     prog = f"{args.build}/tests/programs/pmi2_client"
     rounds = 20 if args.quick else 50
     sizes = [16] if args.quick else [16, 64]
@@ -241,14 +243,16 @@ def round_table(args):
     rows = []
     try:
         for n in sizes:
-            res = {"lattice": [], "hydra": [], "srun": []}
+            res = {"lattice": [], "hydra": [], "srun": [], "lattice batch": [], "hydra batch": []}
             for _ in range(reps):
-                _, out = timed([f"{args.build}/lattice", "launch", "--agents", agents.addrs[0], "-n",
-                                str(n), prog, *bench], env=agents.launch_env())
-                res["lattice"].append(parse_p(out, "p50_us"))
+                for key, sched in (("lattice", []), ("lattice batch", ["--sched", "batch"])):
+                    _, out = timed([f"{args.build}/lattice", "launch", "--agents", agents.addrs[0],
+                                    "-n", str(n), *sched, prog, *bench], env=agents.launch_env())
+                    res[key].append(parse_p(out, "p50_us"))
                 if HYDRA:
-                    _, out = timed([HYDRA, "-n", str(n), prog, *bench])
-                    res["hydra"].append(parse_p(out, "p50_us"))
+                    for key, chrt in (("hydra", []), ("hydra batch", ["chrt", "-b", "0"])):
+                        _, out = timed([*chrt, HYDRA, "-n", str(n), prog, *bench])
+                        res[key].append(parse_p(out, "p50_us"))
                 if srun_skip is None:
                     try:
                         res["srun"].append(round_srun.srun_round(args, n, rounds))
@@ -262,16 +266,20 @@ def round_table(args):
     print(f"\n### PMI round: put own key, fence, get every rank's key (Slurm libpmi2; p50 of {rounds} "
           f"rounds, median of {reps} alternating runs)\n")
     print("| ranks on one node | lattice | mpiexec.hydra | srun --mpi=pmi2 | lattice / hydra "
-          "| lattice / srun |")
-    print("|---|---|---|---|---|---|")
+          "| lattice / srun | lattice --sched batch | hydra under chrt -b 0 | lattice batch / srun |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for n, m in rows:
         s = m["srun"]
-        srun, ratio = (f"{s / 1e3:.2f} ms", f"{m['lattice'] / s:.2f}") if s == s else \
-            (f"skipped: {srun_skip}", "-")
+        srun, ratio, batch_ratio = (
+            (f"{s / 1e3:.2f} ms", f"{m['lattice'] / s:.2f}", f"{m['lattice batch'] / s:.2f}")
+            if s == s else (f"skipped: {srun_skip}", "-", "-"))
         print(f"| {n} | {m['lattice'] / 1e3:.2f} ms | {m['hydra'] / 1e3:.2f} ms | {srun} "
-              f"| {m['lattice'] / m['hydra']:.2f} | {ratio} |")
+              f"| {m['lattice'] / m['hydra']:.2f} | {ratio} | {m['lattice batch'] / 1e3:.2f} ms "
+              f"| {m['hydra batch'] / 1e3:.2f} ms | {batch_ratio} |")
     print("\nsrun: a private slurmctld + slurmd on localhost (auth/none, one node of CPUs=64, "
-          "bench/slurm_local.py), each run a new job.")
+          "bench/slurm_local.py), each run a new job. SCHED_BATCH: a woken rank does not "
+          "preempt what runs, so on a node with more ranks than cores the agent (or Hydra's "
+          "proxy) answers every rank that is ready before yielding.")
 
 
 def user_table(args):

@@ -115,6 +115,7 @@ struct LaunchProcessesRequest {
   # peers (resp. rankNodes) is empty.
   peerList @26 :PeerList;
   rankLayout @27 :RankLayout;
+  schedBatch @28 :Bool;          # ranks run under SCHED_BATCH (no wakeup preemption)
 }
 
 struct LaunchAccepted {

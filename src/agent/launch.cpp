@@ -282,6 +282,7 @@ Status Launch::spawn_rank(Rank& rank) {
   job_process(spawn, programs_[static_cast<size_t>(rank.app)], app.args, rank.cpus,
               proc::rank_environment(in));
   spawn.stdin_pipe = spec_.gets_input(rank.rank);
+  spawn.sched_batch = spec_.sched_batch;
 
   Rank* r = &rank;
   auto process =

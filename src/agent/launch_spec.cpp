@@ -247,6 +247,7 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   auto bind = proc::parse_cpu_bind(r.getCpuBind().cStr());
   if (!bind) return bind.error();
   spec.cpu_bind = std::move(bind.value());
+  spec.sched_batch = r.getSchedBatch();
   auto cxi = decode_cxi(r);
   if (!cxi) return cxi.error();
   spec.cxi = std::move(cxi.value());

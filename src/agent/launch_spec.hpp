@@ -66,6 +66,7 @@ struct LaunchSpec {
   bool kill_on_bad_exit = true;
   int input_rank = 0;  // whose stdin the launcher feeds: a rank, -1 all, -2 none
   proc::CpuBind cpu_bind;
+  bool sched_batch = false;           // ranks under SCHED_BATCH
   std::optional<CxiCredentials> cxi;  // none: the launch runs without CXI
   bool gets_input(int rank) const { return input_rank == -1 || input_rank == rank; }
 

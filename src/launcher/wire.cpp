@@ -117,6 +117,7 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
   req.setKillOnBadExit(options.kill_on_bad_exit);
   req.setInputRank(options.input_rank);
   req.setCpuBind(options.cpu_bind);
+  req.setSchedBatch(options.sched_batch);
   if (cxi) {
     auto c = req.initCxiCredentials();
     c.setVni(cxi->vni);

@@ -20,7 +20,7 @@ namespace lattice::net {
 namespace {
 
 // What failed in the child, for the parent's message.
-enum class Stage { none, session, user, regained_root, death_signal, fds, cpus, cwd, exec };
+enum class Stage { none, session, user, regained_root, death_signal, fds, cpus, sched, cwd, exec };
 
 // Everything the child reads, prepared by the parent, and the one thing it writes.
 struct Context {
@@ -33,7 +33,8 @@ struct Context {
   bool new_session;
   int death_signal;
   pid_t parent;
-  const cpu_set_t* cpus;   // null: unbound
+  const cpu_set_t* cpus;  // null: unbound
+  bool sched_batch;
   const ChildUser* user;   // null: stay who we are; else these, read as plain data:
   const uint32_t* groups;  // user->groups
   size_t ngroups;
@@ -106,6 +107,10 @@ LATTICE_CHILD_CODE int child_main(void* arg) {
   }
   if (c->cpus && sched_setaffinity(0, sizeof(cpu_set_t), c->cpus) != 0)
     child_failed(c, Stage::cpus);
+  if (c->sched_batch) {
+    sched_param param{};
+    if (sched_setscheduler(0, SCHED_BATCH, &param) != 0) child_failed(c, Stage::sched);
+  }
   if (c->cwd && chdir(c->cwd) != 0) child_failed(c, Stage::cwd);
   sigset_t none;
   sigemptyset(&none);
@@ -149,6 +154,7 @@ Result<int> start_child(const ChildPlan& plan) {
             plan.parent_death_signal,
             ::getpid(),
             plan.cpus.empty() ? nullptr : &set,
+            plan.sched_batch,
             plan.user ? &*plan.user : nullptr,
             plan.user ? plan.user->groups.data() : nullptr,
             plan.user ? plan.user->groups.size() : 0};
@@ -174,6 +180,8 @@ Result<int> start_child(const ChildPlan& plan) {
       return make_error(cat("cannot change to directory '", plan.cwd, "': ", why));
     case Stage::cpus:
       return make_error(cat("cannot bind to CPUs ", compress_ranges(plan.cpus), ": ", why));
+    case Stage::sched:
+      return make_error(cat("cannot use SCHED_BATCH: ", why));
     case Stage::session:
       return make_error(cat("cannot start '", plan.file, "': setsid: ", why));
     case Stage::user:

@@ -33,12 +33,16 @@ struct ChildPlan {
   bool new_session = true;        // setsid(): own session and process group
   int parent_death_signal = 0;    // sent to the child when this thread dies; 0: none
   std::vector<int> cpus;          // CPUs to bind to before the exec; empty: unbound
+  // SCHED_BATCH: woken, the child does not preempt what runs (an overloaded node's agent keeps
+  // answering the ranks that are ready instead of yielding to each one it wakes).
+  bool sched_batch = false;
   std::optional<ChildUser> user;  // none: this process's ids
 };
 
 // The child's pid once it has exec'd, or what failed, with nothing left running (and no
 // zombie): "cannot execute 'F': ...", "cannot change to directory 'D': ...",
-// "cannot bind to CPUs ...: ...", "cannot become uid U (gid G): ...". The caller reaps the pid.
+// "cannot bind to CPUs ...: ...", "cannot use SCHED_BATCH: ...", "cannot become uid U (gid G):
+// ...". The caller reaps the pid.
 Result<int> start_child(const ChildPlan& plan);
 
 }  // namespace lattice::net

@@ -58,9 +58,16 @@ Process::Process(ExitFn on_exit)
 
 Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spec, ExitFn on_exit) {
   std::unique_ptr<Process> self(new Process(std::move(on_exit)));
-  ChildPlan plan{
-      spec.file, spec.argv, spec.env, spec.cwd, {}, spec.new_session, spec.parent_death_signal,
-      spec.cpus, spec.user};
+  ChildPlan plan{spec.file,
+                 spec.argv,
+                 spec.env,
+                 spec.cwd,
+                 {},
+                 spec.new_session,
+                 spec.parent_death_signal,
+                 spec.cpus,
+                 spec.sched_batch,
+                 spec.user};
 
   // fds 0-2: a pipe, /dev/null (stdin only) or ours (-1: left as it is).
   Pipe pipes[3];

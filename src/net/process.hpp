@@ -38,6 +38,7 @@ struct SpawnSpec {
   bool new_session = true;        // setsid(): own session and process group
   int parent_death_signal = 0;    // sent to the child if this process (its thread) dies; 0: none
   std::vector<int> cpus;          // bound to these before the exec (threads inherit it); empty: not
+  bool sched_batch = false;       // SCHED_BATCH before the exec (ChildPlan::sched_batch)
   std::optional<ChildUser> user;  // the job's user, switched to before the cwd is entered
 };
 

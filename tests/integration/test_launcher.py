@@ -354,6 +354,29 @@ def cpu_binding(c):
     c.check_clean(r)
 
 
+def sched_batch(c):
+    """--sched batch puts every rank under SCHED_BATCH (as the job's user too, where the agent
+    is root); ranks stay SCHED_OTHER by default and with --sched normal; anything else is
+    refused before anything runs."""
+    script = ["sh", "-c", "awk '/^policy/ { print $3 }' /proc/self/sched"]
+
+    def policies(r):
+        expect_status(r, 0)
+        return sorted(r.out.split())
+
+    check(policies(c.run_launch(["-n", "2", *script])) == ["0", "0"], "default is not SCHED_OTHER")
+    check(policies(c.run_launch(["-n", "2", "--sched", "normal", *script])) == ["0", "0"],
+          "--sched normal is not SCHED_OTHER")
+    check(policies(c.run_launch(["-n", "2", "--sched", "batch", *script])) == ["3", "3"],
+          "--sched batch is not SCHED_BATCH")
+    if os.geteuid() == 0:
+        r = c.run_launch(["--user", "nobody", "-n", "2", "--sched", "batch", *script])
+        check(policies(r) == ["3", "3"], f"--user nobody --sched batch\n{r.describe()}")
+    r = c.run_launch(["-n", "1", "--sched", "fifo", "/bin/true"])
+    check(r.code == 2 and "--sched: batch or normal, got 'fifo'" in r.err, r.describe())
+    c.check_clean(r)
+
+
 def open_files_limits(c):
     """A shell's soft limit on open files (1024 on many systems) is below what a launcher needs
     for a link per node, or an agent for a few descriptors per rank: both raise it to the hard
@@ -399,5 +422,6 @@ if __name__ == "__main__":
         ("stdin_forwarding", stdin_forwarding),
         ("large_stdin_arrives_whole", large_stdin_arrives_whole),
         ("cpu_binding", cpu_binding),
+        ("sched_batch", sched_batch),
         ("open_files_limits", open_files_limits),
     ])

@@ -157,3 +157,12 @@ TEST_CASE("-t, -K, --alloc and --chdir") {
   REQUIRE(!bad);
   CHECK(bad.error().message.find("%q") != std::string::npos);
 }
+
+TEST_CASE("--sched batch|normal; normal unless asked") {
+  CHECK(!parse_launch_options(Args{"p"})->sched_batch);
+  CHECK(parse_launch_options(Args{"--sched", "batch", "p"})->sched_batch);
+  CHECK(!parse_launch_options(Args{"--sched=normal", "p"})->sched_batch);
+  auto fifo = parse_launch_options(Args{"--sched", "fifo", "p"});
+  REQUIRE(!fifo);
+  CHECK(fifo.error().message == "--sched: batch or normal, got 'fifo'");
+}

@@ -251,6 +251,19 @@ TEST_CASE("the child binds to the spec's CPUs before the exec") {
   CHECK(c->out == "Cpus_allowed_list:\t" + std::to_string(first) + "\n");
 }
 
+TEST_CASE("sched_batch: the child runs under SCHED_BATCH from before its exec") {
+  Loop loop;
+  SpawnSpec spec = shell("awk '/^policy/ { print $3 }' /proc/self/sched");
+  spec.sched_batch = true;
+  auto batch = spawn(loop, spec);
+  REQUIRE(run_until(loop, [&] { return batch->done(); }));
+  CHECK(batch->out == std::to_string(SCHED_BATCH) + "\n");
+  spec.sched_batch = false;
+  auto normal = spawn(loop, spec);
+  REQUIRE(run_until(loop, [&] { return normal->done(); }));
+  CHECK(normal->out == std::to_string(SCHED_OTHER) + "\n");
+}
+
 TEST_CASE("the child starts with default signal handling and nothing blocked") {
   Loop loop;
   // Ours: SIGPIPE ignored (as in the agent) and SIGUSR2 blocked; neither may reach the child.
