@@ -37,7 +37,7 @@ struct Model {
   double handshake_initiator_us = 105;
   double handshake_responder_us = 105;
   double handshake_msg_bytes = 100;  // each of the handshake's three messages
-  double spawn_us = 680;            // per local rank: everything the agent does to start it
+  double spawn_us = 680;             // per local rank: everything the agent does to start it
 };
 
 // Where a piece of a node's work is: the node and its CPU's clock, which the work advances.
