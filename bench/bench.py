@@ -230,9 +230,9 @@ def parse_p(out, key):
 def round_table(args):
     """The one-node PMI round (Slurm's libpmi2: put own key, fence, get every rank's key) under a
     running agent, mpiexec.hydra and srun --mpi=pmi2 (a private Slurm on localhost,
-    bench/slurm_local.py), alternating, medians of `reps` runs of `rounds` rounds each. Beside
-    them, the same under SCHED_BATCH: lattice's ranks with --sched batch, Hydra's (mpiexec and
-    all it starts) under chrt -b 0."""
+    bench/slurm_local.py), alternating, medians of `reps` runs of `rounds` rounds each. With more
+    ranks than cores lattice's default (--sched auto) starts them under SCHED_BATCH; beside it,
+    lattice with --sched normal, and Hydra's ranks (mpiexec and all it starts) under chrt -b 0."""
     prog = f"{args.build}/tests/programs/pmi2_client"
     rounds = 20 if args.quick else 50
     sizes = [16] if args.quick else [16, 64]
@@ -243,9 +243,9 @@ def round_table(args):
     rows = []
     try:
         for n in sizes:
-            res = {"lattice": [], "hydra": [], "srun": [], "lattice batch": [], "hydra batch": []}
+            res = {"lattice": [], "hydra": [], "srun": [], "lattice normal": [], "hydra batch": []}
             for _ in range(reps):
-                for key, sched in (("lattice", []), ("lattice batch", ["--sched", "batch"])):
+                for key, sched in (("lattice", []), ("lattice normal", ["--sched", "normal"])):
                     _, out = timed([f"{args.build}/lattice", "launch", "--agents", agents.addrs[0],
                                     "-n", str(n), *sched, prog, *bench], env=agents.launch_env())
                     res[key].append(parse_p(out, "p50_us"))
@@ -265,17 +265,19 @@ def round_table(args):
         round_srun.close()
     print(f"\n### PMI round: put own key, fence, get every rank's key (Slurm libpmi2; p50 of {rounds} "
           f"rounds, median of {reps} alternating runs)\n")
+    cores = os.cpu_count() or 1
     print("| ranks on one node | lattice | mpiexec.hydra | srun --mpi=pmi2 | lattice / hydra "
-          "| lattice / srun | lattice --sched batch | hydra under chrt -b 0 | lattice batch / srun |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| lattice / srun | lattice --sched normal | hydra under chrt -b 0 |")
+    print("|---|---|---|---|---|---|---|---|")
     for n, m in rows:
         s = m["srun"]
-        srun, ratio, batch_ratio = (
-            (f"{s / 1e3:.2f} ms", f"{m['lattice'] / s:.2f}", f"{m['lattice batch'] / s:.2f}")
-            if s == s else (f"skipped: {srun_skip}", "-", "-"))
+        srun, ratio = (f"{s / 1e3:.2f} ms", f"{m['lattice'] / s:.2f}") if s == s else \
+            (f"skipped: {srun_skip}", "-")
         print(f"| {n} | {m['lattice'] / 1e3:.2f} ms | {m['hydra'] / 1e3:.2f} ms | {srun} "
-              f"| {m['lattice'] / m['hydra']:.2f} | {ratio} | {m['lattice batch'] / 1e3:.2f} ms "
-              f"| {m['hydra batch'] / 1e3:.2f} ms | {batch_ratio} |")
+              f"| {m['lattice'] / m['hydra']:.2f} | {ratio} | {m['lattice normal'] / 1e3:.2f} ms "
+              f"| {m['hydra batch'] / 1e3:.2f} ms |")
+    print(f"\nlattice: --sched auto, the default, which puts ranks under SCHED_BATCH on a node with "
+          f"more ranks than CPUs ({cores} here).")
     print("\nsrun: a private slurmctld + slurmd on localhost (auth/none, one node of CPUs=64, "
           "bench/slurm_local.py), each run a new job. SCHED_BATCH: a woken rank does not "
           "preempt what runs, so on a node with more ranks than cores the agent (or Hydra's "

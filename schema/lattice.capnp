@@ -6,6 +6,12 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("lattice::schema");
 
+enum RankScheduling {
+  auto @0;    # SCHED_BATCH when a node has more ranks than CPUs for them, else as the agent
+  normal @1;  # as the agent (SCHED_OTHER)
+  batch @2;   # SCHED_BATCH: woken, a rank does not preempt what runs
+}
+
 enum PmiMode {
   pmi2 @0;   # the simple PMI server: PMI-1 and PMI-2 wires on one fd (MPICH, Slurm libpmi2)
   pmix @1;   # OpenPMIx server (Open MPI); an agent built without libpmix refuses it
@@ -115,7 +121,7 @@ struct LaunchProcessesRequest {
   # peers (resp. rankNodes) is empty.
   peerList @26 :PeerList;
   rankLayout @27 :RankLayout;
-  schedBatch @28 :Bool;          # ranks run under SCHED_BATCH (no wakeup preemption)
+  rankScheduling @28 :RankScheduling;
 }
 
 struct LaunchAccepted {

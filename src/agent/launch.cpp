@@ -158,6 +158,11 @@ Status Launch::start() {
       rank->cpus = std::move(cpus.value());
     }
   }
+  const size_t cpus = proc::usable_cpus();
+  ranks_batch_ = spec_.ranks_batch(ranks_.size(), cpus);
+  if (ranks_batch_ && spec_.sched == RankScheduling::automatic)
+    LAT_LOG(info, "launch", spec_.launch_id, ": ", ranks_.size(), " ranks on ", cpus,
+            " CPUs: they run under SCHED_BATCH (--sched auto)");
   if (spec_.pmix) {
     if (!env_.pmix) return make_error("this agent does not serve PMIx");
     auto server = env_.pmix->server();
@@ -282,7 +287,7 @@ Status Launch::spawn_rank(Rank& rank) {
   job_process(spawn, programs_[static_cast<size_t>(rank.app)], app.args, rank.cpus,
               proc::rank_environment(in));
   spawn.stdin_pipe = spec_.gets_input(rank.rank);
-  spawn.sched_batch = spec_.sched_batch;
+  spawn.sched_batch = ranks_batch_;
 
   Rank* r = &rank;
   auto process =

@@ -276,6 +276,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::unique_ptr<UserLookup> user_lookup_;
   std::optional<Result<proc::ProcessUser>> job_user_;
   bool spawn_waiting_ = false;
+  bool ranks_batch_ = false;  // ranks start under SCHED_BATCH (LaunchSpec::ranks_batch)
   policy::LaunchPolicy policy_;
   std::map<policy::TimerId, std::unique_ptr<net::Timer>> timers_;  // the policy's, by name
   std::vector<Straggler> stragglers_;  // snapshot taken when a fence timeout ended the launch

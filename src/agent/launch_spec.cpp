@@ -148,6 +148,11 @@ int LaunchSpec::app_of(int rank) const {
   return static_cast<int>(it - apps.begin()) - 1;
 }
 
+bool LaunchSpec::ranks_batch(size_t local_ranks, size_t cpus) const {
+  return sched == RankScheduling::batch ||
+         (sched == RankScheduling::automatic && local_ranks > cpus);
+}
+
 std::vector<int> LaunchSpec::local_ranks() const {
   std::vector<int> out;
   for (int rank = 0; rank < world_size; ++rank)
@@ -247,7 +252,16 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   auto bind = proc::parse_cpu_bind(r.getCpuBind().cStr());
   if (!bind) return bind.error();
   spec.cpu_bind = std::move(bind.value());
-  spec.sched_batch = r.getSchedBatch();
+  switch (r.getRankScheduling()) {
+    case schema::RankScheduling::NORMAL:
+      spec.sched = RankScheduling::normal;
+      break;
+    case schema::RankScheduling::BATCH:
+      spec.sched = RankScheduling::batch;
+      break;
+    default:  // AUTO, and values a newer launcher may add
+      spec.sched = RankScheduling::automatic;
+  }
   auto cxi = decode_cxi(r);
   if (!cxi) return cxi.error();
   spec.cxi = std::move(cxi.value());

@@ -45,6 +45,12 @@ struct CxiCredentials {
 // Longest CXI auth key accepted, in bytes.
 inline constexpr size_t kMaxCxiKeyBytes = 256;
 
+// How ranks are scheduled (lattice launch --sched). SCHED_BATCH ranks do not preempt on waking:
+// where there are more ranks than CPUs, the agent then answers every rank that is ready
+// before it yields, instead of one per turn; elsewhere ranks keep the usual policy, whose
+// wake-up preemption a latency-bound thread (an MPI progress thread) may need.
+enum class RankScheduling { automatic, normal, batch };
+
 struct LaunchSpec {
   std::string launch_id;
   std::string allocation_id;
@@ -66,13 +72,15 @@ struct LaunchSpec {
   bool kill_on_bad_exit = true;
   int input_rank = 0;  // whose stdin the launcher feeds: a rank, -1 all, -2 none
   proc::CpuBind cpu_bind;
-  bool sched_batch = false;           // ranks under SCHED_BATCH
+  RankScheduling sched = RankScheduling::automatic;
   std::optional<CxiCredentials> cxi;  // none: the launch runs without CXI
   bool gets_input(int rank) const { return input_rank == -1 || input_rank == rank; }
 
   int nnodes() const { return static_cast<int>(peers.size()); }
   std::vector<int> local_ranks() const;  // global ranks on this node, ascending
-  int app_of(int rank) const;            // index into apps of the app that holds `rank`
+  // Whether this node's ranks start under SCHED_BATCH, on a node where they may use `cpus`.
+  bool ranks_batch(size_t local_ranks, size_t cpus) const;
+  int app_of(int rank) const;  // index into apps of the app that holds `rank`
 };
 
 // What the receiving agent is and allows: a request is judged against these.

@@ -36,8 +36,8 @@ const char* const kLaunchUsage =
     "  -K, --kill-on-bad-exit[=0|1]  0: a rank's non-zero exit ends only that rank (default 1)\n"
     "  -i, --input none|all|RANK  whose stdin gets the launcher's (default 0; others: /dev/null)\n"
     "      --cpu-bind none|cores|sockets|map_cpu:LIST  bind each rank's CPUs (default none)\n"
-    "      --sched normal|batch  ranks' scheduling policy; batch (SCHED_BATCH) helps nodes with\n"
-    "                            more ranks than cores (default normal)\n"
+    "      --sched auto|normal|batch  ranks' scheduling: batch is SCHED_BATCH; auto (default)\n"
+    "                            is batch on nodes with more ranks than CPUs, else normal\n"
     "      --alloc ID            the allocation the launch belongs to (LATTICE_ALLOC_ID)\n"
     "      --chdir DIR           ranks start in DIR (default: the current directory)\n"
     "  -o, --output PATTERN      ranks' stdout into files: %t rank, %n node, %j launch id\n"
@@ -190,9 +190,9 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
     } else if (arg == "--sched") {
       auto v = take();
       if (!v) return v.error();
-      if (*v != "batch" && *v != "normal")
-        return make_error(cat("--sched: batch or normal, got '", *v, "'"));
-      o.sched_batch = *v == "batch";
+      if (*v != "auto" && *v != "batch" && *v != "normal")
+        return make_error(cat("--sched: auto, normal or batch, got '", *v, "'"));
+      o.sched = *v;
     } else if (arg == "-i" || arg == "--input") {
       auto v = take();
       if (!v) return v.error();

@@ -54,7 +54,7 @@ struct LaunchOptions {
   uint64_t time_limit_ms = 0;     // -t/--time; 0 = none (main falls back to MPIEXEC_TIMEOUT)
   bool kill_on_bad_exit = true;   // -K/--kill-on-bad-exit[=0|1]
   std::string cpu_bind = "none";  // --cpu-bind, normalised (proc::format_cpu_bind)
-  bool sched_batch = false;       // --sched batch|normal
+  std::string sched = "auto";     // --sched auto|normal|batch
   int input_rank = 0;             // -i/--input: a rank, kInputAll or kInputNone (srun's default: 0)
   std::string alloc;              // --alloc ID (LATTICE_ALLOC_ID); empty: the launch id
   std::string chdir;              // --chdir DIR; empty: the launcher's working directory

@@ -117,7 +117,9 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
   req.setKillOnBadExit(options.kill_on_bad_exit);
   req.setInputRank(options.input_rank);
   req.setCpuBind(options.cpu_bind);
-  req.setSchedBatch(options.sched_batch);
+  req.setRankScheduling(options.sched == "batch"    ? schema::RankScheduling::BATCH
+                        : options.sched == "normal" ? schema::RankScheduling::NORMAL
+                                                    : schema::RankScheduling::AUTO);
   if (cxi) {
     auto c = req.initCxiCredentials();
     c.setVni(cxi->vni);

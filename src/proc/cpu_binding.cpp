@@ -1,5 +1,7 @@
 #include "proc/cpu_binding.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 
 #include "base/strings.hpp"
@@ -73,6 +75,12 @@ Result<std::vector<int>> cpus_for(const CpuBind& bind, const Topology& topology,
     }
   }
   return std::vector<int>{};
+}
+
+size_t usable_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return static_cast<size_t>(CPU_COUNT(&set));
 }
 
 }  // namespace lattice::proc

@@ -35,4 +35,7 @@ std::string format_cpu_bind(const CpuBind& bind);
 // cannot serve the policy (no cores, a map_cpu CPU the node does not have).
 Result<std::vector<int>> cpus_for(const CpuBind& bind, const Topology& topology, int local_rank);
 
+// How many CPUs this process may run on (its affinity mask), what its children inherit.
+size_t usable_cpus();
+
 }  // namespace lattice::proc

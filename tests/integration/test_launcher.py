@@ -355,25 +355,27 @@ def cpu_binding(c):
 
 
 def sched_batch(c):
-    """--sched batch puts every rank under SCHED_BATCH (as the job's user too, where the agent
-    is root); ranks stay SCHED_OTHER by default and with --sched normal; anything else is
-    refused before anything runs."""
+    """--sched: batch puts every rank under SCHED_BATCH (as the job's user too, where the agent
+    is root), normal leaves them SCHED_OTHER, and auto (the default) is batch only on a node
+    with more ranks than CPUs; anything else is refused before anything runs."""
     script = ["sh", "-c", "awk '/^policy/ { print $3 }' /proc/self/sched"]
+    over = len(os.sched_getaffinity(0)) + 1  # ranks, one more than the agent's CPUs
 
-    def policies(r):
+    def policies(args):
+        r = c.run_launch(args + script)
         expect_status(r, 0)
-        return sorted(r.out.split())
+        return set(r.out.split())
 
-    check(policies(c.run_launch(["-n", "2", *script])) == ["0", "0"], "default is not SCHED_OTHER")
-    check(policies(c.run_launch(["-n", "2", "--sched", "normal", *script])) == ["0", "0"],
+    check(policies(["-n", "1"]) == {"0"}, "auto, one rank: not SCHED_OTHER")
+    check(policies(["-n", str(over)]) == {"3"}, f"auto, {over} ranks: not SCHED_BATCH")
+    check(policies(["-n", str(over), "--sched", "normal"]) == {"0"},
           "--sched normal is not SCHED_OTHER")
-    check(policies(c.run_launch(["-n", "2", "--sched", "batch", *script])) == ["3", "3"],
-          "--sched batch is not SCHED_BATCH")
+    check(policies(["-n", "1", "--sched", "batch"]) == {"3"}, "--sched batch is not SCHED_BATCH")
     if os.geteuid() == 0:
-        r = c.run_launch(["--user", "nobody", "-n", "2", "--sched", "batch", *script])
-        check(policies(r) == ["3", "3"], f"--user nobody --sched batch\n{r.describe()}")
+        check(policies(["--user", "nobody", "-n", "2", "--sched", "batch"]) == {"3"},
+              "--user nobody --sched batch: not SCHED_BATCH")
     r = c.run_launch(["-n", "1", "--sched", "fifo", "/bin/true"])
-    check(r.code == 2 and "--sched: batch or normal, got 'fifo'" in r.err, r.describe())
+    check(r.code == 2 and "--sched: auto, normal or batch, got 'fifo'" in r.err, r.describe())
     c.check_clean(r)
 
 

@@ -310,3 +310,16 @@ TEST_CASE("a hostile compact peer list or rank layout is refused with the reason
   REQUIRE(!refused);
   CHECK(refused.error().message.find("3 blocks for 2 nodes") != std::string::npos);
 }
+
+TEST_CASE("ranks run under SCHED_BATCH when asked, or (auto) on a node with more ranks than CPUs") {
+  Request req;
+  auto spec = req.decode();
+  REQUIRE(spec);
+  CHECK(spec->sched == RankScheduling::automatic);  // what an older launcher's request means
+  CHECK(!spec->ranks_batch(4, 4));
+  CHECK(spec->ranks_batch(5, 4));
+  req.r.setRankScheduling(schema::RankScheduling::NORMAL);
+  CHECK(!req.decode()->ranks_batch(64, 2));
+  req.r.setRankScheduling(schema::RankScheduling::BATCH);
+  CHECK(req.decode()->ranks_batch(1, 64));
+}

@@ -18,7 +18,7 @@ TEST_CASE("a launch request written by the launcher is the spec the agent decode
   options.fence_timeout_ms = 1500;
   options.fanout = 4;
   options.pmi_port = true;
-  options.sched_batch = true;
+  options.sched = "batch";
   // FOO harvested by --export, BAR given with --env (which wins over a harvested BAR).
   launcher::wire::JobRequest request{
       "L-1", {1000, 1000, {1000, 27}, "alice"}, {{"FOO", "bar"}, {"BAR", "old"}}};
@@ -49,7 +49,7 @@ TEST_CASE("a launch request written by the launcher is the spec the agent decode
   CHECK(spec->fence_timeout_ms == 1500);
   CHECK(spec->fanout == 4);
   CHECK(spec->use_pmi_port);
-  CHECK(spec->sched_batch);
+  CHECK(spec->sched == agent::RankScheduling::batch);
   CHECK(spec->workdir == "/home/alice");
   CHECK(spec->user.name == "alice");
   REQUIRE(spec->user.groups);

@@ -158,11 +158,11 @@ TEST_CASE("-t, -K, --alloc and --chdir") {
   CHECK(bad.error().message.find("%q") != std::string::npos);
 }
 
-TEST_CASE("--sched batch|normal; normal unless asked") {
-  CHECK(!parse_launch_options(Args{"p"})->sched_batch);
-  CHECK(parse_launch_options(Args{"--sched", "batch", "p"})->sched_batch);
-  CHECK(!parse_launch_options(Args{"--sched=normal", "p"})->sched_batch);
+TEST_CASE("--sched auto|normal|batch; auto unless asked") {
+  CHECK(parse_launch_options(Args{"p"})->sched == "auto");
+  CHECK(parse_launch_options(Args{"--sched", "batch", "p"})->sched == "batch");
+  CHECK(parse_launch_options(Args{"--sched=normal", "p"})->sched == "normal");
   auto fifo = parse_launch_options(Args{"--sched", "fifo", "p"});
   REQUIRE(!fifo);
-  CHECK(fifo.error().message == "--sched: batch or normal, got 'fifo'");
+  CHECK(fifo.error().message == "--sched: auto, normal or batch, got 'fifo'");
 }
