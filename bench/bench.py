@@ -508,7 +508,9 @@ def idle_table(args):
                 timed([f"{args.build}/lattice", "launch", "--agents", ",".join(agents.addrs), "-N",
                        str(m), "-n", str(m), f"{args.build}/tests/programs/pmi2_client"],
                       env=agents.launch_env())
-            time.sleep(8)  # let start-up (or the launch's ending and its links' linger) settle
+            # Let start-up, or the launch's ending, settle: links unused for 5 s close, and at 256
+            # agents on two cores the last of them go 8-9 s after the launch.
+            time.sleep(12)
             c0, t0 = agents_cpu_s(agents), time.monotonic()
             time.sleep(window)
             rows.append((state, (agents_cpu_s(agents) - c0) / (time.monotonic() - t0) * 1000))
