@@ -117,7 +117,7 @@ void Launch::modex_message(int from, ModexMessage message) {
   // The answer goes back over this agent's own link to the asking node, and may come after
   // this launch is gone: it holds copies, not the launch.
   message.is_answer = true;
-  const Peer& asker = spec_.peers[static_cast<size_t>(from)];
+  const Peer asker = spec_.peers[static_cast<size_t>(from)];
   auto reply = [peers = &peers_, asker, message](Result<std::string> data) mutable {
     if (data)
       message.data = std::move(*data);

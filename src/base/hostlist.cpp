@@ -15,6 +15,17 @@ constexpr size_t kMaxDigits = 18;  // numbers fit in uint64_t with room to add o
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+// The value of 1 to kMaxDigits decimal digits; nullopt for anything else.
+std::optional<uint64_t> digits_value(std::string_view s) {
+  if (s.empty() || s.size() > kMaxDigits) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (!is_digit(c)) return std::nullopt;
+    v = v * 10 + uint64_t(c - '0');
+  }
+  return v;
+}
+
 // A name split at its trailing number: "n007" -> {"n", 7, width 3, padded}.
 struct Numbered {
   std::string_view prefix;
@@ -26,12 +37,13 @@ struct Numbered {
 std::optional<Numbered> split_number(std::string_view name) {
   size_t digits = 0;
   while (digits < name.size() && is_digit(name[name.size() - 1 - digits])) ++digits;
-  if (digits == 0 || digits > kMaxDigits) return std::nullopt;
+  auto number = digits_value(name.substr(name.size() - digits));
+  if (!number) return std::nullopt;
   Numbered n;
   n.prefix = name.substr(0, name.size() - digits);
+  n.number = *number;
   n.width = digits;
   n.padded = digits > 1 && name[name.size() - digits] == '0';
-  for (char c : name.substr(name.size() - digits)) n.number = n.number * 10 + uint64_t(c - '0');
   return n;
 }
 
@@ -52,14 +64,8 @@ void append_number(std::string& out, uint64_t n, size_t width) {
 }
 
 Result<uint64_t> parse_number(std::string_view s, std::string_view list) {
-  if (s.empty() || s.size() > kMaxDigits)
-    return make_error(cat("host list '", list, "': '", s, "' is not a number"));
-  uint64_t v = 0;
-  for (char c : s) {
-    if (!is_digit(c)) return make_error(cat("host list '", list, "': '", s, "' is not a number"));
-    v = v * 10 + uint64_t(c - '0');
-  }
-  return v;
+  if (auto v = digits_value(s)) return *v;
+  return make_error(cat("host list '", list, "': '", s, "' is not a number"));
 }
 
 }  // namespace
@@ -215,17 +221,11 @@ std::optional<size_t> HostList::find(std::string_view name) const {
         name.substr(name.size() - suf.size()) != suf)
       continue;
     std::string_view digits = name.substr(pre.size(), name.size() - pre.size() - suf.size());
-    if (digits.size() > kMaxDigits) continue;
-    uint64_t n = 0;
-    bool all_digits = true;
-    for (char c : digits) {
-      all_digits = all_digits && is_digit(c);
-      n = n * 10 + uint64_t(c - '0');
-    }
-    if (!all_digits || n < r.low || n > r.high) continue;
+    auto n = digits_value(digits);
+    if (!n || *n < r.low || *n > r.high) continue;
     std::string written;  // n as this range writes it (short: no allocation)
-    append_number(written, n, r.width);
-    if (written == digits) return r.first + static_cast<size_t>(n - r.low);
+    append_number(written, *n, r.width);
+    if (written == digits) return r.first + static_cast<size_t>(*n - r.low);
   }
   return std::nullopt;
 }
