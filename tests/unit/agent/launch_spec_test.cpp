@@ -322,4 +322,9 @@ TEST_CASE("ranks run under SCHED_BATCH when asked, or (auto) on a node with more
   CHECK(!req.decode()->ranks_batch(64, 2));
   req.r.setRankScheduling(schema::RankScheduling::BATCH);
   CHECK(req.decode()->ranks_batch(1, 64));
+  // A value this agent does not know (a newer launcher's, or a hostile one's) is auto.
+  req.r.setRankScheduling(static_cast<schema::RankScheduling>(0x7fff));
+  auto unknown = req.decode();
+  REQUIRE(unknown);
+  CHECK(unknown->sched == RankScheduling::automatic);
 }
