@@ -17,8 +17,25 @@ namespace {
 // A write in flight: the request and the bytes it points into, freed together.
 struct WriteReq {
   uv_write_t req;
-  std::string bytes;
+  std::vector<std::string> parts;
+  size_t bytes = 0;
 };
+
+// libuv buffers over `count` strings (uv_write copies the array, so it may be temporary).
+std::vector<uv_buf_t> buffers(std::string* parts, size_t count) {
+  std::vector<uv_buf_t> bufs(count);
+  for (size_t i = 0; i < count; ++i)
+    bufs[i] = uv_buf_init(parts[i].data(), static_cast<unsigned>(parts[i].size()));
+  return bufs;
+}
+
+// The streams holding writes while a read callback runs (stream.hpp). A loop runs on one
+// thread; thread_local keeps loops of different threads (tests) apart.
+struct HeldWrites {
+  int depth = 0;  // read callbacks running (nested: one stream's callback reading another)
+  std::vector<Stream*> streams;
+};
+thread_local HeldWrites held_writes;
 
 }  // namespace
 
@@ -26,6 +43,11 @@ struct Stream::Io {
   static void on_alloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
   static void on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf);
   static void on_written(uv_write_t* req, int status);
+  // Sending runs no callback (failures are reported from the loop), so no stream on the list
+  // can go away meanwhile.
+  static void flush_held_writes() {
+    for (Stream* stream : std::exchange(held_writes.streams, {})) stream->flush_held();
+  }
 };
 
 Result<std::unique_ptr<Stream>> Stream::open_fd(Loop& loop, UniqueFd fd, std::string peer) {
@@ -79,50 +101,84 @@ void Stream::Io::on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
   }
   // The callbacks leave the Stream for the call: the owner may destroy it meanwhile.
   auto callbacks = self->callbacks_;
+  ++held_writes.depth;
   guarded("read", callbacks->on_read, std::string_view(buf->base, static_cast<size_t>(n)));
+  if (--held_writes.depth == 0) flush_held_writes();
 }
 
 void Stream::write(std::string bytes) {
   if (finished_ || ending_ || failing_ || bytes.empty()) return;
-  if (write_limit_ > 0 && bytes.size() > write_limit_ - std::min(queued_, write_limit_)) {
+  const size_t pending = queued_ + held_bytes_;
+  if (write_limit_ > 0 && bytes.size() > write_limit_ - std::min(pending, write_limit_)) {
     // A peer that stops reading would otherwise grow the queue without bound. Closing frees
     // what is stuck in it; the owner hears why from the close callback.
-    finish_later(make_error(cat("write: the peer is not reading (", queued_,
+    finish_later(make_error(cat("write: the peer is not reading (", pending,
                                 " bytes queued, limit ", write_limit_, ")")),
                  true);
     return;
   }
+  if (held_writes.depth > 0) {
+    if (held_.empty()) held_writes.streams.push_back(this);
+    held_bytes_ += bytes.size();
+    held_.push_back(std::move(bytes));
+    return;
+  }
+  send(&bytes, 1);
+}
+
+void Stream::flush_held() {
+  if (held_.empty()) return;
+  std::vector<std::string> parts = std::exchange(held_, {});
+  held_bytes_ = 0;
+  auto& streams = held_writes.streams;
+  streams.erase(std::remove(streams.begin(), streams.end(), this), streams.end());
+  if (!finished_ && !failing_) send(parts.data(), parts.size());
+}
+
+void Stream::send(std::string* parts, size_t count) {
+  size_t sent = 0;  // parts wholly written
   if (queued_ == 0) {
     // Nothing waiting: straight to the socket. A PMI reply then costs one write(), without a
     // write request, its callback on the next turn and the epoll changes libuv makes for it.
-    uv_buf_t now = uv_buf_init(bytes.data(), static_cast<unsigned>(bytes.size()));
-    int written = uv_try_write(raw(), &now, 1);
-    if (written == static_cast<int>(bytes.size())) return;
-    if (written > 0) {
-      bytes.erase(0, static_cast<size_t>(written));
-    } else if (written != UV_EAGAIN) {
+    uv_buf_t one;
+    std::vector<uv_buf_t> many;
+    if (count == 1)
+      one = uv_buf_init(parts[0].data(), static_cast<unsigned>(parts[0].size()));
+    else
+      many = buffers(parts, count);
+    int written =
+        uv_try_write(raw(), count == 1 ? &one : many.data(), static_cast<unsigned>(count));
+    if (written < 0 && written != UV_EAGAIN) {
       finish_later(make_error(cat("write: ", uv_error(written))), false);
       return;
     }
+    size_t left = written > 0 ? static_cast<size_t>(written) : 0;
+    for (; sent < count && left >= parts[sent].size(); ++sent) left -= parts[sent].size();
+    if (sent == count) return;
+    parts[sent].erase(0, left);
   }
   auto* w = new WriteReq{};
-  w->bytes = std::move(bytes);
+  for (size_t i = sent; i < count; ++i) {
+    w->bytes += parts[i].size();
+    w->parts.push_back(std::move(parts[i]));
+  }
   w->req.data = w;
-  uv_buf_t buf = uv_buf_init(w->bytes.data(), static_cast<unsigned>(w->bytes.size()));
-  int rc = uv_write(&w->req, raw(), &buf, 1, Io::on_written);
+  std::vector<uv_buf_t> bufs = buffers(w->parts.data(), w->parts.size());
+  int rc =
+      uv_write(&w->req, raw(), bufs.data(), static_cast<unsigned>(bufs.size()), Io::on_written);
   if (rc != 0) {
     delete w;
     finish_later(make_error(cat("write: ", uv_error(rc))), false);
     return;
   }
-  queued_ += buf.len;
+  queued_ += w->bytes;
 }
 
 void Stream::Io::on_written(uv_write_t* req, int status) {
   std::unique_ptr<WriteReq> w(static_cast<WriteReq*>(req->data));
   auto* self = owner_of<Stream>(req->handle);  // null once the owner has closed the stream
   if (!self) return;
-  self->queued_ -= w->bytes.size();
+  self->queued_ -= w->bytes;
   if (status < 0) return self->finish(make_error(cat("write: ", uv_error(status))), false);
   if (self->queued_ == 0 && self->on_drained_) {
     auto drained = std::move(self->on_drained_);
@@ -150,6 +206,7 @@ void Stream::resume_reading() {
 }
 
 void Stream::when_drained(std::function<void()> fn) {
+  flush_held();  // "drained" means sent: held bytes go now
   if (queued_ > 0 && !finished_) {
     on_drained_ = std::move(fn);
     return;
@@ -163,6 +220,7 @@ void Stream::when_drained(std::function<void()> fn) {
 void Stream::end(std::string bytes) {
   if (ending_) return;
   write(std::move(bytes));  // dropped when the stream has ended already
+  flush_held();             // everything written goes before the end, now
   ending_ = true;
   if (queued_ > 0) return;  // on_written closes once the queue drains
   if (finished_)
@@ -204,6 +262,7 @@ int Stream::fd() const {
 
 void Stream::close() {
   finished_ = true;
+  flush_held();  // finished: drops them, and takes this stream off the held list
   queued_ = 0;
   callbacks_.reset();
   if (self_) *self_ = nullptr;

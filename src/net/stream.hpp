@@ -3,12 +3,17 @@
 // drained end() ends the stream once, through the close callback, never from inside write() or
 // start(). The owner may destroy the Stream from inside any of its callbacks; the bytes of a read
 // stay valid until that callback returns.
+//
+// Writes made while any Stream's read callback runs are held until it returns, then go out as
+// one writev per stream: a node that forwards the chunks of one read to its children makes one
+// write (and wakes each child once) per child, not one per chunk (issue 11).
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.hpp"
 #include "net/fd.hpp"
@@ -37,7 +42,8 @@ class Stream {
 
   // Begins reading. Call once.
   void start(ReadFn on_read, CloseFn on_close);
-  // Queued; dropped once the stream has ended. Errors arrive through on_close.
+  // Queued (held until the read callback running now returns, if one does); dropped once the
+  // stream has ended. Errors arrive through on_close.
   void write(std::string bytes);
   // Bounds write_queue_bytes() (0 = unlimited, the default): a write() that would take the queue
   // past `bytes` is dropped and the stream ends, from the loop, with "write: the peer is not
@@ -60,7 +66,7 @@ class Stream {
   void when_drained(std::function<void()> fn);
 
   bool ended() const { return finished_; }
-  size_t write_queue_bytes() const { return queued_; }
+  size_t write_queue_bytes() const { return queued_ + held_bytes_; }
   const std::string& peer() const { return peer_; }
   // The OS socket or pipe descriptor, for queries such as getsockopt or getsockname; -1 once
   // closed. The Stream still owns it: never read, write or close it.
@@ -80,12 +86,19 @@ class Stream {
   // The same, from the next loop iteration: for failures found inside write()/start().
   void finish_later(Error why, bool close_handle);
   uv_stream_s* raw() const;
+  // Hands `count` buffers (moved from) to the socket: straight out if nothing is queued, the
+  // rest behind the queue.
+  void send(std::string* parts, size_t count);
+  // Sends what write() held during a read callback.
+  void flush_held();
 
   std::unique_ptr<Handle<uv_any_handle>> handle_;
   std::string peer_;
   std::shared_ptr<Callbacks> callbacks_;  // shared: kept alive while a callback runs
   std::shared_ptr<Stream*> self_;         // nulled by close(); deferred work checks it
   size_t queued_ = 0;
+  std::vector<std::string> held_;  // written during a read callback, not yet sent
+  size_t held_bytes_ = 0;
   size_t write_limit_ = 0;  // 0 = unlimited
   std::function<void()> on_drained_;
   bool paused_ = false;
