@@ -2,6 +2,7 @@
 #include "pmi/kvs.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/strings.hpp"
 #include "pmi/text.hpp"
@@ -37,11 +38,12 @@ Status Kvs::check_put(int rank, Space space, std::string_view key, std::string_v
 }
 
 Status Kvs::charge(int rank, Space space, std::string_view key, size_t bytes) {
-  std::string slot_key;
-  slot_key.reserve(key.size() + 1);
-  slot_key += static_cast<char>(space);
-  slot_key += key;
-  auto slot = std::make_pair(rank, std::move(slot_key));
+  // One hashed slot per (rank, space, key): short keys stay within the string's own buffer, so
+  // a put allocates nothing here unless its key is new.
+  std::string slot(sizeof rank + 1 + key.size(), '\0');
+  std::memcpy(slot.data(), &rank, sizeof rank);
+  slot[sizeof rank] = static_cast<char>(space);
+  std::memcpy(slot.data() + sizeof rank + 1, key.data(), key.size());
   Usage& usage = usage_[rank];
   auto it = charged_.find(slot);
   size_t old_bytes = it == charged_.end() ? 0 : it->second;
@@ -196,11 +198,15 @@ size_t Kvs::merge_step(size_t budget) {
   const auto& newer = runs_[m.at + 1].entries;
   size_t done = 0;
   while (done < budget && (m.older < older.size() || m.newer < newer.size())) {
-    if (m.newer == newer.size() ||
-        (m.older < older.size() && older[m.older].first < newer[m.newer].first)) {
+    // One three-way comparison per entry: the merge's cost is mostly comparing keys.
+    const int order = m.newer == newer.size() ? -1
+                      : m.older == older.size()
+                          ? 1
+                          : older[m.older].first.compare(newer[m.newer].first);
+    if (order < 0) {
       m.out.entries.push_back(older[m.older++]);
     } else {
-      if (m.older < older.size() && older[m.older].first == newer[m.newer].first) ++m.older;
+      if (order == 0) ++m.older;
       m.out.entries.push_back(newer[m.newer++]);
     }
     ++done;

@@ -4,7 +4,6 @@
 // is checked against Limits; engine-internal entries use reserved keys no client can name.
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -93,7 +92,7 @@ class Kvs {
   KvList pending_;
   std::unordered_map<std::string, size_t> pending_index_;  // key -> position in pending_
   std::unordered_map<int, Usage> usage_;
-  std::map<std::pair<int, std::string>, size_t> charged_;  // (rank, space+key) -> bytes
+  std::unordered_map<std::string, size_t> charged_;  // rank bytes, space, key -> bytes
 };
 
 }  // namespace lattice::pmi
