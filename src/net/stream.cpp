@@ -261,8 +261,10 @@ int Stream::fd() const {
 }
 
 void Stream::close() {
+  // Held bytes get what write() would have given them: whatever the socket takes now (a
+  // connection's final record before it closes, say). The rest is dropped with the queue.
+  flush_held();
   finished_ = true;
-  flush_held();  // finished: drops them, and takes this stream off the held list
   queued_ = 0;
   callbacks_.reset();
   if (self_) *self_ = nullptr;

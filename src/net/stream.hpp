@@ -53,7 +53,8 @@ class Stream {
   // Writes `bytes` (may be empty), then closes the connection once everything queued has gone
   // out (the peer sees EOF) and reports "closed after writing" unless the stream ended before.
   void end(std::string bytes = {});
-  // Abortive and idempotent: unsent bytes are dropped and no callback runs afterwards.
+  // Abortive and idempotent: what the socket does not take at once is dropped, and no callback
+  // runs afterwards.
   void close();
 
   // Stops and restarts reading, for backpressure: the peer's writes block once the kernel's
