@@ -29,26 +29,33 @@ std::vector<uv_buf_t> buffers(std::string* parts, size_t count) {
   return bufs;
 }
 
-// The streams holding writes while a read callback runs (stream.hpp). A loop runs on one
-// thread; thread_local keeps loops of different threads (tests) apart.
+// The streams holding writes while a callback runs (stream.hpp). A loop runs on one thread;
+// thread_local keeps loops of different threads (tests) apart.
 struct HeldWrites {
-  int depth = 0;  // read callbacks running (nested: one stream's callback reading another)
+  int depth = 0;  // callbacks running (nested: a callback that runs another's, such as a close)
   std::vector<Stream*> streams;
 };
 thread_local HeldWrites held_writes;
 
 }  // namespace
 
+void hold_writes() noexcept { ++held_writes.depth; }
+
+void release_writes() noexcept {
+  if (--held_writes.depth == 0) Stream::send_held();
+}
+
 struct Stream::Io {
   static void on_alloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
   static void on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf);
   static void on_written(uv_write_t* req, int status);
-  // Sending runs no callback (failures are reported from the loop), so no stream on the list
-  // can go away meanwhile.
-  static void flush_held_writes() {
-    for (Stream* stream : std::exchange(held_writes.streams, {})) stream->flush_held();
-  }
 };
+
+// Sending runs no callback (failures are reported from the loop), so no stream on the list can
+// go away meanwhile.
+void Stream::send_held() noexcept {
+  for (Stream* stream : std::exchange(held_writes.streams, {})) stream->flush_held();
+}
 
 Result<std::unique_ptr<Stream>> Stream::open_fd(Loop& loop, UniqueFd fd, std::string peer) {
   auto handle = std::make_unique<Handle<uv_any_handle>>();
@@ -101,9 +108,7 @@ void Stream::Io::on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
   }
   // The callbacks leave the Stream for the call: the owner may destroy it meanwhile.
   auto callbacks = self->callbacks_;
-  ++held_writes.depth;
   guarded("read", callbacks->on_read, std::string_view(buf->base, static_cast<size_t>(n)));
-  if (--held_writes.depth == 0) flush_held_writes();
 }
 
 void Stream::write(std::string bytes) {

@@ -4,9 +4,11 @@
 // start(). The owner may destroy the Stream from inside any of its callbacks; the bytes of a read
 // stay valid until that callback returns.
 //
-// Writes made while any Stream's read callback runs are held until it returns, then go out as
-// one writev per stream: a node that forwards the chunks of one read to its children makes one
-// write (and wakes each child once) per child, not one per chunk (issue 11).
+// Writes made while a callback of the loop runs (a read, a timer, a child's exit: any that
+// net/ calls) are held until it returns, then go out as one writev per stream: a node that
+// forwards the chunks of one read to its children makes one write (and wakes each child once)
+// per child, not one per chunk, and a rank's exit and its launch's end reach the launcher in one
+// write (issue 11). Outside callbacks (set-up, tests) writes go out at once.
 #pragma once
 
 #include <functional>
@@ -42,8 +44,8 @@ class Stream {
 
   // Begins reading. Call once.
   void start(ReadFn on_read, CloseFn on_close);
-  // Queued (held until the read callback running now returns, if one does); dropped once the
-  // stream has ended. Errors arrive through on_close.
+  // Queued (held until the callback running now returns, if one does); dropped once the stream
+  // has ended. Errors arrive through on_close.
   void write(std::string bytes);
   // Bounds write_queue_bytes() (0 = unlimited, the default): a write() that would take the queue
   // past `bytes` is dropped and the stream ends, from the loop, with "write: the peer is not
@@ -90,8 +92,11 @@ class Stream {
   // Hands `count` buffers (moved from) to the socket: straight out if nothing is queued, the
   // rest behind the queue.
   void send(std::string* parts, size_t count);
-  // Sends what write() held during a read callback.
+  // Sends what write() held during a callback.
   void flush_held();
+  // Sends what every stream held, when the outermost callback returns (release_writes()).
+  static void send_held() noexcept;
+  friend void release_writes() noexcept;
 
   std::unique_ptr<Handle<uv_any_handle>> handle_;
   std::string peer_;

@@ -78,10 +78,16 @@ Owner* owner_of(const UvHandleOrReq* h) {
   return static_cast<Owner*>(h->data);
 }
 
+// Streams hold what is written while a user callback runs and send it when the outermost one
+// returns, one write per stream (stream.hpp); guarded() marks the callbacks (stream.cpp).
+void hold_writes() noexcept;
+void release_writes() noexcept;
+
 // Runs a user callback at the edge of a libuv callback: nothing may unwind through libuv's C
 // frames, so exceptions are logged and swallowed here.
 template <class Fn, class... Args>
 void guarded(const char* what, Fn&& fn, Args&&... args) noexcept {
+  hold_writes();
   try {
     std::forward<Fn>(fn)(std::forward<Args>(args)...);
   } catch (const std::exception& e) {
@@ -89,6 +95,7 @@ void guarded(const char* what, Fn&& fn, Args&&... args) noexcept {
   } catch (...) {
     LAT_LOG(error, "net", what, " callback threw a non-standard exception");
   }
+  release_writes();
 }
 
 std::string uv_error(int code);

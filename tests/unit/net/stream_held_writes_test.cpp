@@ -1,5 +1,6 @@
-// Stream: writes made while a read callback runs are held until it returns, then sent together
-// in their order; end(), close(), destruction and the write limit all see the held bytes.
+// Stream: writes made while a callback of the loop runs (a read, a timer) are held until it
+// returns, then sent together in their order; end(), close(), destruction and the write limit
+// all see the held bytes.
 #include <doctest/doctest.h>
 #include <sys/socket.h>
 
@@ -10,6 +11,7 @@
 
 #include "net/fd.hpp"
 #include "net/stream.hpp"
+#include "net/timer.hpp"
 #include "net_test_support.hpp"
 
 namespace lattice::net {
@@ -84,6 +86,24 @@ TEST_CASE("writes inside a read callback go out when it returns, in order, to ev
 
   one.stream->write("outside");  // no callback running: straight out
   CHECK(available(one.peer) == "outside");
+}
+
+TEST_CASE("writes inside a timer callback are held too") {
+  Loop loop;
+  Watched w = watched(loop);
+  w.stream->start([](std::string_view) {}, [](const Error&) {});
+  Timer timer(loop);
+  std::string seen_inside = "?";
+  bool fired = false;
+  timer.start(0, 0, [&] {
+    w.stream->write("exit status,");
+    w.stream->write("launch ended");
+    seen_inside = available(w.peer);
+    fired = true;
+  });
+  REQUIRE(run_until(loop, [&] { return fired; }));
+  CHECK(seen_inside.empty());
+  CHECK(available(w.peer) == "exit status,launch ended");
 }
 
 TEST_CASE("end() inside a read callback sends what was held before the end") {
