@@ -197,6 +197,7 @@ void fence_codec(size_t value_bytes, Calibration& c) {
       auto* done = std::get_if<fence::Complete>(&actions.back());
       check(done && done->merged.entries.size() == many, "leaf completes");
       kvs.publish(std::move(done->merged));
+      kvs.compact();
     });
     runs.push_back((cpu_us() - t0) / many);
   }

@@ -302,6 +302,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::map<uint64_t, pmi::ConnId> name_waiting_;
   std::vector<std::pair<uint64_t, Result<std::string>>> names_ready_;  // answered at the head
   net::Timer name_timer_;
+  net::Timer compact_timer_;  // the PMI store's upkeep, a turn after a fence's answers
   uint64_t name_tag_ = 0;
   // Stdin that came before its rank was spawned, and whether it has ended.
   std::string pending_input_;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "base/strings.hpp"
 #include "pmi/text.hpp"
@@ -152,27 +153,35 @@ constexpr size_t kUnmergedRuns = 8;
 // each key is moved O(log keys) times over the launch, never hashed. Done at once, a carry
 // merges the whole store, on every node at the same fence (a launch's nodes all publish the
 // same stores): 53k entries at the 13th fence of 4,096 keys, 0.8 s of stall on 256 agents
-// sharing two cores (issue 11). So each publish advances the merges by a bounded step instead:
-// what a counter merges per publish on average, or the merge's own slice, whichever is more.
-// And the first few runs are not merged at all: most launches fence a few times, and a get
-// searching a few runs costs less than moving every entry.
+// sharing two cores (issue 11). So each publish owes the merges a bounded step instead: what a
+// counter merges per publish on average, or the merge's own slice, whichever is more. And the
+// first few runs are not merged at all: most launches fence a few times, and a get searching a
+// few runs costs less than moving every entry. The step is taken by compact(), after the
+// fence's ranks have their answers, so a node with cores of its own releases its ranks before
+// it merges (at 4,096 keys a fence and 4 levels, some 16k entries moved). On 256 agents sharing
+// two cores it changes nothing: the merges still share the cores with the fence's tail there.
 void Kvs::publish(KvStore merged) {
   KvStore run = as_run(std::move(merged));
-  merged_last_ = 0;
   if (run.entries.empty()) return;
   // What a binary counter merges per publish on average: the run's size once per level.
   size_t stored = 0;
   for (const KvStore& r : runs_) stored += r.entries.size();
   size_t levels = 2;
   for (size_t n = stored / run.entries.size(); n > 1; n /= 2) ++levels;
-  size_t budget = levels * run.entries.size();
+  owed_ += levels * run.entries.size();
   runs_.push_back(std::move(run));
+}
+
+size_t Kvs::compact() {
+  size_t budget = std::exchange(owed_, 0), merged = 0;
+  if (budget == 0) return 0;
   while (merge_ || start_merge()) {
     const size_t done = merge_step(std::max(budget, merge_->step));
-    merged_last_ += done;
+    merged += done;
     if (merge_ || done >= budget) break;  // the step ran out, or ended a merge that used it up
     budget -= done;
   }
+  return merged;
 }
 
 bool Kvs::start_merge() {

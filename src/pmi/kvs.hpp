@@ -45,17 +45,19 @@ class Kvs {
   KvList take_pending();
   // The merged store of a completed fence: its client entries become visible (last one wins).
   // The store is kept whole as a sorted run of views into the bytes it arrived in (the tree's
-  // merged stores arrive sorted): no key is hashed or copied on the way in, and runs are merged
-  // as they pile up, a bounded step per publish (see kvs.cpp).
+  // merged stores arrive sorted): no key is hashed or copied on the way in. Runs are merged as
+  // they pile up, a bounded step per publish, but not here: compact() does it, so the owner can
+  // answer the fence's ranks first (see kvs.cpp).
   void publish(KvStore merged);
+  // The merging the publishes since the last call owe. Returns the entries it merged.
+  size_t compact();
   // Valid until the next publish.
   std::optional<std::string_view> get(std::string_view key) const;
   // Bytes the published stores keep alive, including values since replaced (at most about twice
   // what is visible; see kvs.cpp).
   size_t bytes_held() const;
-  // Runs a get may search, and entries the last publish merged (both bounded; kvs.cpp).
+  // Runs a get may search (bounded, when compact() follows each publish; kvs.cpp).
   size_t runs() const { return runs_.size(); }
-  size_t merged_by_last_publish() const { return merged_last_; }
 
   // Node attributes: node-local, visible at once, charged to the putting rank's budget.
   Status put_node_attr(int rank, std::string_view key, std::string_view value);
@@ -87,7 +89,7 @@ class Kvs {
     KvStore out;
   };
   std::optional<Merge> merge_;
-  size_t merged_last_ = 0;
+  size_t owed_ = 0;  // entries the publishes since the last compact() may merge
   std::unordered_map<std::string, std::string> node_attrs_;
   KvList pending_;
   std::unordered_map<std::string, size_t> pending_index_;  // key -> position in pending_

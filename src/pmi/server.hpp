@@ -96,6 +96,9 @@ class Server {
   // Every rank's puts of fence `epoch` on every node: they become visible and the parked ranks
   // are answered. Only the next unfinished announced epoch is accepted.
   void fence_complete(uint64_t epoch, KvStore merged);  // the store is moved in
+  // The store's upkeep that completed fences owe (Kvs::compact): for the owner to call once
+  // the ranks' answers are on their way, on a later turn of its loop.
+  void compact_store() { kvs_.compact(); }
   // Ranks parked in `epoch` (or earlier) get rc != 0 with `message`; later entries into an
   // epoch up to this one are refused at once.
   void fence_failed(uint64_t epoch, const std::string& message);
