@@ -27,6 +27,15 @@ bool run_until(Loop& loop, const std::function<bool()>& done, uint64_t deadline_
   return done();
 }
 
+StreamPair stream_pair(Loop& loop) {
+  auto fds = make_socketpair();
+  if (!fds.ok()) throw std::runtime_error("socketpair: " + fds.error().message);
+  auto a = Stream::open_fd(loop, std::move(fds->first));
+  auto b = Stream::open_fd(loop, std::move(fds->second));
+  if (!a.ok() || !b.ok()) throw std::runtime_error("a stream over a socketpair failed to open");
+  return StreamPair{std::move(a.value()), std::move(b.value())};
+}
+
 int live_handles(Loop& loop) {
   int count = 0;
   uv_walk(

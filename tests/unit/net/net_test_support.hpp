@@ -9,10 +9,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "net/fd.hpp"
 #include "net/loop.hpp"
+#include "net/stream.hpp"
 
 namespace lattice::net::test {
 
@@ -21,6 +23,12 @@ constexpr uint64_t kDeadlineMs = 10000;
 
 // Runs the loop one event at a time until done() holds or the deadline passes; returns done().
 bool run_until(Loop& loop, const std::function<bool()>& done, uint64_t deadline_ms = kDeadlineMs);
+
+// Two Streams over the ends of one socketpair, not started.
+struct StreamPair {
+  std::unique_ptr<Stream> a, b;
+};
+StreamPair stream_pair(Loop& loop);
 
 // Handles on the loop that are not closing (the Loop's own idle handle included).
 int live_handles(Loop& loop);

@@ -48,16 +48,11 @@ struct Trigger {
 };
 
 Trigger trigger(Loop& loop, std::function<void()> on_read) {
-  auto fds = make_socketpair();
-  REQUIRE(fds.ok());
-  auto writer = Stream::open_fd(loop, std::move(fds->first));
-  auto reader = Stream::open_fd(loop, std::move(fds->second));
-  REQUIRE(writer.ok());
-  REQUIRE(reader.ok());
-  (*reader)->start([on_read = std::move(on_read)](std::string_view) { on_read(); },
-                   [](const Error&) {});
-  (*writer)->write("go");
-  return Trigger{std::move(writer.value()), std::move(reader.value())};
+  auto [writer, reader] = test::stream_pair(loop);
+  reader->start([on_read = std::move(on_read)](std::string_view) { on_read(); },
+                [](const Error&) {});
+  writer->write("go");
+  return Trigger{std::move(writer), std::move(reader)};
 }
 
 TEST_CASE("writes inside a read callback go out when it returns, in order, to every stream") {

@@ -18,20 +18,7 @@ namespace lattice::net {
 namespace {
 
 using test::run_until;
-
-struct Pair {
-  std::unique_ptr<Stream> a, b;
-};
-
-Pair stream_pair(Loop& loop) {
-  auto fds = make_socketpair();
-  REQUIRE(fds.ok());
-  auto a = Stream::open_fd(loop, std::move(fds->first));
-  auto b = Stream::open_fd(loop, std::move(fds->second));
-  REQUIRE(a.ok());
-  REQUIRE(b.ok());
-  return Pair{std::move(a.value()), std::move(b.value())};
-}
+using test::stream_pair;
 
 TEST_CASE("socketpair streams carry bytes both ways and report EOF once") {
   Loop loop;

@@ -63,18 +63,13 @@ TEST_CASE("a peer that never reads: the stream ends at the limit, from the loop,
 
 TEST_CASE("a peer that drains every burst is never cut off by the same limit") {
   Loop loop;
-  auto fds = make_socketpair();
-  REQUIRE(fds.ok());
-  auto a = Stream::open_fd(loop, std::move(fds->first));
-  auto b = Stream::open_fd(loop, std::move(fds->second));
-  REQUIRE(a.ok());
-  REQUIRE(b.ok());
-  Stream& writer = **a;
+  auto [a, b] = test::stream_pair(loop);
+  Stream& writer = *a;
   writer.set_write_limit(kLimit);
   std::vector<std::string> closes;
   size_t received = 0;
   writer.start([](std::string_view) {}, [&](const Error& why) { closes.push_back(why.message); });
-  (*b)->start([&](std::string_view s) { received += s.size(); }, [](const Error&) {});
+  b->start([&](std::string_view s) { received += s.size(); }, [](const Error&) {});
 
   for (size_t sent = 0; sent < kTotal;) {
     for (size_t burst = 0; burst < kLimit; burst += kPiece, sent += kPiece)
