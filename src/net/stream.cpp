@@ -51,10 +51,11 @@ struct Stream::Io {
   static void on_written(uv_write_t* req, int status);
 };
 
-// Sending runs no callback (failures are reported from the loop), so no stream on the list can
-// go away meanwhile.
+// Sending runs no callback (failures are reported from the loop), so the list neither changes
+// nor loses a stream while it is walked; it keeps its capacity for the next callback.
 void Stream::send_held() noexcept {
-  for (Stream* stream : std::exchange(held_writes.streams, {})) stream->flush_held();
+  for (Stream* stream : held_writes.streams) stream->send_held_bytes();
+  held_writes.streams.clear();
 }
 
 Result<std::unique_ptr<Stream>> Stream::open_fd(Loop& loop, UniqueFd fd, std::string peer) {
@@ -133,11 +134,15 @@ void Stream::write(std::string bytes) {
 
 void Stream::flush_held() {
   if (held_.empty()) return;
-  std::vector<std::string> parts = std::exchange(held_, {});
-  held_bytes_ = 0;
   auto& streams = held_writes.streams;
   streams.erase(std::remove(streams.begin(), streams.end(), this), streams.end());
-  if (!finished_ && !failing_) send(parts.data(), parts.size());
+  send_held_bytes();
+}
+
+void Stream::send_held_bytes() {
+  if (!finished_ && !failing_) send(held_.data(), held_.size());
+  held_.clear();  // moved from, or dropped; the capacity stays for the next callback
+  held_bytes_ = 0;
 }
 
 void Stream::send(std::string* parts, size_t count) {

@@ -92,8 +92,10 @@ class Stream {
   // Hands `count` buffers (moved from) to the socket: straight out if nothing is queued, the
   // rest behind the queue.
   void send(std::string* parts, size_t count);
-  // Sends what write() held during a callback.
+  // Sends what write() held during a callback, now, and takes this stream off the held list.
   void flush_held();
+  // The same, for a stream the caller takes off the list.
+  void send_held_bytes();
   // Sends what every stream held, when the outermost callback returns (release_writes()).
   static void send_held() noexcept;
   friend void release_writes() noexcept;
