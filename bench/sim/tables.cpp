@@ -220,8 +220,9 @@ void print_launch(const Model& model, const Options& o) {
   }
   std::printf(
       "\nThe launcher encodes one request per direct child (per agent in the star, as today; "
-      "the peers travel as host lists, so a request's size barely grows with the nodes, but "
-      "every agent still expands them: its decode is linear in the nodes); in a tree, agents "
+      "the peers travel as host lists, so a request's size barely grows with the nodes, and "
+      "an agent reads them without expanding them: what its decode still gains with the nodes "
+      "is the rank layout's); in a tree, agents "
       "forward the bytes they received, sealed per link, without re-encoding (each would find "
       "itself by node id among the peers), then spawn (lattice does not forward launches yet). "
       "The design's budget is ~100 ms at 256 nodes; the goal is 100 ms at %d.\n",
