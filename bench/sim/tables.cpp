@@ -63,9 +63,13 @@ void print_verdicts(const char* what, const Times& times, double goal_ms) {
     std::printf("- %s: the star still wins at %d nodes.\n", what, times.rbegin()->first);
   if (auto goal = times.find(kGoalNodes); goal != times.end()) {
     const Best b = best_tree(kGoalNodes, goal->second);
-    std::printf("- %s, goal at %d nodes (<= %.0f ms): best tree (fanout %d) %s ms: %s.\n", what,
-                kGoalNodes, goal_ms, b.fanout, ms(b.us).c_str(),
-                b.us <= goal_ms * 1000 ? "met" : "NOT met");
+    const double star = goal->second.back();
+    std::printf(
+        "- %s, goal at %d nodes (<= %.0f ms): best tree (fanout %d) %s ms: %s; the star %s "
+        "ms: %s.\n",
+        what, kGoalNodes, goal_ms, b.fanout, ms(b.us).c_str(),
+        b.us <= goal_ms * 1000 ? "met" : "NOT met", ms(star).c_str(),
+        star <= goal_ms * 1000 ? "met" : "NOT met");
   }
 }
 
@@ -225,6 +229,9 @@ void print_launch(const Model& model, const Options& o) {
       "is the rank layout's); in a tree, agents "
       "forward the bytes they received, sealed per link, without re-encoding (each would find "
       "itself by node id among the peers), then spawn (lattice does not forward launches yet). "
+      "Fresh links are `lattice launch`, a new process per launch; warm links a launcher that "
+      "stays up and keeps its links (lattice-api's role), where the star's cost is the requests "
+      "alone, not a handshake per node. "
       "The design's budget is ~100 ms at 256 nodes; the goal is 100 ms at %d.\n",
       kGoalNodes);
 }
