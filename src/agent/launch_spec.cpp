@@ -163,9 +163,12 @@ std::vector<int> LaunchSpec::local_ranks() const {
 namespace {
 
 // The peers, from the list or from the compact host lists (no more nodes than ranks: each node
-// of a launch holds one at least, so the world size bounds the host lists).
+// of a launch holds one at least, so the world size bounds either form before it is copied).
 Result<PeerTable> decode_peers(schema::LaunchProcessesRequest::Reader r, int world_size) {
   if (r.getPeers().size() > 0 || !r.hasPeerList()) {
+    if (r.getPeers().size() > static_cast<size_t>(world_size))
+      return make_error(cat("peers: ", r.getPeers().size(), " nodes for a world of ", world_size,
+                            " ranks (each node holds one at least)"));
     std::vector<Peer> peers;
     for (auto peer : r.getPeers())
       peers.push_back(Peer{peer.getNodeId(), peer.getHost(), peer.getPort()});

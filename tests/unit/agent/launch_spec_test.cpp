@@ -311,6 +311,22 @@ TEST_CASE("a hostile compact peer list or rank layout is refused with the reason
   CHECK(refused.error().message.find("3 blocks for 2 nodes") != std::string::npos);
 }
 
+TEST_CASE("an explicit peer list of more nodes than ranks is refused before it is copied") {
+  Request req;
+  req.r.setWorldSize(2);
+  req.r.setTasksPerNode(1);
+  auto peers = req.r.initPeers(3);
+  for (unsigned i = 0; i < peers.size(); ++i) peers[i].setNodeId("n" + std::to_string(i));
+  auto refused = req.decode();
+  REQUIRE(!refused);
+  CHECK(refused.error().message ==
+        "peers: 3 nodes for a world of 2 ranks (each node holds one at least)");
+  req.r.setWorldSize(3);  // one rank on each node
+  auto spec = req.decode();
+  REQUIRE_MESSAGE(spec, spec.error().message);
+  CHECK(spec->peers.size() == 3);
+}
+
 TEST_CASE("ranks run under SCHED_BATCH when asked, or (auto) on a node with more ranks than CPUs") {
   Request req;
   auto spec = req.decode();
