@@ -88,13 +88,10 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       name_timer_(loop),
       compact_timer_(loop) {
   auto complete = [this](uint64_t epoch, KvStore merged) {
-    if (spec_.pmix) {
+    if (spec_.pmix)
       pmix_fence_complete(epoch, merged.entries);
-    } else {
+    else
       pmi_.fence_complete(epoch, std::move(merged));
-      // The answers go out when this callback returns; the store's merging waits for them.
-      compact_timer_.start(0, 0, [this] { pmi_.compact_store(); });
-    }
     fence_phase(epoch, FencePhase::released);
   };
   if (spec_.nnodes() == 1) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -76,6 +77,9 @@ class ServerHooks {
   virtual bool tracing() const { return false; }
   virtual void trace(ConnId conn, char direction, std::string_view message) {}
   virtual uint64_t now_ms() = 0;
+  // Upkeep that may wait until the answers sent so far are out (the store's merging after a
+  // fence: Kvs::compact). The agent runs it on a later turn of its loop; by default, at once.
+  virtual void later(std::function<void()> upkeep) { upkeep(); }
 };
 
 class Server {
@@ -96,9 +100,6 @@ class Server {
   // Every rank's puts of fence `epoch` on every node: they become visible and the parked ranks
   // are answered. Only the next unfinished announced epoch is accepted.
   void fence_complete(uint64_t epoch, KvStore merged);  // the store is moved in
-  // The store's upkeep that completed fences owe (Kvs::compact): for the owner to call once
-  // the ranks' answers are on their way, on a later turn of its loop.
-  void compact_store() { kvs_.compact(); }
   // Ranks parked in `epoch` (or earlier) get rc != 0 with `message`; later entries into an
   // epoch up to this one are refused at once.
   void fence_failed(uint64_t epoch, const std::string& message);
@@ -110,6 +111,7 @@ class Server {
   std::vector<RankStatus> status() const;       // one per local rank, in local-rank order
   std::vector<int> ranks_not_in_fence() const;  // local ranks a pending fence still waits for
   uint64_t fence_epoch() const { return announced_epoch_; }  // highest fence_ready epoch
+  size_t store_runs() const { return kvs_.runs(); }          // sorted runs a get searches (kvs.hpp)
 
  private:
   enum class FenceKind { barrier, kvs_fence, ring };

@@ -55,6 +55,8 @@ void Server::fence_complete(uint64_t epoch, KvStore merged) {
     kvs_.publish(std::move(merged));
     for (Slot& slot : slots_)
       if (slot.parked && slot.fences_entered == epoch) answer_parked(slot, ring);
+    // The store's merging waits for the answers: a node releases its ranks first.
+    hooks_.later([this] { kvs_.compact(); });
   } catch (const std::exception& e) {
     LAT_LOG(error, "pmi", info_.jobid, ": completing fence ", epoch, ": ", e.what());
   } catch (...) {

@@ -64,7 +64,6 @@ class Hooks : public ServerHooks {
       ++completed;
       if (remote_entry) merged.emplace_back("remote-" + std::to_string(epoch), "from-node-1");
       server->fence_complete(epoch, owning_store(std::move(merged)));
-      server->compact_store();  // as the agent does, a loop turn later
     }
   }
   uint64_t oldest_open_epoch() const {

@@ -47,6 +47,52 @@ TEST_CASE("pmi2: MPICH 4.0.2 pmi2/simple (T1 junk, thrid) replays byte for byte"
   test::replay(t, 1);
 }
 
+// `count` fences of one rank, ten new keys each; every kvs-fence answered.
+void fence_rounds(Server& server, FakeHooks& hooks, ConnId c, int count) {
+  for (int fence = 1; fence <= count; ++fence) {
+    for (int k = 0; k < 10; ++k)
+      ask(server, hooks, c, frame(cat("cmd=kvs-put;key=f", fence, "-", k, ";value=v;")));
+    ask(server, hooks, c, frame("cmd=kvs-fence;"));
+    auto [epoch, puts] = hooks.ready.back();
+    server.fence_complete(epoch, owning_store(puts));
+    CHECK(hooks.take_for(c) == frame("cmd=kvs-fence-response;rc=0;"));
+  }
+}
+
+ConnId initialized_rank(Server& server, FakeHooks& hooks) {
+  ConnId c = server.connect(0);
+  ask(server, hooks, c, kInit2);
+  ask(server, hooks, c, frame("cmd=fullinit;pmirank=0;"));
+  return c;
+}
+
+TEST_CASE("pmi2: a fence's store is merged through later(), after the fence's answers") {
+  // Upkeep held until the test runs it, as the agent's loop runs it a turn later.
+  struct DeferringHooks : FakeHooks {
+    std::vector<std::function<void()>> upkeep;
+    std::string sent_before;  // the last answer sent when later() was first asked
+    void later(std::function<void()> fn) override {
+      if (upkeep.empty() && !sent.empty()) sent_before = sent.back().bytes;
+      upkeep.push_back(std::move(fn));
+    }
+  } hooks;
+  Server server(local_launch(1), hooks);
+  ConnId c = initialized_rank(server, hooks);
+  fence_rounds(server, hooks, c, 12);
+  CHECK(server.store_runs() == 12);  // nothing merged while the upkeep waits
+  REQUIRE(hooks.upkeep.size() == 12);
+  CHECK(hooks.sent_before == frame("cmd=kvs-fence-response;rc=0;"));  // the answer went first
+  for (auto& upkeep : hooks.upkeep) upkeep();
+  CHECK(server.store_runs() < 12);  // past eight runs the merging catches up
+  CHECK(ask(server, hooks, c, frame("cmd=kvs-get;key=f1-9;")) ==
+        frame("cmd=kvs-get-response;found=TRUE;value=v;rc=0;"));
+
+  FakeHooks at_once;  // the default later() runs it at once
+  Server other(local_launch(1), at_once);
+  fence_rounds(other, at_once, initialized_rank(other, at_once), 12);
+  CHECK(other.store_runs() < 12);
+}
+
 TEST_CASE("pmi2: fullinit accepts any subset of its fields") {
   FakeHooks hooks;
   Server server(local_launch(4), hooks);
