@@ -86,7 +86,7 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
               kPolicyTimes),
       exec_reaper_(loop),
       name_timer_(loop),
-      compact_timer_(loop) {
+      upkeep_timer_(loop) {
   auto complete = [this](uint64_t epoch, KvStore merged) {
     if (spec_.pmix)
       pmix_fence_complete(epoch, merged.entries);

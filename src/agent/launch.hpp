@@ -183,7 +183,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   // On the next loop turn: the answers this turn wrote go out first (writes are held until the
   // callback returns).
   void later(std::function<void()> upkeep) override {
-    compact_timer_.start(0, 0, std::move(upkeep));
+    upkeep_timer_.start(0, 0, std::move(upkeep));  // replaces one still waiting
   }
 
   // pmix::NamespaceEvents (launch_pmix.cpp): Open MPI's ranks through libpmix.
@@ -307,7 +307,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::map<uint64_t, pmi::ConnId> name_waiting_;
   std::vector<std::pair<uint64_t, Result<std::string>>> names_ready_;  // answered at the head
   net::Timer name_timer_;
-  net::Timer compact_timer_;  // the PMI server's upkeep (later()), a turn after its answers
+  net::Timer upkeep_timer_;  // the PMI server's upkeep (later()), a turn after its answers
   uint64_t name_tag_ = 0;
   // Stdin that came before its rank was spawned, and whether it has ended.
   std::string pending_input_;

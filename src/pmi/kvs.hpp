@@ -51,7 +51,7 @@ class Kvs {
   void publish(KvStore merged);
   // The merging the publishes since the last call owe. Returns the entries it merged.
   size_t compact();
-  // Valid until the next publish.
+  // Valid until the next publish or compact() (a merge may move entries into bytes of its own).
   std::optional<std::string_view> get(std::string_view key) const;
   // Bytes the published stores keep alive, including values since replaced (at most about twice
   // what is visible; see kvs.cpp).

@@ -79,6 +79,8 @@ class ServerHooks {
   virtual uint64_t now_ms() = 0;
   // Upkeep that may wait until the answers sent so far are out (the store's merging after a
   // fence: Kvs::compact). The agent runs it on a later turn of its loop; by default, at once.
+  // One may wait at a time: a call replaces one not yet run, whose work the new one covers
+  // (compact() does what every publish before it owes).
   virtual void later(std::function<void()> upkeep) { upkeep(); }
 };
 
