@@ -35,6 +35,16 @@ std::vector<int> Tree::children(int node) const {
   return out;
 }
 
+bool Tree::in_subtree(int top, int node) const {
+  if (!contains(top) || !contains(node)) return false;
+  const int top_pos = position(top);
+  // Ancestors sit at smaller positions: walk up until reaching `top` or passing it.
+  for (int pos = position(node);; pos = (pos - 1) / fanout_) {
+    if (pos == top_pos) return true;
+    if (pos < top_pos || pos == 0) return false;
+  }
+}
+
 int Tree::depth() const {
   // The last position is on the deepest level (positions are breadth-first).
   int levels = 0;

@@ -18,6 +18,8 @@ class Tree {
   int parent(int node) const;                 // -1 for the root
   std::vector<int> children(int node) const;  // in position order: the merge order of the fence
   int depth() const;                          // levels below the root (0 for a single node)
+  // Whether `node` is `top` or below it (O(depth)).
+  bool in_subtree(int top, int node) const;
   int root() const { return root_; }
   int size() const { return nnodes_; }
   int fanout() const { return fanout_; }  // effective fanout, at most max(1, n-1)

@@ -128,3 +128,20 @@ TEST_CASE("tree: known shapes") {
     CHECK(tree.depth() == 1);
   }
 }
+
+TEST_CASE("in_subtree: a node and everything below it, whatever the root") {
+  Tree tree(7, 0, 2);  // 0 -> 1, 2; 1 -> 3, 4; 2 -> 5, 6
+  CHECK(tree.in_subtree(1, 1));
+  CHECK(tree.in_subtree(1, 3));
+  CHECK(tree.in_subtree(1, 4));
+  CHECK_FALSE(tree.in_subtree(1, 5));
+  CHECK_FALSE(tree.in_subtree(1, 0));
+  CHECK_FALSE(tree.in_subtree(3, 1));
+  for (int n = 0; n < 7; ++n) CHECK(tree.in_subtree(0, n));
+  CHECK_FALSE(tree.in_subtree(0, 7));
+  Tree shifted(5, 3, 2);  // positions from node 3: 3 -> 4, 0; 4 -> 1, 2
+  CHECK(shifted.in_subtree(4, 1));
+  CHECK(shifted.in_subtree(4, 2));
+  CHECK_FALSE(shifted.in_subtree(0, 1));
+  CHECK_FALSE(shifted.in_subtree(4, 3));
+}
