@@ -1,9 +1,9 @@
-// The launch fan-out simulation (see launch_sim.hpp). The agents forward the bytes they got,
-// sealed again per link but not re-encoded: that needs each agent to find its own index by its
-// node id in the peer list (launch_spec's find_peer) rather than in the request, a small change
-// to today's per-node requests that the model assumes for the tree.
+// The launch fan-out simulation (see launch_sim.hpp): the star, or a relayed launch as
+// lattice launch --launch tree runs it (agent/launch_relay.hpp). A relay copies the request it
+// got once per child with the child's node index, so every sender pays the encoding.
 #include "launch_sim.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,8 +19,8 @@ class LaunchSim {
       : setup_(setup),
         model_(model),
         cluster_(queue_, model, setup.agents + 1),
-        tree_(setup.agents + 1, 0,
-              setup.fanout <= 0 || setup.fanout > setup.agents ? setup.agents : setup.fanout),
+        star_(setup.fanout <= 0 || setup.fanout >= setup.agents),
+        tree_(setup.agents, 0, star_ ? std::max(1, setup.agents - 1) : setup.fanout),
         pending_(static_cast<size_t>(setup.agents) + 1, 0),
         done_(static_cast<size_t>(setup.agents) + 1, -1) {}
 
@@ -28,7 +28,7 @@ class LaunchSim {
     cluster_.on_cpu(0, 0, [this](Cpu& cpu) { reach(cpu); });
     queue_.run();
     LaunchResult r;
-    r.depth = tree_.depth();
+    r.depth = star_ ? 1 : tree_.depth() + 1;
     r.messages = cluster_.messages();
     r.bytes = cluster_.bytes();
     r.launcher_cpu_us = cluster_.busy_us(0);
@@ -44,9 +44,26 @@ class LaunchSim {
   }
 
  private:
+  // Simulated node 0 is the launcher; agent a is node a + 1, the head (agent 0) the root of
+  // the fence tree. The star: the launcher's children are every agent. Relayed: the head.
+  std::vector<int> children_of(int node) const {
+    std::vector<int> out;
+    if (node == 0) {
+      for (int a = 0; a < (star_ ? setup_.agents : 1); ++a) out.push_back(a + 1);
+      return out;
+    }
+    if (star_) return out;
+    for (int a : tree_.children(node - 1)) out.push_back(a + 1);
+    return out;
+  }
+  int parent_of(int node) const {
+    if (star_ || node == 1) return 0;
+    return tree_.parent(node - 1) + 1;
+  }
+
   // `cpu.node` holds the request: pass it on to every child, then spawn (agents only).
   void reach(Cpu& cpu) {
-    const std::vector<int> children = tree_.children(cpu.node);
+    const std::vector<int> children = children_of(cpu.node);
     pending_[static_cast<size_t>(cpu.node)] = children.size();
     if (children.empty()) return spawn(cpu);
     for (int child : children) {
@@ -67,7 +84,7 @@ class LaunchSim {
     cpu.spend(half_i);
     cluster_.send(cpu, child, bytes, [this, child, half_i, half_r, bytes](Cpu& r) {
       r.spend(half_r);
-      cluster_.send(r, tree_.parent(child), bytes, [this, child, half_i, half_r, bytes](Cpu& i) {
+      cluster_.send(r, parent_of(child), bytes, [this, child, half_i, half_r, bytes](Cpu& i) {
         i.spend(half_i);
         cluster_.send(i, child, bytes, [half_r](Cpu& r2) { r2.spend(half_r); });
         deliver(i, child);
@@ -76,7 +93,7 @@ class LaunchSim {
   }
 
   void deliver(Cpu& cpu, int child) {
-    if (cpu.node == 0) cpu.spend(setup_.encode_us);
+    cpu.spend(setup_.encode_us);
     cluster_.send(cpu, child, setup_.request_bytes, [this](Cpu& r) {
       r.spend(setup_.decode_us);
       reach(r);
@@ -94,7 +111,8 @@ class LaunchSim {
   Model model_;
   EventQueue queue_;
   Cluster cluster_;
-  fence::Tree tree_;
+  bool star_;
+  fence::Tree tree_;             // over the agents, rooted at the head
   std::vector<size_t> pending_;  // children not yet sent the request, per node
   std::vector<double> done_;     // when each agent finished spawning
 };

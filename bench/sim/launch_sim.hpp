@@ -1,7 +1,8 @@
-// Launch fan-out, simulated: the launcher hands a LaunchProcesses request to its children in a
-// k-ary tree over {launcher, agents} (a star when k >= agents, as today), each agent forwards
-// the request it received to its own children before spawning its ranks. With fresh links
-// every hop first connects and runs the sealed handshake (as today); warm links skip both.
+// Launch fan-out, simulated: a star (the launcher sends every agent its request, when k >= agents
+// or 0), or relayed as `lattice launch --launch tree` does: the launcher sends the head its
+// request, and each agent forwards it to its children in the k-ary fence tree before spawning
+// its ranks. With fresh links every hop first connects and runs the sealed handshake (as
+// `lattice launch` does); warm links skip both.
 // Time 0 is the launcher starting; the end is the last agent done spawning.
 #pragma once
 
@@ -18,7 +19,7 @@ struct LaunchSetup {
   bool warm_links = false;
   // One agent's request, as calibrate.cpp measures it with the real codecs.
   double request_bytes = 1000;
-  double encode_us = 10;  // the launcher encodes one request per direct child (per node today)
+  double encode_us = 10;  // every sender encodes one request per direct child
   double decode_us = 10;  // each agent decodes and checks the request it receives
 };
 

@@ -208,7 +208,7 @@ void print_launch(const Model& model, const Options& o) {
         "| nodes | one agent's request (real codecs) | star | fanout 2 | fanout 8 "
         "| fanout 32 | budget | launcher CPU, star |\n|---|---|---|---|---|---|---|---|\n",
         warm ? "links already up (no connect or handshake at launch)"
-             : "fresh links: each hop connects and handshakes first (as today)");
+             : "fresh links: each hop connects and handshakes first (as lattice launch does)");
     for (int n : o.sizes) {
       run(n);
       const RequestCost& c = cost_of(n);
@@ -223,12 +223,11 @@ void print_launch(const Model& model, const Options& o) {
     print_verdicts(warm ? "launch, warm links" : "launch, fresh links", times, kLaunchBudgetMs);
   }
   std::printf(
-      "\nThe launcher encodes one request per direct child (per agent in the star, as today; "
-      "the peers travel as host lists, so a request's size barely grows with the nodes, and "
-      "an agent reads them without expanding them: what its decode still gains with the nodes "
-      "is the rank layout's); in a tree, agents "
-      "forward the bytes they received, sealed per link, without re-encoding (each would find "
-      "itself by node id among the peers), then spawn (lattice does not forward launches yet). "
+      "\nThe star: the launcher encodes and sends every agent its request. Relayed (lattice "
+      "launch --launch tree; the fanout columns): the launcher sends the head its request, and "
+      "each agent copies it once per child (the encode column, paid by every sender) before it "
+      "spawns; the peers travel as host lists, so a request's size barely grows with the nodes "
+      "(what an agent's decode still gains with them is the rank layout's). "
       "Fresh links are `lattice launch`, a new process per launch; warm links a launcher that "
       "stays up and keeps its links (lattice-api's role), where the star's cost is the requests "
       "alone, not a handshake per node. "

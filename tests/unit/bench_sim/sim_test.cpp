@@ -147,13 +147,14 @@ TEST_CASE("sim: launch over a chain and over one fresh link takes the hand-compu
   s.encode_us = 7;
   s.decode_us = 5;
 
-  // launcher -> agent 1 -> agent 2, warm: 7 + 3 + 10, +4 +5, +3 +10 (agent 1 spawns: 132),
-  // +4 +5 and agent 2 spawns: 42 + 9 + 100.
+  // launcher -> agent 1 (the head) -> agent 2, relayed, warm: 7 + 3 + 10, +4 +5, then agent 1
+  // copies the request for its child +7 +3 +10 (and spawns: 139), +4 +5 and agent 2 spawns:
+  // 58 + 100.
   s.agents = 2;
   s.fanout = 1;
   s.warm_links = true;
   LaunchResult r = simulate_launch(m, s);
-  CHECK(r.time_us == doctest::Approx(151));
+  CHECK(r.time_us == doctest::Approx(158));
   CHECK(r.last_agent == 2);
   CHECK(r.depth == 2);
 
@@ -185,7 +186,10 @@ TEST_CASE("sim: a launcher that pays per agent loses to a tree as the agents gro
   s.fanout = 0;
   const double star = simulate_launch(m, s).time_us;
   s.fanout = 8;
-  const double tree = simulate_launch(m, s).time_us;
-  CHECK(tree < star);
+  const LaunchResult relayed = simulate_launch(m, s);
+  CHECK(relayed.time_us < star);
   CHECK(star >= 512 * 50);  // the launcher's CPU alone
+  // Relayed, the launcher sends one request: the head's.
+  CHECK(relayed.launcher_cpu_us == doctest::Approx(s.encode_us + m.send_msg_us));
+  CHECK(relayed.depth == 4);  // launcher -> head -> 3 levels of fanout 8 below it (512 agents)
 }
