@@ -122,6 +122,14 @@ struct LaunchProcessesRequest {
   peerList @26 :PeerList;
   rankLayout @27 :RankLayout;
   rankScheduling @28 :RankScheduling;
+  # A relayed launch (lattice launch --launch tree): the launcher sends only the head's request;
+  # each agent sends its children in the fence tree theirs (this request with their nodeIndex)
+  # and passes their answers and reports up to its parent, and the launcher's signals, stdin
+  # and aborts down (docs/security.md, "Relayed launches").
+  relayed @29 :Bool;
+  launcherName @30 :Text;        # relayed: the launcher's handshake name (the head checks it
+                                 # against its link); should the head be lost, a link proving
+                                 # it may take the launch's reports directly
 }
 
 struct LaunchAccepted {
@@ -340,6 +348,17 @@ struct StdinChunk {
 struct StdinTaken {
   launchId @0 :Text;
   bytes @1 :UInt64;
+  nodeIndex @2 :UInt32;          # the node whose ranks took it (a relayed launch's pass it up)
+}
+
+# A relayed launch: a node's answer to its request, or the loss of a node, passed up the fence
+# tree to the launcher. Believed only from a child whose subtree holds nodeIndex.
+struct NodeAnswer {
+  launchId @0 :Text;
+  nodeIndex @1 :UInt32;
+  accepted @2 :LaunchAccepted;   # when error is empty
+  error @3 :Text;                # it refused the request, or was lost (then `lost`)
+  lost @4 :Bool;                 # its parent lost it (unreachable, or gone)
 }
 
 struct Envelope {
@@ -366,5 +385,6 @@ struct Envelope {
     pmiName @19 :PmiName;                         # agent <-> head agent
     stdinChunk @20 :StdinChunk;                   # launcher -> agent
     stdinTaken @21 :StdinTaken;                   # agent -> launcher
+    nodeAnswer @22 :NodeAnswer;                   # agent -> parent agent -> ... -> launcher
   }
 }

@@ -49,13 +49,18 @@ Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterK
       environment_(std::move(environment)),
       started_ms_(loop.now_ms()),
       peers_(loop,
-             PeerLinks::Options{&key_,
-                                config_.node_id,
-                                {config_.heartbeat_interval_ms, config_.heartbeat_misses},
-                                config_.handshake_timeout_ms,
-                                link_linger_ms(config_),
-                                &counts_},
+             PeerLinks::Options{
+                 &key_,
+                 config_.node_id,
+                 {config_.heartbeat_interval_ms, config_.heartbeat_misses},
+                 config_.handshake_timeout_ms,
+                 link_linger_ms(config_),
+                 &counts_,
+                 [this](const secure::Identity& peer, schema::Envelope::Reader envelope) {
+                   pass_up(Sender{0, peer}, envelope);
+                 }},
              [this](const std::string& peer, const std::string& reason) {
+               relay_peer_lost(peer, reason);
                for (auto& [id, entry] : launches_) entry.launch->peer_lost(peer, reason);
              }),
       early_(kMaxEarlyBytes, kMaxEarlyAgeMs),
@@ -154,8 +159,14 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
         return;
       }
       entry->launch->input(rpc::as_string(chunk.getData()), chunk.getEof());
-      return;
+      return pass_down(sender, launch_id, envelope);
     }
+    case schema::Envelope::Body::OUTPUT:
+    case schema::Envelope::Body::RANK_EXIT:
+    case schema::Envelope::Body::LAUNCH_ENDED:
+    case schema::Envelope::Body::STDIN_TAKEN:
+    case schema::Envelope::Body::NODE_ANSWER:
+      return pass_up(sender, envelope);
     case schema::Envelope::Body::PMI_NAME: {
       auto message = wire::decode_name(body.getPmiName());
       LaunchEntry* entry = find_launch(message.launch_id);
@@ -189,9 +200,11 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
           [&](Launch& launch, int from) { launch.remote_exec_event(from, std::move(event)); });
     }
     case schema::Envelope::Body::ABORT_PROCESSES:
-      return abort_processes(sender, request_id, body.getAbortProcesses());
+      abort_processes(sender, request_id, body.getAbortProcesses());
+      return pass_down(sender, body.getAbortProcesses().getLaunchId(), envelope);
     case schema::Envelope::Body::SIGNAL_PROCESSES:
-      return signal_processes(sender, request_id, body.getSignalProcesses());
+      signal_processes(sender, request_id, body.getSignalProcesses());
+      return pass_down(sender, body.getSignalProcesses().getLaunchId(), envelope);
     case schema::Envelope::Body::HEARTBEAT:
       if (request_id) conn.session().respond(request_id, rpc::Outgoing());
       return;
@@ -208,7 +221,8 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
     LAT_LOG(warn, "launch", "refused a launch from ", secure::describe(sender.identity), ": ", why);
     session.respond_error(request_id, why);
   };
-  if (auto allowed = may_start(sender); !allowed) return refuse(allowed.error().message);
+  if (auto allowed = may_start(sender, request.getRelayed()); !allowed)
+    return refuse(allowed.error().message);
   if (shutting_down_) return refuse(cat("agent on ", config_.node_id, " is shutting down"));
   LaunchDefaults defaults;
   defaults.node_id = config_.node_id;
@@ -221,6 +235,11 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   defaults.allow_root_jobs = config_.allow_root_jobs;
   auto spec = decode_launch_request(request, defaults);
   if (!spec) return refuse(spec.error().message);
+  if (spec->relayed) {
+    fence::Tree tree(spec->nnodes(), spec->head_node, static_cast<int>(spec->fanout));
+    if (auto allowed = may_start_relayed(*spec, tree, sender); !allowed)
+      return refuse(allowed.error().message);
+  }
   if (launches_.count(spec->launch_id))
     return refuse(cat("launch '", spec->launch_id, "' already exists"));
 
@@ -228,7 +247,10 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   auto launch = std::make_unique<Launch>(loop_, std::move(spec.value()), environment_,
                                          static_cast<LaunchSink&>(*this), peers_);
   Launch* raw = launch.get();
-  LaunchEntry& entry = launches_[id] = LaunchEntry{std::move(launch), sender.conn};
+  LaunchEntry& entry = launches_[id];
+  entry.launch = std::move(launch);
+  entry.launcher_conn = sender.conn;
+  if (raw->spec().relayed) entry.relay = std::make_unique<LaunchRelay>(raw->spec());
   auto started = raw->start();
   if (!started) {
     launches_.erase(id);  // nothing was spawned
@@ -244,6 +266,7 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
     else
       deliver_abort(entry, std::move(*e.abort), e.sender);
   }
+  if (entry.relay) relay_request(entry, request);
   session.respond(request_id,
                   wire::launch_accepted(config_.node_id, raw->bindings(), raw->elapsed_us()));
 }
@@ -260,6 +283,8 @@ void Agent::abort_processes(const Sender& sender, uint64_t request_id,
     if (request_id) session.respond(request_id, rpc::Outgoing());
     return;
   }
+  if (entry && may_adopt(entry->launch->spec(), entry->launcher_conn, sender))
+    adopt(*entry, sender);
   Status allowed = entry ? may_abort(entry->launch->spec(), entry->launcher_conn, sender)
                          : Status(make_error(cat("no launch '", abort.getLaunchId().cStr(), "'")));
   if (!allowed) {
@@ -272,7 +297,8 @@ void Agent::abort_processes(const Sender& sender, uint64_t request_id,
 }
 
 void Agent::deliver_abort(LaunchEntry& entry, Failure failure, const Sender& sender) {
-  if (sender.identity.role == secure::Role::launcher)
+  // A relayed launch's launcher speaks through the node's parent, on the link it came on.
+  if (sender.identity.role == secure::Role::launcher || sender.conn == entry.launcher_conn)
     return entry.launch->abort_received(policy::FromLauncher{}, std::move(failure));
   entry.launch->abort_received(policy::FromNode{node_of(entry.launch->spec(), sender.identity)},
                                std::move(failure));
@@ -416,10 +442,13 @@ void Agent::connection_closed(uint64_t conn_id, const Error& why) {
     LAT_LOG(info, "link", "connection ", conn_id, " (", secure::describe(it->second->identity()),
             ") lost: ", why.message);
   for (auto& [id, entry] : launches_) {
-    if (entry.launcher_conn != conn_id || entry.launch->ended()) continue;
-    entry.launch->launcher_lost(why.message);
+    if (entry.launcher_conn != conn_id) continue;
+    if (entry.relay && entry.launch->spec().node_index != entry.launch->spec().head_node)
+      relay_origin_lost(entry, why.message);
+    else if (!entry.launch->ended())
+      entry.launch->launcher_lost(why.message);
     // Nobody takes the output now: read it to the end (and drop it) so the launch can end.
-    if (std::exchange(entry.output_paused, false)) entry.launch->resume_output();
+    resume_output(entry);
   }
   reaper_.start(0, 0, [this] { reap(); });
 }
@@ -452,8 +481,12 @@ void Agent::sweep() {
   for (const auto& [launch, count] : early_.expire(now))
     LAT_LOG(debug, "link", "dropping ", count, " messages for launch ", launch,
             ", which is not running here");
+  // Relays that ended here and still pass reports up are let go once settled or too old.
+  bool lingering = std::any_of(launches_.begin(), launches_.end(),
+                               [](const auto& e) { return e.second.launch->ended(); });
+  if (lingering) reaper_.start(0, 0, [this] { reap(); });
   // Nothing left to watch: an idle agent keeps no timer armed (it would wake for nothing).
-  if (connections_.empty() && early_.empty() && !trim_pending_) sweeper_.stop();
+  if (connections_.empty() && early_.empty() && !trim_pending_ && !lingering) sweeper_.stop();
 }
 
 void Agent::arm_sweeper() {
@@ -471,34 +504,64 @@ rpc::Session* Agent::session_of(uint64_t conn_id) { return &connections_.at(conn
 
 void Agent::output(Launch& launch, int rank, bool is_stderr, std::string data) {
   LaunchEntry& entry = launches_.at(launch.id());
-  notify(entry.launcher_conn, wire::output(launch.id(), rank, is_stderr, data));
+  report(entry, wire::output(launch.id(), rank, is_stderr, data));
+  hold_back_output(entry);
+}
+
+void Agent::hold_back_output(LaunchEntry& entry) {
   // Output the launcher has not taken yet is held here only up to a bound; beyond it the
   // ranks wait, rather than this agent's memory growing until the link's limit ends the launch.
   auto it = connections_.find(entry.launcher_conn);
-  if (shutting_down_ || entry.output_paused || it == connections_.end() ||
+  bool origin = !entry.relay || entry.relay->uplink() == LaunchRelay::kOrigin;
+  if (shutting_down_ || entry.output_paused || !origin || it == connections_.end() ||
       it->second->write_queue_bytes() <= kOutputQueuedBytes)
     return;
   entry.output_paused = true;
-  launch.pause_output();
+  entry.launch->pause_output();
+  if (entry.relay)
+    for (int child : entry.relay->children()) {
+      Peer p = entry.launch->spec().peers[static_cast<size_t>(child)];
+      peers_.set_reading(p.host, p.port, false);
+    }
   it->second->when_drained([this, conn = entry.launcher_conn] {
     for (auto& [id, e] : launches_)
-      if (e.launcher_conn == conn && std::exchange(e.output_paused, false))
-        e.launch->resume_output();
+      if (e.launcher_conn == conn) resume_output(e);
   });
 }
 
+void Agent::resume_output(LaunchEntry& entry) {
+  if (!std::exchange(entry.output_paused, false)) return;
+  entry.launch->resume_output();
+  if (entry.relay)
+    for (int child : entry.relay->children()) {
+      Peer p = entry.launch->spec().peers[static_cast<size_t>(child)];
+      peers_.set_reading(p.host, p.port, true);
+    }
+}
+
+void Agent::report(LaunchEntry& entry, rpc::Outgoing message) {
+  const int up = entry.relay ? entry.relay->uplink() : LaunchRelay::kOrigin;
+  if (up == LaunchRelay::kOrigin) return notify(entry.launcher_conn, std::move(message));
+  if (up == LaunchRelay::kNowhere) return hold_report(entry, std::move(message));
+  Peer p = entry.launch->spec().peers[static_cast<size_t>(up)];
+  peers_.send(p.node_id, p.host, p.port, std::move(message));
+}
+
 void Agent::input_taken(Launch& launch, uint64_t bytes) {
-  notify(launches_.at(launch.id()).launcher_conn, wire::stdin_taken(launch.id(), bytes));
+  report(launches_.at(launch.id()),
+         wire::stdin_taken(launch.id(), launch.spec().node_index, bytes));
 }
 
 void Agent::rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) {
-  notify(launches_.at(launch.id()).launcher_conn,
+  report(launches_.at(launch.id()),
          wire::rank_exit(launch.id(), launch.spec().node_index, rank, pid, status));
 }
 
 void Agent::ended(Launch& launch, const std::optional<Failure>& failure,
                   const std::vector<Straggler>& stragglers, const LaunchTimes& times) {
-  notify(launches_.at(launch.id()).launcher_conn,
+  LaunchEntry& entry = launches_.at(launch.id());
+  entry.ended_ms = loop_.now_ms();
+  report(entry,
          wire::launch_ended(launch.id(), launch.spec().node_index, failure, stragglers, times));
   LAT_LOG(info, "launch", launch.id(), ": ended", failure ? ": " + policy::describe(*failure) : "");
   reaper_.start(0, 0, [this] { reap(); });
@@ -510,8 +573,9 @@ void Agent::reap() {
   trim_pending_ = true;
   last_reap_ms_ = loop_.now_ms();
   arm_sweeper();
+  const uint64_t now = loop_.now_ms();
   for (auto it = launches_.begin(); it != launches_.end();) {
-    if (!it->second.launch->ended()) {
+    if (!reapable(it->second, now)) {
       ++it;
       continue;
     }
@@ -550,7 +614,7 @@ void Agent::shutdown(int signum) {
     entry.launch->shutdown(signum, false);
     // A stopping agent does not wait for a slow reader: the rest of the output is queued (up
     // to the link's own limit) so the launch can end.
-    if (std::exchange(entry.output_paused, false)) entry.launch->resume_output();
+    resume_output(entry);
   }
   reaper_.start(0, 0, [this] { reap(); });
 }

@@ -18,6 +18,7 @@
 #include "agent/authority.hpp"
 #include "agent/early_messages.hpp"
 #include "agent/launch.hpp"
+#include "agent/launch_relay.hpp"
 #include "agent/peer_links.hpp"
 #include "agent/pmix_host.hpp"
 #include "agent/socket_dir.hpp"
@@ -49,6 +50,15 @@ class Agent : private LaunchSink, public admin::AgentControl {
     std::unique_ptr<Launch> launch;
     uint64_t launcher_conn = 0;  // connection that asked for it; events go there
     bool output_paused = false;  // until that connection's queue drains
+    // A relayed launch's routing, and its children's links held (heartbeated) meanwhile; the
+    // entry outlives the launch until every node below is settled (or kRelayLingerMs).
+    std::unique_ptr<LaunchRelay> relay;
+    std::vector<PeerLinks::Hold> child_holds;
+    uint64_t ended_ms = 0;  // when the launch ended here (0: running)
+    // Reports with no way up (the parent and the head lost), encoded, until the launcher
+    // reaches this node directly; output beyond kHeldReportBytes is dropped.
+    std::vector<std::string> held_reports;
+    size_t held_bytes = 0;
   };
 
   void accept(std::unique_ptr<net::Stream> stream);
@@ -82,6 +92,32 @@ class Agent : private LaunchSink, public admin::AgentControl {
   void shutdown(int signum);
   void reap();  // destroys closed connections and ended launches, outside their callbacks
   void notify(uint64_t conn_id, rpc::Outgoing message);
+  // This node's reports of a launch: to the link it came on, or where its relay says.
+  void report(LaunchEntry& entry, rpc::Outgoing message);
+  void hold_report(LaunchEntry& entry, rpc::Outgoing message);
+  // The link reports go on is a launcher's, or a parent's, that reads slower than they come:
+  // the launch's output, and its children's, wait until it drains.
+  void hold_back_output(LaunchEntry& entry);
+  void resume_output(LaunchEntry& entry);
+  bool reapable(const LaunchEntry& entry, uint64_t now) const;
+
+  // Relayed launches (agent_relay.cpp, launch_relay.hpp).
+  void relay_request(LaunchEntry& entry, schema::LaunchProcessesRequest::Reader request);
+  void child_answered(const std::string& launch_id, int child,
+                      const Result<schema::Envelope::Reader>& reply);
+  // A report from below: a child's, on this node's link to it, or (at the head) one from a node
+  // whose way up was lost. Passed up when the relay allows it.
+  void pass_up(const Sender& sender, schema::Envelope::Reader envelope);
+  // What came down the link a relayed launch came on (a signal, an abort, stdin), on to the
+  // children (for stdin, those with input ranks below). From any other link: nothing.
+  void pass_down(const Sender& sender, const std::string& launch_id,
+                 schema::Envelope::Reader envelope);
+  void relay_peer_lost(const std::string& peer, const std::string& reason);
+  // A relayed launch's launcher reached this node directly (its head was lost): the link
+  // becomes the launch's, and the reports held meanwhile go on it.
+  void adopt(LaunchEntry& entry, const Sender& sender);
+  // The link a relayed launch came on (from its parent) closed.
+  void relay_origin_lost(LaunchEntry& entry, const std::string& reason);
   rpc::Session* session_of(uint64_t conn_id);
   LaunchEntry* find_launch(const std::string& id);
 

@@ -17,10 +17,29 @@ int node_of(const LaunchSpec& spec, const secure::Identity& who) {
   return who.role == secure::Role::agent ? spec.peers.find(who.name) : -1;
 }
 
-Status may_start(const Sender& sender) {
-  if (sender.identity.role != secure::Role::launcher)
+Status may_start(const Sender& sender, bool relayed) {
+  if (sender.identity.role != secure::Role::launcher && !relayed)
     return make_error(cat("a launch request from ", secure::describe(sender.identity),
                           " refused: only launchers start launches"));
+  return {};
+}
+
+Status may_start_relayed(const LaunchSpec& spec, const fence::Tree& tree, const Sender& sender) {
+  const secure::Identity& who = sender.identity;
+  const int parent = tree.parent(spec.node_index);
+  auto refuse = [&](const std::string& why) {
+    return make_error(cat("a relayed launch request for ", spec.launch_id, " from ",
+                          secure::describe(who), " refused: ", why));
+  };
+  if (parent < 0) {
+    if (who.role != secure::Role::launcher) return refuse("only launchers start launches");
+    if (who.name != spec.launcher_name)
+      return refuse(cat("it names its launcher '", spec.launcher_name, "'"));
+    return {};
+  }
+  if (node_of(spec, who) != parent)
+    return refuse(cat("only node ", parent, " (", spec.peers[static_cast<size_t>(parent)].node_id,
+                      "), this node's parent in the fence tree, passes it here"));
   return {};
 }
 
@@ -35,6 +54,12 @@ Status may_abort(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& s
   if (node < 0) return refused(sender, "an abort", spec, "the sender is not one of its nodes");
   if (node == spec.head_node || spec.node_index == spec.head_node) return {};
   return refused(sender, "an abort", spec, "only its head (or the launcher) aborts this node");
+}
+
+bool may_adopt(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender) {
+  return spec.relayed && sender.conn != launcher_conn &&
+         sender.identity.role == secure::Role::launcher &&
+         sender.identity.name == spec.launcher_name;
 }
 
 Status may_send_fence(const LaunchSpec& spec, const fence::Tree& tree, bool down, int from,

@@ -1,7 +1,8 @@
 // Who may do what to a launch, decided from the sealed link a message came on (its handshake
 // identity), never from the message's own fields. Pure functions over the launch's spec, so
 // every rule is unit-tested without sockets:
-//   - a launch is started by a launcher link; it is signalled only by that launcher's link;
+//   - a launch is started by a launcher link (a relayed launch: at its head; elsewhere by the
+//     node's parent in the fence tree); it is signalled only by the link it came on;
 //   - it is aborted by its launcher, by its head agent, or (at the head) by any of its nodes;
 //   - a fence chunk going up comes from a child of this node, going down (data or error) from
 //     its parent, and its fromNode must be the node that link belongs to;
@@ -30,9 +31,16 @@ struct Sender {
 // Index of the launch's node that `who` is (an agent whose node id is in the peer list); -1.
 int node_of(const LaunchSpec& spec, const secure::Identity& who);
 
-Status may_start(const Sender& sender);
+// Before the request is decoded: a launcher, or (a relayed launch) an agent.
+Status may_start(const Sender& sender, bool relayed);
+// A relayed launch reaches the head from its launcher (the name the request gives) and any
+// other node from its parent in the fence tree.
+Status may_start_relayed(const LaunchSpec& spec, const fence::Tree& tree, const Sender& sender);
 Status may_signal(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender);
 Status may_abort(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender);
+// A relayed launch's own launcher (the name its request gives) on a link of its own, once the
+// head is lost: that link becomes the launch's (the agent's adopt()).
+bool may_adopt(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender);
 // `from` is the node index the message claims; `down` a PmiFenceComplete (data or error).
 Status may_send_fence(const LaunchSpec& spec, const fence::Tree& tree, bool down, int from,
                       const Sender& sender);

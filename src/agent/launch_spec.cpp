@@ -5,6 +5,7 @@
 
 #include "base/strings.hpp"
 #include "proc/environment.hpp"
+#include "secure/identity.hpp"
 #include "wire/rank_layout.hpp"
 
 namespace lattice::agent {
@@ -268,6 +269,14 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   auto cxi = decode_cxi(r);
   if (!cxi) return cxi.error();
   spec.cxi = std::move(cxi.value());
+  spec.relayed = r.getRelayed();
+  if (spec.relayed) {
+    // Every agent of the launch works out the same tree from the request alone.
+    if (!r.getFanout()) return make_error("a relayed launch must name its fence fanout");
+    spec.launcher_name = r.getLauncherName();
+    if (!secure::valid_identity_name(spec.launcher_name))
+      return make_error("a relayed launch must name its launcher (launcherName)");
+  }
   spec.input_rank = r.getInputRank();
   if (spec.input_rank < -2 || spec.input_rank >= spec.world_size)
     return make_error(cat("inputRank ", spec.input_rank, " is neither a rank, -1 (all) nor -2"));

@@ -74,6 +74,10 @@ struct LaunchSpec {
   proc::CpuBind cpu_bind;
   RankScheduling sched = RankScheduling::automatic;
   std::optional<CxiCredentials> cxi;  // none: the launch runs without CXI
+  // Relayed down the fence tree (launch_relay.hpp): from the launcher to the head, from each
+  // agent to its children; `launcher_name` is the launcher's handshake name.
+  bool relayed = false;
+  std::string launcher_name;
   bool gets_input(int rank) const { return input_rank == -1 || input_rank == rank; }
 
   int nnodes() const { return static_cast<int>(peers.size()); }

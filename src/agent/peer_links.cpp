@@ -81,6 +81,30 @@ void PeerLinks::send_encoded(const std::string& node_id, const std::string& host
     link.waiting.push_back(std::move(frame));
 }
 
+void PeerLinks::call(const std::string& node_id, const std::string& host, int port,
+                     rpc::Outgoing message, uint64_t timeout_ms, rpc::ResponseCallback cb) {
+  Link& link = link_for(node_id, host, port);
+  link.last_used_ms = loop_.now_ms();
+  uint64_t deadline = loop_.now_ms() + timeout_ms;
+  if (link.conn)
+    link.conn->session().call(std::move(message), deadline, std::move(cb));
+  else
+    link.waiting_calls.push_back(Link::Call{std::move(message), deadline, std::move(cb)});
+}
+
+void PeerLinks::set_reading(const std::string& host, int port, bool reading) {
+  auto it = links_.find(cat(host, ':', port));
+  if (it == links_.end() || !it->second->conn || it->second->paused == !reading) return;
+  Link& link = *it->second;
+  link.paused = !reading;
+  if (reading) {
+    link.conn->resume_reading();
+    link.heartbeat = link::Heartbeat(options_.heartbeat);
+  } else {
+    link.conn->pause_reading();
+  }
+}
+
 PeerLinks::Hold PeerLinks::hold(const std::string& node_id, const std::string& host, int port) {
   Link& link = link_for(node_id, host, port);
   std::string key = cat(host, ':', port);
@@ -99,7 +123,11 @@ void PeerLinks::connected(const std::string& key, std::unique_ptr<net::Stream> s
   if (it == links_.end() || it->second->lost) return;  // dropping the stream closes it
   Link& link = *it->second;
   rpc::Session::Handlers handlers;
-  handlers.on_message = [](uint64_t, schema::Envelope::Reader) {};  // peers answer calls only
+  handlers.on_message = [this, key](uint64_t, schema::Envelope::Reader envelope) {
+    auto found = links_.find(key);
+    if (found == links_.end() || found->second->lost || !options_.on_message) return;
+    options_.on_message(found->second->conn->identity(), envelope);
+  };
   link::LinkOptions options;
   options.side = secure::Channel::Side::initiator;
   options.key = options_.key;
@@ -113,6 +141,9 @@ void PeerLinks::connected(const std::string& key, std::unique_ptr<net::Stream> s
   // The connection holds them until the handshake is done.
   for (auto& frame : link.waiting) link.conn->session().send_encoded(std::move(frame));
   link.waiting.clear();
+  for (auto& c : link.waiting_calls)
+    link.conn->session().call(std::move(c.message), c.deadline_ms, std::move(c.cb));
+  link.waiting_calls.clear();
 }
 
 void PeerLinks::established(const std::string& key, const secure::Identity& peer) {
@@ -128,7 +159,14 @@ void PeerLinks::lose(const std::string& key, const std::string& reason) {
   auto it = links_.find(key);
   if (it == links_.end() || it->second->lost) return;
   it->second->lost = true;
-  if (it->second->conn) it->second->conn->close();
+  // Calls in flight, and those that never went out, hear of the loss (a closed session's
+  // fail_all does nothing more).
+  if (it->second->conn) {
+    it->second->conn->session().fail_all(cat("connection closed: ", reason));
+    it->second->conn->close();
+  }
+  for (auto& c : std::exchange(it->second->waiting_calls, {}))
+    c.cb(make_error(cat("connection closed: ", reason)));
   // Launches that use the peer say so at warn level; a peer going away is otherwise routine.
   LAT_LOG(info, "link", "peer ", key, " lost: ", reason);
   // Destroy the connection outside its own callbacks.
@@ -145,13 +183,18 @@ void PeerLinks::tick() {
   for (auto& [key, link] : links_) {
     // Still connecting or in the handshake: its own deadlines decide.
     if (!link->conn || link->lost || !link->conn->established()) continue;
+    link->conn->session().expire(now);  // a relayed request's deadline, held or not
+    if (link->lost) continue;
     if (!held(key)) {
-      if (link->waiting.empty() && now - link->last_used_ms >= options_.linger_ms)
+      if (link->waiting.empty() && link->conn->session().pending() == 0 &&
+          now - link->last_used_ms >= options_.linger_ms)
         unused.push_back(key);
       continue;
     }
-    link->conn->session().expire(now);
-    if (link->lost) continue;
+    if (link->paused) {
+      link->conn->session().notify(link::heartbeat_message());
+      continue;
+    }
     if (auto missing = link->heartbeat.tick(link->conn->session(), now)) lose(key, *missing);
   }
   for (const auto& key : unused) {

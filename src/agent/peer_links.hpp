@@ -34,6 +34,9 @@ class PeerLinks {
     uint64_t handshake_timeout_ms = link::kDefaultHandshakeTimeoutMs;
     uint64_t linger_ms = 5000;             // an unheld, unused link is closed after this
     rpc::MessageCounts* counts = nullptr;  // must outlive the links
+    // What a peer sends back on a link this side made (a relayed launch's reports from a
+    // child), with the identity the link proved; without it such messages are dropped.
+    std::function<void(const secure::Identity& peer, schema::Envelope::Reader)> on_message;
   };
   // A launch's claim on the link to one peer (by address, so it outlives a lost link and covers
   // its replacement). Released when destroyed; the PeerLinks must outlive it.
@@ -62,6 +65,15 @@ class PeerLinks {
   // for several peers is encoded once.
   void send_encoded(const std::string& node_id, const std::string& host, int port,
                     std::string frame);
+  // A request to the agent `node_id` (a relayed launch's request to a child); `cb` gets its
+  // response, or the error: the peer's, a timeout after `timeout_ms`, or the link's loss.
+  void call(const std::string& node_id, const std::string& host, int port, rpc::Outgoing message,
+            uint64_t timeout_ms, rpc::ResponseCallback cb);
+  // Stops (or resumes) reading what the peer sends on this side's link to it: backpressure on
+  // a child whose reports the parent cannot pass up as fast as they come. Meanwhile the link's
+  // heartbeats need no answer (they keep the peer's idle timeout away), and it is judged afresh
+  // once reading again.
+  void set_reading(const std::string& host, int port, bool reading);
   // Makes sure a link exists and keeps it heartbeated while the Hold lives.
   [[nodiscard]] Hold hold(const std::string& node_id, const std::string& host, int port);
   size_t size() const { return links_.size(); }
@@ -76,8 +88,15 @@ class PeerLinks {
     int port = 0;
     std::unique_ptr<link::Connection> conn;  // null while connecting
     std::vector<std::string> waiting;        // encoded notifications queued until connected
-    uint64_t last_used_ms = 0;               // made, or last sent on
+    struct Call {
+      rpc::Outgoing message;
+      uint64_t deadline_ms;
+      rpc::ResponseCallback cb;
+    };
+    std::vector<Call> waiting_calls;  // calls made before the connection existed, in order
+    uint64_t last_used_ms = 0;        // made, or last sent on
     bool lost = false;
+    bool paused = false;  // set_reading(false): its answers wait unread, so it is not judged
   };
 
   Link& link_for(const std::string& node_id, const std::string& host, int port);

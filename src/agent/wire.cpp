@@ -149,11 +149,42 @@ rpc::Outgoing launch_accepted(const std::string& node_id, const std::vector<std:
   return msg;
 }
 
-rpc::Outgoing stdin_taken(const std::string& launch_id, uint64_t bytes) {
+rpc::Outgoing stdin_taken(const std::string& launch_id, int node_index, uint64_t bytes) {
   rpc::Outgoing msg;
   auto taken = msg.envelope().initBody().initStdinTaken();
   taken.setLaunchId(launch_id);
   taken.setBytes(bytes);
+  taken.setNodeIndex(static_cast<uint32_t>(node_index));
+  return msg;
+}
+
+rpc::Outgoing node_answer(const std::string& launch_id, int node_index,
+                          const Result<schema::Envelope::Reader>& reply, bool lost) {
+  rpc::Outgoing msg;
+  auto answer = msg.envelope().initBody().initNodeAnswer();
+  answer.setLaunchId(launch_id);
+  answer.setNodeIndex(static_cast<uint32_t>(node_index));
+  if (!reply) {
+    answer.setError(reply.error().message);
+    answer.setLost(lost);
+  } else if (reply->getBody().isLaunchAccepted()) {
+    answer.setAccepted(reply->getBody().getLaunchAccepted());
+  }
+  return msg;
+}
+
+rpc::Outgoing copy_of(schema::Envelope::Reader envelope) {
+  rpc::Outgoing msg;
+  msg.message().setRoot(envelope);
+  return msg;
+}
+
+rpc::Outgoing relayed_request(schema::LaunchProcessesRequest::Reader request, int node_index) {
+  rpc::Outgoing msg;
+  msg.envelope().initBody().setLaunchProcesses(request);
+  msg.envelope().getBody().getLaunchProcesses().setNodeIndex(static_cast<uint32_t>(node_index));
+  // The copy holds the launch's CXI key as the original does: wiped with the message.
+  if (request.getCxiCredentials().getAuthKey().size()) msg.mark_secret();
   return msg;
 }
 

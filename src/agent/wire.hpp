@@ -39,8 +39,18 @@ rpc::Outgoing launch_accepted(const std::string& node_id, const std::vector<std:
                               uint64_t replied_us);
 rpc::Outgoing output(const std::string& launch_id, int rank, bool is_stderr,
                      const std::string& data);
-// Of the launch's stdin this node received, `bytes` in all were taken (StdinTaken).
-rpc::Outgoing stdin_taken(const std::string& launch_id, uint64_t bytes);
+// Of the launch's stdin node `node_index` received, `bytes` in all were taken (StdinTaken).
+rpc::Outgoing stdin_taken(const std::string& launch_id, int node_index, uint64_t bytes);
+
+// Relayed launches (launch_relay.hpp). A child's answer to its request as the parent passes it
+// up: `reply` is the child's response (LaunchAccepted) or why there is none (then `lost` says
+// whether the child was lost rather than refused).
+rpc::Outgoing node_answer(const std::string& launch_id, int node_index,
+                          const Result<schema::Envelope::Reader>& reply, bool lost);
+// A report passed up as it came (the session sets its request id afresh).
+rpc::Outgoing copy_of(schema::Envelope::Reader envelope);
+// The request for a child: the one this node got, addressed to node `node_index`.
+rpc::Outgoing relayed_request(schema::LaunchProcessesRequest::Reader request, int node_index);
 rpc::Outgoing rank_exit(const std::string& launch_id, int node_index, int rank, int pid,
                         proc::ExitStatus status);
 rpc::Outgoing launch_ended(const std::string& launch_id, int node_index,

@@ -12,13 +12,16 @@
 
 namespace lattice::config {
 
+// The fence tree's fanout where neither the node's configuration nor the launch names one.
+inline constexpr uint32_t kDefaultFanout = 8;
+
 struct AgentConfig {
   std::string node_id;  // default: the host name
   std::string listen_host = "0.0.0.0";
   int listen_port = 7400;
   std::string pmi_socket_dir = "/run/lattice";
   uint32_t fence_timeout_ms = 60000;
-  uint32_t tree_fanout = 8;
+  uint32_t tree_fanout = kDefaultFanout;
   uint32_t heartbeat_interval_ms = 1000;
   uint32_t heartbeat_misses = 3;
   LogLevel log_level = LogLevel::info;

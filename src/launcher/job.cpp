@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "base/log.hpp"
+#include "config/config.hpp"
 #include "secure/secret.hpp"
 #include "wire/failure_codec.hpp"
 
@@ -82,6 +83,18 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
   agents.resize(static_cast<size_t>(layout_.nodes));
   for (auto& address : agents)
     nodes_.push_back(Node{std::move(address), link::Heartbeat(kHeartbeat), nullptr});
+  // Relayed only with every node id known: the launcher proves none but the head's itself.
+  bool named =
+      std::all_of(nodes_.begin(), nodes_.end(), [](const Node& n) { return n.address.name_known; });
+  relayed_ =
+      named && nodes_.size() > 1 &&
+      (options.launch == "tree" || (options.launch == "auto" && layout_.nodes >= kLaunchTreeNodes));
+  if (relayed_) {
+    head_ = layout_.rank_nodes.front();
+    request_.relay_fanout = options.fanout ? options.fanout : config::kDefaultFanout;
+    request_.launcher_name = launcher_name();
+    tree_.emplace(layout_.nodes, head_, static_cast<int>(request_.relay_fanout));
+  }
 }
 
 Job::~Job() = default;
@@ -94,20 +107,10 @@ void Job::start(double resolve_ms) {
   // come up.
   if (std::all_of(nodes_.begin(), nodes_.end(), [](const Node& x) { return x.address.name_known; }))
     provision_cxi();
-  for (auto& node : nodes_) {
-    Node* n = &node;
-    net::connect_tcp(
-        loop_, node.address.host, node.address.port,
-        [this, n](Result<std::unique_ptr<net::Stream>> stream) {
-          // The last link to begin lets the launch's key pair go (wiped then).
-          auto ephemeral = ++links_begun_ == nodes_.size() ? std::move(ephemeral_) : ephemeral_;
-          if (!stream)
-            return node_out(*n, JobFailure{cat("cannot reach agent ", n->address.node_id, " at ",
-                                               n->address.host, ':', n->address.port, ": ",
-                                               stream.error().message)});
-          connected(*n, std::move(stream.value()), std::move(ephemeral));
-        });
-  }
+  std::vector<Node*> targets;
+  for (auto& node : nodes_)
+    if (!relayed_ || index(node) == head_) targets.push_back(&node);
+  link_to(targets);
   heartbeat_timer_.start(kHeartbeat.period_ms, kHeartbeat.period_ms, [this] { heartbeat(); });
   deadline_timer_.start(kAgentResponseMs, 0, [this] {
     for (auto& node : nodes_)
@@ -116,6 +119,24 @@ void Job::start(double resolve_ms) {
                                       ':', node.address.port, " did not answer within ",
                                       kAgentResponseMs / 1000, " s")});
   });
+}
+
+void Job::link_to(const std::vector<Node*>& targets) {
+  // One handshake key pair for the links begun together; the last to begin lets it go (wiped).
+  auto pair = std::make_shared<std::shared_ptr<const secure::EphemeralKey>>(
+      secure::EphemeralKey::generate());
+  auto left = std::make_shared<size_t>(targets.size());
+  for (Node* n : targets)
+    net::connect_tcp(loop_, n->address.host, n->address.port,
+                     [this, n, pair, left](Result<std::unique_ptr<net::Stream>> stream) {
+                       auto ephemeral = --*left == 0 ? std::move(*pair) : *pair;
+                       if (!stream)
+                         return node_out(
+                             *n, JobFailure{cat("cannot reach agent ", n->address.node_id, " at ",
+                                                n->address.host, ':', n->address.port, ": ",
+                                                stream.error().message)});
+                       connected(*n, std::move(stream.value()), std::move(ephemeral));
+                     });
 }
 
 void Job::connected(Node& node, std::unique_ptr<net::Stream> stream,
@@ -136,13 +157,12 @@ void Job::connected(Node& node, std::unique_ptr<net::Stream> stream,
       loop_, std::move(stream), std::move(link), std::move(handlers),
       [this, n](const secure::Identity& peer) { authenticated(*n, peer); },
       [this, n](const Error& why) {
-        if (policy_.done(index(*n))) return;
         if (!n->authenticated)
-          return node_out(
+          return link_lost(
               *n, JobFailure{cat("cannot authenticate agent ", n->address.node_id, " at ",
                                  n->address.host, ':', n->address.port, ": ", why.message)});
-        node_out(*n, JobFailure{cat("node ", n->address.node_id,
-                                    " lost: its agent's connection closed (", why.message, ")")});
+        link_lost(*n, JobFailure{cat("node ", n->address.node_id,
+                                     " lost: its agent's connection closed (", why.message, ")")});
       });
 }
 
@@ -157,11 +177,13 @@ void Job::authenticated(Node& node, const secure::Identity& peer) {
                              peer.name, "', not '", node.address.node_id, "'")});
   node.authenticated = true;
   node.address.node_id = peer.name;  // as the agent proved it, not as we guessed it
+  // Reached directly once the head was lost: it adopts this link and ends its part.
+  if (direct_) return notify(node, lattice::wire::abort_message(request_.launch_id, direct_abort_));
   bool all_known =
       std::all_of(nodes_.begin(), nodes_.end(), [](const Node& x) { return x.address.name_known; });
-  bool all_in = std::all_of(nodes_.begin(), nodes_.end(), [this](const Node& x) {
-    return x.authenticated || policy_.done(index(x));
-  });
+  bool all_in = relayed_ || std::all_of(nodes_.begin(), nodes_.end(), [this](const Node& x) {
+                  return x.authenticated || policy_.done(index(x));
+                });
   if (all_in) connected_ms_ = now_ms();
   // (An abort before this point has already taken every node not yet asked out of the launch.)
   // With every node id known in advance (local mode, NAME=HOST:PORT) each agent gets its
@@ -211,30 +233,95 @@ void Job::send_launch(Node& node) {
   auto msg = wire::launch_request(options_, request_, layout_, *launch_nodes_, index(node),
                                   workdir_, cxi_ ? cxi_->credentials() : nullptr);
   Node* n = &node;
-  node.sent_ms = now_ms();
-  run(policy_.sent(index(node)));
-  node.conn->session().call(
-      std::move(msg), loop_.now_ms() + kAgentResponseMs,
-      [this, n](Result<schema::Envelope::Reader> reply) {
-        if (!reply) {
-          n->refused = reply.error().kind == ErrorKind::refused;
-          return node_out(*n, JobFailure{cat("agent ", n->address.node_id,
-                                             " refused the launch: ", reply.error().message)});
-        }
-        n->accepted_ms = now_ms();
-        n->replied_ms = wire::accepted_replied_ms(*reply);
-        n->reports_stdin = wire::accepted_stdin_taken(*reply);
-        std::string node_id = wire::accepted_node_id(*reply);
-        if (!node_id.empty()) n->address.node_id = node_id;
-        if (options_.verbose)
-          for (const auto& binding : wire::accepted_bindings(*reply)) {
-            auto colon = binding.find(':');
-            say(cat("lattice: rank ", binding.substr(0, colon), " on ", n->address.node_id,
-                    " bound to CPUs ", binding.substr(colon + 1), "\n"));
-          }
-        run(policy_.accepted(index(*n)));
-        if (++accepted_ == nodes_.size()) start_input();
-      });
+  // A relayed launch asks every node with the head's request.
+  for (auto& asked : nodes_) {
+    if (&asked != &node && !relayed_) continue;
+    asked.sent_ms = now_ms();
+    run(policy_.sent(index(asked)));
+  }
+  node.conn->session().call(std::move(msg), loop_.now_ms() + kAgentResponseMs,
+                            [this, n](Result<schema::Envelope::Reader> reply) {
+                              if (!reply) return answered(*n, reply.error(), false);
+                              answered(*n, reply->getBody().getLaunchAccepted(), false);
+                            });
+}
+
+void Job::answered(Node& node, Result<schema::LaunchAccepted::Reader> reply, bool lost) {
+  if (policy_.done(index(node))) return;
+  const std::string& id = node.address.node_id;
+  if (!reply) {
+    const bool unanswered = node.accepted_ms < 0;
+    if (lost) {
+      node_out(node, JobFailure{cat("node ", id, " lost: ", reply.error().message)});
+    } else {
+      node.refused = reply.error().kind == ErrorKind::refused || relayed_;
+      node_out(node, JobFailure{cat("agent ", id, " refused the launch: ", reply.error().message)});
+    }
+    // Nothing below a node that refused, or was lost unanswered, was asked.
+    if (relayed_ && (!lost || unanswered))
+      not_asked_below(node, cat("node ", id, " did not pass the request on"));
+    return;
+  }
+  node.accepted_ms = now_ms();
+  node.replied_ms = wire::accepted_replied_ms(*reply);
+  node.reports_stdin = wire::accepted_stdin_taken(*reply);
+  std::string node_id = wire::accepted_node_id(*reply);
+  if (!node_id.empty()) node.address.node_id = node_id;
+  if (options_.verbose)
+    for (const auto& binding : wire::accepted_bindings(*reply)) {
+      auto colon = binding.find(':');
+      say(cat("lattice: rank ", binding.substr(0, colon), " on ", node.address.node_id,
+              " bound to CPUs ", binding.substr(colon + 1), "\n"));
+    }
+  run(policy_.accepted(index(node)));
+  if (++accepted_ == nodes_.size()) start_input();
+}
+
+void Job::not_asked_below(Node& top, const std::string& why) {
+  for (auto& node : nodes_) {
+    if (&node == &top || !tree_->in_subtree(index(top), index(node)) || policy_.done(index(node)))
+      continue;
+    node.sent_ms = -1;  // it runs nothing: nothing of it is unreported
+    node_out(node, JobFailure{cat("node ", node.address.node_id, " was not asked: ", why)});
+  }
+}
+
+Job::Node* Job::origin(Node& via, uint32_t claimed) {
+  if (!relayed_) return &via;
+  // A link speaks for its node's subtree: the head's for every node.
+  if (claimed >= nodes_.size() || !tree_->in_subtree(index(via), static_cast<int>(claimed)))
+    return nullptr;
+  return &nodes_[claimed];
+}
+
+void Job::link_lost(Node& node, JobFailure failure) {
+  if (!policy_.done(index(node))) node_out(node, failure);
+  if (relayed_ && !direct_ && index(node) == head_) go_direct(failure);
+}
+
+void Job::go_direct(const JobFailure& why) {
+  direct_ = true;
+  direct_abort_ = policy_.failure() ? *policy_.failure() : why;
+  std::vector<Node*> targets;
+  for (auto& node : nodes_)
+    if (!policy_.done(index(node)) && !node.conn) targets.push_back(&node);
+  if (targets.empty()) return;
+  say(cat("lattice: the head agent is lost; reaching the other ", targets.size(),
+          " nodes directly to end their ranks\n"));
+  link_to(targets);
+  deadline_timer_.start(kAgentResponseMs, 0, [this, head = nodes_[size_t(head_)].address.node_id] {
+    for (auto& node : nodes_)
+      if (!policy_.done(index(node)) && !node.authenticated)
+        node_out(node, JobFailure{cat("node ", node.address.node_id,
+                                      " is out of reach: its reports came through node ", head,
+                                      ", which was lost, and it did not answer directly within ",
+                                      kAgentResponseMs / 1000, " s")});
+  });
+}
+
+bool Job::carrying(const Node& node) const {
+  if (!relayed_ || direct_) return policy_.live(index(node));
+  return !policy_.finished();
 }
 
 void Job::start_input() {
@@ -244,8 +331,13 @@ void Job::start_input() {
   else
     input_targets_.push_back(&nodes_[static_cast<size_t>(layout_.rank_nodes[options_.input_rank])]);
   auto send = [this](std::string_view data, bool eof) {
+    std::vector<Node*> links;  // once per link: a relay passes it to every input node below
     for (Node* node : input_targets_) {
-      notify(*node, wire::stdin_chunk(request_.launch_id, data, eof));
+      Node* link = &link_of(*node);
+      if (std::find(links.begin(), links.end(), link) == links.end()) {
+        links.push_back(link);
+        notify(*link, wire::stdin_chunk(request_.launch_id, data, eof));
+      }
       node->stdin_sent += data.size();
     }
     pace_input();
@@ -271,7 +363,7 @@ void Job::pace_input() {
     input_->resume();
 }
 
-void Job::on_message(Node& node, schema::Envelope::Reader envelope) {
+void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
   auto body = envelope.getBody();
   switch (body.which()) {
     case schema::Envelope::Body::OUTPUT: {
@@ -286,17 +378,28 @@ void Job::on_message(Node& node, schema::Envelope::Reader envelope) {
       return;
     }
     case schema::Envelope::Body::STDIN_TAKEN: {
+      Node* node = origin(via, body.getStdinTaken().getNodeIndex());
+      if (!node) return;
       // Never more than was sent: a confused agent cannot open the window wider.
-      node.stdin_taken = std::min<uint64_t>(node.stdin_sent, body.getStdinTaken().getBytes());
+      node->stdin_taken = std::min<uint64_t>(node->stdin_sent, body.getStdinTaken().getBytes());
       return pace_input();
     }
     case schema::Envelope::Body::LAUNCH_ENDED: {
-      auto end = wire::decode_ended(body.getLaunchEnded(), node.address.node_id);
-      node.times = end.times;
-      node.ended = true;
+      Node* node = origin(via, body.getLaunchEnded().getNodeIndex());
+      if (!node || node->ended) return;
+      auto end = wire::decode_ended(body.getLaunchEnded(), node->address.node_id);
+      node->times = end.times;
+      node->ended = true;
       stragglers_.insert(stragglers_.end(), end.stragglers.begin(), end.stragglers.end());
-      run(policy_.ended(index(node), std::move(end.failure)));
+      run(policy_.ended(index(*node), std::move(end.failure)));
       return pace_input();  // it takes no more input
+    }
+    case schema::Envelope::Body::NODE_ANSWER: {
+      auto answer = body.getNodeAnswer();
+      Node* node = relayed_ ? origin(via, answer.getNodeIndex()) : nullptr;
+      if (!node) return;
+      if (answer.getError().size() == 0) return answered(*node, answer.getAccepted(), false);
+      return answered(*node, make_error(answer.getError().cStr()), answer.getLost());
     }
     default:
       return;
@@ -310,11 +413,17 @@ void Job::node_out(Node& node, JobFailure failure) {
 
 void Job::run(std::vector<policy::JobAction> actions) {
   for (auto& action : actions) {
+    // A relayed launch's head passes an abort or a signal to every node: it is sent once.
     if (auto* to_abort = std::get_if<policy::AbortNode>(&action)) {
-      notify(nodes_[static_cast<size_t>(to_abort->node)],
+      if (relayed_ && !direct_ && std::exchange(abort_sent_, true)) continue;
+      notify(link_of(nodes_[static_cast<size_t>(to_abort->node)]),
              lattice::wire::abort_message(request_.launch_id, to_abort->failure));
     } else if (auto* to_signal = std::get_if<policy::SignalNode>(&action)) {
-      notify(nodes_[static_cast<size_t>(to_signal->node)],
+      if (relayed_ && !direct_) {
+        if (std::count(signals_sent_.begin(), signals_sent_.end(), to_signal->signum)) continue;
+        signals_sent_.push_back(to_signal->signum);
+      }
+      notify(link_of(nodes_[static_cast<size_t>(to_signal->node)]),
              wire::signal(request_.launch_id, to_signal->signum));
     } else if (auto* drop = std::get_if<policy::DropNode>(&action)) {
       Node& node = nodes_[static_cast<size_t>(drop->node)];
@@ -346,7 +455,7 @@ void Job::maybe_pause_output() {
   output_paused_ = true;
   // Only live nodes send output; the others' answers to their requests keep coming.
   for (auto& node : nodes_)
-    if (policy_.live(index(node)) && node.conn) node.conn->pause_reading();
+    if (carrying(node) && node.conn) node.conn->pause_reading();
   when_written([this] { resume_output(); });
 }
 
@@ -366,7 +475,7 @@ void Job::when_written(std::function<void()> fn) {
 void Job::heartbeat() {
   uint64_t now = loop_.now_ms();
   for (auto& node : nodes_) {
-    if (!policy_.live(index(node)) || !node.conn || !node.conn->open()) continue;
+    if (!carrying(node) || !node.conn || !node.conn->open()) continue;
     if (output_paused_) {
       // Their answers wait unread, so nobody is judged; a beat that needs no answer keeps the
       // agents from taking this launcher for gone (their idle timeout).
@@ -374,9 +483,9 @@ void Job::heartbeat() {
       continue;
     }
     node.conn->session().expire(now);
-    if (!policy_.live(index(node))) continue;
+    if (!carrying(node)) continue;
     if (auto missing = node.heartbeat.tick(node.conn->session(), now))
-      node_out(node, JobFailure{cat("node ", node.address.node_id, " lost: ", *missing)});
+      link_lost(node, JobFailure{cat("node ", node.address.node_id, " lost: ", *missing)});
   }
 }
 

@@ -3,6 +3,10 @@
 // LaunchProcesses; prints the ranks' output as it arrives, gathers exit statuses, forwards
 // signals, and carries out what the failure policy decides (policy/job_policy.hpp) when a node
 // refuses, cannot be reached or authenticated, fails, or is lost.
+//
+// A relayed launch (--launch tree) opens one link, to the head agent, which passes the request
+// down the fence tree (agent/launch_relay.hpp). Every other node's answer, reports and loss
+// come up through it, naming their node; signals, stdin and aborts go to it once, for all.
 #pragma once
 
 #include <functional>
@@ -13,6 +17,7 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "fence/tree.hpp"
 #include "launcher/cxi_lease.hpp"
 #include "launcher/export_env.hpp"
 #include "launcher/input_source.hpp"
@@ -71,14 +76,37 @@ class Job {
     uint64_t stdin_sent = 0, stdin_taken = 0;
   };
 
+  // Links to these nodes, begun at once with one handshake key pair: making one is half of a
+  // handshake's CPU, and a launcher makes a link per node at once (secure/ephemeral_key.hpp).
+  void link_to(const std::vector<Node*>& targets);
   void connected(Node& node, std::unique_ptr<net::Stream> stream,
                  std::shared_ptr<const secure::EphemeralKey> ephemeral);
   void authenticated(Node& node, const secure::Identity& peer);
   void send_launch(Node& node);
   // Every node id is final: the fabric manager can be asked for the launch's CXI service.
   void provision_cxi();
-  void on_message(Node& node, schema::Envelope::Reader envelope);
+  void on_message(Node& via, schema::Envelope::Reader envelope);
+  // Its answer to its request: LaunchAccepted, or why not (`lost`: it was lost, not refused).
+  void answered(Node& node, Result<schema::LaunchAccepted::Reader> reply, bool lost);
   void node_out(Node& node, JobFailure failure);
+  // A relayed launch: the node a report arriving on `via` is about (the index it names), or
+  // null; on a star launch, `via` itself.
+  Node* origin(Node& via, uint32_t claimed);
+  // The node whose link carries what goes to `node` (the head, for a relayed launch).
+  Node& link_of(Node& node) {
+    return relayed_ && !direct_ ? nodes_[static_cast<size_t>(head_)] : node;
+  }
+  // A relayed launch: the nodes below `top`, which were never asked (it refused, or was lost
+  // before it could pass the request on), are out.
+  void not_asked_below(Node& top, const std::string& why);
+  // The link to `node` closed, or missed its heartbeats.
+  void link_lost(Node& node, JobFailure failure);
+  // A relayed launch whose head is lost: links to every node still running, which end their
+  // ranks and report directly (what they could not pass up meanwhile, they held).
+  void go_direct(const JobFailure& why);
+  // Whether the link to `node` still carries something: its own reports, or (the head of a
+  // relayed launch) anyone's.
+  bool carrying(const Node& node) const;
   // Carries out the policy's actions, in order.
   void run(std::vector<policy::JobAction> actions);
   void notify(Node& node, rpc::Outgoing message);
@@ -119,17 +147,24 @@ class Job {
   net::Timer deadline_timer_;
   net::Timer heartbeat_timer_;
   uint64_t start_ns_;
-  // One handshake key pair for every link of the launch: making one is half of a handshake's
-  // CPU, and a launcher makes a link per node at once (secure/ephemeral_key.hpp).
-  std::shared_ptr<const secure::EphemeralKey> ephemeral_ = secure::EphemeralKey::generate();
-  size_t links_begun_ = 0;  // connects that succeeded or failed
   double connected_ms_ = -1;
   double resolve_ms_ = -1;
   size_t accepted_ = 0;
   std::unique_ptr<InputSource> input_;  // the launcher's stdin (--input), once all accepted
   std::vector<Node*> input_targets_;    // the nodes of the input rank(s)
   CxiLease* cxi_;                       // null: the launch runs without CXI
+  // Relayed launches: only the head has a link; aborts and each signal go to it once.
+  bool relayed_ = false;
+  int head_ = 0;
+  std::optional<fence::Tree> tree_;
+  bool abort_sent_ = false;
+  std::vector<int> signals_sent_;
+  bool direct_ = false;      // the head was lost: every node is reached directly
+  JobFailure direct_abort_;  // what those nodes are told
 };
+
+// Nodes from which `--launch auto` relays the launch down the fence tree.
+inline constexpr int kLaunchTreeNodes = 16;
 
 // A random (version 4) UUID, as the design's environment table has launch ids.
 std::string new_launch_id();

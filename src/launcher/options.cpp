@@ -26,6 +26,10 @@ const char* const kLaunchUsage =
     "      --pmi pmi2|pmix       PMI flavour (pmi2 serves PMI-1 and PMI-2; default pmi2)\n"
     "      --fence-timeout SEC   fail a fence that is not complete after SEC seconds\n"
     "      --fanout K            fence tree fanout between agents\n"
+    "      --launch auto|star|tree  how the launch reaches the agents: star, a link to each;\n"
+    "                            tree, a link to the head agent, which passes it down the\n"
+    "                            fence tree (and the reports up); auto (default): tree from\n"
+    "                            16 nodes when every node id is known\n"
     "      --agents [N=]H:P[,..] use running agents (N: the node id each must prove; given for\n"
     "                            all, requests go out as each agent authenticates); otherwise\n"
     "                            start local ones on loopback\n"
@@ -193,6 +197,12 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       if (*v != "auto" && *v != "batch" && *v != "normal")
         return make_error(cat("--sched: auto, normal or batch, got '", *v, "'"));
       o.sched = *v;
+    } else if (arg == "--launch") {
+      auto v = take();
+      if (!v) return v.error();
+      if (*v != "auto" && *v != "star" && *v != "tree")
+        return make_error(cat("--launch: auto, star or tree, got '", *v, "'"));
+      o.launch = *v;
     } else if (arg == "-i" || arg == "--input") {
       auto v = take();
       if (!v) return v.error();
@@ -302,6 +312,13 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
     for (size_t j = 0; j < i; ++j)
       if (!o.agents[i].name.empty() && o.agents[i].name == o.agents[j].name)
         return make_error(cat("--agents: node id '", o.agents[i].name, "' is given twice"));
+  if (o.launch == "tree")
+    for (const auto& agent : o.agents)
+      if (agent.name.empty())
+        return make_error(
+            cat("--launch tree: the launcher reaches only the head agent, so every "
+                "agent's node id must be given (NAME=HOST:PORT); ",
+                agent.address.host, ':', agent.address.port, " has none"));
   if (!o.agents.empty() && o.nodes > static_cast<int>(o.agents.size()))
     return make_error(
         cat("-N ", o.nodes, " asks for more nodes than the ", o.agents.size(), " agents given"));

@@ -55,6 +55,7 @@ struct LaunchOptions {
   bool kill_on_bad_exit = true;   // -K/--kill-on-bad-exit[=0|1]
   std::string cpu_bind = "none";  // --cpu-bind, normalised (proc::format_cpu_bind)
   std::string sched = "auto";     // --sched auto|normal|batch
+  std::string launch = "auto";    // --launch auto|star|tree (job.hpp: relayed launches)
   int input_rank = 0;             // -i/--input: a rank, kInputAll or kInputNone (srun's default: 0)
   std::string alloc;              // --alloc ID (LATTICE_ALLOC_ID); empty: the launch id
   std::string chdir;              // --chdir DIR; empty: the launcher's working directory

@@ -109,7 +109,11 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
       rank_nodes.set(i, static_cast<uint32_t>(layout.rank_nodes[i]));
   }
   req.setFenceTimeoutMs(options.fence_timeout_ms);
-  req.setFanout(options.fanout);
+  req.setFanout(request.relay_fanout ? request.relay_fanout : options.fanout);
+  if (request.relay_fanout) {
+    req.setRelayed(true);
+    req.setLauncherName(request.launcher_name);
+  }
   req.setSlurmCompat(options.slurm_compat);
   req.setUsePmiPort(options.pmi_port);
   req.setWorkdir(workdir);
@@ -139,21 +143,17 @@ rpc::Outgoing stdin_chunk(const std::string& launch_id, std::string_view data, b
   return msg;
 }
 
-std::string accepted_node_id(schema::Envelope::Reader reply) {
-  return reply.getBody().getLaunchAccepted().getNodeId();
+std::string accepted_node_id(schema::LaunchAccepted::Reader reply) { return reply.getNodeId(); }
+
+double accepted_replied_ms(schema::LaunchAccepted::Reader reply) {
+  return static_cast<double>(reply.getRepliedUs()) / 1e3;
 }
 
-double accepted_replied_ms(schema::Envelope::Reader reply) {
-  return static_cast<double>(reply.getBody().getLaunchAccepted().getRepliedUs()) / 1e3;
-}
+bool accepted_stdin_taken(schema::LaunchAccepted::Reader reply) { return reply.getStdinTaken(); }
 
-bool accepted_stdin_taken(schema::Envelope::Reader reply) {
-  return reply.getBody().getLaunchAccepted().getStdinTaken();
-}
-
-std::vector<std::string> accepted_bindings(schema::Envelope::Reader reply) {
+std::vector<std::string> accepted_bindings(schema::LaunchAccepted::Reader reply) {
   std::vector<std::string> out;
-  for (auto b : reply.getBody().getLaunchAccepted().getBindings()) out.emplace_back(b);
+  for (auto b : reply.getBindings()) out.emplace_back(b);
   return out;
 }
 

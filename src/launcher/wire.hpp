@@ -24,6 +24,10 @@ struct JobRequest {
   std::string launch_id;
   JobUserInfo user;
   EnvList exported;  // what --export harvested (AppSetup.environment); --env's values win
+  // A relayed launch (job.hpp): its fence fanout, which every agent must know to find the same
+  // tree, and this launcher's handshake name. 0: a star launch.
+  uint32_t relay_fanout = 0;
+  std::string launcher_name = {};
 };
 
 struct Peer {
@@ -49,13 +53,13 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
                              const Layout& layout, const LaunchNodes& nodes, int node_index,
                              const std::string& workdir,
                              const fabric::CxiCredentials* cxi = nullptr);
-std::string accepted_node_id(schema::Envelope::Reader reply);
+std::string accepted_node_id(schema::LaunchAccepted::Reader reply);
 // The agent's CPU bindings, "RANK:CPUS" each (with --cpu-bind), for -v.
-std::vector<std::string> accepted_bindings(schema::Envelope::Reader reply);
+std::vector<std::string> accepted_bindings(schema::LaunchAccepted::Reader reply);
 // Milliseconds between the request's arrival at the agent and its reply, on the agent's clock.
-double accepted_replied_ms(schema::Envelope::Reader reply);
+double accepted_replied_ms(schema::LaunchAccepted::Reader reply);
 // The agent reports the stdin its ranks took (StdinTaken): stdin to it may be held back.
-bool accepted_stdin_taken(schema::Envelope::Reader reply);
+bool accepted_stdin_taken(schema::LaunchAccepted::Reader reply);
 // A piece of the launcher's stdin for the launch's input rank(s); `eof` ends it.
 rpc::Outgoing stdin_chunk(const std::string& launch_id, std::string_view data,
                           bool eof);  // "" when the agent gave none

@@ -4,6 +4,7 @@
 #include "envelope_fields.hpp"
 
 #include <capnp/dynamic.h>
+#include <capnp/message.h>
 #include <capnp/schema.h>
 
 #include <string>
@@ -142,7 +143,15 @@ size_t body(schema::Envelope::Body::Reader b) {
     }
     case schema::Envelope::Body::STDIN_TAKEN: {
       auto t = b.getStdinTaken();
-      return text(t.getLaunchId()) + t.getBytes();
+      return text(t.getLaunchId()) + t.getBytes() + t.getNodeIndex();
+    }
+    case schema::Envelope::Body::NODE_ANSWER: {
+      auto a = b.getNodeAnswer();
+      auto accepted = a.getAccepted();
+      size_t n = text(a.getLaunchId()) + a.getNodeIndex() + text(a.getError()) + a.getLost() +
+                 text(accepted.getNodeId()) + accepted.getRepliedUs();
+      for (auto binding : accepted.getBindings()) n += text(binding);
+      return n;
     }
     case schema::Envelope::Body::PMI_NAME: {
       auto n = b.getPmiName();
@@ -215,6 +224,10 @@ size_t walk(capnp::DynamicValue::Reader value) {
 size_t read_every_field(schema::Envelope::Reader envelope) {
   size_t n = envelope.getRequestId() + envelope.getIsResponse() + text(envelope.getError()) +
              body(envelope.getBody());
+  // A relaying agent copies what it passes up or down (agent/wire's copy_of) as this does.
+  capnp::MallocMessageBuilder copy;
+  copy.setRoot(envelope);
+  n += copy.sizeInWords();
   return n + walk(capnp::toDynamic(envelope));
 }
 

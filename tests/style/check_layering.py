@@ -28,8 +28,9 @@ ALLOWED = {
     "fabric": {"base", "net", "secure"},
     "agent": {"base", "pmi", "pmix", "fence", "proc", "policy", "config", "admin", "rpc", "net",
               "secure", "link", "wire"},
+    # fence/ for its tree's shape: a relayed launch travels down the fence tree.
     "launcher": {"base", "proc", "policy", "config", "rpc", "net", "secure", "link", "wire",
-                 "fabric"},
+                 "fabric", "fence"},
 }
 
 # Third-party headers (by prefix) and the layers that may include them.

@@ -32,7 +32,9 @@ const char* kUsage =
     "                          [--launch ID] ACTION [ARGS...]\n"
     "actions: abort | signal SIG | fence EPOCH FROM [up|down] KEY=VALUE... |\n"
     "         fence-packed EPOCH FROM up|down HEX (raw packed entries) |\n"
-    "         fence-error EPOCH FROM MESSAGE | launch | trickle SECONDS | hold SECONDS\n";
+    "         fence-error EPOCH FROM MESSAGE | launch | trickle SECONDS | hold SECONDS |\n"
+    "         relayed-launch NODE,NODE,... INDEX (fanout 2, to node INDEX) |\n"
+    "         ended NODE | lost NODE (a relayed launch's reports about node NODE)\n";
 
 struct Args {
   std::string key, identity, host, launch = "none", action;
@@ -125,6 +127,48 @@ class Rogue {
       auto user = req.initUser();
       user.setName("root");
       return call(std::move(m));
+    }
+    if (a == "relayed-launch" && args_.rest.size() == 2) {
+      rpc::Outgoing m;
+      auto req = m.body().initLaunchProcesses();
+      req.setLaunchId("rogue-relayed");
+      req.setEntrypoint("/bin/true");
+      std::vector<std::string> ids = split(args_.rest[0], ',');
+      auto peers = req.initPeers(static_cast<unsigned>(ids.size()));
+      for (unsigned i = 0; i < peers.size(); ++i) {
+        peers[i].setNodeId(ids[i]);
+        peers[i].setHost("127.0.0.1");
+        peers[i].setPort(1);
+      }
+      req.setWorldSize(static_cast<uint32_t>(ids.size()));
+      req.setTasksPerNode(1);
+      uint32_t index = static_cast<uint32_t>(parse_int(args_.rest[1]).value_or(0));
+      req.setNodeIndex(index);
+      req.setFirstRank(index);
+      req.setFanout(2);
+      req.setRelayed(true);
+      req.setLauncherName("lattice@rogue:1");
+      auto user = req.initUser();
+      user.setName("root");
+      return call(std::move(m));
+    }
+    if ((a == "ended" || a == "lost") && args_.rest.size() == 1) {
+      uint32_t node = static_cast<uint32_t>(parse_int(args_.rest[0]).value_or(0));
+      rpc::Outgoing m;
+      if (a == "ended") {
+        auto end = m.body().initLaunchEnded();
+        end.setLaunchId(args_.launch);
+        end.setNodeIndex(node);
+      } else {
+        auto answer = m.body().initNodeAnswer();
+        answer.setLaunchId(args_.launch);
+        answer.setNodeIndex(node);
+        answer.setError("rogue: lost");
+        answer.setLost(true);
+      }
+      conn_->session().notify(std::move(m));
+      say("sent");
+      return linger(500);
     }
     if ((a == "fence" && args_.rest.size() >= 3) ||
         (a == "fence-packed" && args_.rest.size() == 4) ||

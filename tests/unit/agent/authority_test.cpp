@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-#include "base/strings.hpp"
+#include "tree_spec.hpp"
 
 using namespace lattice;
 using namespace lattice::agent;
@@ -15,17 +15,7 @@ namespace {
 
 constexpr uint64_t kLauncherConn = 7;
 
-LaunchSpec four_nodes(int self) {
-  LaunchSpec spec;
-  spec.launch_id = "L";
-  std::vector<Peer> peers;
-  for (int i = 0; i < 4; ++i) peers.push_back(Peer{cat('n', i), "h", 1});
-  spec.peers = PeerTable(peers);
-  spec.node_index = self;
-  spec.head_node = 0;
-  spec.fanout = 2;
-  return spec;
-}
+LaunchSpec four_nodes(int self) { return tree_spec(4, self); }
 
 Sender member(const std::string& name, uint64_t conn = 11) {
   return Sender{conn, Identity{Role::agent, name}};
@@ -38,8 +28,31 @@ bool refused(const Status& s, const std::string& needle) {
 }  // namespace
 
 TEST_CASE("only launchers start launches") {
-  CHECK(may_start(Sender{1, Identity{Role::launcher, "lattice@h:1"}}));
-  CHECK(refused(may_start(member("n0")), "only launchers start launches"));
+  CHECK(may_start(Sender{1, Identity{Role::launcher, "lattice@h:1"}}, false));
+  CHECK(refused(may_start(member("n0"), false), "only launchers start launches"));
+}
+
+TEST_CASE("a relayed launch: the head's from its launcher, the others' from their parent") {
+  auto relayed = [](int self) {
+    auto spec = four_nodes(self);
+    spec.relayed = true;
+    spec.launcher_name = "lattice@h:1";
+    return spec;
+  };
+  fence::Tree tree(4, 0, 2);             // n0 -> n1, n2; n1 -> n3
+  CHECK(may_start(member("n0"), true));  // judged once decoded
+  CHECK(may_start_relayed(relayed(0), tree, Sender{1, Identity{Role::launcher, "lattice@h:1"}}));
+  CHECK(refused(
+      may_start_relayed(relayed(0), tree, Sender{1, Identity{Role::launcher, "lattice@h:2"}}),
+      "it names its launcher 'lattice@h:1'"));
+  CHECK(refused(may_start_relayed(relayed(0), tree, member("n1")), "only launchers start"));
+  CHECK(may_start_relayed(relayed(3), tree, member("n1")));
+  // Not its parent, a stranger, or a launcher going round the tree.
+  CHECK(refused(may_start_relayed(relayed(3), tree, member("n0")), "only node 1 (n1)"));
+  CHECK(refused(may_start_relayed(relayed(3), tree, member("intruder")), "only node 1 (n1)"));
+  CHECK(refused(
+      may_start_relayed(relayed(3), tree, Sender{1, Identity{Role::launcher, "lattice@h:1"}}),
+      "only node 1 (n1)"));
 }
 
 TEST_CASE("signals come only from the launch's own launcher link") {

@@ -122,6 +122,24 @@ TEST_CASE("setup data that cannot be applied is refused, not dropped") {
   CHECK(refused.error().message.find("vendor setup data") != std::string::npos);
 }
 
+TEST_CASE("a relayed request names its fanout and its launcher") {
+  Request req;
+  req.r.setRelayed(true);
+  auto no_fanout = req.decode();
+  REQUIRE_FALSE(no_fanout);
+  CHECK(no_fanout.error().message == "a relayed launch must name its fence fanout");
+  req.r.setFanout(4);
+  auto no_name = req.decode();
+  REQUIRE_FALSE(no_name);
+  CHECK(no_name.error().message == "a relayed launch must name its launcher (launcherName)");
+  req.r.setLauncherName("lattice@h:1");
+  auto spec = req.decode();
+  REQUIRE_MESSAGE(spec, spec.error().message);
+  CHECK(spec->relayed);
+  CHECK(spec->launcher_name == "lattice@h:1");
+  CHECK(spec->fanout == 4);
+}
+
 TEST_CASE("hostile or broken requests are refused with a reason") {
   auto refused = [](auto mutate, const std::string& needle) {
     Request req;

@@ -158,6 +158,19 @@ TEST_CASE("-t, -K, --alloc and --chdir") {
   CHECK(bad.error().message.find("%q") != std::string::npos);
 }
 
+TEST_CASE("--launch auto|star|tree; a tree needs every agent's node id") {
+  CHECK(parse_launch_options(Args{"p"})->launch == "auto");
+  CHECK(parse_launch_options(Args{"--launch", "tree", "p"})->launch == "tree");
+  CHECK(parse_launch_options(Args{"--launch=star", "p"})->launch == "star");
+  auto bad = parse_launch_options(Args{"--launch", "ring", "p"});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message == "--launch: auto, star or tree, got 'ring'");
+  CHECK(parse_launch_options(Args{"--agents", "a=h1:1,b=h2:1", "--launch", "tree", "p"}));
+  auto unnamed = parse_launch_options(Args{"--agents", "a=h1:1,h2:1", "--launch", "tree", "p"});
+  REQUIRE_FALSE(unnamed);
+  CHECK(unnamed.error().message.find("h2:1 has none") != std::string::npos);
+}
+
 TEST_CASE("--sched auto|normal|batch; auto unless asked") {
   CHECK(parse_launch_options(Args{"p"})->sched == "auto");
   CHECK(parse_launch_options(Args{"--sched", "batch", "p"})->sched == "batch");

@@ -172,6 +172,14 @@ std::vector<Outgoing> one_of_each_body() {
         auto t = b.initStdinTaken();
         t.setLaunchId("job-1");
         t.setBytes(262144);
+        t.setNodeIndex(5);
+      },
+      [](auto b) {
+        auto a = b.initNodeAnswer();
+        a.setLaunchId("job-1");
+        a.setNodeIndex(3);
+        a.setError("node n3 lost: connection closed");
+        a.setLost(true);
       },
       [](auto b) {
         auto n = b.initPmiName();

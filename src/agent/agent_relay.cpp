@@ -1,0 +1,216 @@
+// The agent's part in relayed launches (launch_relay.hpp): requests on to the children, their
+// answers and reports up, what the launcher sends down, and losses on either side.
+#include <utility>
+
+#include "agent/agent.hpp"
+#include "agent/wire.hpp"
+#include "base/log.hpp"
+#include "wire/failure_codec.hpp"
+
+namespace lattice::agent {
+namespace {
+
+// A child that neither answers its request nor is found lost within this is reported lost
+// (under the launcher's own deadline for every node, so its parent says so first).
+constexpr uint64_t kChildAnswerMs = 10000;
+// How long a relay that has ended here keeps passing reports up for the nodes below it: every
+// node reports its end or is reported lost well within this; it bounds what a node that never
+// does can keep here.
+constexpr uint64_t kRelayLingerMs = 60000;
+// Output held while a node has no way up; its exits and ends are always held (a few each).
+constexpr size_t kHeldReportBytes = size_t{1} << 20;
+
+}  // namespace
+
+bool Agent::reapable(const LaunchEntry& entry, uint64_t now) const {
+  if (!entry.launch->ended()) return false;
+  const bool waiting = entry.relay && (!entry.relay->settled() || !entry.held_reports.empty());
+  if (!waiting || shutting_down_) return true;
+  if (now - entry.ended_ms < kRelayLingerMs) return false;
+  LAT_LOG(warn, "relay", entry.launch->id(), ": no longer passing reports on (",
+          entry.relay->settled() ? "the launcher never came for those held here"
+                                 : "some nodes below this one never reported their end",
+          ")");
+  return true;
+}
+
+void Agent::relay_request(LaunchEntry& entry, schema::LaunchProcessesRequest::Reader request) {
+  const LaunchSpec& spec = entry.launch->spec();
+  // Copied out once: every read of the received message counts against its traversal limit,
+  // which a copy per child would exhaust at a fanout of 8.
+  rpc::Outgoing own = wire::relayed_request(request, spec.node_index);
+  auto source = own.envelope().asReader().getBody().getLaunchProcesses();
+  for (int child : entry.relay->children()) {
+    Peer p = spec.peers[static_cast<size_t>(child)];
+    entry.child_holds.push_back(peers_.hold(p.node_id, p.host, p.port));
+    peers_.call(p.node_id, p.host, p.port, wire::relayed_request(source, child), kChildAnswerMs,
+                [this, id = spec.launch_id, child](Result<schema::Envelope::Reader> reply) {
+                  child_answered(id, child, reply);
+                });
+  }
+}
+
+void Agent::child_answered(const std::string& launch_id, int child,
+                           const Result<schema::Envelope::Reader>& reply) {
+  LaunchEntry* entry = find_launch(launch_id);
+  if (!entry || !entry->relay) return;
+  const bool lost = !reply && reply.error().kind != ErrorKind::refused;
+  if (reply) {
+    entry->relay->accepted(child);
+  } else if (!lost) {
+    entry->relay->refused(child);
+  } else if (!entry->relay->lost(child)) {
+    return;  // reported lost already, when its link went
+  }
+  report(*entry, wire::node_answer(launch_id, child, reply, lost));
+  if (reapable(*entry, loop_.now_ms())) reaper_.start(0, 0, [this] { reap(); });
+}
+
+void Agent::pass_up(const Sender& sender, schema::Envelope::Reader envelope) {
+  auto body = envelope.getBody();
+  std::string launch_id;
+  int about = -1, rank = -1;
+  switch (body.which()) {
+    case schema::Envelope::Body::OUTPUT:
+      launch_id = body.getOutput().getLaunchId();
+      rank = static_cast<int>(body.getOutput().getRank());
+      break;
+    case schema::Envelope::Body::RANK_EXIT:
+      launch_id = body.getRankExit().getLaunchId();
+      rank = static_cast<int>(body.getRankExit().getRank());
+      about = static_cast<int>(body.getRankExit().getNodeIndex());
+      break;
+    case schema::Envelope::Body::LAUNCH_ENDED:
+      launch_id = body.getLaunchEnded().getLaunchId();
+      about = static_cast<int>(body.getLaunchEnded().getNodeIndex());
+      break;
+    case schema::Envelope::Body::STDIN_TAKEN:
+      launch_id = body.getStdinTaken().getLaunchId();
+      about = static_cast<int>(body.getStdinTaken().getNodeIndex());
+      break;
+    case schema::Envelope::Body::NODE_ANSWER:
+      launch_id = body.getNodeAnswer().getLaunchId();
+      about = static_cast<int>(body.getNodeAnswer().getNodeIndex());
+      break;
+    default:
+      return;  // nothing else comes up a relayed launch's links
+  }
+  LaunchEntry* entry = find_launch(launch_id);
+  if (!entry || !entry->relay) {
+    LAT_LOG(debug, "relay", "a report for launch ", launch_id, " from ",
+            secure::describe(sender.identity), " dropped: no relayed launch of that id here");
+    return;
+  }
+  const LaunchSpec& spec = entry->launch->spec();
+  if (rank >= 0) {
+    // A rank's report is about the node the layout puts it on, and only that node's.
+    if (rank >= spec.world_size || (about >= 0 && spec.rank_nodes[size_t(rank)] != about)) {
+      LAT_LOG(warn, "auth", "a report about rank ", rank, " of launch ", launch_id, " from ",
+              secure::describe(sender.identity), " dropped: not a rank of that node");
+      return;
+    }
+    about = spec.rank_nodes[static_cast<size_t>(rank)];
+  }
+  if (auto allowed = entry->relay->may_pass(node_of(spec, sender.identity), about); !allowed) {
+    LAT_LOG(warn, "auth", "a report for launch ", launch_id, " from ",
+            secure::describe(sender.identity), " dropped: ", allowed.error().message);
+    return;
+  }
+  if (body.isLaunchEnded()) entry->relay->ended(about);
+  if (body.isNodeAnswer()) {
+    auto answer = body.getNodeAnswer();
+    if (answer.getError().size() == 0)
+      entry->relay->accepted(about);
+    else if (answer.getLost())
+      entry->relay->lost(about);
+    else
+      entry->relay->refused(about);
+  }
+  report(*entry, wire::copy_of(envelope));
+  if (body.isOutput()) hold_back_output(*entry);
+  if (reapable(*entry, loop_.now_ms())) reaper_.start(0, 0, [this] { reap(); });
+}
+
+void Agent::pass_down(const Sender& sender, const std::string& launch_id,
+                      schema::Envelope::Reader envelope) {
+  LaunchEntry* entry = find_launch(launch_id);
+  if (!entry || !entry->relay || sender.conn != entry->launcher_conn) return;
+  const LaunchSpec& spec = entry->launch->spec();
+  const std::vector<int> to =
+      envelope.getBody().isStdinChunk() ? entry->relay->input_children() : entry->relay->children();
+  if (to.empty()) return;
+  rpc::Outgoing copy = wire::copy_of(envelope);
+  auto frame = rpc::encode_notification(copy);
+  if (!frame) return;  // it decoded within the limit, so it encodes within it
+  for (int child : to) {
+    Peer p = spec.peers[static_cast<size_t>(child)];
+    peers_.send_encoded(p.node_id, p.host, p.port, *frame);
+  }
+}
+
+void Agent::relay_peer_lost(const std::string& peer, const std::string& reason) {
+  for (auto& [id, entry] : launches_) {
+    if (!entry.relay) continue;
+    const LaunchSpec& spec = entry.launch->spec();
+    std::vector<int> near = entry.relay->children();
+    fence::Tree tree(spec.nnodes(), spec.head_node, static_cast<int>(spec.fanout));
+    if (int parent = tree.parent(spec.node_index); parent >= 0) near.push_back(parent);
+    for (int node : near) {
+      Peer p = spec.peers[static_cast<size_t>(node)];
+      if (cat(p.host, ':', p.port) != peer) continue;
+      if (entry.relay->lost(node))
+        report(entry, wire::node_answer(id, node, make_error(reason), true));
+    }
+    if (entry.relay->uplink() == LaunchRelay::kNowhere)
+      LAT_LOG(warn, "relay", id, ": the head is lost too; this node's reports go nowhere");
+  }
+}
+
+void Agent::hold_report(LaunchEntry& entry, rpc::Outgoing message) {
+  const bool output = message.envelope().asReader().getBody().isOutput();
+  auto frame = rpc::encode_notification(message);
+  if (!frame) return;
+  if (output && entry.held_bytes + frame->size() > kHeldReportBytes) {
+    LAT_LOG(warn, "relay", entry.launch->id(), ": output dropped: no way to the launcher");
+    return;
+  }
+  entry.held_bytes += frame->size();
+  entry.held_reports.push_back(std::move(frame.value()));
+}
+
+void Agent::adopt(LaunchEntry& entry, const Sender& sender) {
+  LAT_LOG(warn, "relay", entry.launch->id(), ": its launcher reached this node directly (",
+          secure::describe(sender.identity), "); reports go there now");
+  entry.launcher_conn = sender.conn;
+  entry.relay->adopted();
+  rpc::Session* session = session_of(sender.conn);
+  for (auto& frame : std::exchange(entry.held_reports, {})) session->send_encoded(std::move(frame));
+  entry.held_bytes = 0;
+}
+
+void Agent::relay_origin_lost(LaunchEntry& entry, const std::string& reason) {
+  const LaunchSpec& spec = entry.launch->spec();
+  fence::Tree tree(spec.nnodes(), spec.head_node, static_cast<int>(spec.fanout));
+  const int parent = tree.parent(spec.node_index);
+  Peer p = spec.peers[static_cast<size_t>(parent)];
+  entry.relay->lost(parent);
+  LAT_LOG(warn, "relay", spec.launch_id, ": the link from ", p.node_id,
+          " (this node's parent in the launch's tree) closed; reports go to the head");
+  const std::string why = cat("its link to this node closed (", reason, ")");
+  entry.launch->peer_lost(cat(p.host, ':', p.port), why);
+  // Below, nobody else may hear of it (the head may be what was lost): the abort goes down.
+  policy::Failure failure;
+  failure.kind = policy::FailureKind::node_lost;
+  failure.detail = why;
+  failure.node = config_.node_id;
+  failure.peer = p.node_id;
+  rpc::Outgoing abort = lattice::wire::abort_message(spec.launch_id, failure);
+  auto frame = rpc::encode_notification(abort);
+  if (!frame) return;
+  for (int child : entry.relay->children()) {
+    Peer c = spec.peers[static_cast<size_t>(child)];
+    peers_.send_encoded(c.node_id, c.host, c.port, *frame);
+  }
+}
+
+}  // namespace lattice::agent

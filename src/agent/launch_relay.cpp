@@ -1,0 +1,82 @@
+#include "agent/launch_relay.hpp"
+
+#include <algorithm>
+
+#include "base/strings.hpp"
+
+namespace lattice::agent {
+
+LaunchRelay::LaunchRelay(const LaunchSpec& spec)
+    : tree_(spec.nnodes(), spec.head_node, static_cast<int>(spec.fanout)),
+      self_(spec.node_index),
+      head_(spec.head_node),
+      up_(kOrigin),
+      children_(tree_.children(self_)),
+      state_(static_cast<size_t>(spec.nnodes()), kOutside) {
+  for (int node = 0; node < spec.nnodes(); ++node)
+    if (node != self_ && tree_.in_subtree(self_, node)) {
+      state_[static_cast<size_t>(node)] = kOpen;
+      ++open_;
+    }
+  if (spec.input_rank >= 0) input_nodes_.push_back(spec.rank_nodes[size_t(spec.input_rank)]);
+  if (spec.input_rank == -1)
+    for (int node = 0; node < spec.nnodes(); ++node) input_nodes_.push_back(node);
+}
+
+Status LaunchRelay::may_pass(int from, int about) const {
+  if (!tree_.contains(from) || !tree_.contains(about))
+    return make_error(cat("node ", about, " or ", from, " is not one of the launch's nodes"));
+  if (tree_.parent(from) == self_ && tree_.in_subtree(from, about)) return {};
+  if (self_ == head_ && from == about) return {};
+  return make_error(cat("node ", from, " may not pass on reports about node ", about,
+                        " here (it is not a child of this node whose subtree holds it)"));
+}
+
+std::vector<int> LaunchRelay::input_children() const {
+  std::vector<int> out;
+  for (int child : children_)
+    if (std::any_of(input_nodes_.begin(), input_nodes_.end(),
+                    [&](int node) { return tree_.in_subtree(child, node); }))
+      out.push_back(child);
+  return out;
+}
+
+void LaunchRelay::accepted(int node) {
+  if (tree_.contains(node) && state_[static_cast<size_t>(node)] == kOpen)
+    state_[static_cast<size_t>(node)] = kAccepted;
+}
+
+void LaunchRelay::refused(int node) {
+  if (tree_.contains(node)) settle_subtree(node);
+}
+
+void LaunchRelay::ended(int node) {
+  if (tree_.contains(node)) settle(node);
+}
+
+bool LaunchRelay::lost(int node) {
+  if (!tree_.contains(node)) return false;
+  if (node == tree_.parent(self_)) {
+    up_ = node == head_ ? kNowhere : head_;
+    return false;
+  }
+  if (state_[static_cast<size_t>(node)] == kOutside) return false;
+  const uint8_t was = state_[static_cast<size_t>(node)];
+  if (was == kSettled) return false;
+  settle(node);
+  if (was == kOpen || self_ != head_) settle_subtree(node);
+  return true;
+}
+
+void LaunchRelay::settle(int node) {
+  uint8_t& s = state_[static_cast<size_t>(node)];
+  if (s == kOpen || s == kAccepted) --open_;
+  if (s != kOutside) s = kSettled;
+}
+
+void LaunchRelay::settle_subtree(int top) {
+  for (int node = 0; node < tree_.size(); ++node)
+    if (tree_.in_subtree(top, node)) settle(node);
+}
+
+}  // namespace lattice::agent
