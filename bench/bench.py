@@ -523,12 +523,15 @@ def idle_table(args):
         print(f"| {state} | {ms:.1f} ms/s |")
 
 
-def fanout_once(build, agents, m):
-    """One launch of /bin/true on each of m agents: (-v "fan-out" ms, -v "spawn" ms, the
-    launcher's wall time ms)."""
+def fanout_once(build, agents, m, launch=None):
+    """One launch of /bin/true on each of m agents, as a star or relayed down the fence tree
+    (--launch; None: the build's default, for builds older than the option): (-v "fan-out" ms,
+    -v "spawn" ms, the launcher's wall time ms)."""
     t0 = time.monotonic()
-    p = subprocess.run([f"{build}/lattice", "launch", "-v", "--agents", ",".join(agents.addrs),
-                        "-N", str(m), "-n", str(m), "/bin/true"], stdout=subprocess.PIPE,
+    how = ["--launch", launch] if launch else []
+    p = subprocess.run([f"{build}/lattice", "launch", "-v", *how, "--agents",
+                        ",".join(agents.addrs), "-N", str(m), "-n", str(m), "/bin/true"],
+                       stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True, timeout=300, env=agents.launch_env())
     wall = (time.monotonic() - t0) * 1000
     if p.returncode != 0:
@@ -582,32 +585,40 @@ def fanout_table(args):
         for m in counts:
             agents = Agents(args.build, m)
             try:
-                fan, spawn, wall, hydra = [], [], [], []
+                fan, spawn, wall, tree, hydra = [], [], [], [], []
                 retried = 0
                 for _ in range(5):
-                    f, sp, w = fanout_once(args.build, agents, m)
+                    f, sp, w = fanout_once(args.build, agents, m, "star")
                     fan.append(f)
                     spawn.append(sp)
                     wall.append(w)
+                    if m > 1:
+                        tree.append(fanout_once(args.build, agents, m, "tree")[2])
                     if HYDRA:
                         ms, again = hydra_true_ms(ssh, m)
                         hydra.append(ms)
                         retried += again
                 floor = m * start_cost_ms("/bin/true") / min(m, os.cpu_count() or 1)
-                rows.append((m, median(fan), median(spawn), median(wall), median(hydra), floor,
-                             retried))
+                rows.append((m, median(fan), median(spawn), median(wall),
+                             median(tree) if tree else None, median(hydra), floor, retried))
             finally:
                 agents.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("\n### Launch fan-out to running agents, /bin/true, one rank per agent (median of 5)\n")
-    print("| agents | every agent accepted | every rank spawned | launch wall (lattice launch) "
-          "| Hydra, M simulated hosts | M starts of /bin/true alone, spread over the cores |")
-    print("|---|---|---|---|---|---|")
-    for m, fan, sp, w, hy, floor, _ in rows:
+    print("The first three columns are the star (--launch star: a link from the launcher to "
+          "every agent); the fourth relays the launch down the fence tree (--launch tree, "
+          "fanout 8: a link to the head agent only), alternating with it.\n")
+    print("| agents | every agent accepted | every rank spawned | launch wall, star "
+          "| launch wall, tree | Hydra, M simulated hosts "
+          "| M starts of /bin/true alone, spread over the cores |")
+    print("|---|---|---|---|---|---|---|")
+    for m, fan, sp, w, tr, hy, floor, _ in rows:
         hydra = f"{hy:.1f} ms" if HYDRA else "-"
-        print(f"| {m} | {fan:.1f} ms | {sp:.1f} ms | {w:.1f} ms | {hydra} | {floor:.1f} ms |")
-    retried = sum(row[6] for row in rows)
+        relayed = f"{tr:.1f} ms" if tr is not None else "- (one node)"
+        print(f"| {m} | {fan:.1f} ms | {sp:.1f} ms | {w:.1f} ms | {relayed} | {hydra} "
+              f"| {floor:.1f} ms |")
+    retried = sum(row[7] for row in rows)
     if retried:
         print(f"\nHydra runs retried: {retried} (mpiexec killed by SIGPIPE writing to a proxy "
               "whose rank had already exited)")
@@ -663,7 +674,8 @@ def sealing_table(args):
                                     "-N", str(m), "-n", str(m), f"{build}/{prog}", "--bench",
                                     str(rounds), "--size", "64"], env=agents.launch_env())
                     res[b]["round"].append(parse_p(out, "p50_us") / 1e3)
-                    f, sp = fanout_once(build, agents, m)
+                    # Both as stars: the build before sealing has no relayed launches.
+                    f, sp, _ = fanout_once(build, agents, m, "star" if b == "sealed" else None)
                     res[b]["fan"].append(f)
                     res[b]["spawn"].append(sp)
         finally:
