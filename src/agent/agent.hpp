@@ -99,6 +99,8 @@ class Agent : private LaunchSink, public admin::AgentControl {
   // the launch's output, and its children's, wait until it drains.
   void hold_back_output(LaunchEntry& entry);
   void resume_output(LaunchEntry& entry);
+  // Its ranks have ended and every report of it and of the nodes below has gone up.
+  bool relayed_all(const LaunchEntry& entry) const;
   bool reapable(const LaunchEntry& entry, uint64_t now) const;
 
   // Relayed launches (agent_relay.cpp, launch_relay.hpp).

@@ -22,10 +22,14 @@ constexpr size_t kHeldReportBytes = size_t{1} << 20;
 
 }  // namespace
 
+bool Agent::relayed_all(const LaunchEntry& entry) const {
+  return entry.launch->ended() &&
+         (!entry.relay || (entry.relay->settled() && entry.held_reports.empty()));
+}
+
 bool Agent::reapable(const LaunchEntry& entry, uint64_t now) const {
   if (!entry.launch->ended()) return false;
-  const bool waiting = entry.relay && (!entry.relay->settled() || !entry.held_reports.empty());
-  if (!waiting || shutting_down_) return true;
+  if (relayed_all(entry) || shutting_down_) return true;
   if (now - entry.ended_ms < kRelayLingerMs) return false;
   LAT_LOG(warn, "relay", entry.launch->id(), ": no longer passing reports on (",
           entry.relay->settled() ? "the launcher never came for those held here"
@@ -111,7 +115,9 @@ void Agent::pass_up(const Sender& sender, schema::Envelope::Reader envelope) {
     }
     about = spec.rank_nodes[static_cast<size_t>(rank)];
   }
-  if (auto allowed = entry->relay->may_pass(node_of(spec, sender.identity), about); !allowed) {
+  const bool loss = body.isNodeAnswer() && body.getNodeAnswer().getLost();
+  if (auto allowed = entry->relay->may_pass(node_of(spec, sender.identity), about, loss);
+      !allowed) {
     LAT_LOG(warn, "auth", "a report for launch ", launch_id, " from ",
             secure::describe(sender.identity), " dropped: ", allowed.error().message);
     return;
@@ -150,7 +156,7 @@ void Agent::pass_down(const Sender& sender, const std::string& launch_id,
 
 void Agent::relay_peer_lost(const std::string& peer, const std::string& reason) {
   for (auto& [id, entry] : launches_) {
-    if (!entry.relay) continue;
+    if (!entry.relay || relayed_all(entry)) continue;
     const LaunchSpec& spec = entry.launch->spec();
     std::vector<int> near = entry.relay->children();
     fence::Tree tree(spec.nnodes(), spec.head_node, static_cast<int>(spec.fanout));
@@ -189,14 +195,17 @@ void Agent::adopt(LaunchEntry& entry, const Sender& sender) {
 }
 
 void Agent::relay_origin_lost(LaunchEntry& entry, const std::string& reason) {
+  // Its parent lets the link go once everything here has passed (the parent's relay settled).
+  if (relayed_all(entry)) return;
   const LaunchSpec& spec = entry.launch->spec();
   fence::Tree tree(spec.nnodes(), spec.head_node, static_cast<int>(spec.fanout));
   const int parent = tree.parent(spec.node_index);
   Peer p = spec.peers[static_cast<size_t>(parent)];
-  entry.relay->lost(parent);
   LAT_LOG(warn, "relay", spec.launch_id, ": the link from ", p.node_id,
           " (this node's parent in the launch's tree) closed; reports go to the head");
   const std::string why = cat("its link to this node closed (", reason, ")");
+  if (entry.relay->lost(parent))
+    report(entry, wire::node_answer(spec.launch_id, parent, make_error(why), true));
   entry.launch->peer_lost(cat(p.host, ':', p.port), why);
   // Below, nobody else may hear of it (the head may be what was lost): the abort goes down.
   policy::Failure failure;

@@ -1,6 +1,7 @@
 #include "agent/launch_relay.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "base/strings.hpp"
 
@@ -23,11 +24,18 @@ LaunchRelay::LaunchRelay(const LaunchSpec& spec)
     for (int node = 0; node < spec.nnodes(); ++node) input_nodes_.push_back(node);
 }
 
-Status LaunchRelay::may_pass(int from, int about) const {
+Status LaunchRelay::may_pass(int from, int about, bool loss) const {
   if (!tree_.contains(from) || !tree_.contains(about))
     return make_error(cat("node ", about, " or ", from, " is not one of the launch's nodes"));
   if (tree_.parent(from) == self_ && tree_.in_subtree(from, about)) return {};
-  if (self_ == head_ && from == about) return {};
+  if (self_ == head_) {
+    const int parent = tree_.parent(from);
+    if (from == about) return {};
+    if (parent >= 0 && state_[static_cast<size_t>(parent)] == kLost &&
+        tree_.in_subtree(from, about))
+      return {};
+    if (loss && about == parent) return {};
+  }
   return make_error(cat("node ", from, " may not pass on reports about node ", about,
                         " here (it is not a child of this node whose subtree holds it)"));
 }
@@ -57,21 +65,25 @@ void LaunchRelay::ended(int node) {
 bool LaunchRelay::lost(int node) {
   if (!tree_.contains(node)) return false;
   if (node == tree_.parent(self_)) {
+    if (std::exchange(parent_lost_, true)) return false;
     up_ = node == head_ ? kNowhere : head_;
-    return false;
+    return true;
   }
-  if (state_[static_cast<size_t>(node)] == kOutside) return false;
   const uint8_t was = state_[static_cast<size_t>(node)];
-  if (was == kSettled) return false;
+  if (was == kOutside || was == kSettled || was == kLost) return false;
   settle(node);
-  if (was == kOpen || self_ != head_) settle_subtree(node);
+  if (was == kOpen || self_ != head_)
+    settle_subtree(node);
+  else
+    state_[static_cast<size_t>(node)] = kLost;
   return true;
 }
 
 void LaunchRelay::settle(int node) {
   uint8_t& s = state_[static_cast<size_t>(node)];
-  if (s == kOpen || s == kAccepted) --open_;
-  if (s != kOutside) s = kSettled;
+  if (s != kOpen && s != kAccepted) return;
+  --open_;
+  s = kSettled;
 }
 
 void LaunchRelay::settle_subtree(int top) {

@@ -32,9 +32,10 @@ class LaunchRelay {
   // (from the launcher, or from the parent), or once that is lost to the head node; kNowhere.
   int uplink() const { return up_; }
   // A report about node `about` from node `from` (as its link proved) may pass up when `from` is
-  // a child whose subtree holds `about`, or, at the head, when `from` reports for itself (its
-  // path through the tree was lost).
-  Status may_pass(int from, int about) const;
+  // a child whose subtree holds `about`. At the head, whose way down to `from` may be broken,
+  // also: `from` reports for itself; `from`'s parent is known lost here and `about` is in
+  // `from`'s subtree (it stands in for that parent); or, a `loss`, `from` reports its parent lost.
+  Status may_pass(int from, int about, bool loss = false) const;
   // The children whose subtrees hold an input rank (stdin goes only there).
   std::vector<int> input_children() const;
 
@@ -47,7 +48,8 @@ class LaunchRelay {
   // report of it passed). Returns true for a node below not settled yet, which is reported up.
   // Its subtree is settled too unless it had accepted and this is the head: then its nodes,
   // having lost their way up, report to the head directly. The parent lost: reports go to the
-  // head from now on (nowhere, when the parent is the head).
+  // head from now on (nowhere, when the parent is the head), starting with that loss (true,
+  // once): its own parent may be lost too, and then nobody else would report it.
   bool lost(int node);
   // The launcher reached this node directly (its head was lost): reports go on that link.
   void adopted() { up_ = kOrigin; }
@@ -55,13 +57,15 @@ class LaunchRelay {
   bool settled() const { return open_ == 0; }
 
  private:
-  enum : uint8_t { kOutside, kOpen, kAccepted, kSettled };
+  // kLost: at the head, an accepted node lost, whose subtree reports here directly.
+  enum : uint8_t { kOutside, kOpen, kAccepted, kSettled, kLost };
   void settle(int node);
   void settle_subtree(int top);
 
   fence::Tree tree_;
   int self_, head_;
   int up_;
+  bool parent_lost_ = false;
   std::vector<int> children_;
   std::vector<int> input_nodes_;  // nodes of input ranks (all: every node)
   std::vector<uint8_t> state_;    // per node of the launch

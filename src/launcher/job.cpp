@@ -78,6 +78,7 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
       workdir_(ranks_workdir(options.chdir)),
       deadline_timer_(loop),
       heartbeat_timer_(loop),
+      ends_timer_(loop),
       start_ns_(clock.now_ns()),
       cxi_(cxi) {
   agents.resize(static_cast<size_t>(layout_.nodes));
@@ -415,7 +416,10 @@ void Job::run(std::vector<policy::JobAction> actions) {
   for (auto& action : actions) {
     // A relayed launch's head passes an abort or a signal to every node: it is sent once.
     if (auto* to_abort = std::get_if<policy::AbortNode>(&action)) {
-      if (relayed_ && !direct_ && std::exchange(abort_sent_, true)) continue;
+      if (relayed_ && !direct_) {
+        if (std::exchange(abort_sent_, true)) continue;
+        await_ends();
+      }
       notify(link_of(nodes_[static_cast<size_t>(to_abort->node)]),
              lattice::wire::abort_message(request_.launch_id, to_abort->failure));
     } else if (auto* to_signal = std::get_if<policy::SignalNode>(&action)) {
@@ -432,6 +436,17 @@ void Job::run(std::vector<policy::JobAction> actions) {
       finish();
     }
   }
+}
+
+void Job::await_ends() {
+  ends_timer_.start(kAgentResponseMs, 0, [this] {
+    if (output_paused_) return await_ends();  // ends may wait behind output nobody reads
+    for (auto& node : nodes_)
+      if (!policy_.done(index(node)))
+        node_out(node, JobFailure{cat("node ", node.address.node_id, " lost: its end did not come ",
+                                      "up the tree within ", kAgentResponseMs / 1000,
+                                      " s of the abort (the way up from it was lost)")});
+  });
 }
 
 void Job::notify(Node& node, rpc::Outgoing message) {
@@ -493,6 +508,7 @@ void Job::finish() {
   input_.reset();
   deadline_timer_.stop();
   heartbeat_timer_.stop();
+  ends_timer_.stop();
   for (auto& node : nodes_)
     if (node.conn) node.conn->close();
   // The ranks' last output goes out before the launcher's report does.

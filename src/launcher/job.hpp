@@ -107,6 +107,10 @@ class Job {
   // Whether the link to `node` still carries something: its own reports, or (the head of a
   // relayed launch) anyone's.
   bool carrying(const Node& node) const;
+  // A relayed launch hears of a node only through the tree: should a relay and the node that
+  // watches it both be lost, nobody reports the nodes below. Once the abort is out, a node whose
+  // end has not come up within kAgentResponseMs (beyond the agents' grace and drain) is lost.
+  void await_ends();
   // Carries out the policy's actions, in order.
   void run(std::vector<policy::JobAction> actions);
   void notify(Node& node, rpc::Outgoing message);
@@ -146,6 +150,7 @@ class Job {
   std::vector<Straggler> stragglers_;  // from every node's LaunchEnded
   net::Timer deadline_timer_;
   net::Timer heartbeat_timer_;
+  net::Timer ends_timer_;  // a relayed launch's abort: nodes whose end never comes up are lost
   uint64_t start_ns_;
   double connected_ms_ = -1;
   double resolve_ms_ = -1;

@@ -131,25 +131,28 @@ def signal_reaches_every_node(c):
     c.check_clean(r)
 
 
-def killed_mid_launch(c, nodes, victim):
-    """A 14-rank launch held running; once n7 has its request, node `victim` is killed. Returns
-    the launch's result and its exit-status summary; the victim is started again afterwards."""
-    p = c.start_launch(tree_args(nodes, "-n", "14", prog("mpi_hold"), "hold", "60"))
+def killed_mid_launch(c, nodes, victims, ranks=14):
+    """A launch of `ranks` ranks held running; once the last node has its request, the nodes
+    `victims` (indices) are killed together. Returns the launch's result and its exit-status
+    summary; the victims are started again afterwards."""
+    p = c.start_launch(tree_args(nodes, "-n", str(ranks), prog("mpi_hold"), "hold", "60"))
     started = time.monotonic()
-    wait_until(lambda: accepted_from(nodes[6]) is not None, 30)
+    wait_until(lambda: accepted_from(nodes[-1]) is not None, 30)
     time.sleep(3)
-    os.kill(nodes[victim].proc.pid, signal.SIGKILL)
+    for v in victims:
+        os.kill(nodes[v].proc.pid, signal.SIGKILL)
     r = c.finish_launch(p, ["mpi_hold"], started, 90)
-    check(r.code not in (0, None), f"the launch must fail when n{victim + 1} dies\n{r.describe()}")
+    check(r.code not in (0, None), f"the launch must fail when {victims} die\n{r.describe()}")
     summary = next((l for l in r.err.splitlines() if "exit statuses" in l), "")
-    nodes[victim] = c.start_agent(f"n{victim + 1}", ["--listen", f"127.0.0.{victim + 1}:0"])
+    for v in victims:
+        nodes[v] = c.start_agent(f"n{v + 1}", ["--listen", f"127.0.0.{v + 1}:0"])
     return r, summary
 
 
 def relay_killed(c):
     """n2 relays for n4 and n5. Killed, its ranks' statuses are lost with it, but n4's and n5's
     reach the launcher through the head, and every rank everywhere ends."""
-    r, summary = killed_mid_launch(c, agents(c), 1)
+    r, summary = killed_mid_launch(c, agents(c), [1])
     check(any("n2 lost" in l or "127.0.0.2" in l for l in r.err.splitlines()),
           f"no line naming the lost node\n{r.describe()}")
     # Ranks 2-3 ran on n2: unknown. Ranks 6-9 (n4, n5, below it) were reported through the head.
@@ -159,12 +162,27 @@ def relay_killed(c):
 
 
 def head_killed(c):
-    r, summary = killed_mid_launch(c, agents(c), 0)
+    r, summary = killed_mid_launch(c, agents(c), [0])
     check("n1 lost" in r.err, f"the head's loss is not named\n{r.describe()}")
     # The launcher reached the others directly: only the head's ranks have no status.
     check("ranks 0-1: no exit status" in summary and summary.count("no exit status") == 1,
           f"the other nodes' statuses are missing\n{r.describe()}")
     # Every rank on every other node ends too: the tree passes the loss down.
+    c.check_clean(r)
+
+
+def relays_killed_above_relays(c):
+    """Ten nodes, fanout 2: n1 -> n2, n3; n2 -> n4, n5; n4 -> n8, n9; n5 -> n10; one rank each.
+    n2 killed: n4 and n5 lose their way up and relay for n8-n10 straight to the head. n2 and n4
+    killed together: nobody that watched n4 is left, so n8 and n9 report it lost themselves."""
+    nodes = agents(c, 10)
+    r, summary = killed_mid_launch(c, nodes, [1], ranks=10)
+    check("rank 1: no exit status" in summary and summary.count("no exit status") == 1,
+          f"the statuses of the nodes below n2 did not all come up\n{r.describe()}")
+    c.check_clean(r)
+    r, summary = killed_mid_launch(c, nodes, [1, 3], ranks=10)
+    check(summary.count("no exit status") == 1 and re.search(r"ranks? 1,3: no exit status", summary),
+          f"only n2's and n4's ranks should have no status\n{r.describe()}")
     c.check_clean(r)
 
 
@@ -235,6 +253,7 @@ if __name__ == "__main__":
         ("signal_reaches_every_node", signal_reaches_every_node),
         ("relay_killed", relay_killed),
         ("head_killed", head_killed),
+        ("relays_killed_above_relays", relays_killed_above_relays),
         ("refused_below", refused_below),
         ("forged_relay_messages", forged_relay_messages),
         ("tree_needs_node_ids", tree_needs_node_ids),

@@ -85,15 +85,51 @@ TEST_CASE("a lost child: reported once; its subtree settled unless the head awai
   CHECK_FALSE(from_below.lost(0));  // itself: not a node below
 }
 
-TEST_CASE("the parent lost: reports go to the head; the head lost: nowhere until adopted") {
+TEST_CASE("the parent lost: reported to the head, once; the head lost: nowhere until adopted") {
   LaunchRelay at_n3(seven(3));
-  CHECK_FALSE(at_n3.lost(1));  // the parent: nothing to report up
+  CHECK(at_n3.lost(1));  // its own parent may be lost too: then only n3 can say so
   CHECK(at_n3.uplink() == 0);
+  CHECK_FALSE(at_n3.lost(1));  // both of its links to n1 closing report it once
   LaunchRelay at_n1(seven(1));
   at_n1.lost(0);
   CHECK(at_n1.uplink() == LaunchRelay::kNowhere);
   at_n1.adopted();
   CHECK(at_n1.uplink() == LaunchRelay::kOrigin);
+  CHECK_FALSE(at_n1.lost(0));  // adopted: the loss is not reported again, nor the uplink moved
+  CHECK(at_n1.uplink() == LaunchRelay::kOrigin);
+}
+
+TEST_CASE("at the head, the children of a lost relay stand in for it, and only for it") {
+  // Fanout 2 over 15 nodes: n1 -> n3, n4; n3 -> n7, n8; n4 -> n9, n10.
+  LaunchSpec spec = seven(0);
+  spec.peers = tree_spec(15, 0).peers;
+  spec.world_size = 15;
+  spec.rank_nodes.assign(15, 0);
+  for (int r = 0; r < 15; ++r) spec.rank_nodes[size_t(r)] = r;
+  LaunchRelay head(spec);
+  CHECK_FALSE(head.may_pass(3, 7));  // n1 is fine: n3 is not the head's to hear
+  CHECK(head.may_pass(3, 3));        // about itself, always (its way up may be lost)
+  CHECK(head.may_pass(3, 1, true));  // its parent lost: that, n3 may say
+  CHECK_FALSE(head.may_pass(3, 1));  // but not that n1 ended, or any other report of n1's
+  head.accepted(1);
+  CHECK(head.lost(1));         // reported lost (by the head's own link, or by n3)
+  CHECK(head.may_pass(3, 7));  // now n3 relays for its subtree straight to the head
+  CHECK(head.may_pass(3, 8));
+  CHECK_FALSE(head.may_pass(3, 9));  // n4's subtree: not n3's to speak for
+  CHECK_FALSE(head.may_pass(3, 4));  // nor its sibling
+  CHECK_FALSE(head.may_pass(7, 3));  // n7's parent, n3, is not lost
+  CHECK_FALSE(head.may_pass(7, 8));
+  // n3 lost too (reported by n7, its child, as n1 that watched it is gone): n7 takes over.
+  CHECK(head.may_pass(7, 3, true));
+  head.accepted(3);
+  CHECK(head.lost(3));
+  CHECK(head.may_pass(7, 7));
+  CHECK_FALSE(head.may_pass(7, 8));  // n7's sibling: not in its subtree
+  // The lost nodes' subtrees stay open: their ends still come, from the nodes themselves.
+  for (int n : {2, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14}) head.ended(n);
+  CHECK_FALSE(head.settled());
+  head.ended(7);
+  CHECK(head.settled());
 }
 
 TEST_CASE("stdin goes down only toward the input ranks") {
