@@ -27,9 +27,6 @@ constexpr uint64_t kSweepPeriodMs = 500;
 // agent hold more, or for long.
 constexpr size_t kMaxEarlyBytes = size_t{64} << 20;
 constexpr uint64_t kMaxEarlyAgeMs = 30000;
-// Output queued for a launcher beyond this (it reads slower than the ranks write) pauses the
-// launch's output pipes until the queue drains: a few MB in flight keep a fast launcher busy.
-constexpr size_t kOutputQueuedBytes = size_t{1} << 20;
 // How long the agent must have been without launches and reaping before it trims the heap.
 constexpr uint64_t kTrimQuietMs = 2000;
 
@@ -443,7 +440,7 @@ void Agent::connection_closed(uint64_t conn_id, const Error& why) {
             ") lost: ", why.message);
   for (auto& [id, entry] : launches_) {
     if (entry.launcher_conn != conn_id) continue;
-    if (entry.relay && entry.launch->spec().node_index != entry.launch->spec().head_node)
+    if (entry.relay && entry.relay->parent() >= 0)
       relay_origin_lost(entry, why.message);
     else if (!entry.launch->ended())
       entry.launch->launcher_lost(why.message);
@@ -501,71 +498,6 @@ void Agent::notify(uint64_t conn_id, rpc::Outgoing message) {
 }
 
 rpc::Session* Agent::session_of(uint64_t conn_id) { return &connections_.at(conn_id)->session(); }
-
-void Agent::output(Launch& launch, int rank, bool is_stderr, std::string data) {
-  LaunchEntry& entry = launches_.at(launch.id());
-  report(entry, wire::output(launch.id(), rank, is_stderr, data));
-  hold_back_output(entry);
-}
-
-void Agent::hold_back_output(LaunchEntry& entry) {
-  // Output the launcher has not taken yet is held here only up to a bound; beyond it the
-  // ranks wait, rather than this agent's memory growing until the link's limit ends the launch.
-  auto it = connections_.find(entry.launcher_conn);
-  bool origin = !entry.relay || entry.relay->uplink() == LaunchRelay::kOrigin;
-  if (shutting_down_ || entry.output_paused || !origin || it == connections_.end() ||
-      it->second->write_queue_bytes() <= kOutputQueuedBytes)
-    return;
-  entry.output_paused = true;
-  entry.launch->pause_output();
-  if (entry.relay)
-    for (int child : entry.relay->children()) {
-      Peer p = entry.launch->spec().peers[static_cast<size_t>(child)];
-      peers_.set_reading(p.host, p.port, false);
-    }
-  it->second->when_drained([this, conn = entry.launcher_conn] {
-    for (auto& [id, e] : launches_)
-      if (e.launcher_conn == conn) resume_output(e);
-  });
-}
-
-void Agent::resume_output(LaunchEntry& entry) {
-  if (!std::exchange(entry.output_paused, false)) return;
-  entry.launch->resume_output();
-  if (entry.relay)
-    for (int child : entry.relay->children()) {
-      Peer p = entry.launch->spec().peers[static_cast<size_t>(child)];
-      peers_.set_reading(p.host, p.port, true);
-    }
-}
-
-void Agent::report(LaunchEntry& entry, rpc::Outgoing message) {
-  const int up = entry.relay ? entry.relay->uplink() : LaunchRelay::kOrigin;
-  if (up == LaunchRelay::kOrigin) return notify(entry.launcher_conn, std::move(message));
-  if (up == LaunchRelay::kNowhere) return hold_report(entry, std::move(message));
-  Peer p = entry.launch->spec().peers[static_cast<size_t>(up)];
-  peers_.send(p.node_id, p.host, p.port, std::move(message));
-}
-
-void Agent::input_taken(Launch& launch, uint64_t bytes) {
-  report(launches_.at(launch.id()),
-         wire::stdin_taken(launch.id(), launch.spec().node_index, bytes));
-}
-
-void Agent::rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) {
-  report(launches_.at(launch.id()),
-         wire::rank_exit(launch.id(), launch.spec().node_index, rank, pid, status));
-}
-
-void Agent::ended(Launch& launch, const std::optional<Failure>& failure,
-                  const std::vector<Straggler>& stragglers, const LaunchTimes& times) {
-  LaunchEntry& entry = launches_.at(launch.id());
-  entry.ended_ms = loop_.now_ms();
-  report(entry,
-         wire::launch_ended(launch.id(), launch.spec().node_index, failure, stragglers, times));
-  LAT_LOG(info, "launch", launch.id(), ": ended", failure ? ": " + policy::describe(*failure) : "");
-  reaper_.start(0, 0, [this] { reap(); });
-}
 
 void Agent::reap() {
   for (uint64_t id : closed_admin_) admin_clients_.erase(id);

@@ -99,11 +99,15 @@ class Agent : private LaunchSink, public admin::AgentControl {
   // the launch's output, and its children's, wait until it drains.
   void hold_back_output(LaunchEntry& entry);
   void resume_output(LaunchEntry& entry);
+  // A relayed launch: stops (or resumes) reading the reports its children send up.
+  void set_children_reading(LaunchEntry& entry, bool reading);
   // Its ranks have ended and every report of it and of the nodes below has gone up.
   bool relayed_all(const LaunchEntry& entry) const;
+  // For reap(), which lets the entry go when true: relayed_all, or it has waited long enough
+  // (then it says what is left behind).
   bool reapable(const LaunchEntry& entry, uint64_t now) const;
 
-  // Relayed launches (agent_relay.cpp, launch_relay.hpp).
+  // Relayed launches (agent_relay.cpp, launch_relay.hpp); reports (agent_reports.cpp).
   void relay_request(LaunchEntry& entry, schema::LaunchProcessesRequest::Reader request);
   void child_answered(const std::string& launch_id, int child,
                       const Result<schema::Envelope::Reader>& reply);
@@ -114,6 +118,8 @@ class Agent : private LaunchSink, public admin::AgentControl {
   // children (for stdin, those with input ranks below). From any other link: nothing.
   void pass_down(const Sender& sender, const std::string& launch_id,
                  schema::Envelope::Reader envelope);
+  // `message` to each of the nodes `to` (children of this node), encoded once.
+  void send_down(const LaunchEntry& entry, const std::vector<int>& to, rpc::Outgoing message);
   void relay_peer_lost(const std::string& peer, const std::string& reason);
   // A relayed launch's launcher reached this node directly (its head was lost): the link
   // becomes the launch's, and the reports held meanwhile go on it.

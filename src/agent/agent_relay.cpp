@@ -17,8 +17,6 @@ constexpr uint64_t kChildAnswerMs = 10000;
 // node reports its end or is reported lost well within this; it bounds what a node that never
 // does can keep here.
 constexpr uint64_t kRelayLingerMs = 60000;
-// Output held while a node has no way up; its exits and ends are always held (a few each).
-constexpr size_t kHeldReportBytes = size_t{1} << 20;
 
 }  // namespace
 
@@ -67,7 +65,7 @@ void Agent::child_answered(const std::string& launch_id, int child,
     return;  // reported lost already, when its link went
   }
   report(*entry, wire::node_answer(launch_id, child, reply, lost));
-  if (reapable(*entry, loop_.now_ms())) reaper_.start(0, 0, [this] { reap(); });
+  if (relayed_all(*entry)) reaper_.start(0, 0, [this] { reap(); });
 }
 
 void Agent::pass_up(const Sender& sender, schema::Envelope::Reader envelope) {
@@ -134,22 +132,24 @@ void Agent::pass_up(const Sender& sender, schema::Envelope::Reader envelope) {
   }
   report(*entry, wire::copy_of(envelope));
   if (body.isOutput()) hold_back_output(*entry);
-  if (reapable(*entry, loop_.now_ms())) reaper_.start(0, 0, [this] { reap(); });
+  if (relayed_all(*entry)) reaper_.start(0, 0, [this] { reap(); });
 }
 
 void Agent::pass_down(const Sender& sender, const std::string& launch_id,
                       schema::Envelope::Reader envelope) {
   LaunchEntry* entry = find_launch(launch_id);
   if (!entry || !entry->relay || sender.conn != entry->launcher_conn) return;
-  const LaunchSpec& spec = entry->launch->spec();
-  const std::vector<int> to =
+  const std::vector<int>& to =
       envelope.getBody().isStdinChunk() ? entry->relay->input_children() : entry->relay->children();
   if (to.empty()) return;
-  rpc::Outgoing copy = wire::copy_of(envelope);
-  auto frame = rpc::encode_notification(copy);
-  if (!frame) return;  // it decoded within the limit, so it encodes within it
+  send_down(*entry, to, wire::copy_of(envelope));
+}
+
+void Agent::send_down(const LaunchEntry& entry, const std::vector<int>& to, rpc::Outgoing message) {
+  auto frame = rpc::encode_notification(message);
+  if (!frame) return;  // what decoded within the limit, or was made here, encodes within it
   for (int child : to) {
-    Peer p = spec.peers[static_cast<size_t>(child)];
+    Peer p = entry.launch->spec().peers[static_cast<size_t>(child)];
     peers_.send_encoded(p.node_id, p.host, p.port, *frame);
   }
 }
@@ -159,8 +159,7 @@ void Agent::relay_peer_lost(const std::string& peer, const std::string& reason) 
     if (!entry.relay || relayed_all(entry)) continue;
     const LaunchSpec& spec = entry.launch->spec();
     std::vector<int> near = entry.relay->children();
-    fence::Tree tree(spec.nnodes(), spec.head_node, static_cast<int>(spec.fanout));
-    if (int parent = tree.parent(spec.node_index); parent >= 0) near.push_back(parent);
+    if (int parent = entry.relay->parent(); parent >= 0) near.push_back(parent);
     for (int node : near) {
       Peer p = spec.peers[static_cast<size_t>(node)];
       if (cat(p.host, ':', p.port) != peer) continue;
@@ -172,34 +171,11 @@ void Agent::relay_peer_lost(const std::string& peer, const std::string& reason) 
   }
 }
 
-void Agent::hold_report(LaunchEntry& entry, rpc::Outgoing message) {
-  const bool output = message.envelope().asReader().getBody().isOutput();
-  auto frame = rpc::encode_notification(message);
-  if (!frame) return;
-  if (output && entry.held_bytes + frame->size() > kHeldReportBytes) {
-    LAT_LOG(warn, "relay", entry.launch->id(), ": output dropped: no way to the launcher");
-    return;
-  }
-  entry.held_bytes += frame->size();
-  entry.held_reports.push_back(std::move(frame.value()));
-}
-
-void Agent::adopt(LaunchEntry& entry, const Sender& sender) {
-  LAT_LOG(warn, "relay", entry.launch->id(), ": its launcher reached this node directly (",
-          secure::describe(sender.identity), "); reports go there now");
-  entry.launcher_conn = sender.conn;
-  entry.relay->adopted();
-  rpc::Session* session = session_of(sender.conn);
-  for (auto& frame : std::exchange(entry.held_reports, {})) session->send_encoded(std::move(frame));
-  entry.held_bytes = 0;
-}
-
 void Agent::relay_origin_lost(LaunchEntry& entry, const std::string& reason) {
   // Its parent lets the link go once everything here has passed (the parent's relay settled).
   if (relayed_all(entry)) return;
   const LaunchSpec& spec = entry.launch->spec();
-  fence::Tree tree(spec.nnodes(), spec.head_node, static_cast<int>(spec.fanout));
-  const int parent = tree.parent(spec.node_index);
+  const int parent = entry.relay->parent();
   Peer p = spec.peers[static_cast<size_t>(parent)];
   LAT_LOG(warn, "relay", spec.launch_id, ": the link from ", p.node_id,
           " (this node's parent in the launch's tree) closed; reports go to the head");
@@ -213,13 +189,7 @@ void Agent::relay_origin_lost(LaunchEntry& entry, const std::string& reason) {
   failure.detail = why;
   failure.node = config_.node_id;
   failure.peer = p.node_id;
-  rpc::Outgoing abort = lattice::wire::abort_message(spec.launch_id, failure);
-  auto frame = rpc::encode_notification(abort);
-  if (!frame) return;
-  for (int child : entry.relay->children()) {
-    Peer c = spec.peers[static_cast<size_t>(child)];
-    peers_.send_encoded(c.node_id, c.host, c.port, *frame);
-  }
+  send_down(entry, entry.relay->children(), lattice::wire::abort_message(spec.launch_id, failure));
 }
 
 }  // namespace lattice::agent

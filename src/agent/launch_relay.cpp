@@ -1,6 +1,5 @@
 #include "agent/launch_relay.hpp"
 
-#include <algorithm>
 #include <utility>
 
 #include "base/strings.hpp"
@@ -14,14 +13,17 @@ LaunchRelay::LaunchRelay(const LaunchSpec& spec)
       up_(kOrigin),
       children_(tree_.children(self_)),
       state_(static_cast<size_t>(spec.nnodes()), kOutside) {
-  for (int node = 0; node < spec.nnodes(); ++node)
-    if (node != self_ && tree_.in_subtree(self_, node)) {
-      state_[static_cast<size_t>(node)] = kOpen;
-      ++open_;
-    }
-  if (spec.input_rank >= 0) input_nodes_.push_back(spec.rank_nodes[size_t(spec.input_rank)]);
-  if (spec.input_rank == -1)
-    for (int node = 0; node < spec.nnodes(); ++node) input_nodes_.push_back(node);
+  tree_.for_each_in_subtree(self_, [this](int node) {
+    if (node == self_) return;
+    state_[static_cast<size_t>(node)] = kOpen;
+    ++open_;
+  });
+  if (spec.input_rank == -1) input_children_ = children_;
+  if (spec.input_rank >= 0) {
+    const int input_node = spec.rank_nodes[static_cast<size_t>(spec.input_rank)];
+    for (int child : children_)
+      if (tree_.in_subtree(child, input_node)) input_children_.push_back(child);
+  }
 }
 
 Status LaunchRelay::may_pass(int from, int about, bool loss) const {
@@ -38,15 +40,6 @@ Status LaunchRelay::may_pass(int from, int about, bool loss) const {
   }
   return make_error(cat("node ", from, " may not pass on reports about node ", about,
                         " here (it is not a child of this node whose subtree holds it)"));
-}
-
-std::vector<int> LaunchRelay::input_children() const {
-  std::vector<int> out;
-  for (int child : children_)
-    if (std::any_of(input_nodes_.begin(), input_nodes_.end(),
-                    [&](int node) { return tree_.in_subtree(child, node); }))
-      out.push_back(child);
-  return out;
 }
 
 void LaunchRelay::accepted(int node) {
@@ -87,8 +80,7 @@ void LaunchRelay::settle(int node) {
 }
 
 void LaunchRelay::settle_subtree(int top) {
-  for (int node = 0; node < tree_.size(); ++node)
-    if (tree_.in_subtree(top, node)) settle(node);
+  tree_.for_each_in_subtree(top, [this](int node) { settle(node); });
 }
 
 }  // namespace lattice::agent

@@ -37,7 +37,8 @@ class LaunchRelay {
   // `from`'s subtree (it stands in for that parent); or, a `loss`, `from` reports its parent lost.
   Status may_pass(int from, int about, bool loss = false) const;
   // The children whose subtrees hold an input rank (stdin goes only there).
-  std::vector<int> input_children() const;
+  const std::vector<int>& input_children() const { return input_children_; }
+  int parent() const { return tree_.parent(self_); }  // -1 at the head
 
   // What passed up about node `node`: its acceptance, its refusal (it started nothing and asked
   // nobody), its end.
@@ -67,9 +68,9 @@ class LaunchRelay {
   int up_;
   bool parent_lost_ = false;
   std::vector<int> children_;
-  std::vector<int> input_nodes_;  // nodes of input ranks (all: every node)
-  std::vector<uint8_t> state_;    // per node of the launch
-  size_t open_ = 0;               // nodes below not yet settled
+  std::vector<int> input_children_;
+  std::vector<uint8_t> state_;  // per node of the launch
+  size_t open_ = 0;             // nodes below not yet settled
 };
 
 }  // namespace lattice::agent

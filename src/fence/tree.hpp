@@ -3,6 +3,7 @@
 // node, which is what lets each agent find its parent and children without talking.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 namespace lattice::fence {
@@ -20,6 +21,14 @@ class Tree {
   int depth() const;                          // levels below the root (0 for a single node)
   // Whether `node` is `top` or below it (O(depth)).
   bool in_subtree(int top, int node) const;
+  // Calls fn(node) for `top` and every node below it, level by level: a subtree's positions
+  // are one contiguous range per level, so this costs the subtree's size, not the tree's.
+  template <typename F>
+  void for_each_in_subtree(int top, F&& fn) const {
+    for (long long lo = position(top), hi = lo; lo < nnodes_;
+         lo = lo * fanout_ + 1, hi = std::min<long long>(hi * fanout_ + fanout_, nnodes_ - 1))
+      for (long long pos = lo; pos <= hi; ++pos) fn(node_at(pos));
+  }
   int root() const { return root_; }
   int size() const { return nnodes_; }
   int fanout() const { return fanout_; }  // effective fanout, at most max(1, n-1)

@@ -84,11 +84,11 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
   agents.resize(static_cast<size_t>(layout_.nodes));
   for (auto& address : agents)
     nodes_.push_back(Node{std::move(address), link::Heartbeat(kHeartbeat), nullptr});
-  // Relayed only with every node id known: the launcher proves none but the head's itself.
-  bool named =
+  all_named_ =
       std::all_of(nodes_.begin(), nodes_.end(), [](const Node& n) { return n.address.name_known; });
+  // Relayed only with every node id known: the launcher proves none but the head's itself.
   relayed_ =
-      named && nodes_.size() > 1 &&
+      all_named_ && nodes_.size() > 1 &&
       (options.launch == "tree" || (options.launch == "auto" && layout_.nodes >= kLaunchTreeNodes));
   if (relayed_) {
     head_ = layout_.rank_nodes.front();
@@ -106,8 +106,7 @@ void Job::start(double resolve_ms) {
   resolve_ms_ = resolve_ms;
   // Node ids known in advance: the credentials are asked for first, and come while the links
   // come up.
-  if (std::all_of(nodes_.begin(), nodes_.end(), [](const Node& x) { return x.address.name_known; }))
-    provision_cxi();
+  if (all_named_) provision_cxi();
   std::vector<Node*> targets;
   for (auto& node : nodes_)
     if (!relayed_ || index(node) == head_) targets.push_back(&node);
@@ -180,8 +179,6 @@ void Job::authenticated(Node& node, const secure::Identity& peer) {
   node.address.node_id = peer.name;  // as the agent proved it, not as we guessed it
   // Reached directly once the head was lost: it adopts this link and ends its part.
   if (direct_) return notify(node, lattice::wire::abort_message(request_.launch_id, direct_abort_));
-  bool all_known =
-      std::all_of(nodes_.begin(), nodes_.end(), [](const Node& x) { return x.address.name_known; });
   bool all_in = relayed_ || std::all_of(nodes_.begin(), nodes_.end(), [this](const Node& x) {
                   return x.authenticated || policy_.done(index(x));
                 });
@@ -190,7 +187,7 @@ void Job::authenticated(Node& node, const secure::Identity& peer) {
   // With every node id known in advance (local mode, NAME=HOST:PORT) each agent gets its
   // request as soon as it has proved who it is, so fan-out overlaps the handshakes; otherwise
   // the ids come from the handshakes, and every request waits for the last one.
-  if (all_known) return send_launch(node);
+  if (all_named_) return send_launch(node);
   if (!all_in) return;
   // Node ids name the launch's members to each other: two agents claiming one would be
   // indistinguishable to the fence and the abort rules.

@@ -159,6 +159,7 @@ class Job {
   std::vector<Node*> input_targets_;    // the nodes of the input rank(s)
   CxiLease* cxi_;                       // null: the launch runs without CXI
   // Relayed launches: only the head has a link; aborts and each signal go to it once.
+  bool all_named_ = false;  // every node id given in advance (local mode, NAME=HOST:PORT)
   bool relayed_ = false;
   int head_ = 0;
   std::optional<fence::Tree> tree_;

@@ -145,3 +145,17 @@ TEST_CASE("in_subtree: a node and everything below it, whatever the root") {
   CHECK_FALSE(shifted.in_subtree(0, 1));
   CHECK_FALSE(shifted.in_subtree(4, 3));
 }
+
+TEST_CASE("for_each_in_subtree visits exactly the nodes in_subtree holds, each once") {
+  for (int n : {1, 2, 7, 10, 64, 100, 257})
+    for (int fanout : {1, 2, 3, 8, 300})
+      for (int root : {0, n / 3, n - 1}) {
+        Tree tree(n, root, fanout);
+        for (int top = 0; top < n; ++top) {
+          std::vector<int> seen(static_cast<size_t>(n), 0);
+          tree.for_each_in_subtree(top, [&](int node) { ++seen[static_cast<size_t>(node)]; });
+          for (int node = 0; node < n; ++node)
+            REQUIRE(seen[static_cast<size_t>(node)] == (tree.in_subtree(top, node) ? 1 : 0));
+        }
+      }
+}
