@@ -95,6 +95,10 @@ class Agent : private LaunchSink, public admin::AgentControl {
   // This node's reports of a launch: to the link it came on, or where its relay says.
   void report(LaunchEntry& entry, rpc::Outgoing message);
   void hold_report(LaunchEntry& entry, rpc::Outgoing message);
+  // This node's own exits and end. While its launch is failing, a relayed launch's tree may be
+  // what broke (a relay lost, silently or with these in flight, before this node could know):
+  // they also go straight to the head, which takes any node's reports about itself.
+  void report_own(LaunchEntry& entry, rpc::Outgoing message);
   // The link reports go on is a launcher's, or a parent's, that reads slower than they come:
   // the launch's output, and its children's, wait until it drains.
   void hold_back_output(LaunchEntry& entry);

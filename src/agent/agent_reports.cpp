@@ -63,22 +63,34 @@ void Agent::report(LaunchEntry& entry, rpc::Outgoing message) {
   peers_.send(p.node_id, p.host, p.port, std::move(message));
 }
 
+void Agent::report_own(LaunchEntry& entry, rpc::Outgoing message) {
+  if (!entry.relay || !entry.relay->reports_via_parent() || !entry.launch->failing())
+    return report(entry, std::move(message));
+  auto frame = rpc::encode_notification(message);
+  if (!frame) return;  // made here, within the limit
+  if (auto it = connections_.find(entry.launcher_conn);
+      it != connections_.end() && it->second->open())
+    it->second->session().send_encoded(*frame);
+  const Peer head = entry.launch->spec().peers[static_cast<size_t>(entry.launch->spec().head_node)];
+  peers_.send_encoded(head.node_id, head.host, head.port, std::move(*frame));
+}
+
 void Agent::input_taken(Launch& launch, uint64_t bytes) {
   report(launches_.at(launch.id()),
          wire::stdin_taken(launch.id(), launch.spec().node_index, bytes));
 }
 
 void Agent::rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) {
-  report(launches_.at(launch.id()),
-         wire::rank_exit(launch.id(), launch.spec().node_index, rank, pid, status));
+  report_own(launches_.at(launch.id()),
+             wire::rank_exit(launch.id(), launch.spec().node_index, rank, pid, status));
 }
 
 void Agent::ended(Launch& launch, const std::optional<Failure>& failure,
                   const std::vector<Straggler>& stragglers, const LaunchTimes& times) {
   LaunchEntry& entry = launches_.at(launch.id());
   entry.ended_ms = loop_.now_ms();
-  report(entry,
-         wire::launch_ended(launch.id(), launch.spec().node_index, failure, stragglers, times));
+  report_own(entry,
+             wire::launch_ended(launch.id(), launch.spec().node_index, failure, stragglers, times));
   LAT_LOG(info, "launch", launch.id(), ": ended", failure ? ": " + policy::describe(*failure) : "");
   reaper_.start(0, 0, [this] { reap(); });
 }

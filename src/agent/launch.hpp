@@ -156,6 +156,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   uint64_t age_ms() const;
   uint64_t elapsed_us() const;  // since the request arrived: the clock of every figure it reports
   bool ended() const { return policy_.ended(); }
+  bool failing() const { return policy_.failure().has_value(); }  // an abort is under way
 
  private:
   struct Rank;

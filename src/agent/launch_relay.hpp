@@ -31,6 +31,9 @@ class LaunchRelay {
   // Where this agent's reports (and its subtree's) go: back on the link the request came on
   // (from the launcher, or from the parent), or once that is lost to the head node; kNowhere.
   int uplink() const { return up_; }
+  // Reports go to the parent, on the link the request came on (not the head, nor an adopting
+  // launcher).
+  bool reports_via_parent() const { return self_ != head_ && !parent_lost_; }
   // A report about node `about` from node `from` (as its link proved) may pass up when `from` is
   // a child whose subtree holds `about`. At the head, whose way down to `from` may be broken,
   // also: `from` reports for itself; `from`'s parent is known lost here and `about` is in

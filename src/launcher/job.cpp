@@ -285,10 +285,11 @@ void Job::not_asked_below(Node& top, const std::string& why) {
 }
 
 Job::Node* Job::origin(Node& via, uint32_t claimed) {
-  if (!relayed_) return &via;
-  // A link speaks for its node's subtree: the head's for every node.
-  if (claimed >= nodes_.size() || !tree_->in_subtree(index(via), static_cast<int>(claimed)))
-    return nullptr;
+  if (claimed >= nodes_.size()) return nullptr;
+  // A link speaks for its own node; a relayed launch's for its node's subtree (the head's: every
+  // node).
+  const int node = static_cast<int>(claimed);
+  if (relayed_ ? !tree_->in_subtree(index(via), node) : node != index(via)) return nullptr;
   return &nodes_[claimed];
 }
 
@@ -372,6 +373,12 @@ void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
     }
     case schema::Envelope::Body::RANK_EXIT: {
       auto exit = wire::decode_rank_exit(body.getRankExit());
+      // A rank of the node it names, which the link speaks for.
+      if (exit.rank < 0 || exit.rank >= static_cast<int>(layout_.rank_nodes.size()) ||
+          layout_.rank_nodes[static_cast<size_t>(exit.rank)] != exit.result.node ||
+          !origin(via, static_cast<uint32_t>(exit.result.node)))
+        return;
+      // Maybe twice, alike: a failing relayed launch's nodes report by two ways.
       ranks_[exit.rank] = exit.result;
       return;
     }

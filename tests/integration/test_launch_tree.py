@@ -131,20 +131,24 @@ def signal_reaches_every_node(c):
     c.check_clean(r)
 
 
-def killed_mid_launch(c, nodes, victims, ranks=14):
+def killed_mid_launch(c, nodes, victims, ranks=14, sig=signal.SIGKILL):
     """A launch of `ranks` ranks held running; once the last node has its request, the nodes
-    `victims` (indices) are killed together. Returns the launch's result and its exit-status
-    summary; the victims are started again afterwards."""
+    `victims` (indices) get `sig` together (SIGSTOP: an agent gone silent, its links open).
+    Returns the launch's result and its exit-status summary; the victims are killed and started
+    again afterwards."""
     p = c.start_launch(tree_args(nodes, "-n", str(ranks), prog("mpi_hold"), "hold", "60"))
     started = time.monotonic()
     wait_until(lambda: accepted_from(nodes[-1]) is not None, 30)
     time.sleep(3)
     for v in victims:
-        os.kill(nodes[v].proc.pid, signal.SIGKILL)
+        os.kill(nodes[v].proc.pid, sig)
     r = c.finish_launch(p, ["mpi_hold"], started, 90)
     check(r.code not in (0, None), f"the launch must fail when {victims} die\n{r.describe()}")
     summary = next((l for l in r.err.splitlines() if "exit statuses" in l), "")
     for v in victims:
+        if sig != signal.SIGKILL:
+            os.kill(nodes[v].proc.pid, signal.SIGKILL)
+            nodes[v].proc.wait()
         nodes[v] = c.start_agent(f"n{v + 1}", ["--listen", f"127.0.0.{v + 1}:0"])
     return r, summary
 
@@ -183,6 +187,18 @@ def relays_killed_above_relays(c):
     r, summary = killed_mid_launch(c, nodes, [1, 3], ranks=10)
     check(summary.count("no exit status") == 1 and re.search(r"ranks? 1,3: no exit status", summary),
           f"only n2's and n4's ranks should have no status\n{r.describe()}")
+    c.check_clean(r)
+
+
+def relay_gone_silent(c):
+    """n2 stops (SIGSTOP: no error on any link, as a node that hangs or loses power). The head
+    finds it lost by its heartbeats and aborts every node; n4 and n5, which have not noticed,
+    send their exits and ends up to n2 and also straight to the head, so they arrive."""
+    nodes = agents(c, 10)
+    r, summary = killed_mid_launch(c, nodes, [1], ranks=10, sig=signal.SIGSTOP)
+    check("n2 lost" in r.err, f"the silent relay is not named\n{r.describe()}")
+    check("rank 1: no exit status" in summary and summary.count("no exit status") == 1,
+          f"the statuses of the nodes below n2 did not all come up\n{r.describe()}")
     c.check_clean(r)
 
 
@@ -254,6 +270,7 @@ if __name__ == "__main__":
         ("relay_killed", relay_killed),
         ("head_killed", head_killed),
         ("relays_killed_above_relays", relays_killed_above_relays),
+        ("relay_gone_silent", relay_gone_silent),
         ("refused_below", refused_below),
         ("forged_relay_messages", forged_relay_messages),
         ("tree_needs_node_ids", tree_needs_node_ids),

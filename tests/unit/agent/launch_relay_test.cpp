@@ -87,7 +87,10 @@ TEST_CASE("a lost child: reported once; its subtree settled unless the head awai
 
 TEST_CASE("the parent lost: reported to the head, once; the head lost: nowhere until adopted") {
   LaunchRelay at_n3(seven(3));
+  CHECK(at_n3.reports_via_parent());
+  CHECK_FALSE(LaunchRelay(seven(0)).reports_via_parent());  // the head's go to the launcher
   CHECK(at_n3.lost(1));  // its own parent may be lost too: then only n3 can say so
+  CHECK_FALSE(at_n3.reports_via_parent());
   CHECK(at_n3.uplink() == 0);
   CHECK_FALSE(at_n3.lost(1));  // both of its links to n1 closing report it once
   LaunchRelay at_n1(seven(1));
@@ -95,6 +98,7 @@ TEST_CASE("the parent lost: reported to the head, once; the head lost: nowhere u
   CHECK(at_n1.uplink() == LaunchRelay::kNowhere);
   at_n1.adopted();
   CHECK(at_n1.uplink() == LaunchRelay::kOrigin);
+  CHECK_FALSE(at_n1.reports_via_parent());  // the link is the launcher's now
   CHECK_FALSE(at_n1.lost(0));  // adopted: the loss is not reported again, nor the uplink moved
   CHECK(at_n1.uplink() == LaunchRelay::kOrigin);
 }
