@@ -80,12 +80,14 @@ class Agents:
         """The environment a launcher of these agents needs (their key)."""
         return dict(os.environ, LATTICE_KEY_FILE=self.key) if self.key else None
 
-    def rss_kb(self):
+    def rss_kb(self, field="VmRSS"):
+        """Each agent's resident memory (VmRSS), or another field of /proc/PID/status (RssAnon:
+        the agent's own memory, without the program and library text paged in)."""
         out = []
         for p in self.procs:
             with open(f"/proc/{p.pid}/status") as f:
                 for line in f:
-                    if line.startswith("VmRSS:"):
+                    if line.startswith(field + ":"):
                         out.append(int(line.split()[1]))
         return out
 
@@ -310,24 +312,31 @@ def user_table(args):
 
 def rss_table(args):
     """An agent's resident memory idle, and after launches of 8 and 64 MPICH ranks on it (what a
-    launch leaves behind: buffers, caches)."""
+    launch leaves behind: buffers, caches): just after each, and at rest (the agent returns
+    freed memory once it has been quiet for 2 s)."""
     agents = Agents(args.build, 1)
     rows = []
+
+    def sample(state):
+        rows.append((state, agents.rss_kb()[0], agents.rss_kb("RssAnon")[0]))
+
     try:
         time.sleep(0.5)
-        rows.append(("idle", agents.rss_kb()[0]))
+        sample("idle")
         for n in (8, 64):
             timed([f"{args.build}/lattice", "launch", "--agents", agents.addrs[0], "-n", str(n),
                    f"{args.build}/tests/programs/mpi_hello"], env=agents.launch_env())
             time.sleep(0.3)
-            rows.append((f"after one {n}-rank launch", agents.rss_kb()[0]))
+            sample(f"0.3 s after one {n}-rank launch")
+            time.sleep(3)
+            sample("3 s after it (at rest)")
     finally:
         agents.close()
     print("\n### lattice-agentd memory\n")
-    print("| state | RSS |")
-    print("|---|---|")
-    for state, kb in rows:
-        print(f"| {state} | {kb / 1024:.1f} MiB |")
+    print("| state | RSS | of which its own (RssAnon) |")
+    print("|---|---|---|")
+    for state, kb, anon in rows:
+        print(f"| {state} | {kb / 1024:.1f} MiB | {anon / 1024:.1f} MiB |")
 
 
 def p50_p99(cmd, env=None):

@@ -38,6 +38,7 @@ std::string_view log_level_name(LogLevel level) {
 void set_log_level(LogLevel level) { g_level = level; }
 LogLevel log_level() { return g_level; }
 void set_log_tag(std::string tag) { g_tag = std::move(tag); }
+const std::string& log_tag() { return g_tag; }
 
 void log_write(LogLevel level, std::string_view topic, std::string_view message) {
   auto now = std::chrono::system_clock::now();

@@ -19,6 +19,7 @@ void set_log_level(LogLevel level);
 LogLevel log_level();
 // Prefix every line with a program/node tag, e.g. "agentd[n1]".
 void set_log_tag(std::string tag);
+const std::string& log_tag();
 void log_write(LogLevel level, std::string_view topic, std::string_view message);
 
 }  // namespace lattice

@@ -1,7 +1,8 @@
-// Server over libpmix 4.x. The module functions below run on libpmix's progress thread: they
-// only copy their arguments into an Event and wake the owner. Everything else runs on the
-// owner's thread. libpmix's module has no context pointer, so the one live server is reached
-// through a mutex-guarded static (libpmix itself allows one server per process).
+// Server over libpmix 4.x, built into lattice-pmix.so (module.hpp). The module functions below
+// run on libpmix's progress thread: they only copy their arguments into an Event and wake the
+// owner. Everything else runs on the owner's thread. libpmix's module has no context pointer, so
+// the one live server is reached through a mutex-guarded static (libpmix itself allows one
+// server per process).
 #include "pmix/server.hpp"
 
 #include <pmix.h>
@@ -21,6 +22,7 @@
 #include "base/log.hpp"
 #include "base/strings.hpp"
 #include "pmix/job_info.hpp"
+#include "pmix/module.hpp"
 
 namespace lattice::pmix {
 
@@ -34,7 +36,9 @@ struct Event {
   uint64_t token = 0;  // Kind::done: which of our own requests finished
 };
 
-struct Server::Impl {
+namespace {
+
+struct Impl {
   std::function<void()> wake;
   std::mutex mutex;
   std::deque<Event> queue;  // guarded by mutex
@@ -61,10 +65,8 @@ struct Server::Impl {
   }
 };
 
-namespace {
-
 std::mutex g_mutex;
-Server::Impl* g_server = nullptr;  // guarded by g_mutex
+Impl* g_server = nullptr;  // guarded by g_mutex
 
 // Finalize gets this long; then the agent goes on without it (it is exiting anyway).
 constexpr auto kFinalizeBudget = std::chrono::seconds(5);
@@ -211,12 +213,29 @@ void answer_with_data(const Completion& done, bool ok, std::string data) {
 
 std::string status_text(int status) { return PMIx_Error_string(status); }
 
+class LibpmixServer final : public Server {
+ public:
+  explicit LibpmixServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  ~LibpmixServer() override;
+  void register_job(const JobLayout& layout, uint32_t uid, uint32_t gid, NamespaceEvents& events,
+                    std::function<void(Status)> done) override;
+  Result<std::vector<std::string>> client_environment(const std::string& nspace, int rank) override;
+  void deregister_job(const std::string& nspace) override;
+  void drain() override;
+  void answer_fence(const FenceCall& call, bool ok, std::string data) override;
+  void answer_modex(const RankCall& call, bool ok, std::string data) override;
+  void release(const RankCall& call) override;
+  void local_modex(const std::string& nspace, int rank,
+                   std::function<void(Result<std::string>)> done) override;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace
 
-Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-
-Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options,
-                                              std::function<void()> wake) {
+Result<std::unique_ptr<Server>> start_linked(const ServerOptions& options,
+                                             std::function<void()> wake) {
   std::lock_guard<std::mutex> global(g_mutex);
   if (g_server) return make_error("a PMIx server is already running in this process");
   // The hash store keeps job data in messages, not in shared-memory files that every job's
@@ -233,10 +252,10 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options,
   auto impl = std::make_unique<Impl>();
   impl->wake = std::move(wake);
   g_server = impl.get();
-  return std::unique_ptr<Server>(new Server(std::move(impl)));
+  return std::unique_ptr<Server>(new LibpmixServer(std::move(impl)));
 }
 
-Server::~Server() {
+LibpmixServer::~LibpmixServer() {
   {
     std::lock_guard<std::mutex> global(g_mutex);
     g_server = nullptr;  // from here on, module calls are dropped
@@ -256,8 +275,8 @@ Server::~Server() {
             " s; going on without it");
 }
 
-void Server::register_job(const JobLayout& layout, uint32_t uid, uint32_t gid,
-                          NamespaceEvents& events, std::function<void(Status)> done) {
+void LibpmixServer::register_job(const JobLayout& layout, uint32_t uid, uint32_t gid,
+                                 NamespaceEvents& events, std::function<void(Status)> done) {
   auto job = job_info(layout);
   if (!job) return done(job.error());
   impl_->namespaces[layout.nspace] = &events;
@@ -293,7 +312,8 @@ void Server::register_job(const JobLayout& layout, uint32_t uid, uint32_t gid,
   }
 }
 
-Result<std::vector<std::string>> Server::client_environment(const std::string& nspace, int rank) {
+Result<std::vector<std::string>> LibpmixServer::client_environment(const std::string& nspace,
+                                                                   int rank) {
   pmix_proc_t proc = proc_of(nspace, rank);
   char** env = nullptr;
   pmix_status_t rc = PMIx_server_setup_fork(&proc, &env);
@@ -307,7 +327,7 @@ Result<std::vector<std::string>> Server::client_environment(const std::string& n
   return out;
 }
 
-void Server::deregister_job(const std::string& nspace) {
+void LibpmixServer::deregister_job(const std::string& nspace) {
   if (impl_->namespaces.erase(nspace) == 0) return;
   // Answers still due for this namespace find nobody waiting (the launch may be gone). Nobody
   // waits for the deregistration either: a hung one holds nothing of ours, and its answer is
@@ -320,7 +340,7 @@ void Server::deregister_job(const std::string& nspace) {
   PMIx_server_deregister_nspace(nspace.c_str(), op_done, token_data(token));
 }
 
-void Server::drain() {
+void LibpmixServer::drain() {
   std::deque<Event> batch;
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -371,20 +391,20 @@ void Server::drain() {
   }
 }
 
-void Server::answer_fence(const FenceCall& call, bool ok, std::string data) {
+void LibpmixServer::answer_fence(const FenceCall& call, bool ok, std::string data) {
   answer_with_data(call.done, ok, std::move(data));
 }
 
-void Server::answer_modex(const RankCall& call, bool ok, std::string data) {
+void LibpmixServer::answer_modex(const RankCall& call, bool ok, std::string data) {
   answer_with_data(call.done, ok, std::move(data));
 }
 
-void Server::release(const RankCall& call) {
+void LibpmixServer::release(const RankCall& call) {
   if (auto fn = reinterpret_cast<pmix_op_cbfunc_t>(call.done.fn)) fn(PMIX_SUCCESS, call.done.data);
 }
 
-void Server::local_modex(const std::string& nspace, int rank,
-                         std::function<void(Result<std::string>)> done) {
+void LibpmixServer::local_modex(const std::string& nspace, int rank,
+                                std::function<void(Result<std::string>)> done) {
   uint64_t token = impl_->expect(nspace, [done, rank](int status, std::string data) {
     if (status != PMIX_SUCCESS)
       return done(make_error(cat("no data for rank ", rank, ": ", status_text(status))));

@@ -1,9 +1,10 @@
 // The OpenPMIx server library (libpmix) behind plain C++ values, for Open MPI's wire-up.
-// libpmix runs its own progress thread and calls its host from there; every such call is copied
-// into a queue here and the owner is woken (a thread-safe `wake`, net::Async in the agent) to
-// drain() it on the loop, so all of the agent's logic stays on one thread. Answers go back
-// through the Completion libpmix handed over; libpmix accepts them from any thread.
-// libpmix allows one server per process: Server::start refuses a second.
+// It lives in a module of its own, lattice-pmix.so, which Server::start loads on first use
+// (module.hpp says why). libpmix runs its own progress thread and calls its host from there; every
+// such call is copied into a queue here and the owner is woken (a thread-safe `wake`, net::Async in
+// the agent) to drain() it on the loop, so all of the agent's logic stays on one thread. Answers go
+// back through the Completion libpmix handed over; libpmix accepts them from any thread. libpmix
+// allows one server per process: Server::start refuses a second.
 #pragma once
 
 #include <cstdint>
@@ -72,41 +73,40 @@ struct ServerOptions {
 
 class Server {
  public:
-  // Initialises libpmix. `wake` is called from libpmix's thread whenever drain() has work.
+  // Loads the module and initialises libpmix. `wake` is called from libpmix's thread whenever
+  // drain() has work.
   static Result<std::unique_ptr<Server>> start(const ServerOptions& options,
                                                std::function<void()> wake);
   // Finalizes libpmix; a finalize that hangs is abandoned after a few seconds.
-  ~Server();
-  Server(const Server&) = delete;
-  Server& operator=(const Server&) = delete;
+  virtual ~Server() = default;
 
   // Registers the namespace and every local rank (as uid:gid); `done` runs from a later
   // drain(). Until deregister_job, the namespace's events go to `events`.
-  void register_job(const JobLayout& layout, uint32_t uid, uint32_t gid, NamespaceEvents& events,
-                    std::function<void(Status)> done);
+  virtual void register_job(const JobLayout& layout, uint32_t uid, uint32_t gid,
+                            NamespaceEvents& events, std::function<void(Status)> done) = 0;
   // What a rank needs in its environment to reach this server (PMIx_server_setup_fork).
-  Result<std::vector<std::string>> client_environment(const std::string& nspace, int rank);
+  virtual Result<std::vector<std::string>> client_environment(const std::string& nspace,
+                                                              int rank) = 0;
   // Forgets the namespace: its events are no longer delivered and requests still arriving are
   // answered with an error; libpmix's own clean-up runs in the background.
-  void deregister_job(const std::string& nspace);
+  virtual void deregister_job(const std::string& nspace) = 0;
 
   // Runs the queued events on the caller's (the loop's) thread.
-  void drain();
+  virtual void drain() = 0;
 
   // Answers: a fence with every node's blobs (or a failure), a direct modex with the rank's
   // data; a finalize or an abort is released once the launch has acted on it.
-  void answer_fence(const FenceCall& call, bool ok, std::string data);
-  void answer_modex(const RankCall& call, bool ok, std::string data);
-  void release(const RankCall& call);
+  virtual void answer_fence(const FenceCall& call, bool ok, std::string data) = 0;
+  virtual void answer_modex(const RankCall& call, bool ok, std::string data) = 0;
+  virtual void release(const RankCall& call) = 0;
   // Fetches what local `rank` of `nspace` put, for a direct modex from another node.
-  void local_modex(const std::string& nspace, int rank,
-                   std::function<void(Result<std::string>)> done);
+  virtual void local_modex(const std::string& nspace, int rank,
+                           std::function<void(Result<std::string>)> done) = 0;
 
-  struct Impl;
-
- private:
-  explicit Server(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+ protected:
+  Server() = default;
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
 };
 
 }  // namespace lattice::pmix

@@ -3,12 +3,13 @@
 process and address, so libpmix's fence_nb crosses agents through the tree fence), MPI_Abort's
 status, a rank killed by SIGKILL, and nothing left behind: no rank, no per-launch directory (Open
 MPI's session tree lives in it), no shared-memory file, and the agent's PMIx server directory
-gone when the agent stops and removed at start-up when a crashed agent left it.
+gone when the agent stops and removed at start-up when a crashed agent left it; libpmix loaded
+only by the first --pmi pmix launch, and a missing lattice-pmix.so said so.
 In a build without libpmix (LATTICE_PMIX=0) only `absent` runs: --pmi pmix must say so."""
 import os
 import shutil
 
-from harness import (check, expect_failure_line, expect_mpmd, expect_status, mpmd_args, prog,
+from harness import (BUILD, check, expect_failure_line, expect_mpmd, expect_status, mpmd_args, prog,
                      run_cases)
 
 
@@ -171,6 +172,42 @@ def absent(c):
         c.check_clean(r)
 
 
+def loaded_on_first_use(c):
+    """libpmix is not in the agent until a --pmi pmix launch needs it (lattice-pmix.so, loaded
+    then and kept): an agent serving MPICH never maps it."""
+    agent, = agents(c, 1)
+
+    def maps_libpmix():
+        with open(f"/proc/{agent.proc.pid}/maps") as f:
+            return "libpmix" in f.read()
+
+    r = c.run_launch(["--agents", agent.address, "-n", "2", prog("mpi_hello")], timeout=60)
+    expect_status(r, 0)
+    check(not maps_libpmix(), "an MPICH launch loaded libpmix")
+    r = c.run_launch(["--agents", agent.address, "--pmi", "pmix", "-n", "2", prog("ompi_check")],
+                     timeout=120)
+    expect_ok(c, r, 2, 2)
+    check(maps_libpmix(), "a --pmi pmix launch ran without libpmix mapped?")
+
+
+def module_missing(c):
+    """An agent whose lattice-pmix.so is missing refuses --pmi pmix, naming the file, and goes
+    on serving PMI-2 launches."""
+    bindir = os.path.join(c.dir, "bin")
+    os.mkdir(bindir)
+    shutil.copy(os.path.join(BUILD, "lattice-agentd"), bindir)
+    agent = c.start_agent("n1", binary=os.path.join(bindir, "lattice-agentd"))
+    r = c.run_launch(["--agents", agent.address, "--pmi", "pmix", "-n", "2", prog("ompi_check")],
+                     timeout=60)
+    check(r.code not in (0, None), f"--pmi pmix ran without its module\n{r.describe()}")
+    check("PMIx (--pmi pmix) is not available: cannot load" in r.err and "lattice-pmix.so" in r.err,
+          f"no clear reason\n{r.describe()}")
+    c.check_clean(r)
+    r = c.run_launch(["--agents", agent.address, "-n", "2", prog("mpi_hello")], timeout=60)
+    expect_status(r, 0)
+    c.check_clean(r)
+
+
 def mpmd(c):
     """Open MPI's MPI_APPNUM under --pmi pmix over 2 agents: per-rank app numbers and the app
     arrays (size, leader) registered with libpmix; each app its own --env and argv."""
@@ -195,6 +232,8 @@ CASES = [
     ("unsupported", unsupported),
     ("environment", environment),
     ("mpmd", mpmd),
+    ("loaded_on_first_use", loaded_on_first_use),
+    ("module_missing", module_missing),
 ]
 
 if __name__ == "__main__":

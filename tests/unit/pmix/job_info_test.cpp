@@ -12,6 +12,8 @@
 #include <memory>
 #include <string>
 
+#include "pmix/module.hpp"
+
 namespace lattice::pmix {
 namespace {
 
@@ -41,7 +43,7 @@ void ensure_libpmix() {
   const char* tmp = std::getenv("TMPDIR");
   lib.dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/pmix-unit-XXXXXX";
   REQUIRE(::mkdtemp(lib.dir.data()) != nullptr);
-  auto started = Server::start({lib.dir, "n2"}, [] {});
+  auto started = start_linked({lib.dir, "n2"}, [] {});
   REQUIRE_MESSAGE(started, (started ? "" : started.error().message));
   lib.server = std::move(started.value());
 }
