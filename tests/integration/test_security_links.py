@@ -1,7 +1,7 @@
 """Sealed links under attack, against real agents: a launcher with the wrong key or none, garbage,
 silence, a replayed handshake, a byte flipped in an established link, an agent holding another
 key in a launch's peer list; authenticated peers in the wrong role (not in the launch, or a
-member forging another node's fromNode); and the agent's memory and fds under abuse. After
+member forging another node's fromNode, or, toward a launcher, another node's rank exits); and the agent's memory and fds under abuse. After
 every probe the agent is alive, says why it refused, and serves the next good launch."""
 import glob
 import os
@@ -322,6 +322,28 @@ def wrong_role(c):
     c.check_clean(r)
 
 
+def agent_forging_exits(c):
+    """An agent that holds the key (lattice-test-rogue as n1) reports a rank of n2 as exited 42,
+    after n2's own report of it: the launcher takes a rank's exit only from the link that speaks
+    for the rank's node, so the real status stands."""
+    real = c.start_agent("n2", ["--listen", "127.0.0.2:0"])
+    p = subprocess.Popen([ROGUE, "--key", c.key_file, "--identity", "agent:n1", "--listen",
+                          "127.0.0.1:0", "forge-exit", "0", "1", "1", "42", "1500"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = p.stdout.readline().split()
+        check(line[:2] == ["listening", "on"], f"the rogue agent did not listen: {line}")
+        r = c.run_launch(["--agents", f"n1={line[2]},n2={real.address}", "-N", "2", "-n", "2",
+                          "-l", "/bin/true"])
+    finally:
+        p.kill()
+        out = p.communicate()[0]
+    check("accepted launch" in out and "sent" in out, f"the rogue did not play its part: {out}")
+    expect_status(r, 0)
+    check("42" not in r.err, f"the launcher believed n1 about n2's rank\n{r.describe()}")
+    c.check_clean(r)
+
+
 def bounded_under_abuse(c):
     config = os.path.join(c.dir, "small.yaml")
     with open(config, "w") as f:
@@ -396,4 +418,5 @@ if __name__ == "__main__":
         ("named_agents", named_agents),
         ("wrong_role", wrong_role),
         ("bounded_under_abuse", bounded_under_abuse),
+        ("agent_forging_exits", agent_forging_exits),
     ])

@@ -17,6 +17,7 @@
 #include "fence/kv_pack.hpp"
 #include "link/connection.hpp"
 #include "net/connect.hpp"
+#include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "net/signal.hpp"
 #include "net/timer.hpp"
@@ -30,6 +31,8 @@ namespace {
 const char* kUsage =
     "usage: lattice-test-rogue --key FILE --identity ROLE:NAME --connect HOST:PORT\n"
     "                          [--launch ID] ACTION [ARGS...]\n"
+    "       lattice-test-rogue --key FILE --identity agent:NAME --listen HOST:PORT\n"
+    "                          forge-exit OWN_RANK RANK NODE STATUS DELAY_MS\n"
     "actions: abort | signal SIG | fence EPOCH FROM [up|down] KEY=VALUE... |\n"
     "         fence-packed EPOCH FROM up|down HEX (raw packed entries) |\n"
     "         fence-error EPOCH FROM MESSAGE | launch | trickle SECONDS | hold SECONDS |\n"
@@ -39,6 +42,7 @@ const char* kUsage =
 struct Args {
   std::string key, identity, host, launch = "none", action;
   int port = 0;
+  bool listen = false;
   std::vector<std::string> rest;
 };
 
@@ -52,7 +56,12 @@ bool parse(int argc, char** argv, Args& a) {
       a.identity = v;
     else if (flag == "--launch")
       a.launch = v;
-    else if (flag == "--connect") {
+    else if (flag == "--connect" || flag == "--listen") {
+      a.listen = flag == "--listen";
+      if (a.listen && v.size() > 2 && v.compare(v.size() - 2, 2, ":0") == 0) {
+        a.host = v.substr(0, v.size() - 2);  // a port the system picks
+        continue;
+      }
       auto hp = parse_host_port(v);
       if (!hp) return false;
       a.host = hp->host;
@@ -61,7 +70,8 @@ bool parse(int argc, char** argv, Args& a) {
       return false;
     }
   }
-  if (i >= argc || a.key.empty() || a.identity.find(':') == std::string::npos || !a.port)
+  if (i >= argc || a.key.empty() || a.identity.find(':') == std::string::npos ||
+      (!a.port && !a.listen))
     return false;
   a.action = argv[i];
   a.rest.assign(argv + i + 1, argv + argc);
@@ -79,22 +89,10 @@ class Rogue {
       : loop_(loop), key_(key), args_(std::move(args)), timer_(loop) {}
 
   void start() {
+    if (args_.listen) return serve();
     net::connect_tcp(loop_, args_.host, args_.port, [this](Result<std::unique_ptr<net::Stream>> s) {
       if (!s) return finish(cat("closed: ", s.error().message));
-      link::LinkOptions options;
-      options.side = secure::Channel::Side::initiator;
-      options.key = &key_;
-      std::string role = args_.identity.substr(0, args_.identity.find(':'));
-      options.self =
-          secure::Identity{role == "launcher" ? secure::Role::launcher : secure::Role::agent,
-                           args_.identity.substr(args_.identity.find(':') + 1)};
-      conn_ = std::make_unique<link::Connection>(
-          loop_, std::move(s.value()), std::move(options), rpc::Session::Handlers{},
-          [this](const secure::Identity& peer) {
-            say(cat("established as ", secure::describe(peer)));
-            act();
-          },
-          [this](const Error& why) { finish(cat("closed: ", why.message)); });
+      open(std::move(s.value()), secure::Channel::Side::initiator, {});
     });
   }
 
@@ -225,6 +223,78 @@ class Rogue {
     finish(cat("unknown action or arguments\n", kUsage));
   }
 
+  // A sealed link on `stream`, as the identity given; `act()` once the peer is authenticated.
+  void open(std::unique_ptr<net::Stream> stream, secure::Channel::Side side,
+            rpc::Session::Handlers handlers) {
+    link::LinkOptions options;
+    options.side = side;
+    options.key = &key_;
+    std::string role = args_.identity.substr(0, args_.identity.find(':'));
+    options.self =
+        secure::Identity{role == "launcher" ? secure::Role::launcher : secure::Role::agent,
+                         args_.identity.substr(args_.identity.find(':') + 1)};
+    conn_ = std::make_unique<link::Connection>(
+        loop_, std::move(stream), std::move(options), std::move(handlers),
+        [this](const secure::Identity& peer) {
+          say(cat("established as ", secure::describe(peer)));
+          if (!args_.listen) act();
+        },
+        [this](const Error& why) { finish(cat("closed: ", why.message)); });
+  }
+
+  // --listen: the first link to come is the launcher's (later ones, the real agents' fence
+  // links, are refused by closing them).
+  void serve() {
+    if (args_.action != "forge-exit" || args_.rest.size() != 5) {
+      status_ = 2;
+      return finish(cat("unknown action or arguments\n", kUsage));
+    }
+    auto listener = net::TcpListener::listen(
+        loop_, args_.host, args_.port, [this](std::unique_ptr<net::Stream> stream) {
+          if (conn_) return;  // dropped: closes it
+          rpc::Session::Handlers handlers;
+          handlers.on_message = [this](uint64_t id, schema::Envelope::Reader envelope) {
+            if (id == 0 || !envelope.getBody().isLaunchProcesses()) return;
+            auto req = envelope.getBody().getLaunchProcesses();
+            launch_ = req.getLaunchId();
+            node_ = req.getNodeIndex();
+            rpc::Outgoing reply;
+            reply.body().initLaunchAccepted().setNodeId(
+                args_.identity.substr(args_.identity.find(':') + 1));
+            conn_->session().respond(id, std::move(reply));
+            say(cat("accepted launch ", launch_, " as node ", node_));
+            timer_.start(static_cast<uint64_t>(parse_int(args_.rest[4]).value_or(0)), 0,
+                         [this] { forge_exit(); });
+          };
+          open(std::move(stream), secure::Channel::Side::responder, std::move(handlers));
+        });
+    if (!listener) return finish(cat("closed: ", listener.error().message));
+    listener_ = std::move(listener.value());
+    say(cat("listening on ", listener_->bound().host, ':', listener_->bound().port));
+  }
+
+  void forge_exit() {
+    auto exit = [this](int64_t rank, int64_t node, int64_t status) {
+      rpc::Outgoing m;
+      auto e = m.body().initRankExit();
+      e.setLaunchId(launch_);
+      e.setRank(static_cast<uint32_t>(rank));
+      e.setNodeIndex(static_cast<uint32_t>(node));
+      e.setExitCode(static_cast<int32_t>(status));
+      conn_->session().notify(std::move(m));
+    };
+    auto arg = [this](size_t i) { return parse_int(args_.rest[i]).value_or(0); };
+    exit(arg(1), arg(2), arg(3));  // another node's rank
+    exit(arg(0), node_, 0);        // its own
+    rpc::Outgoing m;
+    auto end = m.body().initLaunchEnded();
+    end.setLaunchId(launch_);
+    end.setNodeIndex(node_);
+    conn_->session().notify(std::move(m));
+    say("sent");
+    linger(3000);
+  }
+
   void call(rpc::Outgoing m) {
     conn_->session().call(
         std::move(m), loop_.now_ms() + 10000, [this](Result<schema::Envelope::Reader> reply) {
@@ -243,6 +313,7 @@ class Rogue {
     timer_.stop();
     loop_.defer([this] {
       if (conn_) conn_->close();
+      listener_.reset();
       loop_.stop();
     });
   }
@@ -251,6 +322,9 @@ class Rogue {
   const secure::ClusterKey& key_;
   Args args_;
   std::unique_ptr<link::Connection> conn_;
+  std::unique_ptr<net::TcpListener> listener_;
+  std::string launch_;
+  uint32_t node_ = 0;
   net::Timer timer_;
   int ticks_ = 0;
   int status_ = 0;
