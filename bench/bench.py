@@ -286,6 +286,59 @@ def round_table(args):
           "proxy) answers every rank that is ready before yielding.")
 
 
+def children_cpu_s(agent_proc):
+    """CPU of the agent's reaped children (its ranks, which it starts directly), in seconds."""
+    with open(f"/proc/{agent_proc.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
+def floor_table(args):
+    """What a PMI get costs on this machine whatever the server does (issue 11 part 4): 64
+    clients making libpmi2's get (a write, then reads of the header and the body, under
+    SCHED_BATCH) against an epoll loop that answers with a fixed reply, beside lattice-agentd
+    serving the 64-rank round with Slurm's libpmi2 (its puts and fence included): wall time of
+    the 4,096 gets of one round, and CPU per get of the server and of the clients."""
+    n, reps = 64, 3 if args.quick else 5
+    each = n * (5 if args.quick else 40)
+    floors = []
+    for _ in range(reps):
+        _, out = timed([f"{args.build}/bench/lattice-bench-rtt-floor", str(n), str(each)])
+        floors.append({k: parse_p(out, k) for k in
+                       ("wall_us_per_get", "server_us_per_get", "clients_us_per_get")})
+    prog = f"{args.build}/tests/programs/pmi2_client"
+    short, long = (5, 15) if args.quick else (10, 60)
+    agents = Agents(args.build, 1)
+    ours = []
+    try:
+        for _ in range(reps):
+            spent = {}
+            for rounds in (short, long):
+                c0, k0 = agents_cpu_s(agents), children_cpu_s(agents.procs[0])
+                _, out = timed([f"{args.build}/lattice", "launch", "--agents", agents.addrs[0],
+                                "-n", str(n), prog, "--bench", str(rounds), "--size", "64"],
+                               env=agents.launch_env())
+                spent[rounds] = (agents_cpu_s(agents) - c0,
+                                 children_cpu_s(agents.procs[0]) - k0, parse_p(out, "p50_us"))
+            gets = (long - short) * n * n  # the launch's own cost cancels
+            ours.append({"wall_us_per_get": spent[long][2] / (n * n),
+                         "server_us_per_get": (spent[long][0] - spent[short][0]) / gets * 1e6,
+                         "clients_us_per_get": (spent[long][1] - spent[short][1]) / gets * 1e6})
+    finally:
+        agents.close()
+
+    def row(name, runs):
+        m = {k: median([r[k] for r in runs]) for k in runs[0]}
+        print(f"| {name} | {m['wall_us_per_get'] * n * n / 1e3:.1f} ms "
+              f"| {m['server_us_per_get']:.2f} µs | {m['clients_us_per_get']:.2f} µs |")
+
+    print(f"\n### What a PMI get costs here, whatever the server (64 clients, median of {reps})\n")
+    print("| server | 4,096 gets (a 64-rank round's) | server CPU per get | clients' CPU per get |")
+    print("|---|---|---|---|")
+    row("an epoll loop with a fixed reply (C, bench/rtt_floor.c)", floors)
+    row("lattice-agentd, the 64-rank round (p50; its puts and fence included)", ours)
+
+
 def user_table(args):
     """Ranks of another user than the agent's, against the agent's own: a root agent looks the
     job's user up once per launch and switches in each rank's child, so both cost one exec per
@@ -855,14 +908,14 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only",
                     choices=["e2e", "ompi", "round", "rss", "fence", "fanout", "sealing", "failing",
-                             "cxi", "fenceonly", "idle", "sim", "user"])
+                             "cxi", "fenceonly", "idle", "sim", "user", "floor"])
     args = ap.parse_args()
     if not HYDRA:
         print("note: mpiexec.hydra not found; Hydra columns will be empty", file=sys.stderr)
     tables = {"e2e": e2e_table, "ompi": ompi_table, "round": round_table, "rss": rss_table,
               "fence": fence_table, "fanout": fanout_table, "sealing": sealing_table,
               "failing": failing_table, "cxi": cxi_table, "fenceonly": fence_only_table,
-              "idle": idle_table, "sim": sim_table, "user": user_table}
+              "idle": idle_table, "sim": sim_table, "user": user_table, "floor": floor_table}
     for name, fn in tables.items():
         if args.only in (None, name):
             fn(args)
