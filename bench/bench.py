@@ -479,8 +479,25 @@ def fence_only_table(args):
     ssh = hosts_launcher(tmp)
     rows = []
     agents = Agents(args.build, max(ms))
+    # {rounds: {"ours": [p50 µs], "hydra": [...]}} at ms[1] agents, fanout 8
+    by_rounds = {} if args.quick else {n: {"ours": [], "hydra": []}
+                                       for n in (rounds, 3 * rounds, 11 * rounds)}
     try:
         per_key = fence_cpu_per_key(args, agents, ms[1])
+        # Each round adds every rank's key to the store: how the fence bears a growing store
+        # (medians of 3, alternating).
+        m = ms[1]
+        for _ in range(3 if by_rounds else 0):
+            for longer, got in by_rounds.items():
+                bench = ["--fence-bench", str(longer), "--size", "64"]
+                ours = p50_p99([f"{args.build}/lattice", "launch", "--agents",
+                                ",".join(agents.addrs[:m]), "-N", str(m), "-n", str(m),
+                                "--fanout", "8", prog, *bench], env=agents.launch_env())
+                if ours:
+                    got["ours"].append(ours[0])
+                hydra = p50_p99(hydra_hosts(ssh, m, [prog, *bench])) if HYDRA else None
+                if hydra:
+                    got["hydra"].append(hydra[0])
         for m in ms:
             bench = ["--fence-bench", str(rounds), "--size", "64"]
             row = {}
@@ -508,6 +525,16 @@ def fence_only_table(args):
         ratio = f"{min(ours) / row['hydra'][0]:.2f}" if ours and row.get("hydra") else "-"
         print(f"| {m} | {cell(row, '2')} | {cell(row, '8')} | {cell(row, 'star')} "
               f"| {cell(row, 'hydra')} | {ratio} |")
+    if by_rounds:
+        print(f"\nAs the store grows ({ms[1]} agents, fanout 8; each round adds {ms[1]} keys), "
+              "p50 ms, median of 3 alternating runs:\n")
+        print("| rounds | Lattice | Hydra |")
+        print("|---|---|---|")
+
+        def p50(runs):
+            return f"{median(runs) / 1e3:.2f}" if runs else "-"
+        for longer, got in by_rounds.items():
+            print(f"| {longer} | {p50(got['ours'])} | {p50(got['hydra'])} |")
     m, hi, fence_us, with_puts_us = per_key
     print(f"\nAgent CPU per key per agent ({m} agents, fanout 8, best of 3): {fence_us:.2f} µs "
           f"in the fence (goal <= 0.25): the agents' CPU per round with {hi} puts of {hi} keys "
