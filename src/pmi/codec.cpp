@@ -80,10 +80,12 @@ Result<Command> decode_pmi1(std::string_view text) {
   return cmd;
 }
 
+// Hot path (every kvs-get request): values are copied a run between ';'s at a time.
 Result<Command> decode_pmi2(std::string_view body) {
   std::string_view text = body.substr(0, body.find('\0'));
   Command cmd;
   cmd.wire = Wire::pmi2;
+  cmd.fields.reserve(4);  // a kvs-get has three
   bool first = true;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -94,16 +96,17 @@ Result<Command> decode_pmi2(std::string_view body) {
     size_t i = eq + 1;
     bool closed = false;
     while (i < text.size()) {
-      if (text[i] == ';') {
-        if (i + 1 < text.size() && text[i + 1] == ';') {  // escaped ';'
-          value += ';';
-          i += 2;
-          continue;
-        }
-        closed = true;
-        break;
+      size_t semi = text.find(';', i);
+      if (semi == std::string_view::npos) break;
+      value.append(text.data() + i, semi - i);
+      if (semi + 1 < text.size() && text[semi + 1] == ';') {  // escaped ';'
+        value += ';';
+        i = semi + 2;
+        continue;
       }
-      value += text[i++];
+      i = semi;
+      closed = true;
+      break;
     }
     if (!closed) break;  // a pair without its closing ';' is junk too
     pos = i + 1;
@@ -133,12 +136,13 @@ Result<Command> decode(const Frame& frame) {
 
 namespace {
 
-// Appends `value` with every ';' doubled (PMI-2's only escape).
+// Appends `value` with every ';' doubled (PMI-2's only escape), a run at a time.
 void append_escaped(std::string& out, std::string_view value) {
-  for (char c : value) {
-    if (c == ';') out += ';';
-    out += c;
+  for (size_t semi; (semi = value.find(';')) != std::string_view::npos;) {
+    out.append(value.data(), semi + 1).append(1, ';');
+    value.remove_prefix(semi + 1);
   }
+  out.append(value);
 }
 
 }  // namespace
