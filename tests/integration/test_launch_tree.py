@@ -225,7 +225,10 @@ def forged_relay_messages(c):
     nodes = agents(c)
     p = c.start_launch(tree_args(nodes, "-n", "14", prog("mpi_hold"), "hold", "6"))
     started = time.monotonic()
-    wait_until(lambda: accepted_from(nodes[6]) is not None, 30)
+    # n4 and n7 sit in different subtrees: each is waited for (under the sanitizers n7 may
+    # accept before n4 has).
+    check(wait_until(lambda: all(accepted_from(nodes[i]) for i in (3, 6)), 30),
+          "n4 and n7 never accepted the launch")
     launch = re.findall(r"(\S+): accepted from", nodes[3].log_text())[-1]
     ids = ",".join(a.node_id for a in nodes)
     n2, n4 = nodes[1], nodes[3]
