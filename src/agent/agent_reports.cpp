@@ -64,15 +64,12 @@ void Agent::report(LaunchEntry& entry, rpc::Outgoing message) {
 }
 
 void Agent::report_own(LaunchEntry& entry, rpc::Outgoing message) {
-  if (!entry.relay || !entry.relay->reports_via_parent() || !entry.launch->failing())
-    return report(entry, std::move(message));
-  auto frame = rpc::encode_notification(message);
-  if (!frame) return;  // made here, within the limit
-  if (auto it = connections_.find(entry.launcher_conn);
-      it != connections_.end() && it->second->open())
-    it->second->session().send_encoded(*frame);
-  const Peer head = entry.launch->spec().peers[static_cast<size_t>(entry.launch->spec().head_node)];
-  peers_.send_encoded(head.node_id, head.host, head.port, std::move(*frame));
+  if (entry.relay && entry.relay->reports_via_parent() && entry.launch->failing()) {
+    const LaunchSpec& spec = entry.launch->spec();
+    const Peer& head = spec.peers[static_cast<size_t>(spec.head_node)];
+    peers_.send(head.node_id, head.host, head.port, wire::copy_of(message.envelope().asReader()));
+  }
+  report(entry, std::move(message));
 }
 
 void Agent::input_taken(Launch& launch, uint64_t bytes) {

@@ -9,7 +9,7 @@ In a build without libpmix (LATTICE_PMIX=0) only `absent` runs: --pmi pmix must 
 import os
 import shutil
 
-from harness import (BUILD, check, expect_failure_line, expect_mpmd, expect_status, mpmd_args, prog,
+from harness import (AGENTD, check, expect_failure_line, expect_mpmd, expect_status, mpmd_args, prog,
                      run_cases)
 
 
@@ -195,7 +195,7 @@ def module_missing(c):
     on serving PMI-2 launches."""
     bindir = os.path.join(c.dir, "bin")
     os.mkdir(bindir)
-    shutil.copy(os.path.join(BUILD, "lattice-agentd"), bindir)
+    shutil.copy(AGENTD, bindir)
     agent = c.start_agent("n1", binary=os.path.join(bindir, "lattice-agentd"))
     r = c.run_launch(["--agents", agent.address, "--pmi", "pmix", "-n", "2", prog("ompi_check")],
                      timeout=60)
