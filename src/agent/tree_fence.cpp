@@ -55,6 +55,13 @@ void TreeFence::fail_down(uint64_t epoch, const std::string& message) {
 
 void TreeFence::run(std::vector<fence::Action> actions) {
   int parent = reducer_.tree().parent(reducer_.self());
+  // The store is in (at the root: merged) before any of it goes on down, and is recorded so: a
+  // child then always has it after its parent on any clock, which the launcher aligns them by.
+  for (const auto& action : actions)
+    if (const auto* done = std::get_if<fence::Complete>(&action)) {
+      if (parent < 0) phase_(done->epoch, FencePhase::reduced);
+      phase_(done->epoch, FencePhase::store);
+    }
   for (auto& action : actions) {
     if (auto* up = std::get_if<fence::SendUp>(&action)) {
       if (up->chunk.index == 0) phase_(up->chunk.epoch, FencePhase::reduced);
@@ -64,9 +71,6 @@ void TreeFence::run(std::vector<fence::Action> actions) {
     } else if (auto* done = std::get_if<fence::Complete>(&action)) {
       LAT_LOG(debug, "fence", launch_id_, ": fence ", done->epoch, " complete, ",
               done->merged.entries.size(), " keys");
-      // The root merges and completes in one step (its chunks go down just before this).
-      if (parent < 0) phase_(done->epoch, FencePhase::reduced);
-      phase_(done->epoch, FencePhase::store);
       queue_.push(done->epoch, std::move(done->merged));
     } else if (auto* reject = std::get_if<fence::Reject>(&action)) {
       LAT_LOG(warn, "fence", launch_id_, ": rejected a message from node ", reject->from,

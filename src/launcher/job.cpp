@@ -11,6 +11,7 @@
 
 #include "base/log.hpp"
 #include "config/config.hpp"
+#include "launcher/fence_clocks.hpp"
 #include "secure/secret.hpp"
 #include "wire/failure_codec.hpp"
 
@@ -519,6 +520,24 @@ void Job::finish() {
   when_written([this] { done_(); });
 }
 
+std::vector<std::optional<double>> Job::agent_clock_origins() const {
+  std::vector<std::optional<double>> origins;
+  std::vector<std::vector<wire::NodeTimes::Fence>> fences;
+  for (const auto& node : nodes_) {
+    origins.push_back(node.sent_ms < 0 ? std::nullopt
+                                       : std::optional<double>(agent_clock_origin_ms(
+                                             node.sent_ms, node.accepted_ms, node.replied_ms)));
+    fences.push_back(node.times.fences);
+  }
+  // The fence tree the agents used, when the launcher knows its fanout (an agent's own default
+  // applies otherwise).
+  const uint32_t fanout = relayed_ ? request_.relay_fanout : options_.fanout;
+  if (nodes_.size() < 2 || fanout == 0) return origins;
+  return align_by_fences(fence::Tree(static_cast<int>(nodes_.size()), layout_.rank_nodes.front(),
+                                     static_cast<int>(fanout)),
+                         std::move(origins), fences);
+}
+
 int Job::exit_code() const { return job_exit_code(policy_.failure(), ranks_, layout_.ntasks); }
 
 std::string Job::final_report() const {
@@ -542,12 +561,13 @@ std::string Job::final_report() const {
     if (cxi_) t.credentials = cxi_->provision_ms();
     double accepted = -1, user = -1, spawned = -1, first_init = -1, last_fin = -1, exited = -1;
     std::vector<NodeFence> fences;
+    const std::vector<std::optional<double>> origins = agent_clock_origins();
     for (const auto& node : nodes_) {
       if (node.sent_ms < 0) continue;
       accepted = std::max(accepted, node.accepted_ms);
       t.sent = std::max(t.sent, node.sent_ms);
       // Agent times count from the request's arrival; -1: never reached.
-      const double base = agent_clock_origin_ms(node.sent_ms, node.accepted_ms, node.replied_ms);
+      const double base = *origins[static_cast<size_t>(index(node))];
       auto at = [&](uint64_t us) { return us ? base + static_cast<double>(us) / 1e3 : -1.0; };
       const wire::NodeTimes& nt = node.times;
       user = std::max(user, at(nt.user_known_us));

@@ -120,6 +120,9 @@ class Job {
   // Reading stdin waits while a live node that reports what it took is a window behind.
   void pace_input();
   int index(const Node& node) const { return static_cast<int>(&node - nodes_.data()); }
+  // Each node's launch clock on the launcher's (nullopt: never sent the request), for -v: by the
+  // request's round trip, refined by the fences where the launcher knows their tree.
+  std::vector<std::optional<double>> agent_clock_origins() const;
   void heartbeat();
   double now_ms() const;
   // Our stdout or stderr holds too much the reader has not taken: stop reading the agents (they

@@ -114,6 +114,19 @@ def verbose_timings(c):
                     r"\(n\d\), store in [0-9.]+ ms \(n\d\), released [0-9.]+ ms \(n\d\)",
                     fences[-1]), f"incomplete fence phases: {fences}")
     c.check_clean(r)
+    # Relayed (depth 2): the leaves' clocks are placed by the fences, and every fence's phases
+    # come out in causal order on the launcher's clock (one decimal: 0.1 ms of rounding).
+    r = c.run_launch(["-N", "6", "-n", "6", "--launch", "tree", "--fanout", "2", "-v",
+                      prog("mpi_hello")])
+    expect_status(r, 0)
+    fences = [l for l in r.err.splitlines() if re.match(r"lattice: fence \d+", l)]
+    check(fences, f"no fence phase line\n{r.describe()}")
+    for line in fences:
+        at = [float(x) for x in re.findall(
+            r"(?:last rank in|merged|store in|released) ([0-9.]+) ms", line)]
+        check(len(at) == 4 and all(a <= b + 0.1 for a, b in zip(at, at[1:])),
+              f"fence phases out of order: {line}\n{r.describe()}")
+    c.check_clean(r)
 
 
 def time_limit(c):
