@@ -484,6 +484,7 @@ def fence_only_table(args):
                                        for n in (rounds, 3 * rounds, 11 * rounds)}
     try:
         per_key = fence_cpu_per_key(args, agents, ms[1])
+        per_round = {m: fence_cpu_per_round(args, agents, ssh, m) for m in (ms[1], ms[-1])}
         # Each round adds every rank's key to the store: how the fence bears a growing store
         # (medians of 3, alternating).
         m = ms[1]
@@ -535,6 +536,17 @@ def fence_only_table(args):
             return f"{median(runs) / 1e3:.2f}" if runs else "-"
         for longer, got in by_rounds.items():
             print(f"| {longer} | {p50(got['ours'])} | {p50(got['hydra'])} |")
+    print("\nThe whole machine's CPU per round (the ranks' too; a round is a fence to start together, "
+          "a put and the timed fence), ms: what each system spends, wherever it spends it, beside "
+          "the wall time a round takes. Medians of "
+          f"{len(next(iter(per_round.values()))['ours']['cpu'])} alternating runs, of 60 rounds "
+          "minus 10 rounds.\n")
+    print("| agents | Lattice CPU | Lattice wall | Hydra CPU | Hydra wall |")
+    print("|---|---|---|---|---|")
+    for m, got in per_round.items():
+        cells = " | ".join(f"{median(got[name][k]):.2f}" if got[name][k] else "-"
+                           for name in ("ours", "hydra") for k in ("cpu", "wall"))
+        print(f"| {m} | {cells} |")
     m, hi, fence_us, with_puts_us = per_key
     print(f"\nAgent CPU per key per agent ({m} agents, fanout 8, best of 3): {fence_us:.2f} µs "
           f"in the fence (goal <= 0.25): the agents' CPU per round with {hi} puts of {hi} keys "
@@ -570,6 +582,53 @@ def fence_cpu_per_key(args, agents, m, fanout=8):
     best_one = min(cpu_per_round(1) for _ in range(3))
     extra = (hi - 1) * m * m  # keys each agent receives beyond one per rank, over all agents
     return m, hi, (best_keys - best_same) / extra * 1e6, (best_keys - best_one) / extra * 1e6
+
+
+def busy_cpu_s():
+    """CPU time the whole machine spent busy (all but idle and iowait), in seconds."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def fence_cpu_per_round(args, agents, ssh, m):
+    """The machine's CPU and the wall time per --fence-bench round at m agents (fanout 8) and
+    under Hydra with m simulated hosts: runs of 60 rounds minus runs of 10, so that start-up and
+    teardown cancel; alternating, medians of 3. The idle agents' own CPU during Hydra's runs (the
+    end of the launch before) is not Hydra's and is taken out. {"ours"|"hydra": {"cpu"|"wall":
+    [ms per round]}}."""
+    prog = f"{args.build}/tests/programs/pmi2_client"
+    reps = 1 if args.quick else 3
+
+    def command(name, rounds):
+        bench = [prog, "--fence-bench", str(rounds), "--size", "64"]
+        if name == "hydra":
+            return hydra_hosts(ssh, m, bench), None
+        return ([f"{args.build}/lattice", "launch", "--agents", ",".join(agents.addrs[:m]), "-N",
+                 str(m), "-n", str(m), "--fanout", "8", *bench], agents.launch_env())
+
+    def cost(name, rounds):
+        cmd, env = command(name, rounds)
+        busy, own = busy_cpu_s(), agents_cpu_s(agents)
+        wall, _ = timed(cmd, env=env)
+        cpu = busy_cpu_s() - busy
+        if name == "hydra":
+            cpu -= agents_cpu_s(agents) - own
+        return cpu, wall
+
+    out = {name: {"cpu": [], "wall": []} for name in ("ours", "hydra")}
+    for _ in range(reps):
+        for name in out:
+            if name == "hydra" and not HYDRA:
+                continue
+            try:
+                lo, hi = cost(name, 10), cost(name, 60)
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                print(f"bench: {str(e)[:500]}", file=sys.stderr)
+                continue
+            out[name]["cpu"].append((hi[0] - lo[0]) / 50 * 1e3)
+            out[name]["wall"].append((hi[1] - lo[1]) / 50 * 1e3)
+    return out
 
 
 def agents_cpu_s(agents):
