@@ -17,8 +17,8 @@ std::optional<double> offset_us(const Fences& parent, const Fences& child) {
   std::map<uint64_t, const wire::NodeTimes::Fence*> by_epoch;
   for (const auto& f : parent) by_epoch[f.epoch] = &f;
   auto gap = [](uint64_t a, uint64_t b) { return static_cast<double>(a) - static_cast<double>(b); };
-  double upper = std::numeric_limits<double>::infinity();
-  double lower = -std::numeric_limits<double>::infinity();
+  const double inf = std::numeric_limits<double>::infinity();
+  double upper = inf, lower = -inf;
   for (const auto& c : child) {
     auto it = by_epoch.find(c.epoch);
     if (it == by_epoch.end()) continue;
@@ -26,7 +26,6 @@ std::optional<double> offset_us(const Fences& parent, const Fences& child) {
     if (p.reduced_us && c.reduced_us) upper = std::min(upper, gap(p.reduced_us, c.reduced_us));
     if (p.store_us && c.store_us) lower = std::max(lower, gap(p.store_us, c.store_us));
   }
-  const double inf = std::numeric_limits<double>::infinity();
   if (upper == inf || lower == -inf || lower > upper) return std::nullopt;
   return (lower + upper) / 2;
 }
