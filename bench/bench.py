@@ -703,10 +703,22 @@ def start_cost_ms(prog, n=128):
     return median(batches)
 
 
+def kill_commands_naming(text):
+    """SIGKILL to every process whose command line holds `text`."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if text.encode() in f.read():
+                    os.kill(int(pid), signal.SIGKILL)
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            pass
+
+
 def hydra_true_ms(ssh, m):
     """(wall ms, runs retried) of Hydra starting /bin/true on m simulated hosts. Hydra's mpiexec
     now and then dies of SIGPIPE when a proxy whose rank exited at once closes first (a race of
-    its own, seen about one run in twenty here): such a run is retried."""
+    its own, seen about one run in twenty here): such a run is retried, once the proxies it left
+    behind (each in a session of its own, waiting for it forever) are killed."""
     cmd = hydra_hosts(ssh, m, ["/bin/true"])
     for retried in range(5):
         t0 = time.perf_counter()
@@ -715,6 +727,7 @@ def hydra_true_ms(ssh, m):
             return (time.perf_counter() - t0) * 1000, retried
         if p.returncode != -signal.SIGPIPE:
             raise RuntimeError(f"{' '.join(cmd[:2])} ... exited {p.returncode}")
+        kill_commands_naming(ssh)  # the proxies were started through it; nothing else was
     raise RuntimeError("Hydra died of SIGPIPE five times in a row")
 
 
