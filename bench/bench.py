@@ -703,15 +703,21 @@ def start_cost_ms(prog, n=128):
     return median(batches)
 
 
-def kill_commands_naming(text):
-    """SIGKILL to every process whose command line holds `text`."""
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if text.encode() in f.read():
-                    os.kill(int(pid), signal.SIGKILL)
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            pass
+def kill_commands_naming(text, settle_s=0.5, within_s=5):
+    """SIGKILL to every process whose command line holds `text`, scanning again until none has
+    been seen for `settle_s` (a dying launcher's children may still be starting theirs)."""
+    deadline = time.monotonic() + within_s
+    quiet_since = time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - quiet_since < settle_s:
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if text.encode() in f.read():
+                        os.kill(int(pid), signal.SIGKILL)
+                        quiet_since = time.monotonic()
+            except (FileNotFoundError, ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.05)
 
 
 def hydra_true_ms(ssh, m):
