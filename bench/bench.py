@@ -48,6 +48,7 @@ class Agents:
     sharing a throwaway cluster key when the build seals its links (see launch_env())."""
 
     def __init__(self, build, count, log_level="warn"):
+        self.build = build
         self.dir = shm_tempdir("lattice-bench-")
         self.procs, self.addrs = [], []
         self.key = None
@@ -75,6 +76,12 @@ class Agents:
             # Named, as lattice-api names the nodes it launches on: requests then go out as
             # each agent authenticates instead of after the last one.
             self.addrs.append(f"{node}={line}" if self.key else line)
+
+    def one_rank_each(self, m, *rest):
+        """`lattice launch` of one rank on each of the first m agents; `rest`: its options, then
+        the program and its arguments."""
+        return [f"{self.build}/lattice", "launch", "--agents", ",".join(self.addrs[:m]), "-N",
+                str(m), "-n", str(m), *rest]
 
     def launch_env(self):
         """The environment a launcher of these agents needs (their key)."""
@@ -491,9 +498,8 @@ def fence_only_table(args):
         for _ in range(3 if by_rounds else 0):
             for longer, got in by_rounds.items():
                 bench = ["--fence-bench", str(longer), "--size", "64"]
-                ours = p50_p99([f"{args.build}/lattice", "launch", "--agents",
-                                ",".join(agents.addrs[:m]), "-N", str(m), "-n", str(m),
-                                "--fanout", "8", prog, *bench], env=agents.launch_env())
+                ours = p50_p99(agents.one_rank_each(m, "--fanout", "8", prog, *bench),
+                               env=agents.launch_env())
                 if ours:
                     got["ours"].append(ours[0])
                 hydra = p50_p99(hydra_hosts(ssh, m, [prog, *bench])) if HYDRA else None
@@ -503,9 +509,8 @@ def fence_only_table(args):
             bench = ["--fence-bench", str(rounds), "--size", "64"]
             row = {}
             for name, k in fanouts:
-                cmd = [f"{args.build}/lattice", "launch", "--agents", ",".join(agents.addrs[:m]),
-                       "-N", str(m), "-n", str(m), "--fanout", str(k or m), prog, *bench]
-                row[name] = p50_p99(cmd, env=agents.launch_env())
+                row[name] = p50_p99(agents.one_rank_each(m, "--fanout", str(k or m), prog, *bench),
+                                    env=agents.launch_env())
             if HYDRA:
                 row["hydra"] = p50_p99(hydra_hosts(ssh, m, [prog, *bench]))
             rows.append((m, row))
@@ -567,10 +572,9 @@ def fence_cpu_per_key(args, agents, m, fanout=8):
     def cpu_per_round(keys, same_key=False):
         def run(n):
             c0 = agents_cpu_s(agents)
-            subprocess.run([f"{args.build}/lattice", "launch", "--agents",
-                            ",".join(agents.addrs[:m]), "-N", str(m), "-n", str(m), "--fanout",
-                            str(fanout), prog, "--fence-bench", str(n), "--size", "64", "--keys",
-                            str(keys)] + (["--same-key"] if same_key else []),
+            subprocess.run(agents.one_rank_each(m, "--fanout", str(fanout), prog, "--fence-bench",
+                                                str(n), "--size", "64", "--keys", str(keys),
+                                                *(["--same-key"] if same_key else [])),
                            env=agents.launch_env(), stdout=subprocess.DEVNULL, check=True)
             return agents_cpu_s(agents) - c0
         return (run(rounds + 5) - run(5)) / rounds  # the launch's own cost cancels
@@ -604,8 +608,7 @@ def fence_cpu_per_round(args, agents, ssh, m):
         bench = [prog, "--fence-bench", str(rounds), "--size", "64"]
         if name == "hydra":
             return hydra_hosts(ssh, m, bench), None
-        return ([f"{args.build}/lattice", "launch", "--agents", ",".join(agents.addrs[:m]), "-N",
-                 str(m), "-n", str(m), "--fanout", "8", *bench], agents.launch_env())
+        return agents.one_rank_each(m, "--fanout", "8", *bench), agents.launch_env()
 
     def cost(name, rounds):
         cmd, env = command(name, rounds)
@@ -653,8 +656,7 @@ def idle_table(args):
     try:
         for state in ("before any launch", "after a launch over all of them"):
             if state.startswith("after"):
-                timed([f"{args.build}/lattice", "launch", "--agents", ",".join(agents.addrs), "-N",
-                       str(m), "-n", str(m), f"{args.build}/tests/programs/pmi2_client"],
+                timed(agents.one_rank_each(m, f"{args.build}/tests/programs/pmi2_client"),
                       env=agents.launch_env())
             # Let start-up, or the launch's ending, settle: links unused for 5 s close, and at 256
             # agents on two cores the last of them go 8-9 s after the launch.

@@ -529,13 +529,12 @@ std::vector<std::optional<double>> Job::agent_clock_origins() const {
                                              node.sent_ms, node.accepted_ms, node.replied_ms)));
     fences.push_back(node.times.fences);
   }
-  // The fence tree the agents used, when the launcher knows its fanout (an agent's own default
-  // applies otherwise).
-  const uint32_t fanout = relayed_ ? request_.relay_fanout : options_.fanout;
-  if (nodes_.size() < 2 || fanout == 0) return origins;
-  return align_by_fences(fence::Tree(static_cast<int>(nodes_.size()), layout_.rank_nodes.front(),
-                                     static_cast<int>(fanout)),
-                         std::move(origins), fences);
+  // The fence tree the agents used: a relayed launch's own, or the one --fanout gives (without
+  // it, each agent's configured fanout applies, which the launcher does not know).
+  std::optional<fence::Tree> tree = tree_;
+  if (!tree && nodes_.size() > 1 && options_.fanout > 0)
+    tree.emplace(layout_.nodes, layout_.rank_nodes.front(), static_cast<int>(options_.fanout));
+  return tree ? align_by_fences(*tree, std::move(origins), fences) : origins;
 }
 
 int Job::exit_code() const { return job_exit_code(policy_.failure(), ranks_, layout_.ntasks); }
