@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <random>
 
 using lattice::fence::Tree;
@@ -97,6 +98,13 @@ TEST_CASE("a node whose fences do not bound it both ways keeps its estimate") {
     CHECK(!aligned[1]);
     CHECK(*aligned[3] == 3.0);
     CHECK(*aligned[4] == 4.0);
+  }
+  SUBCASE("a hostile agent's extreme times place only its own subtree, and finitely") {
+    for (auto& f : fences[1]) f.reduced_us = f.store_us = UINT64_MAX;
+    auto aligned = align_by_fences(tree, estimate, fences);
+    for (const auto& origin : aligned) CHECK(std::isfinite(*origin));
+    CHECK(std::abs(*aligned[2] - 2.0) < 0.5);  // its sibling's subtree is untouched
+    CHECK(std::abs(*aligned[5] - 5.0) < 0.5);
   }
   SUBCASE("fences of other epochs than its parent's") {
     for (auto& f : fences[2]) f.epoch += 100;
