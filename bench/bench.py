@@ -399,15 +399,31 @@ def rss_table(args):
         print(f"| {state} | {kb / 1024:.1f} MiB | {anon / 1024:.1f} MiB |")
 
 
-def p50_p99(cmd, env=None):
-    """(p50, p99) microseconds that one --bench run (pmi2_client, pmix_bench) prints; None when
-    the run failed (said on stderr), so one failure costs a cell, not the table."""
+def printed_values(cmd, keys, env=None):
+    """The values of `keys` (microseconds) that one benchmark run (pmi2_client, pmix_bench)
+    prints; None when the run failed (said on stderr), so one failure costs a cell, not the
+    table."""
     try:
         _, out = timed(cmd, env=env)
     except (RuntimeError, subprocess.TimeoutExpired) as e:
         print(f"bench: {str(e)[:500]}", file=sys.stderr)
         return None
-    return parse_p(out, "p50_us"), parse_p(out, "p99_us")
+    return tuple(parse_p(out, key) for key in keys)
+
+
+def p50_p99(cmd, env=None):
+    return printed_values(cmd, ("p50_us", "p99_us"), env)
+
+
+def left_before_last_in(cmd, env=None):
+    """By how much a rank left a --fence-bench fence before the last rank entered it (0 for a
+    barrier), or None."""
+    got = printed_values(cmd, ("left_before_last_in_us",), env)
+    return got and got[0]
+
+
+def ms_or_dash(us):
+    return "-" if us is None else f"{us / 1e3:.1f} ms"
 
 
 def fence_table(args):
@@ -477,7 +493,11 @@ def fence_table(args):
 def fence_only_table(args):
     """The fence alone on its critical path (pmi2_client --fence-bench: last rank in -> last rank
     out, one rank per agent, 64 bytes put per rank) at several fanouts, beside Hydra's fence
-    with M simulated hosts (a barrier there: its data moves later, one get at a time)."""
+    with M simulated hosts. Hydra's PMI-2 fence is no barrier: it answers each rank at once and
+    makes a get wait instead, until every rank has fenced if the key is not there yet. So each
+    system is also timed to the end of a get of another rank's key after the fence (the first
+    moment a rank can use the fence's data), and, with one rank entering 50 ms late, by how much
+    a rank left a fence before the last rank entered it."""
     prog = f"{args.build}/tests/programs/pmi2_client"
     ms = [4, 16] if args.quick else [16, 64, 128, 256]
     rounds = 10 if args.quick else 20
@@ -505,14 +525,22 @@ def fence_only_table(args):
                 hydra = p50_p99(hydra_hosts(ssh, m, [prog, *bench])) if HYDRA else None
                 if hydra:
                     got["hydra"].append(hydra[0])
+        late = ["--fence-bench", "5", "--late-ms", "50"]
+        left_early = {"ours": left_before_last_in(agents.one_rank_each(ms[0], prog, *late),
+                                                  env=agents.launch_env()),
+                      "hydra": left_before_last_in(hydra_hosts(ssh, ms[0], [prog, *late]))
+                      if HYDRA else None}
         for m in ms:
             bench = ["--fence-bench", str(rounds), "--size", "64"]
             row = {}
             for name, k in fanouts:
                 row[name] = p50_p99(agents.one_rank_each(m, "--fanout", str(k or m), prog, *bench),
                                     env=agents.launch_env())
+            row["8, get"] = p50_p99(agents.one_rank_each(m, "--fanout", "8", prog, *bench,
+                                                         "--then-get"), env=agents.launch_env())
             if HYDRA:
                 row["hydra"] = p50_p99(hydra_hosts(ssh, m, [prog, *bench]))
+                row["hydra, get"] = p50_p99(hydra_hosts(ssh, m, [prog, *bench, "--then-get"]))
             rows.append((m, row))
     finally:
         agents.close()
@@ -524,13 +552,23 @@ def fence_only_table(args):
 
     print(f"\n### The fence alone, last rank in -> last rank out: p50 / p99 ms over {rounds} rounds "
           "(one rank per agent, 64 B each)\n")
-    print("| agents | fanout 2 | fanout 8 | star | Hydra, M simulated hosts | best / Hydra |")
-    print("|---|---|---|---|---|---|")
+    print("| agents | fanout 2 | fanout 8 | star | Hydra, M simulated hosts | best / Hydra "
+          "| fence + get, fanout 8 | fence + get, Hydra |")
+    print("|---|---|---|---|---|---|---|---|")
     for m, row in rows:
         ours = [row[k][0] for k in ("2", "8", "star") if row.get(k)]
         ratio = f"{min(ours) / row['hydra'][0]:.2f}" if ours and row.get("hydra") else "-"
         print(f"| {m} | {cell(row, '2')} | {cell(row, '8')} | {cell(row, 'star')} "
-              f"| {cell(row, 'hydra')} | {ratio} |")
+              f"| {cell(row, 'hydra')} | {ratio} | {cell(row, '8, get')} "
+              f"| {cell(row, 'hydra, get')} |")
+    print("\nHydra's PMI-2 fence answers each rank at once; a get waits instead (until every rank "
+          "has fenced, if its key is not there yet). Fence + get: the timed section ends with a get "
+          "of a key the next rank put before the fence, the first moment a rank can use the "
+          f"fence's data. With rank 0 entering each of 5 fences 50 ms late ({ms[0]} agents), the "
+          "most a rank left a fence before the last rank had entered it: Lattice "
+          f"{ms_or_dash(left_early['ours'])}, Hydra {ms_or_dash(left_early['hydra'])} (Hydra's "
+          "rounds drift apart by the late rank's delay each round: nothing holds the others "
+          "back).")
     if by_rounds:
         print(f"\nAs the store grows ({ms[1]} agents, fanout 8; each round adds {ms[1]} keys), "
               "p50 ms, median of 3 alternating runs:\n")

@@ -31,10 +31,25 @@ def pmi2_bench(c):
     c.check_clean(r)
 
 
+def pmi2_fence_is_a_barrier(c):
+    """No rank leaves a fence before the last rank has entered it, even when that rank comes
+    100 ms late (Hydra's PMI-2 fence answers each rank at once: there the late rank's peers
+    leave 100 ms before it enters). Causal, not timed: the ranks read one monotonic clock."""
+    r = c.run_launch(["-N", "2", "-n", "4", prog("pmi2_client"), "--fence-bench", "3",
+                      "--late-ms", "100", "--then-get"])
+    expect_status(r, 0)
+    m = re.search(r"pmi2 fence: ranks=4 rounds=3 .* left_before_last_in_us=(\d+)", r.out)
+    check(m, f"no fence line\n{r.describe()}")
+    check(m.group(1) == "0", f"a rank left a fence {m.group(1)} us before the last entered\n"
+          f"{r.describe()}")
+    c.check_clean(r)
+
+
 if __name__ == "__main__":
     run_cases([
         ("pmi2_n4_two_rounds_ring", pmi2_checks(4, 2)),
         ("pmi2_n1_singleton_ring", pmi2_checks(1, 2)),
         ("pmi2_n3_five_rounds", pmi2_checks(3, 5)),
         ("pmi2_bench_n4", pmi2_bench),
+        ("pmi2_fence_is_a_barrier", pmi2_fence_is_a_barrier),
     ])

@@ -2,10 +2,14 @@
  * mapping against the launcher's environment, node attributes, KVS rounds, PMIX_Ring. Modes:
  *   pmi2_client [--rounds N] [--hydra]       checks; each rank prints "pmi2 rank R/N ok"
  *   pmi2_client --bench ROUNDS [--size B]    times put -> fence -> get-all; rank 0 prints p50/p99
- *   pmi2_client --fence-bench ROUNDS [--size B] [--keys K [--same-key]]  times the fence alone
- *                                            (last rank in -> last rank out; ranks on one host;
- *                                            K puts per rank per round, 1 by default, of one key
- *                                            with --same-key); rank 0 prints p50/p99
+ *   pmi2_client --fence-bench ROUNDS [--size B] [--keys K [--same-key]] [--then-get]
+ *               [--late-ms D]                times the fence alone (last rank in -> last rank out;
+ *                                            ranks on one host; K puts per rank per round, 1 by
+ *                                            default, of one key with --same-key; --then-get: and
+ *                                            a get of the next rank's key; --late-ms: rank 0
+ *                                            enters each timed fence D ms late); rank 0 prints
+ *                                            p50/p99 and how long before the last rank entered a
+ *                                            fence any rank left it (0 for a barrier)
  *   pmi2_client --abort                      rank 1 calls PMI2_Abort after init, the others fence
  *   pmi2_client --namepub                    rank 0 publishes a name, the last rank looks it up;
  *                                            unknown and unpublished names must fail at once
@@ -37,6 +41,8 @@ struct options {
   int size;         /* value length in bench mode */
   int keys;         /* --keys: puts per rank per round of --fence-bench */
   int same_key;     /* --same-key: those puts all name one key */
+  int then_get;     /* --then-get: time the fence and a get of the next rank's key */
+  int late_ms;      /* --late-ms: rank 0 enters each timed fence this late */
   int hydra;
   int abort_mode;
   int namepub_mode;
@@ -64,6 +70,10 @@ static struct options parse_options(int argc, char** argv) {
       o.bench_rounds = prog_parse_positive(argv[i], next), ++i;
     } else if (!strcmp(argv[i], "--same-key")) {
       o.same_key = 1;
+    } else if (!strcmp(argv[i], "--then-get")) {
+      o.then_get = 1;
+    } else if (!strcmp(argv[i], "--late-ms")) {
+      o.late_ms = prog_parse_positive("--late-ms", next), ++i;
     } else if (!strcmp(argv[i], "--keys")) {
       o.keys = prog_parse_positive("--keys", next), ++i;
     } else if (!strcmp(argv[i], "--size")) {
@@ -243,8 +253,10 @@ int main(int argc, char** argv) {
   if (o.abort_mode) run_abort(&j);
   if (o.namepub_mode)
     run_namepub(&j);
-  else if (o.bench_rounds > 0 && o.fence_only)
-    kvs_fence_bench(j.rank, j.size, o.bench_rounds, o.size, o.keys, o.same_key);
+  else if (o.bench_rounds > 0 && o.fence_only) {
+    struct fence_bench b = {o.bench_rounds, o.size, o.keys, o.same_key, o.then_get, o.late_ms};
+    kvs_fence_bench(j.rank, j.size, &b);
+  }
   else if (o.bench_rounds > 0)
     kvs_bench(j.rank, j.size, o.bench_rounds, o.size);
   else

@@ -72,8 +72,9 @@ static void put_samples(const char* tag, int rank, const long long* samples, int
   }
 }
 
-/* Folds rank r's samples into worst[] (the slowest rank defines a round's time). */
-static void merge_samples(const char* tag, int r, long long* worst, int rounds) {
+/* Folds rank r's samples into acc[]: the latest (the slowest rank defines a round's time), or
+ * with earliest the earliest. */
+static void merge_samples(const char* tag, int r, long long* acc, int rounds, int earliest) {
   char key[KEY_LEN], value[PMI2_MAX_VALLEN];
   for (int c = 0; c * SAMPLES_PER_KEY < rounds; ++c) {
     int len = 0;
@@ -84,7 +85,7 @@ static void merge_samples(const char* tag, int r, long long* worst, int rounds) 
       char* end = NULL;
       long long v = strtoll(p, &end, 10);
       if (end == p) prog_fail("timing key %s is malformed: '%.60s'", key, value);
-      if (v > worst[i]) worst[i] = v;
+      if (earliest ? v < acc[i] : v > acc[i]) acc[i] = v;
       p = *end == ',' ? end + 1 : end;
     }
   }
@@ -101,7 +102,7 @@ void kvs_bench(int rank, int size, int rounds, int len) {
   put_samples("t", rank, samples, rounds);
   kvs_fence();
   if (rank == 0) {
-    for (int r = 1; r < size; ++r) merge_samples("t", r, samples, rounds);
+    for (int r = 1; r < size; ++r) merge_samples("t", r, samples, rounds, 0);
     prog_sort(samples, rounds);
     printf("pmi2 bench: ranks=%d rounds=%d size=%d p50_us=%lld p99_us=%lld max_us=%lld\n", size,
            rounds, len, prog_percentile(samples, rounds, 50), prog_percentile(samples, rounds, 99),
@@ -110,36 +111,56 @@ void kvs_bench(int rank, int size, int rounds, int len) {
   free(samples);
 }
 
-void kvs_fence_bench(int rank, int size, int rounds, int len, int keys, int same_key) {
+static void fence_bench_key(char* key, int round, int rank, int k) {
+  snprintf(key, KEY_LEN, "f%d-%d-%d", round, rank, k);
+}
+
+void kvs_fence_bench(int rank, int size, const struct fence_bench* b) {
+  int rounds = b->rounds;
   long long* in = calloc((size_t)rounds, sizeof *in);
   long long* out = calloc((size_t)rounds, sizeof *out);
-  if (!in || !out) prog_fail("out of memory");
+  long long* first_out = calloc((size_t)rounds, sizeof *first_out);
+  if (!in || !out || !first_out) prog_fail("out of memory");
   char key[KEY_LEN], value[PMI2_MAX_VALLEN];
   for (int round = 0; round < rounds; ++round) {
     kvs_fence(); /* everyone starts the round together */
-    for (int k = 0; k < keys; ++k) {
-      snprintf(key, sizeof key, "f%d-%d-%d", round, rank, same_key ? 0 : k);
-      fill_value(value, len, rank, round);
+    for (int k = 0; k < b->keys; ++k) {
+      fence_bench_key(key, round, rank, b->same_key ? 0 : k);
+      fill_value(value, b->len, rank, round);
       kvs_put(key, value);
     }
+    if (rank == 0 && b->late_ms > 0) prog_sleep_ms(b->late_ms);
     in[round] = prog_now_us();
     kvs_fence();
-    out[round] = prog_now_us();
+    if (b->then_get) {
+      int next = (rank + 1) % size;
+      fence_bench_key(key, round, next, 0);
+      fill_value(value, b->len, next, round);
+      kvs_expect(key, next, value, (size_t)b->len);
+    }
+    out[round] = first_out[round] = prog_now_us();
   }
   put_samples("i", rank, in, rounds);
   put_samples("o", rank, out, rounds);
   kvs_fence();
   if (rank == 0) {
     for (int r = 1; r < size; ++r) {
-      merge_samples("i", r, in, rounds);
-      merge_samples("o", r, out, rounds);
+      merge_samples("i", r, in, rounds, 0);
+      merge_samples("o", r, out, rounds, 0);
+      merge_samples("o", r, first_out, rounds, 1);
     }
-    for (int i = 0; i < rounds; ++i) out[i] -= in[i]; /* last out - last in */
+    long long left_early = 0; /* first out before last in */
+    for (int i = 0; i < rounds; ++i) {
+      if (in[i] - first_out[i] > left_early) left_early = in[i] - first_out[i];
+      out[i] -= in[i]; /* last out - last in */
+    }
     prog_sort(out, rounds);
-    printf("pmi2 fence: ranks=%d rounds=%d size=%d keys=%d p50_us=%lld p99_us=%lld max_us=%lld\n",
-           size, rounds, len, keys, prog_percentile(out, rounds, 50),
-           prog_percentile(out, rounds, 99), out[rounds - 1]);
+    printf("pmi2 fence: ranks=%d rounds=%d size=%d keys=%d p50_us=%lld p99_us=%lld max_us=%lld "
+           "left_before_last_in_us=%lld\n",
+           size, rounds, b->len, b->keys, prog_percentile(out, rounds, 50),
+           prog_percentile(out, rounds, 99), out[rounds - 1], left_early);
   }
   free(in);
   free(out);
+  free(first_out);
 }

@@ -20,13 +20,23 @@ void kvs_round(int rank, int size, const char* prefix, int round, int len);
  * "pmi2 bench: ranks=N rounds=R size=B p50_us=X p99_us=Y max_us=Z". */
 void kvs_bench(int rank, int size, int rounds, int len);
 
-/* Times the fence alone on its critical path, `rounds` times: each round a synchronising fence,
- * `keys` puts of `len` bytes (of `keys` distinct keys, or all of one key when `same_key`: the same
- * PMI traffic with one key to carry, so the fence's cost per key can be told from the puts'),
- * then the timed fence; the round's time is the last rank out minus the
+/* What --fence-bench times (see kvs_fence_bench). */
+struct fence_bench {
+  int rounds, len;
+  int keys;     /* puts per rank per round */
+  int same_key; /* those puts all name one key: the same PMI traffic with one key to carry, so the
+                   fence's cost per key can be told from the puts' */
+  int then_get; /* the timed section ends with a get of a key the next rank put before the fence:
+                   the earliest moment a rank can use the fence's data */
+  int late_ms;  /* rank 0 enters every timed fence this much after its puts */
+};
+
+/* Times the fence on its critical path: each round a synchronising fence, the puts, then the
+ * timed fence (and the get, with then_get); the round's time is the last rank out minus the
  * last rank in (absolute CLOCK_MONOTONIC microseconds: every rank must be on one host, as with
- * agents on loopback addresses). Rank 0 prints
- * "pmi2 fence: ranks=N rounds=R size=B keys=K p50_us=X p99_us=Y max_us=Z". */
-void kvs_fence_bench(int rank, int size, int rounds, int len, int keys, int same_key);
+ * agents on loopback addresses). Rank 0 prints "pmi2 fence: ranks=N rounds=R size=B keys=K
+ * p50_us=X p99_us=Y max_us=Z left_before_last_in_us=L", L being the most any rank left a timed
+ * fence before the last rank had entered it: 0 where the fence is a barrier. */
+void kvs_fence_bench(int rank, int size, const struct fence_bench* b);
 
 #endif

@@ -78,6 +78,12 @@ long long prog_now_us(void) {
   return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
 }
 
+void prog_sleep_ms(int ms) {
+  struct timespec left = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
+}
+
 static int compare_samples(const void* a, const void* b) {
   long long x = *(const long long*)a, y = *(const long long*)b;
   return (x > y) - (x < y);

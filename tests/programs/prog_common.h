@@ -36,4 +36,7 @@ long long prog_percentile(const long long* sorted, int n, int pct);
 /* Monotonic time in microseconds. */
 long long prog_now_us(void);
 
+/* Sleeps ms milliseconds, resuming after signals. */
+void prog_sleep_ms(int ms);
+
 #endif
