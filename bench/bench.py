@@ -511,7 +511,8 @@ def fence_only_table(args):
                                        for n in (rounds, 3 * rounds, 11 * rounds)}
     try:
         per_key = fence_cpu_per_key(args, agents, ms[1])
-        per_round = {m: fence_cpu_per_round(args, agents, ssh, m) for m in (ms[1], ms[-1])}
+        per_round = {(m, keys): fence_cpu_per_round(args, agents, ssh, m, keys)
+                     for m, keys in dict.fromkeys(((ms[1], 1), (ms[-1], 1), (ms[-1], 0)))}
         # Each round adds every rank's key to the store: how the fence bears a growing store
         # (medians of 3, alternating).
         m = ms[1]
@@ -580,16 +581,17 @@ def fence_only_table(args):
         for longer, got in by_rounds.items():
             print(f"| {longer} | {p50(got['ours'])} | {p50(got['hydra'])} |")
     print("\nThe whole machine's CPU per round (the ranks' too; a round is a fence to start together, "
-          "a put and the timed fence), ms: what each system spends, wherever it spends it, beside "
-          "the wall time a round takes. Medians of "
-          f"{len(next(iter(per_round.values()))['ours']['cpu'])} alternating runs, of 60 rounds "
-          "minus 10 rounds.\n")
-    print("| agents | Lattice CPU | Lattice wall | Hydra CPU | Hydra wall |")
-    print("|---|---|---|---|---|")
-    for m, got in per_round.items():
+          "the puts and the timed fence), ms: what each system spends, wherever it spends it, "
+          "beside the wall time a round takes and the part of it the timed fence took (its p50). "
+          f"Medians of {len(next(iter(per_round.values()))['ours']['cpu'])} alternating runs, of "
+          "60 rounds minus 10 rounds. With no puts both fences of a round are empty, and alike.\n")
+    print("| agents | puts per rank | Lattice CPU | Lattice wall | Lattice fence | Hydra CPU "
+          "| Hydra wall | Hydra fence |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (m, keys), got in per_round.items():
         cells = " | ".join(f"{median(got[name][k]):.2f}" if got[name][k] else "-"
-                           for name in ("ours", "hydra") for k in ("cpu", "wall"))
-        print(f"| {m} | {cells} |")
+                           for name in ("ours", "hydra") for k in ("cpu", "wall", "fence"))
+        print(f"| {m} | {keys} | {cells} |")
     m, hi, fence_us, with_puts_us = per_key
     print(f"\nAgent CPU per key per agent ({m} agents, fanout 8, best of 3): {fence_us:.2f} µs "
           f"in the fence (goal <= 0.25): the agents' CPU per round with {hi} puts of {hi} keys "
@@ -633,17 +635,18 @@ def busy_cpu_s():
     return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
-def fence_cpu_per_round(args, agents, ssh, m):
-    """The machine's CPU and the wall time per --fence-bench round at m agents (fanout 8) and
-    under Hydra with m simulated hosts: runs of 60 rounds minus runs of 10, so that start-up and
-    teardown cancel; alternating, medians of 3. The idle agents' own CPU during Hydra's runs (the
-    end of the launch before) is not Hydra's and is taken out. {"ours"|"hydra": {"cpu"|"wall":
-    [ms per round]}}."""
+def fence_cpu_per_round(args, agents, ssh, m, keys=1):
+    """The machine's CPU and the wall time per --fence-bench round (`keys` puts per rank; 0: empty
+    fences) at m agents (fanout 8) and under Hydra with m simulated hosts: runs of 60 rounds minus
+    runs of 10, so that start-up and teardown cancel; alternating, medians of 3; beside them the
+    timed fence's p50 in the longer runs. The idle agents' own CPU during Hydra's runs (the end of
+    the launch before) is not Hydra's and is taken out. {"ours"|"hydra": {"cpu"|"wall"|"fence":
+    [ms (per round)]}}."""
     prog = f"{args.build}/tests/programs/pmi2_client"
     reps = 1 if args.quick else 3
 
     def command(name, rounds):
-        bench = [prog, "--fence-bench", str(rounds), "--size", "64"]
+        bench = [prog, "--fence-bench", str(rounds), "--size", "64", "--keys", str(keys)]
         if name == "hydra":
             return hydra_hosts(ssh, m, bench), None
         return agents.one_rank_each(m, "--fanout", "8", *bench), agents.launch_env()
@@ -651,13 +654,13 @@ def fence_cpu_per_round(args, agents, ssh, m):
     def cost(name, rounds):
         cmd, env = command(name, rounds)
         busy, own = busy_cpu_s(), agents_cpu_s(agents)
-        wall, _ = timed(cmd, env=env)
+        wall, out = timed(cmd, env=env)
         cpu = busy_cpu_s() - busy
         if name == "hydra":
             cpu -= agents_cpu_s(agents) - own
-        return cpu, wall
+        return cpu, wall, parse_p(out, "p50_us")
 
-    out = {name: {"cpu": [], "wall": []} for name in ("ours", "hydra")}
+    out = {name: {"cpu": [], "wall": [], "fence": []} for name in ("ours", "hydra")}
     for _ in range(reps):
         for name in out:
             if name == "hydra" and not HYDRA:
@@ -669,6 +672,7 @@ def fence_cpu_per_round(args, agents, ssh, m):
                 continue
             out[name]["cpu"].append((hi[0] - lo[0]) / 50 * 1e3)
             out[name]["wall"].append((hi[1] - lo[1]) / 50 * 1e3)
+            out[name]["fence"].append(hi[2] / 1e3)
     return out
 
 

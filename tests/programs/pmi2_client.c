@@ -4,12 +4,13 @@
  *   pmi2_client --bench ROUNDS [--size B]    times put -> fence -> get-all; rank 0 prints p50/p99
  *   pmi2_client --fence-bench ROUNDS [--size B] [--keys K [--same-key]] [--then-get]
  *               [--late-ms D]                times the fence alone (last rank in -> last rank out;
- *                                            ranks on one host; K puts per rank per round, 1 by
- *                                            default, of one key with --same-key; --then-get: and
- *                                            a get of the next rank's key; --late-ms: rank 0
- *                                            enters each timed fence D ms late); rank 0 prints
- *                                            p50/p99 and how long before the last rank entered a
- *                                            fence any rank left it (0 for a barrier)
+ *                                            ranks on one host). K puts per rank per round (1 by
+ *                                            default, 0 for empty fences; all of one key with
+ *                                            --same-key); --then-get: the fence and a get of the
+ *                                            next rank's key; --late-ms: rank 0 enters each timed
+ *                                            fence D ms late. Rank 0 prints p50/p99 and how long
+ *                                            before the last rank entered a fence any rank left it
+ *                                            (0 for a barrier)
  *   pmi2_client --abort                      rank 1 calls PMI2_Abort after init, the others fence
  *   pmi2_client --namepub                    rank 0 publishes a name, the last rank looks it up;
  *                                            unknown and unpublished names must fail at once
@@ -75,7 +76,7 @@ static struct options parse_options(int argc, char** argv) {
     } else if (!strcmp(argv[i], "--late-ms")) {
       o.late_ms = prog_parse_positive("--late-ms", next), ++i;
     } else if (!strcmp(argv[i], "--keys")) {
-      o.keys = prog_parse_positive("--keys", next), ++i;
+      o.keys = prog_parse_count("--keys", next), ++i;
     } else if (!strcmp(argv[i], "--size")) {
       o.size = prog_parse_positive("--size", next), ++i;
     } else if (!strcmp(argv[i], "--hydra")) {
@@ -90,6 +91,7 @@ static struct options parse_options(int argc, char** argv) {
       prog_fail("unknown argument '%s' (see the comment at the top of pmi2_client.c)", argv[i]);
     }
   }
+  if (o.then_get && o.keys == 0) prog_fail("--then-get needs a key to get (--keys 0 puts none)");
   if (o.size >= PMI2_MAX_VALLEN)
     prog_fail("--size must be below %d (PMI2_MAX_VALLEN)", PMI2_MAX_VALLEN);
   return o;

@@ -23,7 +23,7 @@ void kvs_bench(int rank, int size, int rounds, int len);
 /* What --fence-bench times (see kvs_fence_bench). */
 struct fence_bench {
   int rounds, len;
-  int keys;     /* puts per rank per round */
+  int keys;     /* puts per rank per round (0: the fences carry nothing) */
   int same_key; /* those puts all name one key: the same PMI traffic with one key to carry, so the
                    fence's cost per key can be told from the puts' */
   int then_get; /* the timed section ends with a get of a key the next rank put before the fence:
