@@ -229,6 +229,10 @@ def ompi_table(args):
           "its own session and shared-memory directory).")
 
 
+def parse_values(out, keys):
+    return tuple(parse_p(out, key) for key in keys)
+
+
 def parse_p(out, key):
     for tok in out.split():
         if tok.startswith(key + "="):
@@ -408,7 +412,7 @@ def printed_values(cmd, keys, env=None):
     except (RuntimeError, subprocess.TimeoutExpired) as e:
         print(f"bench: {str(e)[:500]}", file=sys.stderr)
         return None
-    return tuple(parse_p(out, key) for key in keys)
+    return parse_values(out, keys)
 
 
 def p50_p99(cmd, env=None):
@@ -510,6 +514,7 @@ def fence_only_table(args):
     by_rounds = {} if args.quick else {n: {"ours": [], "hydra": []}
                                        for n in (rounds, 3 * rounds, 11 * rounds)}
     try:
+        one_node = one_node_fences(args, agents, rounds)
         per_key = fence_cpu_per_key(args, agents, ms[1])
         per_round = {(m, keys): fence_cpu_per_round(args, agents, ssh, m, keys)
                      for m, keys in dict.fromkeys(((ms[1], 1), (ms[-1], 1), (ms[-1], 0)))}
@@ -570,6 +575,7 @@ def fence_only_table(args):
           f"{ms_or_dash(left_early['ours'])}, Hydra {ms_or_dash(left_early['hydra'])} (Hydra's "
           "rounds drift apart by the late rank's delay each round: nothing holds the others "
           "back).")
+    print(one_node)
     if by_rounds:
         print(f"\nAs the store grows ({ms[1]} agents, fanout 8; each round adds {ms[1]} keys), "
               "p50 ms, median of 3 alternating runs:\n")
@@ -598,6 +604,52 @@ def fence_only_table(args):
           f"per rank minus with {hi} puts of one key, over the extra keys times the agents. "
           f"Counting the extra puts' PMI round trips too ({hi} puts of {hi} keys against 1 put): "
           f"{with_puts_us:.2f} µs.")
+
+
+def one_node_fences(args, agents, rounds):
+    """The fence of n ranks on one node under one agent, beside `srun --mpi=pmi2` (whose fence is
+    a barrier too) and Hydra: the fence alone and the fence with a get, p50 / p99 ms (medians of
+    alternating runs), and by how much a rank left a fence before the last rank entered it (the
+    most over the runs). Returns the table as text."""
+    prog = f"{args.build}/tests/programs/pmi2_client"
+    reps = 1 if args.quick else 3
+    keys = ("p50_us", "p99_us", "left_before_last_in_us")
+    srun_skip = None
+    rows = []
+    for n in ([16] if args.quick else [16, 64]):
+        for what, extra in (("fence", []), ("fence + get", ["--then-get"])):
+            opts = ["--fence-bench", str(rounds), "--size", "64", *extra]
+            runs = {"ours": [], "srun": [], "hydra": []}
+            for _ in range(reps):
+                runs["ours"].append(printed_values(
+                    [f"{args.build}/lattice", "launch", "--agents", agents.addrs[0], "-n", str(n),
+                     prog, *opts], keys, env=agents.launch_env()))
+                if srun_skip is None:
+                    try:
+                        runs["srun"].append(parse_values(
+                            round_srun.srun_pmi2_client(args, n, opts), keys))
+                    except (round_srun.SlurmUnavailable, RuntimeError) as e:
+                        srun_skip = str(e)
+                        print(f"bench: srun skipped: {srun_skip}", file=sys.stderr)
+                if HYDRA:
+                    runs["hydra"].append(printed_values([HYDRA, "-n", str(n), prog, *opts], keys))
+            rows.append((n, what, {name: [r for r in got if r] for name, got in runs.items()}))
+    round_srun.close()
+
+    def cell(got):
+        if not got:
+            return "-"
+        return (f"{median(r[0] for r in got) / 1e3:.2f} / {median(r[1] for r in got) / 1e3:.2f} "
+                f"({max(r[2] for r in got) / 1e3:.1f})")
+
+    lines = [f"\nOne node, n ranks under one agent, beside `srun --mpi=pmi2` and `mpiexec.hydra` "
+             f"(p50 / p99 ms over {rounds} rounds, medians of {reps} alternating runs; in "
+             "brackets, the most a rank left a fence before the last rank had entered it, ms: 0 "
+             "for a barrier)" + (f"; srun skipped: {srun_skip}" if srun_skip else "") + ":\n",
+             "| ranks | timed | Lattice | srun --mpi=pmi2 | Hydra |", "|---|---|---|---|---|"]
+    lines += [f"| {n} | {what} | {cell(got['ours'])} | {cell(got['srun'])} | {cell(got['hydra'])} |"
+              for n, what, got in rows]
+    return "\n".join(lines)
 
 
 def fence_cpu_per_key(args, agents, m, fanout=8):

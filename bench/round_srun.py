@@ -1,7 +1,9 @@
-"""srun's column of the one-node PMI round (bench.py round_table): the same pmi2_client --bench
-run under `srun --mpi=pmi2` through a private Slurm on localhost (slurm_local.LocalSlurm).
+"""srun's columns of the one-node PMI tables (bench.py round_table, fence_only_table): the same
+pmi2_client runs under `srun --mpi=pmi2` through a private Slurm on localhost
+(slurm_local.LocalSlurm).
 
     p50_us = srun_round(args, 16, 50)   # raises SlurmUnavailable (one-line reason) or RuntimeError
+    out = srun_pmi2_client(args, 16, ["--fence-bench", "20"])   # its stdout; raises the same
     ...
     close()                             # stops the private Slurm (also done at exit)
 
@@ -13,7 +15,7 @@ import time
 
 from slurm_local import LocalSlurm, SlurmUnavailable
 
-__all__ = ["srun_round", "close", "SlurmUnavailable"]
+__all__ = ["srun_round", "srun_pmi2_client", "close", "SlurmUnavailable"]
 
 _slurm = None
 _failure = None
@@ -54,9 +56,15 @@ def srun_round(args, n, rounds, size=64, timeout=300):
     libpmi2 served by Slurm's mpi/pmi2 plugin in slurmstepd) on one node, as pmi2_client
     --bench prints it. Raises SlurmUnavailable when no local Slurm can run here, RuntimeError
     when the run fails."""
+    return _p50(srun_pmi2_client(args, n, ["--bench", str(rounds), "--size", str(size)], timeout))
+
+
+def srun_pmi2_client(args, n, options, timeout=300):
+    """The stdout of n ranks of pmi2_client `options` under srun --mpi=pmi2 on this node. Raises
+    SlurmUnavailable when no local Slurm can run here, RuntimeError when the run fails."""
     slurm = _instance()
     prog = f"{args.build}/tests/programs/pmi2_client"
-    cmd = slurm.srun(n, "--mpi=pmi2") + [prog, "--bench", str(rounds), "--size", str(size)]
+    cmd = slurm.srun(n, "--mpi=pmi2") + [prog, *options]
     try:
         p = subprocess.run(cmd, env=slurm.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, timeout=timeout)
@@ -68,4 +76,4 @@ def srun_round(args, n, rounds, size=64, timeout=300):
     if p.returncode != 0:
         raise RuntimeError(f"srun -n {n} exited {p.returncode}: "
                            f"{(p.stderr.strip().splitlines() or ['no stderr'])[-1][:300]}")
-    return _p50(p.stdout)
+    return p.stdout
