@@ -258,8 +258,7 @@ int main(int argc, char** argv) {
   else if (o.bench_rounds > 0 && o.fence_only) {
     struct fence_bench b = {o.bench_rounds, o.size, o.keys, o.same_key, o.then_get, o.late_ms};
     kvs_fence_bench(j.rank, j.size, &b);
-  }
-  else if (o.bench_rounds > 0)
+  } else if (o.bench_rounds > 0)
     kvs_bench(j.rank, j.size, o.bench_rounds, o.size);
   else
     run_checks(&j, &o);

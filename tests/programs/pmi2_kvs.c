@@ -155,10 +155,11 @@ void kvs_fence_bench(int rank, int size, const struct fence_bench* b) {
       out[i] -= in[i]; /* last out - last in */
     }
     prog_sort(out, rounds);
-    printf("pmi2 fence: ranks=%d rounds=%d size=%d keys=%d p50_us=%lld p99_us=%lld max_us=%lld "
-           "left_before_last_in_us=%lld\n",
-           size, rounds, b->len, b->keys, prog_percentile(out, rounds, 50),
-           prog_percentile(out, rounds, 99), out[rounds - 1], left_early);
+    printf(
+        "pmi2 fence: ranks=%d rounds=%d size=%d keys=%d p50_us=%lld p99_us=%lld max_us=%lld "
+        "left_before_last_in_us=%lld\n",
+        size, rounds, b->len, b->keys, prog_percentile(out, rounds, 50),
+        prog_percentile(out, rounds, 99), out[rounds - 1], left_early);
   }
   free(in);
   free(out);
