@@ -72,9 +72,10 @@ static void put_samples(const char* tag, int rank, const long long* samples, int
   }
 }
 
-/* Folds rank r's samples into acc[]: the latest (the slowest rank defines a round's time), or
- * with earliest the earliest. */
-static void merge_samples(const char* tag, int r, long long* acc, int rounds, int earliest) {
+/* Folds rank r's samples into latest[] (the slowest rank defines a round's time) and, unless
+ * NULL, earliest[]. */
+static void merge_samples(const char* tag, int r, int rounds, long long* latest,
+                          long long* earliest) {
   char key[KEY_LEN], value[PMI2_MAX_VALLEN];
   for (int c = 0; c * SAMPLES_PER_KEY < rounds; ++c) {
     int len = 0;
@@ -85,7 +86,8 @@ static void merge_samples(const char* tag, int r, long long* acc, int rounds, in
       char* end = NULL;
       long long v = strtoll(p, &end, 10);
       if (end == p) prog_fail("timing key %s is malformed: '%.60s'", key, value);
-      if (earliest ? v < acc[i] : v > acc[i]) acc[i] = v;
+      if (v > latest[i]) latest[i] = v;
+      if (earliest && v < earliest[i]) earliest[i] = v;
       p = *end == ',' ? end + 1 : end;
     }
   }
@@ -102,7 +104,7 @@ void kvs_bench(int rank, int size, int rounds, int len) {
   put_samples("t", rank, samples, rounds);
   kvs_fence();
   if (rank == 0) {
-    for (int r = 1; r < size; ++r) merge_samples("t", r, samples, rounds, 0);
+    for (int r = 1; r < size; ++r) merge_samples("t", r, rounds, samples, NULL);
     prog_sort(samples, rounds);
     printf("pmi2 bench: ranks=%d rounds=%d size=%d p50_us=%lld p99_us=%lld max_us=%lld\n", size,
            rounds, len, prog_percentile(samples, rounds, 50), prog_percentile(samples, rounds, 99),
@@ -145,9 +147,8 @@ void kvs_fence_bench(int rank, int size, const struct fence_bench* b) {
   kvs_fence();
   if (rank == 0) {
     for (int r = 1; r < size; ++r) {
-      merge_samples("i", r, in, rounds, 0);
-      merge_samples("o", r, out, rounds, 0);
-      merge_samples("o", r, first_out, rounds, 1);
+      merge_samples("i", r, rounds, in, NULL);
+      merge_samples("o", r, rounds, out, first_out);
     }
     long long left_early = 0; /* first out before last in */
     for (int i = 0; i < rounds; ++i) {
