@@ -301,16 +301,16 @@ def describe_pids(pids):
     return out
 
 
-def as_user(uid, fn):
-    """Runs fn() in a forked child that has become uid (gid = uid, no groups) and returns what
-    it returned (a short string) — for probes "from another user"."""
+def as_user(uid, fn, gid=None):
+    """Runs fn() in a forked child that has become uid (gid = `gid`, default uid; no groups) and
+    returns what it returned (a short string) — for probes "from another user"."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             os.close(r)
             os.setgroups([])
-            os.setgid(uid)
+            os.setgid(uid if gid is None else gid)
             os.setuid(uid)
             out = str(fn())
         except BaseException as e:  # the parent reports it
@@ -322,6 +322,30 @@ def as_user(uid, fn):
         data = f.read().decode(errors="replace")
     os.waitpid(pid, 0)
     return data
+
+
+class TestUser:
+    """A local user made for the tests with useradd (kept between runs: making one is slow and
+    they own nothing but an empty home): name, uid, gid, home."""
+
+    def __init__(self, name):
+        import pwd
+        try:
+            pw = pwd.getpwnam(name)
+        except KeyError:
+            subprocess.run(["useradd", "--create-home", "--user-group", "--shell", "/bin/sh", name],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            pw = pwd.getpwnam(name)
+        self.name, self.uid, self.gid, self.home = name, pw.pw_uid, pw.pw_gid, pw.pw_dir
+
+    def run(self, fn):
+        """fn() in a forked child that has become this user (as_user)."""
+        return as_user(self.uid, fn, gid=self.gid)
+
+
+def test_user(role):
+    """The test user for `role`: "victim" (the job's user) or "hostile" (another local user)."""
+    return TestUser(f"lattice-t-{role}")
 
 
 def expect_status(result, code):
