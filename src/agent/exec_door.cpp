@@ -56,16 +56,13 @@ ExecDoor::ExecDoor(net::Loop& loop, uint32_t uid, std::string token, Hooks hooks
 ExecDoor::~ExecDoor() = default;
 
 Result<std::unique_ptr<ExecDoor>> ExecDoor::open(net::Loop& loop, const std::string& path,
-                                                 uint32_t uid, uint32_t gid, bool chown,
-                                                 std::string token, Hooks hooks) {
+                                                 uint32_t uid, std::string token, Hooks hooks) {
   std::unique_ptr<ExecDoor> door(new ExecDoor(loop, uid, std::move(token), std::move(hooks)));
   ExecDoor* self = door.get();
   auto listener = net::UnixListener::listen(
       loop, path, [self](auto stream) { self->admit(std::move(stream)); });
   if (!listener) return make_error(cat("exec socket ", path, ": ", listener.error().message));
   door->listener_ = std::move(listener.value());
-  if (chown && ::chown(path.c_str(), uid, gid) != 0)
-    return make_error(cat("cannot give ", path, " to uid ", uid, ": ", std::strerror(errno)));
   // Clients that never ask are cut off; checked at a coarse period, which is all it needs.
   door->sweeper_.start(kRequestDeadlineMs, kRequestDeadlineMs, [self] {
     uint64_t now = self->loop_.now_ms();

@@ -29,10 +29,9 @@ class ExecDoor {
     // Client `id` went away (its command, if any, should end).
     std::function<void(uint64_t id)> gone;
   };
-  // `chown`: give the socket to `uid` (the agent runs as root).
+  // Admits clients of `uid` (or root); the caller gives the socket file to that user.
   static Result<std::unique_ptr<ExecDoor>> open(net::Loop& loop, const std::string& path,
-                                                uint32_t uid, uint32_t gid, bool chown,
-                                                std::string token, Hooks hooks);
+                                                uint32_t uid, std::string token, Hooks hooks);
   ~ExecDoor();
   ExecDoor(const ExecDoor&) = delete;
   ExecDoor& operator=(const ExecDoor&) = delete;

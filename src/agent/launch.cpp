@@ -171,7 +171,8 @@ Status Launch::start() {
   if (auto opened = open_doors(); !opened) {
     socket_listener_.reset();
     exec_door_.reset();
-    if (!launch_dir_.empty()) remove_launch_dir(launch_dir_);
+    if (launch_dir_) remove_launch_dir(launch_dir_->path());
+    launch_dir_.reset();
     return opened.error();
   }
 
@@ -274,7 +275,7 @@ Status Launch::spawn_rank(Rank& rank) {
     if (!pmix_env) return pmix_env.error();
     in.wireup = proc::RankEnvInput::Wireup::pmix;
     in.pmix_env = std::move(pmix_env.value());
-    in.session_dir = launch_dir_;
+    in.session_dir = launch_dir_->path();
   } else if (port_listener_) {
     auto bound = port_listener_->bound();
     in.pmi_port = cat(bound.host, ':', bound.port);
@@ -454,7 +455,8 @@ void Launch::end(const std::optional<Failure>& failure) {
   conns_.clear();
   socket_listener_.reset();  // removes the socket file
   port_listener_.reset();
-  if (!launch_dir_.empty()) remove_launch_dir(launch_dir_);
+  if (launch_dir_) remove_launch_dir(launch_dir_->path());
+  launch_dir_.reset();
   sink_.ended(*this, failure, stragglers_, times_);
 }
 

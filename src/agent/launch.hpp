@@ -91,6 +91,7 @@ class LaunchSink {
 };
 
 class SocketDir;
+class LaunchDir;
 class PmixHost;
 
 // What every launch on this agent shares. Ranks get nothing of the agent's own environment.
@@ -271,7 +272,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::vector<std::string> programs_;  // each app's executable, resolved by start()
   std::map<pmi::ConnId, PmiConn> conns_;
-  std::string launch_dir_;  // <socket dir>/lattice-<id>, removed at the end
+  std::unique_ptr<LaunchDir> launch_dir_;  // <socket dir>/lattice-<random>, removed at the end
   std::unique_ptr<net::UnixListener> socket_listener_;
   std::unique_ptr<net::TcpListener> port_listener_;
   net::Timer watch_timer_;

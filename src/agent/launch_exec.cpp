@@ -13,6 +13,7 @@
 #include "agent/escape_hatch.hpp"
 #include "agent/launch.hpp"
 #include "agent/launch_rank.hpp"
+#include "agent/socket_dir.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
 #include "base/wipe.hpp"
@@ -29,7 +30,8 @@ std::string new_token() {
   return to_hex(std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
 }
 
-// A new file in the launch's fresh directory (never an existing one, never through a link).
+// A new file in the launch's fresh directory (never an existing one, never through a link),
+// made while the directory is still the agent's: the job's user may read it, not change it.
 Status write_new_file(const std::string& path, const std::string& text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return make_error(cat("cannot create ", path, ": ", std::strerror(errno)));
@@ -44,20 +46,21 @@ Status write_new_file(const std::string& path, const std::string& text) {
 Status Launch::open_exec_door() {
   if (env_.mpi_launcher.empty()) return {};  // an agent without the tool offers no hatch
   std::string token = new_token();
-  EscapeHatch hatch{env_.mpi_launcher, launch_dir_, cat(launch_dir_, "/exec.sock"), token};
-  if (auto s = write_new_file(cat(launch_dir_, '/', kHydraHostFile), hydra_hosts(spec_)); !s)
-    return s;
-  if (auto s = write_new_file(cat(launch_dir_, '/', kOpenMpiHostFile), openmpi_hostfile(spec_)); !s)
+  const std::string socket_name = "exec.sock";
+  EscapeHatch hatch{env_.mpi_launcher, launch_dir_->path(), launch_dir_->entry(socket_name), token};
+  if (auto s = write_new_file(launch_dir_->entry(kHydraHostFile), hydra_hosts(spec_)); !s) return s;
+  if (auto s = write_new_file(launch_dir_->entry(kOpenMpiHostFile), openmpi_hostfile(spec_)); !s)
     return s;
   ExecDoor::Hooks hooks;
   hooks.start = [this](uint64_t client, wire::ExecRequest request) {
     return exec_requested(client, std::move(request));
   };
   hooks.gone = [this](uint64_t client) { exec_client_gone(client); };
-  auto door = ExecDoor::open(loop_, hatch.exec_socket, spec_.user.uid, spec_.user.gid,
-                             env_.agent_is_root, std::move(token), std::move(hooks));
+  auto door =
+      ExecDoor::open(loop_, hatch.exec_socket, spec_.user.uid, std::move(token), std::move(hooks));
   if (!door) return door.error();
   exec_door_ = std::move(door.value());
+  if (auto given = launch_dir_->give(socket_name); !given) return given;
   escape_env_ = escape_environment(hatch);
   command_env_ = command_environment(hatch);
   return {};

@@ -2,9 +2,6 @@
 // directory only the job's user can enter, the optional PMI_PORT listener that admits only
 // the job's user), the server's hooks (responses, fences, aborts, client failures), and the
 // watchdog for fence deadlines and ranks that dropped PMI without finalize.
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -22,21 +19,25 @@ namespace lattice::agent {
 
 Status Launch::open_doors() {
   const JobUser& user = spec_.user;
-  auto dir =
-      env_.socket_dir->make_launch_dir(spec_.launch_id, user.uid, user.gid, env_.agent_is_root);
+  auto dir = env_.socket_dir->make_launch_dir(user.uid, user.gid, env_.agent_is_root);
   if (!dir) return dir.error();
-  launch_dir_ = *dir;
+  launch_dir_ = std::make_unique<LaunchDir>(std::move(dir.value()));
   if (auto hatch = open_exec_door(); !hatch) return hatch;
-  if (pmix_) return {};  // libpmix's own listener is the only door; the directory holds its files
-  std::string socket_path = cat(launch_dir_, "/pmi.sock");
-  auto listener = net::UnixListener::listen(
-      loop_, socket_path, [this](auto stream) { admit(std::move(stream), Door::socket); });
-  if (!listener) return make_error(cat("PMI socket ", socket_path, ": ", listener.error().message));
-  socket_listener_ = std::move(listener.value());
-  if (env_.agent_is_root && ::chown(socket_path.c_str(), user.uid, user.gid) != 0)
-    return make_error(
-        cat("cannot give ", socket_path, " to uid ", user.uid, ": ", std::strerror(errno)));
-  if (spec_.use_pmi_port) {
+  // libpmix's own listener is the PMIx launches' door; their directory holds its files.
+  if (!pmix_) {
+    const std::string name = "pmi.sock";
+    auto listener = net::UnixListener::listen(loop_, launch_dir_->entry(name), [this](auto stream) {
+      admit(std::move(stream), Door::socket);
+    });
+    if (!listener)
+      return make_error(
+          cat("PMI socket ", launch_dir_->entry(name), ": ", listener.error().message));
+    socket_listener_ = std::move(listener.value());
+    if (auto given = launch_dir_->give(name); !given) return given;
+  }
+  // Last: until now the directory was the agent's, so no name in it could be swapped.
+  if (auto given = launch_dir_->hand_over(); !given) return given;
+  if (spec_.use_pmi_port && !pmix_) {
     auto tcp = net::TcpListener::listen(
         loop_, "127.0.0.1", 0, [this](auto stream) { admit(std::move(stream), Door::port); });
     if (!tcp) return make_error(cat("PMI port: ", tcp.error().message));

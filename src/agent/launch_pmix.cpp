@@ -7,6 +7,7 @@
 
 #include "agent/launch.hpp"
 #include "agent/launch_rank.hpp"
+#include "agent/socket_dir.hpp"
 #include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
@@ -23,7 +24,7 @@ void Launch::start_pmix() {
     for (int rank = 0; rank < spec_.world_size; ++rank)
       layout.appnums.push_back(spec_.app_of(rank));
   layout.this_node = spec_.node_index;
-  layout.tmpdir = launch_dir_;
+  layout.tmpdir = launch_dir_->path();
   // Spawning waits for libpmix to know the namespace and every local rank; the answer comes
   // on a later loop turn, and the launcher has heard "accepted" by then.
   pmix_->register_job(layout, spec_.user.uid, spec_.user.gid, *this, [this](Status registered) {

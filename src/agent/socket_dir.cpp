@@ -12,12 +12,17 @@
 
 #include "base/log.hpp"
 #include "base/strings.hpp"
+#include "secure/secret.hpp"
 
 namespace lattice::agent {
 namespace {
 
 constexpr const char* kLockName = "agentd.lock";
 constexpr const char* kLaunchPrefix = "lattice-";
+// Others may traverse the socket directory (to a socket they were given) but not list it.
+constexpr mode_t kSocketDirMode = 0711;
+// Random bytes in a launch directory's name: unguessable, and unrelated to the launch's id.
+constexpr size_t kLaunchDirNameBytes = 16;
 
 // Open MPI's session tree inside a launch directory is a few levels deep; deeper is someone's
 // mischief, and what lies below this is left (and said) rather than chased.
@@ -57,11 +62,33 @@ void remove_entries(int dfd, int depth) {
 
 }  // namespace
 
+Status LaunchDir::give(const std::string& name) const {
+  if (chown_ && ::fchownat(fd_.get(), name.c_str(), uid_, gid_, AT_SYMLINK_NOFOLLOW) != 0)
+    return make_error(cat("cannot give ", entry(name), " to uid ", uid_, ": ", why()));
+  return {};
+}
+
+Status LaunchDir::hand_over() const {
+  if (chown_ && ::fchown(fd_.get(), uid_, gid_) != 0)
+    return make_error(cat("cannot give ", path_, " to uid ", uid_, ": ", why()));
+  return {};
+}
+
 Result<std::unique_ptr<SocketDir>> SocketDir::claim(const std::string& path) {
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+  if (::mkdir(path.c_str(), kSocketDirMode) != 0 && errno != EEXIST)
     return make_error(cat("cannot create PMI socket directory ", path, ": ", why()));
+  net::UniqueFd dir(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {};
+  if (!dir || ::fstat(dir.get(), &st) != 0)
+    return make_error(cat("cannot open PMI socket directory ", path, ": ", why()));
+  // Launch directories are made in it by name: whoever owns it could rename them under us.
+  if (st.st_uid != ::geteuid())
+    return make_error(cat("PMI socket directory ", path, " belongs to uid ", st.st_uid,
+                          ", not to this agent's uid ", ::geteuid()));
+  if ((st.st_mode & 07777) != kSocketDirMode && ::fchmod(dir.get(), kSocketDirMode) != 0)
+    return make_error(cat("cannot make PMI socket directory ", path, " mode 0711: ", why()));
   std::string lock_path = cat(path, '/', kLockName);
-  net::UniqueFd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
+  net::UniqueFd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd) return make_error(cat("cannot open ", lock_path, ": ", why()));
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK) return make_error(cat("cannot lock ", lock_path, ": ", why()));
@@ -96,16 +123,19 @@ int SocketDir::remove_leftovers() const {
   return removed;
 }
 
-Result<std::string> SocketDir::make_launch_dir(const std::string& launch_id, uid_t uid, gid_t gid,
-                                               bool chown) const {
-  std::string dir = cat(path_, '/', kLaunchPrefix, launch_id);
+Result<LaunchDir> SocketDir::make_launch_dir(uid_t uid, gid_t gid, bool chown) const {
+  unsigned char random[kLaunchDirNameBytes];
+  secure::random_bytes(random, sizeof random);
+  std::string dir = cat(path_, '/', kLaunchPrefix,
+                        to_hex(std::string_view(reinterpret_cast<char*>(random), sizeof random)));
   if (::mkdir(dir.c_str(), 0700) != 0) return make_error(cat("cannot create ", dir, ": ", why()));
-  if (chown && ::chown(dir.c_str(), uid, gid) != 0) {
-    std::string error = cat("cannot give ", dir, " to uid ", uid, ": ", why());
+  net::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) {
+    std::string error = cat("cannot open ", dir, ": ", why());
     ::rmdir(dir.c_str());
     return make_error(error);
   }
-  return dir;
+  return LaunchDir(std::move(dir), std::move(fd), uid, gid, chown);
 }
 
 bool remove_launch_dir(const std::string& dir) {

@@ -84,6 +84,18 @@ def processes_with_env(entry):
     return found
 
 
+def children_of(pid):
+    """Pids of the live children of `pid` (none once it is gone)."""
+    out = []
+    for path in glob.glob(f"/proc/{pid}/task/*/children"):
+        try:
+            with open(path) as f:
+                out += [int(p) for p in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
 def wait_until(predicate, timeout):
     """Polls predicate until it is truthy or timeout passes; returns its last value."""
     deadline = time.monotonic() + timeout
@@ -253,6 +265,7 @@ class Case:
         """Processes of this case other than the agents it started: launchers and local-mode
         agents (found by TMPDIR; ranks are found by their tag, see survivors())."""
         mine = {a.proc.pid for a in self.agents}
+        mine |= {child for pid in mine for child in children_of(pid)}  # behind a wrapper (strace)
         return [p for p in processes_with_env(f"TMPDIR={self.dir}") if p not in mine]
 
     def stale_sockets(self):

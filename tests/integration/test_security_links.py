@@ -3,7 +3,6 @@ silence, a replayed handshake, a byte flipped in an established link, an agent h
 key in a launch's peer list; authenticated peers in the wrong role (not in the launch, or a
 member forging another node's fromNode, or, toward a launcher, another node's rank exits); and the agent's memory and fds under abuse. After
 every probe the agent is alive, says why it refused, and serves the next good launch."""
-import glob
 import os
 import socket
 import subprocess
@@ -274,15 +273,21 @@ def named_agents(c):
 
 def running_launch(c, nodes, rounds="3"):
     """A pmi2_client job over the agents that waits 3 s before its first PMI call; returns the
-    Popen, its start time and the launch id (from the head's PMI directory)."""
+    Popen, its start time and the launch id (from a rank's environment: the launch's directory
+    names do not give it away)."""
     args = ["--agents", addresses(nodes), "-n", "6", "/bin/sh", "-c",
             f"sleep 3; exec {prog('pmi2_client')} --rounds {rounds}"]
     p = c.start_launch(args)
     started = time.monotonic()
-    pattern = os.path.join(nodes[0].dir, "lattice-*")
-    check(wait_until(lambda: glob.glob(pattern), 10), "the launch never reached n1")
-    launch = os.path.basename(glob.glob(pattern)[0])[len("lattice-"):]
+    check(wait_until(c.survivors, 10), "the launch's ranks never started")
+    launch = launch_id_of(c.survivors()[0])
     return p, args, started, launch
+
+
+def launch_id_of(pid):
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+    return env[b"LATTICE_LAUNCH_ID"].decode()
 
 
 def wrong_role(c):

@@ -44,8 +44,7 @@ struct Fixture {
       return {};
     };
     hooks.gone = [this](uint64_t id) { gone.push_back(id); };
-    auto opened = ExecDoor::open(loop, dir + "/exec.sock", ::getuid(), ::getgid(), false, kToken,
-                                 std::move(hooks));
+    auto opened = ExecDoor::open(loop, dir + "/exec.sock", ::getuid(), kToken, std::move(hooks));
     REQUIRE(opened);
     door = std::move(opened.value());
   }
