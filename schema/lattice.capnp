@@ -130,6 +130,33 @@ struct LaunchProcessesRequest {
   launcherName @30 :Text;        # relayed: the launcher's handshake name (the head checks it
                                  # against its link); should the head be lost, a link proving
                                  # it may take the launch's reports directly
+  inherit @31 :Inheritance;      # what ranks take from the launcher (absent: the agent's own)
+}
+
+# What ranks inherit from the launcher, as srun's tasks take its umask and resource limits
+# (PropagateResourceLimits=ALL). Each agent applies the limits its configuration propagates,
+# as soft limits capped by its own hard limits.
+struct Inheritance {
+  umask @0 :UInt16;
+  limits @1 :List(ResourceLimit);
+}
+
+struct ResourceLimit {
+  resource @0 :Resource;
+  soft @1 :UInt64;               # 0xffffffffffffffff: unlimited
+}
+
+enum Resource {
+  as @0;
+  core @1;
+  cpu @2;
+  data @3;
+  fsize @4;
+  memlock @5;
+  nofile @6;
+  nproc @7;
+  rss @8;
+  stack @9;
 }
 
 struct LaunchAccepted {
@@ -258,6 +285,8 @@ struct LaunchEnded {
   failure @3 :Failure;           # the first failure this agent saw (when failed)
   timings @4 :LaunchTimings;
   stragglers @5 :List(Straggler); # after a fence timeout: this node's ranks that never entered it
+  strays @6 :UInt32;             # processes the launch left behind here (a setsid, a double
+                                 # fork), killed by the agent once its ranks had exited
 }
 
 struct Straggler {

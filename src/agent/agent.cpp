@@ -72,6 +72,14 @@ Status Agent::start(int ready_fd) {
   socket_dir_ = std::move(dir.value());
   environment_.socket_dir = socket_dir_.get();
   socket_dir_->remove_leftovers();
+  auto containment = proc::Containment::choose(config_.containment);
+  if (!containment) return containment.error();
+  containment_ = std::move(containment.value());
+  environment_.containment = containment_.get();
+  LAT_LOG(info, "contain", "launches are contained by ", containment_->describe());
+  if (containment_->mode() == proc::ContainmentMode::subreaper)
+    orphan_reaper_ = std::make_unique<net::OrphanReaper>(loop_);
+  containment_->remove_leftovers();
   pmix_ = std::make_unique<PmixHost>(loop_, socket_dir_->path(), config_.node_id);
   environment_.pmix = pmix_.get();
 
@@ -230,6 +238,7 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   defaults.max_ranks_per_node = config_.max_ranks_per_node;
   defaults.agent_uid = static_cast<uint32_t>(::geteuid());
   defaults.allow_root_jobs = config_.allow_root_jobs;
+  defaults.propagated = config_.propagate_limits;
   auto spec = decode_launch_request(request, defaults);
   if (!spec) return refuse(spec.error().message);
   if (spec->relayed) {

@@ -26,6 +26,7 @@
 #include "link/connection.hpp"
 #include "net/listener.hpp"
 #include "net/loop.hpp"
+#include "net/orphan_reaper.hpp"
 #include "net/signal.hpp"
 #include "net/timer.hpp"
 #include "secure/cluster_key.hpp"
@@ -137,8 +138,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   void output(Launch& launch, int rank, bool is_stderr, std::string data) override;
   void rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) override;
   void input_taken(Launch& launch, uint64_t bytes) override;
-  void ended(Launch& launch, const std::optional<Failure>& failure,
-             const std::vector<Straggler>& stragglers, const LaunchTimes& times) override;
+  void ended(Launch& launch, const LaunchEnd& end) override;
 
   net::Loop& loop_;
   rpc::MessageCounts counts_;  // every link's messages, for the admin socket
@@ -147,7 +147,9 @@ class Agent : private LaunchSink, public admin::AgentControl {
   LaunchEnvironment environment_;
   uint64_t started_ms_;
   std::unique_ptr<SocketDir> socket_dir_;
-  std::unique_ptr<PmixHost> pmix_;  // before launches_: outlives them
+  std::unique_ptr<proc::Containment> containment_;    // before launches_: outlives their groups
+  std::unique_ptr<net::OrphanReaper> orphan_reaper_;  // the subreaper's adopted orphans
+  std::unique_ptr<PmixHost> pmix_;                    // before launches_: outlives them
   std::unique_ptr<net::TcpListener> listener_;
   std::unique_ptr<net::UnixListener> admin_listener_;
   std::vector<std::unique_ptr<net::SignalWatcher>> signals_;

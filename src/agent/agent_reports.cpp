@@ -82,13 +82,12 @@ void Agent::rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus stat
              wire::rank_exit(launch.id(), launch.spec().node_index, rank, pid, status));
 }
 
-void Agent::ended(Launch& launch, const std::optional<Failure>& failure,
-                  const std::vector<Straggler>& stragglers, const LaunchTimes& times) {
+void Agent::ended(Launch& launch, const LaunchEnd& end) {
   LaunchEntry& entry = launches_.at(launch.id());
   entry.ended_ms = loop_.now_ms();
-  report_own(entry,
-             wire::launch_ended(launch.id(), launch.spec().node_index, failure, stragglers, times));
-  LAT_LOG(info, "launch", launch.id(), ": ended", failure ? ": " + policy::describe(*failure) : "");
+  report_own(entry, wire::launch_ended(launch.id(), launch.spec().node_index, end));
+  LAT_LOG(info, "launch", launch.id(), ": ended",
+          end.failure ? ": " + policy::describe(*end.failure) : "");
   reaper_.start(0, 0, [this] { reap(); });
 }
 

@@ -129,6 +129,7 @@ Launch::~Launch() {
   // The owner destroys a launch only after it ended; anything still alive here (agent
   // teardown) is killed rather than orphaned.
   kill_running(SIGKILL);
+  if (group_ && sweep_ && !sweep_->finished()) group_->signal(SIGKILL);
   if (pmix_) pmix_->deregister_job(nspace());
 }
 
@@ -162,6 +163,19 @@ Status Launch::start() {
   if (ranks_batch_ && spec_.sched == RankScheduling::automatic)
     LAT_LOG(info, "launch", spec_.launch_id, ": ", ranks_.size(), " ranks on ", cpus,
             " CPUs: they run under SCHED_BATCH (--sched auto)");
+  if (env_.containment) {
+    auto group = env_.containment->make_group(cat("LATTICE_LAUNCH_ID=", spec_.launch_id));
+    if (!group)
+      return make_error(cat("cannot contain the launch's processes on ", env_.node_id, ": ",
+                            group.error().message));
+    group_ = std::move(group.value());
+    sweep_ = std::make_unique<StraySweep>(loop_, *group_, kStrayGraceMs, [this](uint32_t) {
+      if (!end_after_sweep_) return;
+      auto failure = std::move(*end_after_sweep_);
+      end_after_sweep_.reset();
+      end(failure);
+    });
+  }
   if (spec_.pmix) {
     if (!env_.pmix) return make_error("this agent does not serve PMIx");
     auto server = env_.pmix->server();
@@ -345,9 +359,16 @@ void Launch::on_exit(Rank& rank, net::ExitInfo info) {
   sink_.rank_exited(*this, rank.rank, rank.pid, status);
   auto actions = policy_.exited(rank.rank, status, rank.initialized && !rank.finalized);
   if (std::none_of(ranks_.begin(), ranks_.end(),
-                   [this](auto& r) { return policy_.running(r->rank); }))
+                   [this](auto& r) { return policy_.running(r->rank); })) {
     times_.exited_us = elapsed_us();
+    // At once, not at the end: a stray that holds the ranks' output pipes would hold the end.
+    if (!execs_running()) sweep_strays();
+  }
   run(std::move(actions));
+}
+
+void Launch::sweep_strays() {
+  if (sweep_) sweep_->start();
 }
 
 void Launch::input(std::string data, bool eof) {
@@ -440,6 +461,10 @@ void Launch::end(const std::optional<Failure>& failure) {
     end_after_execs_ = failure;
     return;
   }
+  if (sweep_ && !sweep_->finished()) {
+    end_after_sweep_ = failure;
+    return sweep_strays();
+  }
   watch_timer_.stop();
   links_timer_.stop();
   link_holds_.clear();  // neighbours' links linger for the next launch, silent
@@ -457,7 +482,7 @@ void Launch::end(const std::optional<Failure>& failure) {
   port_listener_.reset();
   if (launch_dir_) remove_launch_dir(launch_dir_->path());
   launch_dir_.reset();
-  sink_.ended(*this, failure, stragglers_, times_);
+  sink_.ended(*this, LaunchEnd{failure, stragglers_, times_, sweep_ ? sweep_->strays() : 0});
 }
 
 // A process of the launch (a rank, an escape-hatch command), killed if the agent dies. It
@@ -469,6 +494,10 @@ void Launch::job_process(net::SpawnSpec& spawn, const std::string& program,
                          const std::vector<std::string>& args, const std::vector<int>& cpus,
                          std::vector<std::string> env) const {
   spawn.parent_death_signal = SIGKILL;
+  if (group_) spawn.cgroup_procs_fd = group_->join_fd();
+  if (spec_.umask) spawn.umask = static_cast<int>(*spec_.umask);
+  for (const auto& limit : spec_.limits)
+    spawn.limits.push_back(net::ChildLimit{proc::rlimit_of(limit.resource), limit.soft});
   const JobUser& user = spec_.user;
   const proc::ProcessUser* as = nullptr;
   if (env_.self && proc::runs_as(*env_.self, user.uid, user.gid, user.name, user.groups)) {

@@ -17,6 +17,7 @@
 #include "agent/launch_spec.hpp"
 #include "agent/name_registry.hpp"
 #include "agent/peer_links.hpp"
+#include "agent/stray_sweep.hpp"
 #include "agent/tree_fence.hpp"
 #include "agent/user_lookup.hpp"
 #include "base/clock.hpp"
@@ -29,6 +30,7 @@
 #include "pmi/server.hpp"
 #include "pmix/server.hpp"
 #include "policy/launch_policy.hpp"
+#include "proc/containment.hpp"
 #include "proc/environment.hpp"
 #include "proc/exit_status.hpp"
 #include "proc/line_buffer.hpp"
@@ -51,6 +53,14 @@ struct LaunchTimes {  // microseconds since the request arrived; 0 = not yet
   uint64_t spawned_us = 0, first_init_us = 0, last_finalize_us = 0, exited_us = 0;
   uint64_t user_known_us = 0;  // the job's user looked up (or found unknown); 0: no lookup
   FencePhaseLog fences;        // the latest fences' phases
+};
+
+// How a launch ended on this node, as the launcher hears it.
+struct LaunchEnd {
+  std::optional<Failure> failure;     // the first this node saw
+  std::vector<Straggler> stragglers;  // after a fence timeout
+  LaunchTimes times;
+  uint32_t strays = 0;  // processes it left behind, killed once its ranks had exited
 };
 
 // A PMIx direct modex between agents: a question (rank's data, please) or its answer.
@@ -86,8 +96,7 @@ class LaunchSink {
   virtual void input_taken(Launch& launch, uint64_t bytes) = 0;
   // Every local rank is reaped and its output drained; the owner may destroy the launch later
   // (not from inside this call).
-  virtual void ended(Launch& launch, const std::optional<Failure>& failure,
-                     const std::vector<Straggler>& stragglers, const LaunchTimes& times) = 0;
+  virtual void ended(Launch& launch, const LaunchEnd& end) = 0;
 };
 
 class SocketDir;
@@ -106,6 +115,9 @@ struct LaunchEnvironment {
   PmixHost* pmix = nullptr;                 // the agent's PMIx server, for --pmi pmix launches
   // This node's CPU topology for --cpu-bind (read once at start), or why there is none.
   const Result<proc::Topology>* topology = nullptr;
+  // What keeps each launch's processes together (a cgroup each, or the agent as subreaper);
+  // null: nothing does (unit tests).
+  proc::Containment* containment = nullptr;
 };
 
 class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
@@ -239,6 +251,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
                                           const std::vector<std::string>& args,
                                           const std::vector<int>& cpus = {}) const;
   void on_exit(Rank& rank, net::ExitInfo info);
+  // Once no rank or command of the launch runs here: what they left behind is ended.
+  void sweep_strays();
   void check_fence_deadline();
   void hold_neighbour_links();
   // Local ranks that never entered fence `epoch`, with their last PMI command and its age.
@@ -316,6 +330,11 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   bool input_ended_ = false;
   uint64_t input_received_ = 0, input_reported_ = 0;       // stdin bytes in, and reported taken
   std::optional<std::optional<Failure>> end_after_execs_;  // end() waits for running commands
+  // Every process the launch starts here joins group_; what is left in it when they are done
+  // is swept before the launch ends (end() waits for that too).
+  std::unique_ptr<proc::ProcessGroup> group_;
+  std::unique_ptr<StraySweep> sweep_;
+  std::optional<std::optional<Failure>> end_after_sweep_;
 };
 
 }  // namespace lattice::agent

@@ -25,6 +25,9 @@ constexpr size_t kMaxPendingInputBytes = size_t{64} << 20;
 // The launcher hears how much stdin the input ranks took each time this much more was taken:
 // well under its window (launcher/job.cpp), so it never waits for a report that is not due.
 constexpr uint64_t kInputReportBytes = uint64_t{1} << 20;
+// What the launch's ranks left behind (StraySweep) gets from SIGTERM to SIGKILL, as ranks do
+// when the agent stops.
+constexpr uint64_t kStrayGraceMs = kPolicyTimes.grace_ms;
 // Period of the watchdog that checks fence deadlines and lost-PMI ranks.
 constexpr uint64_t kWatchPeriodMs = 200;
 // Links to the fence neighbours are held from the first rank's wire-up, or after this.

@@ -277,6 +277,19 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
     if (!secure::valid_identity_name(spec.launcher_name))
       return make_error("a relayed launch must name its launcher (launcherName)");
   }
+  if (r.hasInherit()) {
+    auto inherit = r.getInherit();
+    spec.umask = inherit.getUmask() & 0777u;
+    for (auto limit : inherit.getLimits()) {
+      // A resource a newer launcher knows and this agent does not is left alone.
+      auto raw = static_cast<int>(limit.getResource());
+      if (raw < 0 || raw >= proc::kResourceCount) continue;
+      auto resource = static_cast<proc::Resource>(raw);
+      if (std::find(defaults.propagated.begin(), defaults.propagated.end(), resource) !=
+          defaults.propagated.end())
+        spec.limits.push_back(proc::Limit{resource, limit.getSoft()});
+    }
+  }
   spec.input_rank = r.getInputRank();
   if (spec.input_rank < -2 || spec.input_rank >= spec.world_size)
     return make_error(cat("inputRank ", spec.input_rank, " is neither a rank, -1 (all) nor -2"));

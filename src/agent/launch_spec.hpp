@@ -13,6 +13,7 @@
 #include "base/result.hpp"
 #include "lattice.capnp.h"
 #include "proc/cpu_binding.hpp"
+#include "proc/resource_limits.hpp"
 #include "secure/secret.hpp"
 
 namespace lattice::agent {
@@ -74,6 +75,10 @@ struct LaunchSpec {
   proc::CpuBind cpu_bind;
   RankScheduling sched = RankScheduling::automatic;
   std::optional<CxiCredentials> cxi;  // none: the launch runs without CXI
+  // What ranks take from the launcher, as this agent propagates it (srun's umask and
+  // PropagateResourceLimits); none: the agent's own.
+  std::optional<uint32_t> umask;
+  std::vector<proc::Limit> limits;
   // Relayed down the fence tree (launch_relay.hpp): from the launcher to the head, from each
   // agent to its children; `launcher_name` is the launcher's handshake name.
   bool relayed = false;
@@ -100,6 +105,8 @@ struct LaunchDefaults {
   // its own user's.
   uint32_t agent_uid = 0;
   bool allow_root_jobs = false;
+  // The launcher's resource limits ranks get (jobs.propagate_limits).
+  std::vector<proc::Resource> propagated = proc::parse_propagated("ALL").value();
 };
 // Launch ids end up in file names (the per-launch PMI socket): short and path-safe only.
 inline constexpr size_t kMaxLaunchIdLength = 64;

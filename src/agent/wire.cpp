@@ -212,14 +212,16 @@ rpc::Outgoing rank_exit(const std::string& launch_id, int node_index, int rank, 
   return msg;
 }
 
-rpc::Outgoing launch_ended(const std::string& launch_id, int node_index,
-                           const std::optional<Failure>& failure,
-                           const std::vector<Straggler>& stragglers, const LaunchTimes& times) {
+rpc::Outgoing launch_ended(const std::string& launch_id, int node_index, const LaunchEnd& ended) {
+  const auto& failure = ended.failure;
+  const auto& stragglers = ended.stragglers;
+  const auto& times = ended.times;
   rpc::Outgoing msg;
   auto end = msg.envelope().initBody().initLaunchEnded();
   end.setLaunchId(launch_id);
   end.setNodeIndex(static_cast<uint32_t>(node_index));
   end.setFailed(failure.has_value());
+  end.setStrays(ended.strays);
   if (failure) lattice::wire::encode_failure(*failure, end.initFailure());
   auto late = end.initStragglers(static_cast<unsigned>(stragglers.size()));
   for (unsigned i = 0; i < late.size(); ++i) {

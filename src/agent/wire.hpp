@@ -53,8 +53,6 @@ rpc::Outgoing copy_of(schema::Envelope::Reader envelope);
 rpc::Outgoing relayed_request(schema::LaunchProcessesRequest::Reader request, int node_index);
 rpc::Outgoing rank_exit(const std::string& launch_id, int node_index, int rank, int pid,
                         proc::ExitStatus status);
-rpc::Outgoing launch_ended(const std::string& launch_id, int node_index,
-                           const std::optional<Failure>& failure,
-                           const std::vector<Straggler>& stragglers, const LaunchTimes& times);
+rpc::Outgoing launch_ended(const std::string& launch_id, int node_index, const LaunchEnd& end);
 
 }  // namespace lattice::agent::wire

@@ -116,6 +116,25 @@ const Key kKeys[] = {
      [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
        return store(milliseconds(r, n, p), c.idle_timeout_ms);
      }},
+    {"jobs.containment",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) -> Status {
+       auto s = text(r, n, p);
+       if (!s) return s.error();
+       auto mode = proc::parse_containment_mode(*s);
+       if (!mode)
+         return r.bad(n, p, cat("expected auto, cgroup2, cgroup1 or subreaper, got '", *s, "'"));
+       c.containment = *mode;
+       return {};
+     }},
+    {"jobs.propagate_limits",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) -> Status {
+       auto s = text(r, n, p);
+       if (!s) return s.error();
+       auto resources = proc::parse_propagated(*s);
+       if (!resources) return r.bad(n, p, resources.error().message);
+       c.propagate_limits = std::move(resources.value());
+       return {};
+     }},
 };
 
 std::string host_name() {
@@ -193,12 +212,14 @@ std::string describe(const AgentConfig& c) {
              "\nsecurity:\n  ",
              c.key_file.empty() ? "# key_file: not set (the agent refuses to start without one)"
                                 : "key_file: " + yaml_string(c.key_file),
-             "\n  allow_root_jobs: ", c.allow_root_jobs ? "true" : "false",  //
-             "\n  handshake_timeout: ", seconds(c.handshake_timeout_ms),     //
-             "\nlimits:\n  max_ranks_per_node: ", c.max_ranks_per_node,      //
-             "\n  max_world_size: ", c.max_world_size,                       //
-             "\n  max_connections: ", c.max_connections,                     //
-             "\n  idle_timeout: ", seconds(c.idle_timeout_ms), '\n');
+             "\n  allow_root_jobs: ", c.allow_root_jobs ? "true" : "false",           //
+             "\n  handshake_timeout: ", seconds(c.handshake_timeout_ms),              //
+             "\nlimits:\n  max_ranks_per_node: ", c.max_ranks_per_node,               //
+             "\n  max_world_size: ", c.max_world_size,                                //
+             "\n  max_connections: ", c.max_connections,                              //
+             "\n  idle_timeout: ", seconds(c.idle_timeout_ms),                        //
+             "\njobs:\n  containment: ", proc::containment_mode_name(c.containment),  //
+             "\n  propagate_limits: ", proc::describe_propagated(c.propagate_limits), '\n');
 }
 
 }  // namespace lattice::config

@@ -9,6 +9,8 @@
 
 #include "base/log.hpp"
 #include "base/result.hpp"
+#include "proc/containment.hpp"
+#include "proc/resource_limits.hpp"
 
 namespace lattice::config {
 
@@ -36,6 +38,9 @@ struct AgentConfig {
   uint32_t max_world_size = 1u << 20;
   uint32_t max_connections = 1024;
   uint32_t idle_timeout_ms = 60000;
+  // jobs: what holds a launch's processes together, and what ranks take from the launcher
+  proc::ContainmentMode containment = proc::ContainmentMode::automatic;
+  std::vector<proc::Resource> propagate_limits = proc::parse_propagated("ALL").value();
 };
 
 // A node id names this agent in every handshake and in LATTICE_NODELIST: 1..255 printable

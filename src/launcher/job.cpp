@@ -395,6 +395,7 @@ void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
       if (!node || node->ended) return;
       auto end = wire::decode_ended(body.getLaunchEnded(), node->address.node_id);
       node->times = end.times;
+      node->strays = end.strays;
       node->ended = true;
       stragglers_.insert(stragglers_.end(), end.stragglers.begin(), end.stragglers.end());
       run(policy_.ended(index(*node), std::move(end.failure)));
@@ -545,6 +546,12 @@ std::string Job::final_report() const {
   if (policy_.failure())
     out += cat("lattice: job failed: ", policy::describe(*policy_.failure()), '\n');
   out += format_stragglers(stragglers_);
+  for (const auto& node : nodes_)
+    if (node.strays > 0)
+      out += cat("lattice: ", node.address.node_id, ": ", node.strays,
+                 node.strays == 1 ? " process" : " processes",
+                 " the launch left behind (started in a session of its own, or double-forked) ",
+                 node.strays == 1 ? "was" : "were", " killed\n");
   if (code != 0) {
     // Where no rank can be running unreported: the node ended, refused, or was never asked.
     std::vector<bool> settled;

@@ -70,6 +70,7 @@ class Job {
     double replied_ms = 0;         // the agent's time from the request's arrival to its reply
     bool waiting_for_cxi = false;  // ready to be sent its request once the credentials are in
     wire::NodeTimes times{};       // from its LaunchEnded
+    uint32_t strays = 0;           // processes the launch left there, which its agent killed
     bool ended = false;            // its LaunchEnded came: every rank it started has exited
     bool refused = false;          // it answered the request with an error: it started nothing
     bool reports_stdin = false;    // it says how much stdin its ranks took (StdinTaken)

@@ -97,6 +97,8 @@ int launch_main(const std::vector<std::string>& args) {
     std::fprintf(stderr, "lattice: not exported to a job running as root: %s\n",
                  join(exported->dropped_loader, ", ").c_str());
   Job::Request request{new_launch_id(), std::move(user.value()), std::move(exported->env)};
+  request.umask = proc::own_umask();
+  request.limits = proc::own_soft_limits();
 
   // With --agents the key is the operator's; local mode makes its own below.
   std::string key_file = options.key_file;

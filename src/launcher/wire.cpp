@@ -120,6 +120,13 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
   req.setTimeLimitMs(options.time_limit_ms);
   req.setKillOnBadExit(options.kill_on_bad_exit);
   req.setInputRank(options.input_rank);
+  auto inherit = req.initInherit();
+  inherit.setUmask(static_cast<uint16_t>(request.umask & 0777));
+  auto limits = inherit.initLimits(static_cast<unsigned>(request.limits.size()));
+  for (unsigned i = 0; i < limits.size(); ++i) {
+    limits[i].setResource(static_cast<schema::Resource>(request.limits[i].resource));
+    limits[i].setSoft(request.limits[i].soft);
+  }
   req.setCpuBind(options.cpu_bind);
   req.setRankScheduling(options.sched == "batch"    ? schema::RankScheduling::BATCH
                         : options.sched == "normal" ? schema::RankScheduling::NORMAL
@@ -190,6 +197,7 @@ Ended decode_ended(schema::LaunchEnded::Reader m, const std::string& node_id) {
     out.stragglers.push_back(Straggler{static_cast<int>(s.getRank()), node_id, s.getPmiState(),
                                        s.getLastCommand(), s.getIdleMs()});
   if (m.getFailed()) out.failure = lattice::wire::decode_failure(m.getFailure());
+  out.strays = m.getStrays();
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "launcher/layout.hpp"
 #include "launcher/options.hpp"
 #include "launcher/report.hpp"
+#include "proc/resource_limits.hpp"
 #include "rpc/outgoing.hpp"
 #include "wire/rank_layout.hpp"
 
@@ -28,6 +29,9 @@ struct JobRequest {
   // tree, and this launcher's handshake name. 0: a star launch.
   uint32_t relay_fanout = 0;
   std::string launcher_name = {};
+  // What ranks inherit from this launcher, as srun's tasks: its umask and soft limits.
+  uint32_t umask = 022;
+  std::vector<proc::Limit> limits = {};
 };
 
 struct Peer {
@@ -95,6 +99,7 @@ struct Ended {
   std::optional<JobFailure> failure;
   std::vector<Straggler> stragglers;
   NodeTimes times;
+  uint32_t strays = 0;  // processes the launch left behind on the node, killed by its agent
 };
 // `node_id`: the sending agent's, for its stragglers.
 Ended decode_ended(schema::LaunchEnded::Reader m, const std::string& node_id);

@@ -4,6 +4,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,7 +22,20 @@ namespace lattice::net {
 namespace {
 
 // What failed in the child, for the parent's message.
-enum class Stage { none, session, user, regained_root, death_signal, fds, cpus, sched, cwd, exec };
+enum class Stage {
+  none,
+  cgroup,
+  session,
+  user,
+  regained_root,
+  death_signal,
+  fds,
+  cpus,
+  sched,
+  limits,
+  cwd,
+  exec
+};
 
 // Everything the child reads, prepared by the parent, and the one thing it writes.
 struct Context {
@@ -38,8 +53,13 @@ struct Context {
   const ChildUser* user;   // null: stay who we are; else these, read as plain data:
   const uint32_t* groups;  // user->groups
   size_t ngroups;
+  int cgroup_fd;
+  int umask;
+  const ChildLimit* limits;
+  size_t nlimits;
   Stage stage = Stage::none;
   int error = 0;
+  size_t failed_limit = 0;
 };
 
 std::vector<char*> c_strings(const std::vector<std::string>& strings) {
@@ -90,6 +110,8 @@ LATTICE_CHILD_CODE int child_main(void* arg) {
   dfl.sa_handler = SIG_DFL;
   for (int s = 1; s < NSIG; ++s)
     if (s != SIGKILL && s != SIGSTOP) sigaction(s, &dfl, nullptr);  // internal ones refuse
+  // First, while still this process's user: whatever the child does from here is contained.
+  if (c->cgroup_fd >= 0 && write(c->cgroup_fd, "0", 1) != 1) child_failed(c, Stage::cgroup);
   if (c->new_session && setsid() < 0) child_failed(c, Stage::session);
   // Before the parent-death signal: the kernel clears it when the effective ids change.
   if (c->user) become_user(c);
@@ -111,6 +133,15 @@ LATTICE_CHILD_CODE int child_main(void* arg) {
     sched_param param{};
     if (sched_setscheduler(0, SCHED_BATCH, &param) != 0) child_failed(c, Stage::sched);
   }
+  for (size_t i = 0; i < c->nlimits; ++i) {
+    rlimit limit{};
+    c->failed_limit = i;
+    const auto resource = static_cast<__rlimit_resource_t>(c->limits[i].resource);
+    if (getrlimit(resource, &limit) != 0) child_failed(c, Stage::limits);
+    limit.rlim_cur = c->limits[i].soft < limit.rlim_max ? c->limits[i].soft : limit.rlim_max;
+    if (setrlimit(resource, &limit) != 0) child_failed(c, Stage::limits);
+  }
+  if (c->umask >= 0) umask(static_cast<mode_t>(c->umask));
   if (c->cwd && chdir(c->cwd) != 0) child_failed(c, Stage::cwd);
   sigset_t none;
   sigemptyset(&none);
@@ -157,7 +188,11 @@ Result<int> start_child(const ChildPlan& plan) {
             plan.sched_batch,
             plan.user ? &*plan.user : nullptr,
             plan.user ? plan.user->groups.data() : nullptr,
-            plan.user ? plan.user->groups.size() : 0};
+            plan.user ? plan.user->groups.size() : 0,
+            plan.cgroup_procs_fd,
+            plan.umask,
+            plan.limits.data(),
+            plan.limits.size()};
 
   constexpr size_t kStackBytes = 64 * 1024;  // the child calls a few libc wrappers, no more
   auto stack = std::make_unique<char[]>(kStackBytes);
@@ -190,6 +225,11 @@ Result<int> start_child(const ChildPlan& plan) {
     case Stage::regained_root:
       return make_error(
           cat("cannot start '", plan.file, "': uid ", plan.user->uid, " could become root again"));
+    case Stage::cgroup:
+      return make_error(cat("cannot join the launch's cgroup: ", why));
+    case Stage::limits:
+      return make_error(cat("cannot set resource limit ", plan.limits[c.failed_limit].resource,
+                            " to ", plan.limits[c.failed_limit].soft, ": ", why));
     case Stage::death_signal:
       return make_error(cat("cannot start '", plan.file, "': prctl: ", why));
     case Stage::fds:

@@ -24,6 +24,13 @@ struct ChildUser {
   std::vector<uint32_t> groups;
 };
 
+// A resource limit the child starts with: its soft limit, capped by the hard limit it inherits
+// (the hard limit itself is left alone).
+struct ChildLimit {
+  int resource = 0;   // RLIMIT_*
+  uint64_t soft = 0;  // RLIM_INFINITY for none
+};
+
 struct ChildPlan {
   std::string file;               // path given to execve (already resolved)
   std::vector<std::string> argv;  // argv[0..]
@@ -37,10 +44,16 @@ struct ChildPlan {
   // answering the ranks that are ready instead of yielding to each one it wakes).
   bool sched_batch = false;
   std::optional<ChildUser> user;  // none: this process's ids
+  // A cgroup.procs file the child writes "0" to before anything else, so that all it becomes
+  // and starts stays in that cgroup; -1: stay in this process's.
+  int cgroup_procs_fd = -1;
+  int umask = -1;                  // the child's umask; -1: this process's
+  std::vector<ChildLimit> limits;  // applied before the exec
 };
 
 // The child's pid once it has exec'd, or what failed, with nothing left running (and no
 // zombie): "cannot execute 'F': ...", "cannot change to directory 'D': ...",
+// "cannot join the launch's cgroup: ...", "cannot set resource limit N: ...",
 // "cannot bind to CPUs ...: ...", "cannot use SCHED_BATCH: ...", "cannot become uid U (gid G):
 // ...". The caller reaps the pid.
 Result<int> start_child(const ChildPlan& plan);

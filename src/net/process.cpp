@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "base/strings.hpp"
@@ -24,6 +25,13 @@ namespace lattice::net {
 namespace {
 
 constexpr int kFirstInheritedFd = 3;  // after stdin, stdout, stderr
+
+// The children a Process started and has not reaped yet: any other child of this process is an
+// orphan it adopted as a subreaper (orphan_reaper.hpp).
+std::set<int>& owned() {
+  static std::set<int> pids;
+  return pids;
+}
 
 // pidfd_open(2): glibc 2.36 has no wrapper in every build.
 int pidfd_open(int pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
@@ -45,6 +53,7 @@ Result<Pipe> make_pipe(bool child_reads) {
 void reap_orphan(uv_poll_t* handle, int, int) {
   auto pid = static_cast<pid_t>(reinterpret_cast<intptr_t>(handle->data));
   if (::waitpid(pid, nullptr, WNOHANG) == 0) return;  // not yet
+  owned().erase(pid);
   uv_os_fd_t fd = -1;
   uv_fileno(reinterpret_cast<uv_handle_t*>(handle), &fd);
   close_and_free(reinterpret_cast<uv_handle_t*>(handle));  // stops polling at once
@@ -52,6 +61,8 @@ void reap_orphan(uv_poll_t* handle, int, int) {
 }
 
 }  // namespace
+
+bool started_here(int pid) { return owned().count(pid) > 0; }
 
 Process::Process(ExitFn on_exit)
     : watcher_(std::make_unique<Handle<uv_poll_t>>()), on_exit_(std::move(on_exit)) {}
@@ -67,7 +78,10 @@ Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spe
                  spec.parent_death_signal,
                  spec.cpus,
                  spec.sched_batch,
-                 spec.user};
+                 spec.user,
+                 spec.cgroup_procs_fd,
+                 spec.umask,
+                 spec.limits};
 
   // fds 0-2: a pipe, /dev/null (stdin only) or ours (-1: left as it is).
   Pipe pipes[3];
@@ -98,6 +112,7 @@ Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spe
   auto pid = start_child(plan);
   if (!pid) return pid.error();
   self->pid_ = pid.value();
+  owned().insert(self->pid_);
   // Closed here, the child's ends leave the child the only writer: the parent then sees EOF
   // when it exits (docs/building.md §5).
   if (channel) channel->second.reset();
@@ -108,6 +123,7 @@ Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spe
   auto fail = [&self](Error why) -> Result<std::unique_ptr<Process>> {
     self->kill_group(SIGKILL);
     ::waitpid(self->pid_, nullptr, 0);
+    owned().erase(self->pid_);
     self->exited_ = true;
     return why;
   };
@@ -140,6 +156,7 @@ void Process::reap() {
   int status = 0;
   if (exited_ || ::waitpid(pid_, &status, WNOHANG) != pid_) return;  // a spurious wake-up
   exited_ = true;
+  owned().erase(pid_);
   watcher_->close();
   pidfd_.reset();
   ExitInfo info;

@@ -40,6 +40,9 @@ struct SpawnSpec {
   std::vector<int> cpus;          // bound to these before the exec (threads inherit it); empty: not
   bool sched_batch = false;       // SCHED_BATCH before the exec (ChildPlan::sched_batch)
   std::optional<ChildUser> user;  // the job's user, switched to before the cwd is entered
+  int cgroup_procs_fd = -1;       // joined first thing (ChildPlan::cgroup_procs_fd); -1: none
+  int umask = -1;                 // -1: this process's
+  std::vector<ChildLimit> limits;  // soft limits, capped by the inherited hard ones
 };
 
 struct ExitInfo {
@@ -84,5 +87,8 @@ class Process {
   int pid_ = -1;
   bool exited_ = false;
 };
+
+// Whether `pid` is a child a Process started and has not reaped (the loop's thread only).
+bool started_here(int pid);
 
 }  // namespace lattice::net

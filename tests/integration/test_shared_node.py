@@ -1,12 +1,13 @@
 """Safe on a shared node (issue 30), against real agents run as root: each case is an attack a
 local user can try, made as that user does it. The job runs as the test's victim user; the
 attacker is the job's own user (its own directory) or a second, hostile local user."""
+import glob
 import os
 import stat
 import subprocess
 import time
 
-from harness import (AGENTD, check, expect_status, run_cases, test_user, wait_until)
+from harness import (check, children_of, expect_status, run_cases, test_user, wait_until)
 
 # What other users run: the system's Python (a developer's may live where they cannot reach).
 PYTHON = "/usr/bin/python3"
@@ -110,9 +111,112 @@ def sockets_given_by_descriptor(c):
     c.check_clean(r)
 
 
+def agent_config(c, name, text):
+    """A config file for an agent of the case (the harness's flags give the rest)."""
+    path = os.path.join(c.dir, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return ["--config", path]
+
+
+def cgroup_dirs(agent):
+    """The launch cgroups of `agent` (under its lattice-agentd.PID directory, any hierarchy)."""
+    pid = agent_pid(agent)
+    return glob.glob(f"/sys/fs/cgroup/**/lattice-agentd.{pid}/launch.*", recursive=True)
+
+
+def agent_pid(agent):
+    """The agent's own pid, also when a wrapper (strace) started it."""
+    for pid in [agent.proc.pid] + children_of(agent.proc.pid):
+        with open(f"/proc/{pid}/comm") as f:
+            if f.read().strip() == "lattice-agentd":
+                return pid
+    return agent.proc.pid
+
+
+def strays_end_with_the_launch(mode):
+    def case(c):
+        victim = test_user("victim")
+        agent = c.start_agent("n1", extra_args=agent_config(
+            c, "agent.yaml", f"jobs:\n  containment: {mode}\n"))
+        check(agent.wait_log("launches are contained by "), f"no containment said\n{agent.log()}")
+        said = next(l for l in agent.log_text().splitlines() if "launches are contained by" in l)
+        want = {"cgroup2": "cgroup v2", "cgroup1": "cgroup v1", "subreaper": "child subreaper"}
+        check(want[mode] in said, f"containment {mode} not in use: {said}")
+        # A rank that leaves a daemon in a session of its own and a double-forked child, and
+        # exits: both outlived the launch (reparented to PID 1) before.
+        r = c.run_launch(["--agents", agent.address, "--user", victim.name, "-n", "2", "-l",
+                          "/bin/sh", "-c",
+                          "setsid sleep 300 </dev/null >/dev/null 2>&1 & (sleep 301 &) ; "
+                          "echo started"], cwd="/tmp")
+        expect_status(r, 0)
+        check(r.out.count("started") == 2, f"the ranks did not run\n{r.describe()}")
+        check("n1: 4 processes the launch left behind" in r.err,
+              f"the launcher was not told of 4 strays on n1\n{r.describe()}")
+        c.check_clean(r)
+        check(wait_until(lambda: not cgroup_dirs(agent), 10),
+              f"launch cgroups left behind: {cgroup_dirs(agent)}")
+        check(wait_until(lambda: not zombies_of(agent_pid(agent)), 10),
+              f"the agent left its adopted orphans unreaped: {zombies_of(agent_pid(agent))}")
+    return case
+
+
+def zombies_of(pid):
+    out = []
+    for child in children_of(pid):
+        try:
+            with open(f"/proc/{child}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    out.append(child)
+        except OSError:
+            pass
+    return out
+
+
+def soft_nofile(pid):
+    with open(f"/proc/{pid}/limits") as f:
+        return int(next(l for l in f if l.startswith("Max open files")).split()[3])
+
+
+def ranks_inherit_limits_and_umask(c):
+    """Ranks get the launcher's soft limits (capped by the agent's hard ones) and its umask, as
+    srun's tasks do; an agent configured to propagate none keeps its own."""
+    victim = test_user("victim")
+    agent = c.start_agent("n1", wrapper=["prlimit", "--nofile=15000:18000", "--core=0:unlimited"])
+    probe = "echo nofile=$(ulimit -Sn) core=$(ulimit -Sc) umask=$(umask)"
+    r = c.run_launch(["--agents", agent.address, "--user", victim.name, "-n", "1",
+                      "/bin/sh", "-c", probe], cwd="/tmp",
+                     wrapper=["prlimit", "--nofile=1000:2000", "--core=40960:51200", "sh", "-c",
+                              'umask 027; exec "$@"', "umask"])
+    expect_status(r, 0)
+    want = "nofile=1000 core=80 umask=0027"  # ulimit -c counts 512-byte blocks
+    check(want in r.out, f"expected '{want}' (the agent has nofile={soft_nofile(agent.proc.pid)})"
+                         f"\n{r.describe()}")
+    # More than the agent's hard limit: capped at it.
+    r = c.run_launch(["--agents", agent.address, "--user", victim.name, "-n", "1",
+                      "/bin/sh", "-c", probe], cwd="/tmp",
+                     wrapper=["prlimit", "--nofile=19000:19000"])
+    expect_status(r, 0)
+    check("nofile=18000" in r.out, f"not capped at the agent's hard limit\n{r.describe()}")
+    other = c.start_agent("n2", extra_args=agent_config(
+        c, "none.yaml", "jobs:\n  propagate_limits: NONE\n"),
+        wrapper=["prlimit", "--nofile=15000:18000"])
+    r = c.run_launch(["--agents", other.address, "--user", victim.name, "-n", "1",
+                      "/bin/sh", "-c", probe], cwd="/tmp",
+                     wrapper=["prlimit", "--nofile=1000:2000"])
+    expect_status(r, 0)
+    own = soft_nofile(other.proc.pid)
+    check(f"nofile={own}" in r.out, f"NONE: not the agent's own {own}\n{r.describe()}")
+    c.check_clean(r)
+
+
 CASES = [
     ("socket_dir_hides_launches", socket_dir_hides_launches),
     ("sockets_given_by_descriptor", sockets_given_by_descriptor),
+    ("strays_end_with_the_launch_cgroup2", strays_end_with_the_launch("cgroup2")),
+    ("strays_end_with_the_launch_cgroup1", strays_end_with_the_launch("cgroup1")),
+    ("strays_end_with_the_launch_subreaper", strays_end_with_the_launch("subreaper")),
+    ("ranks_inherit_limits_and_umask", ranks_inherit_limits_and_umask),
 ]
 
 if __name__ == "__main__":

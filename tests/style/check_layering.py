@@ -18,7 +18,7 @@ ALLOWED = {
     "fence": {"base"},
     "proc": {"base"},
     "policy": {"base", "proc"},
-    "config": {"base"},
+    "config": {"base", "proc"},
     "admin": {"base"},
     "rpc": {"base"},
     "net": {"base"},

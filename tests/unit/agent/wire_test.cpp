@@ -154,11 +154,11 @@ TEST_CASE("an MPMD launch reads back as apps with their ranks, args and own env"
   CHECK(spec->app_of(4) == 1);
 }
 
-TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {
+TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers, and its strays") {
   agent::LaunchTimes times{10, 20, 30, 40, 50, {}};
   std::vector<agent::Straggler> late{{4, "initialized", "put", 1534}, {2, "waiting", "", 0}};
   auto msg = agent::wire::launch_ended(
-      "L-2", 3, agent::Failure{"fence 1 timed out", 1, -1, 1, "n2"}, late, times);
+      "L-2", 3, {agent::Failure{"fence 1 timed out", 1, -1, 1, "n2"}, late, times, 2});
   auto end =
       launcher::wire::decode_ended(msg.envelope().asReader().getBody().getLaunchEnded(), "n4");
   REQUIRE(end.failure);
@@ -167,6 +167,7 @@ TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {
   CHECK(end.failure->node == "n2");
   CHECK(end.times.exited_us == 40);
   CHECK(end.times.user_known_us == 50);
+  CHECK(end.strays == 2);
   REQUIRE(end.stragglers.size() == 2);
   CHECK(end.stragglers[0].node == "n4");
   CHECK(launcher::format_stragglers(end.stragglers) ==
@@ -174,7 +175,7 @@ TEST_CASE("a LaunchEnded with stragglers reads back as structured stragglers") {
         "lattice:   rank 2 on n4: waiting, no PMI command yet\n"
         "lattice:   rank 4 on n4: initialized, last PMI command 'put' 1.5 s ago\n");
 
-  auto clean = agent::wire::launch_ended("L-2", 0, std::nullopt, {}, times);
+  auto clean = agent::wire::launch_ended("L-2", 0, {std::nullopt, {}, times});
   CHECK(!launcher::wire::decode_ended(clean.envelope().asReader().getBody().getLaunchEnded(), "n1")
              .failure);
 }
@@ -185,7 +186,7 @@ TEST_CASE("fence phases: the agent keeps its latest 64, the launcher no more tha
     for (auto phase : {agent::FencePhase::entered, agent::FencePhase::released})
       times.fences.record(e, phase, e * 1000);
   REQUIRE(times.fences.fences().size() == agent::FencePhaseLog::kKept);
-  auto msg = agent::wire::launch_ended("L-4", 0, std::nullopt, {}, times);
+  auto msg = agent::wire::launch_ended("L-4", 0, {std::nullopt, {}, times});
   auto end =
       launcher::wire::decode_ended(msg.envelope().asReader().getBody().getLaunchEnded(), "n1");
   REQUIRE(end.times.fences.size() == 64);

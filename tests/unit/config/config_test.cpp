@@ -162,6 +162,10 @@ TEST_CASE("bad values name the key path and what was wrong") {
   CHECK(contains(error_of("node_id:\n"), "node_id: expected a non-empty string"));
   CHECK(contains(error_of("admin_socket: /" + std::string(200, 'x') + "\n"),
                  "admin_socket: a Unix socket path is limited to"));
+  CHECK(contains(error_of("jobs: {containment: cgroups}\n"),
+                 "jobs.containment: expected auto, cgroup2, cgroup1 or subreaper, got 'cgroups'"));
+  CHECK(contains(error_of("jobs: {propagate_limits: 'NOFILE, OPENFILES'}\n"),
+                 "jobs.propagate_limits: 'OPENFILES' is not a resource limit"));
 }
 
 TEST_CASE("wrong shapes are errors") {
@@ -210,6 +214,7 @@ links: {heartbeat_interval: 0.5, heartbeat_misses: 9}
 compat: {set_slurm_env: true}
 security: {key_file: "/etc/lattice/my key", allow_root_jobs: true}
 limits: {max_world_size: 77}
+jobs: {containment: cgroup1, propagate_limits: "nofile, stack"}
 )",
                         "agent.yaml");
   REQUIRE_MESSAGE(c, c.error().message);
@@ -232,6 +237,9 @@ limits: {max_world_size: 77}
   CHECK(again->key_file == "/etc/lattice/my key");
   CHECK(again->allow_root_jobs);
   CHECK(again->max_world_size == 77);
+  CHECK(again->containment == proc::ContainmentMode::cgroup1);
+  CHECK(again->propagate_limits ==
+        std::vector<proc::Resource>{proc::Resource::nofile, proc::Resource::stack});
 
   AgentConfig defaults;
   defaults.node_id = "n1";
@@ -243,7 +251,7 @@ limits: {max_world_size: 77}
       "security:\n  # key_file: not set (the agent refuses to start without one)\n"
       "  allow_root_jobs: false\n  handshake_timeout: 5\n"
       "limits:\n  max_ranks_per_node: 1024\n  max_world_size: 1048576\n  max_connections: 1024\n"
-      "  idle_timeout: 60\n");
+      "  idle_timeout: 60\njobs:\n  containment: auto\n  propagate_limits: ALL\n");
 }
 
 TEST_CASE("control bytes in a string are refused (found by fuzz_config)") {
