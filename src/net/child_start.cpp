@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -111,7 +110,8 @@ LATTICE_CHILD_CODE int child_main(void* arg) {
   for (int s = 1; s < NSIG; ++s)
     if (s != SIGKILL && s != SIGSTOP) sigaction(s, &dfl, nullptr);  // internal ones refuse
   // First, while still this process's user: whatever the child does from here is contained.
-  if (c->cgroup_fd >= 0 && write(c->cgroup_fd, "0", 1) != 1) child_failed(c, Stage::cgroup);
+  if (c->cgroup_fd >= 0 && syscall(SYS_write, c->cgroup_fd, "0", 1L) != 1)
+    child_failed(c, Stage::cgroup);
   if (c->new_session && setsid() < 0) child_failed(c, Stage::session);
   // Before the parent-death signal: the kernel clears it when the effective ids change.
   if (c->user) become_user(c);
@@ -136,12 +136,12 @@ LATTICE_CHILD_CODE int child_main(void* arg) {
   for (size_t i = 0; i < c->nlimits; ++i) {
     rlimit limit{};
     c->failed_limit = i;
-    const auto resource = static_cast<__rlimit_resource_t>(c->limits[i].resource);
-    if (getrlimit(resource, &limit) != 0) child_failed(c, Stage::limits);
+    const long resource = c->limits[i].resource;
+    if (syscall(SYS_prlimit64, 0L, resource, nullptr, &limit) != 0) child_failed(c, Stage::limits);
     limit.rlim_cur = c->limits[i].soft < limit.rlim_max ? c->limits[i].soft : limit.rlim_max;
-    if (setrlimit(resource, &limit) != 0) child_failed(c, Stage::limits);
+    if (syscall(SYS_prlimit64, 0L, resource, &limit, nullptr) != 0) child_failed(c, Stage::limits);
   }
-  if (c->umask >= 0) umask(static_cast<mode_t>(c->umask));
+  if (c->umask >= 0) syscall(SYS_umask, static_cast<long>(c->umask));
   if (c->cwd && chdir(c->cwd) != 0) child_failed(c, Stage::cwd);
   sigset_t none;
   sigemptyset(&none);
