@@ -130,7 +130,10 @@ Launch::~Launch() {
   // teardown) is killed rather than orphaned.
   kill_running(SIGKILL);
   if (group_ && sweep_ && !sweep_->finished()) group_->signal(SIGKILL);
-  if (pmix_) pmix_->deregister_job(nspace());
+  if (pmix_) {
+    env_.pmix->door().forget(nspace());
+    pmix_->deregister_job(nspace());
+  }
 }
 
 Status Launch::start() {
@@ -475,6 +478,7 @@ void Launch::end(const std::optional<Failure>& failure) {
     pmix_fences_.clear();
     for (auto& [tag, call] : pmix_modex_) pmix_->answer_modex(call, false, {});
     pmix_modex_.clear();
+    env_.pmix->door().forget(nspace());
     pmix_->deregister_job(nspace());
   }
   conns_.clear();

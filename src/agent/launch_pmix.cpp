@@ -7,6 +7,7 @@
 
 #include "agent/launch.hpp"
 #include "agent/launch_rank.hpp"
+#include "agent/pmix_host.hpp"
 #include "agent/socket_dir.hpp"
 #include "agent/wire.hpp"
 #include "base/log.hpp"
@@ -25,6 +26,10 @@ void Launch::start_pmix() {
       layout.appnums.push_back(spec_.app_of(rank));
   layout.this_node = spec_.node_index;
   layout.tmpdir = launch_dir_->path();
+  // Only its user's processes may connect as its ranks (pmix_door.hpp).
+  pmix::RegisteredNamespace job{spec_.user.uid, spec_.user.gid, {}};
+  for (auto& rank : ranks_) job.local_ranks.insert(rank->rank);
+  env_.pmix->door().allow(nspace(), std::move(job));
   // Spawning waits for libpmix to know the namespace and every local rank; the answer comes
   // on a later loop turn, and the launcher has heard "accepted" by then.
   pmix_->register_job(layout, spec_.user.uid, spec_.user.gid, *this, [this](Status registered) {

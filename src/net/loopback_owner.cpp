@@ -116,6 +116,8 @@ Result<uid_t> owner_of_peer(int fd) {
 
 }  // namespace
 
+Result<uid_t> loopback_peer_uid(int accepted_fd) { return owner_of_peer(accepted_fd); }
+
 Result<uid_t> loopback_peer_uid(const Stream& accepted) {
   int fd = accepted.fd();
   if (fd < 0) return make_error(cat("owner of ", accepted.peer(), ": the stream is closed"));

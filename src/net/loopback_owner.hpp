@@ -14,5 +14,7 @@ namespace lattice::net {
 // included). Errors name the reason: "not a TCP connection", "not a loopback connection",
 // netlink refused or failing, the peer's socket already gone.
 Result<uid_t> loopback_peer_uid(const Stream& accepted);
+// The same for an accepted socket's fd.
+Result<uid_t> loopback_peer_uid(int accepted_fd);
 
 }  // namespace lattice::net

@@ -8,9 +8,12 @@ only by the first --pmi pmix launch, and a missing lattice-pmix.so said so.
 In a build without libpmix (LATTICE_PMIX=0) only `absent` runs: --pmi pmix must say so."""
 import os
 import shutil
+import signal
+import subprocess
+import time
 
 from harness import (AGENTD, check, expect_failure_line, expect_mpmd, expect_status, mpmd_args, prog,
-                     run_cases)
+                     run_cases, test_user, wait_until)
 
 
 def agents(c, count, extra=()):
@@ -125,6 +128,74 @@ def as_another_user(c):
     expect_ok(c, r, 4, 2)
 
 
+def env_of(pid):
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        return dict(e.decode().split("=", 1) for e in f.read().split(b"\0") if b"=" in e)
+
+
+def uid_of(pid):
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
+def intrude(user, env):
+    """Runs pmix_intruder as `user` with `env`; what it printed (it is killed after 20 s: let in,
+    it may wait in a fence for ever)."""
+    p = subprocess.Popen([prog("pmix_intruder")], env=env, user=user.uid, group=user.gid,
+                         extra_groups=[], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, start_new_session=True)
+    try:
+        return p.communicate(timeout=20)[0]
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        return p.communicate()[0] + "\n(killed after 20 s)"
+
+
+def door_admits_only_the_jobs_user(c):
+    """Another local user who learnt a running launch's PMIx namespace and server address (the
+    test, as root, reads them where a leak would give them away) calls PMIx_Init as its rank 0
+    with a shim that makes getuid() return the victim's uid: libpmix believes what a TCP client
+    claims, the agent asks the kernel. Refused and logged with the real uid, first with no PMIx
+    launch of the attacker's own on the node, then with one; the victim's launch, which wires up
+    after both tries, runs to its end."""
+    os.chmod(c.dir, 0o711)
+    victim, hostile = test_user("victim"), test_user("hostile")
+    agent = c.start_agent("n1")
+    args = ["--agents", agent.address, "--user", victim.name, "--pmi", "pmix", "-n", "2",
+            "/bin/sh", "-c", f"sleep 4; exec {prog('ompi_check')}"]
+    p = c.start_launch(args, cwd="/tmp")
+    started = time.monotonic()
+    check(wait_until(c.survivors, 20), f"the victim's ranks never started\n{agent.log()}")
+    env = env_of(c.survivors()[0])
+    attack = {k: v for k, v in env.items() if k.startswith("PMIX_")}
+    attack.update(PMIX_RANK="0", PATH="/usr/bin:/bin", LD_PRELOAD=prog("uid_shim.so"),
+                  LATTICE_TEST_FAKE_UID=str(victim.uid), LATTICE_TEST_FAKE_GID=str(victim.gid))
+    out = intrude(hostile, attack)
+    check("init: refused" in out, f"uid {hostile.uid} got in as the victim's rank 0: {out}")
+    check(agent.wait_log(f"refused a PMIx client from uid {hostile.uid}: no PMIx launch of that "
+                         "user runs here"), f"no refusal logged\n{agent.log()}")
+    # With a PMIx launch of its own here, the attacker passes the first check, not the second.
+    own_args = ["--agents", agent.address, "--user", hostile.name, "--pmi", "pmix", "-n", "1",
+                "/bin/sleep", "60"]
+    own = c.start_launch(own_args, cwd="/tmp")
+    check(wait_until(lambda: hostile.uid in [uid_of(q) for q in c.survivors()], 20),
+          "the attacker's own launch never started")
+    out = intrude(hostile, attack)
+    check("init: refused" in out, f"uid {hostile.uid} got in as the victim's rank 0: {out}")
+    nspace = env["PMIX_NAMESPACE"]
+    check(agent.wait_log(f"uid {hostile.uid} posed as rank 0 of {nspace}, which runs as uid "
+                         f"{victim.uid}"), f"no refusal logged\n{agent.log()}")
+    r = c.finish_launch(p, args, started, 120)
+    expect_status(r, 0)
+    lines = [l for l in r.out.splitlines() if " ok " in l]
+    check(len(lines) == 2, f"the victim's launch did not run to its end\n{r.describe()}")
+    os.killpg(own.pid, signal.SIGTERM)
+    c.finish_launch(own, own_args, started, 30)
+    c.check_clean(r)
+
+
 def server_dir_lifecycle(c):
     (node,) = agents(c, 1)
     server_dir = os.path.join(node.dir, "pmix-server")
@@ -229,6 +300,7 @@ CASES = [
     ("killed_rank", killed_rank),
     ("as_another_user", as_another_user),
     ("server_dir_lifecycle", server_dir_lifecycle),
+    ("door_admits_only_the_jobs_user", door_admits_only_the_jobs_user),
     ("unsupported", unsupported),
     ("environment", environment),
     ("mpmd", mpmd),
