@@ -39,9 +39,11 @@ uint64_t link_linger_ms(const config::AgentConfig& config) {
 }  // namespace
 
 Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterKey& key,
-             LaunchEnvironment environment)
+             LaunchEnvironment environment, std::string config_source, Reread reread)
     : loop_(loop),
       config_(std::move(config)),
+      config_source_(std::move(config_source)),
+      reread_(std::move(reread)),
       key_(key),
       environment_(std::move(environment)),
       started_ms_(loop.now_ms()),
@@ -99,6 +101,8 @@ Status Agent::start(int ready_fd) {
   for (int signum : {SIGTERM, SIGINT})
     signals_.push_back(
         std::make_unique<net::SignalWatcher>(loop_, signum, [this](int s) { shutdown(s); }));
+  signals_.push_back(
+      std::make_unique<net::SignalWatcher>(loop_, SIGHUP, [this](int) { reload(); }));
   auto bound = listener_->bound();
   LAT_LOG(info, "agent", "node ", config_.node_id, " listening on ", bound.host, ':', bound.port,
           " (cluster key ", key_.id(), "), admin socket ", config_.admin_socket);
@@ -558,6 +562,38 @@ void Agent::shutdown(int signum) {
     resume_output(entry);
   }
   reaper_.start(0, 0, [this] { reap(); });
+}
+
+void Agent::reload() {
+  if (!config_.log_file.empty()) {
+    if (auto reopened = redirect_stderr_to(config_.log_file); !reopened)
+      LAT_LOG(error, "agent", "SIGHUP: ", reopened.error().message, "; logging where it was");
+  }
+  const std::string source = config_source_.empty() ? "the defaults" : config_source_;
+  if (!reread_) {
+    LAT_LOG(info, "agent", "SIGHUP: log reopened");
+    return;
+  }
+  auto fresh = reread_();
+  if (!fresh) {
+    LAT_LOG(error, "agent", "SIGHUP: ", fresh.error().message, "; the configuration is unchanged");
+    return;
+  }
+  auto next = config::reload(config_, *fresh);
+  for (const auto& key : next.restart_only)
+    LAT_LOG(warn, "agent", "SIGHUP: ", key, " changed in ", source,
+            ": it takes effect when the agent restarts");
+  if (next.config.log_file != config_.log_file && !next.config.log_file.empty()) {
+    if (auto moved = redirect_stderr_to(next.config.log_file); !moved) {
+      LAT_LOG(error, "agent", "SIGHUP: ", moved.error().message, "; logging where it was");
+      next.config.log_file = config_.log_file;
+    }
+  }
+  config_ = std::move(next.config);
+  set_log_level(config_.log_level);
+  LAT_LOG(info, "agent", "SIGHUP: log reopened, ", source, " re-read (log level ",
+          log_level_name(config_.log_level), ", limits.max_connections ", config_.max_connections,
+          ", jobs.propagate_limits ", proc::describe_propagated(config_.propagate_limits), ")");
 }
 
 Agent::LaunchEntry* Agent::find_launch(const std::string& id) {

@@ -36,9 +36,11 @@ namespace lattice::agent {
 
 class Agent : private LaunchSink, public admin::AgentControl {
  public:
-  // `key` must outlive the agent.
+  // `key` must outlive the agent. `reread` gives the configuration again (the file named
+  // `config_source`, "" for none, with the command line's flags over it) for SIGHUP.
+  using Reread = std::function<Result<config::AgentConfig>()>;
   Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterKey& key,
-        LaunchEnvironment environment);
+        LaunchEnvironment environment, std::string config_source = "", Reread reread = {});
   ~Agent() override;
 
   // Claims the PMI socket directory, listens (TCP and admin socket) and installs signal
@@ -91,6 +93,10 @@ class Agent : private LaunchSink, public admin::AgentControl {
   void sweep();        // rpc deadlines, idle links, stale early fence chunks, heap trimming
   void arm_sweeper();  // while any of those exist
   void shutdown(int signum);
+  // SIGHUP: the log file reopened (after a rotation) and the configuration re-read; what can
+  // change while launches run takes effect for what comes next, the rest is said to need a
+  // restart. Never ends the agent or a launch.
+  void reload();
   void reap();  // destroys closed connections and ended launches, outside their callbacks
   void notify(uint64_t conn_id, rpc::Outgoing message);
   // This node's reports of a launch: to the link it came on, or where its relay says.
@@ -143,6 +149,8 @@ class Agent : private LaunchSink, public admin::AgentControl {
   net::Loop& loop_;
   rpc::MessageCounts counts_;  // every link's messages, for the admin socket
   config::AgentConfig config_;
+  std::string config_source_;
+  Reread reread_;
   const secure::ClusterKey& key_;
   LaunchEnvironment environment_;
   uint64_t started_ms_;

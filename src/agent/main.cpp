@@ -31,6 +31,7 @@ const char* kUsage =
     "usage: lattice-agentd [--config PATH] [--listen HOST:PORT] [--node-id NAME]\n"
     "                      [--key-file FILE] [--allow-root-jobs]\n"
     "                      [--admin-socket PATH] [--pmi-socket-dir DIR] [--log-level LEVEL]\n"
+    "                      [--log-file FILE]\n"
     "                      [--ready-fd FD] [--check-config] [--version] [--help]\n"
     "       lattice-agentd --generate-key FILE\n"
     "Flags override the config file (default "
@@ -68,6 +69,8 @@ std::string apply(config::AgentConfig& cfg, const std::string& flag, const std::
     cfg.key_file = value;
   } else if (flag == "--allow-root-jobs") {
     cfg.allow_root_jobs = true;
+  } else if (flag == "--log-file") {
+    cfg.log_file = value;
   } else if (flag == "--log-level") {
     auto level = parse_log_level(value);
     if (!level)
@@ -97,7 +100,8 @@ int main(int argc, char** argv) {
       flags.overrides.emplace_back(arg, "");
     } else if (arg == "--config" || arg == "--listen" || arg == "--node-id" ||
                arg == "--admin-socket" || arg == "--pmi-socket-dir" || arg == "--log-level" ||
-               arg == "--ready-fd" || arg == "--key-file" || arg == "--generate-key") {
+               arg == "--log-file" || arg == "--ready-fd" || arg == "--key-file" ||
+               arg == "--generate-key") {
       const char* v = value();
       if (!v) return usage_error(arg + " needs a value");
       if (arg == "--generate-key") {
@@ -127,22 +131,35 @@ int main(int argc, char** argv) {
 
   std::string path = flags.config_path;
   if (path.empty() && ::access(kDefaultConfig, R_OK) == 0) path = kDefaultConfig;
-  auto loaded =
-      path.empty() ? config::parse_config("", "(defaults)") : config::load_config_file(path);
+  // The file with the flags over it: at start, and again on SIGHUP (the flags still win).
+  auto load = [path, overrides = flags.overrides]() -> Result<config::AgentConfig> {
+    auto loaded =
+        path.empty() ? config::parse_config("", "(defaults)") : config::load_config_file(path);
+    if (!loaded) return loaded.error();
+    for (auto& [flag, v] : overrides) {
+      std::string err = apply(*loaded, flag, v);
+      if (!err.empty()) return make_error(err);
+    }
+    return loaded;
+  };
+  auto loaded = load();
   if (!loaded) {
-    std::fprintf(stderr, "lattice-agentd: %s\n", loaded.error().message.c_str());
+    std::fprintf(stderr, "lattice-agentd: %s\n%s", loaded.error().message.c_str(),
+                 starts_with(loaded.error().message, "--") ? kUsage : "");
     return 2;
   }
   config::AgentConfig cfg = std::move(loaded.value());
-  for (auto& [flag, v] : flags.overrides) {
-    std::string err = apply(cfg, flag, v);
-    if (!err.empty()) return usage_error(err);
-  }
   if (flags.check_config) {
     std::printf("%s", config::describe(cfg).c_str());
     return 0;
   }
 
+  if (!cfg.log_file.empty()) {
+    if (auto to_file = redirect_stderr_to(cfg.log_file); !to_file) {
+      std::fprintf(stderr, "lattice-agentd: %s\n", to_file.error().message.c_str());
+      return 1;
+    }
+  }
   set_log_level(cfg.log_level);
   set_log_tag(cat("agentd[", cfg.node_id, "]"));
   net::ignore_sigpipe();
@@ -192,7 +209,7 @@ int main(int argc, char** argv) {
   env.topology = &topology;
 
   net::Loop loop;
-  agent::Agent agent(loop, cfg, *key, std::move(env));
+  agent::Agent agent(loop, cfg, *key, std::move(env), path.empty() ? "" : path, load);
   auto started = agent.start(flags.ready_fd);
   if (!started) {
     LAT_LOG(error, "agent", started.error().message);

@@ -1,12 +1,17 @@
 #include "base/log.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 namespace lattice {
 namespace {
-// Process-wide by nature (stderr is); written only by main() before the loop runs.
+// Process-wide by nature (stderr is); written by the main thread only.
 LogLevel g_level = LogLevel::info;
 std::string g_tag = "lattice";
 }  // namespace
@@ -52,6 +57,17 @@ void log_write(LogLevel level, std::string_view topic, std::string_view message)
   std::string line = cat(stamp, '.', ms / 100, (ms / 10) % 10, ms % 10, ' ', g_tag, ' ',
                          log_level_name(level), ' ', topic, ": ", message, '\n');
   std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+Status redirect_stderr_to(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+  if (fd < 0) return make_error(cat("cannot open log file ", path, ": ", std::strerror(errno)));
+  std::fflush(stderr);
+  bool ok = ::dup2(fd, STDERR_FILENO) == STDERR_FILENO;
+  int saved = errno;
+  ::close(fd);
+  if (!ok) return make_error(cat("cannot log to ", path, ": ", std::strerror(saved)));
+  return {};
 }
 
 }  // namespace lattice

@@ -1,11 +1,13 @@
-// Logging with topics on stderr: "<time> <level> <topic>: message". The level is process-wide
-// and set once by main(); LAT_LOG skips formatting when a level is filtered out.
+// Logging with topics on stderr: "<time> <level> <topic>: message". The level is process-wide,
+// set by main() and again by a reload on the main thread; LAT_LOG skips formatting when a level
+// is filtered out.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "base/result.hpp"
 #include "base/strings.hpp"
 
 namespace lattice {
@@ -21,6 +23,9 @@ LogLevel log_level();
 void set_log_tag(std::string tag);
 const std::string& log_tag();
 void log_write(LogLevel level, std::string_view topic, std::string_view message);
+// Makes `path` (appended to, created 0640) this process's stderr, so that everything written
+// there, by us or a library, goes to it; again after a rotation moved the old file away.
+Status redirect_stderr_to(const std::string& path);
 
 }  // namespace lattice
 

@@ -66,6 +66,8 @@ const Key kKeys[] = {
        c.log_level = *level;
        return {};
      }},
+    {"log_file", [](const Reader& r, const YAML::Node& n, const std::string& p,
+                    AgentConfig& c) { return store(text(r, n, p), c.log_file); }},
     {"admin_socket", [](const Reader& r, const YAML::Node& n, const std::string& p,
                         AgentConfig& c) { return store(socket_path(r, n, p), c.admin_socket); }},
     {"pmi.socket_dir", [](const Reader& r, const YAML::Node& n, const std::string& p,
@@ -190,6 +192,29 @@ Result<AgentConfig> parse_config(std::string_view yaml_text, const std::string& 
   return cfg;
 }
 
+Reload reload(const AgentConfig& running, const AgentConfig& fresh) {
+  Reload out{fresh, {}};
+  AgentConfig& next = out.config;
+  auto keep = [&](auto field, const char* key) {
+    if (!(running.*field == fresh.*field)) out.restart_only.push_back(key);
+    next.*field = running.*field;
+  };
+  keep(&AgentConfig::node_id, "node_id");
+  keep(&AgentConfig::listen_host, "listen");
+  keep(&AgentConfig::listen_port, "listen");
+  keep(&AgentConfig::admin_socket, "admin_socket");
+  keep(&AgentConfig::pmi_socket_dir, "pmi.socket_dir");
+  keep(&AgentConfig::heartbeat_interval_ms, "links.heartbeat_interval");
+  keep(&AgentConfig::heartbeat_misses, "links.heartbeat_misses");
+  keep(&AgentConfig::key_file, "security.key_file");
+  keep(&AgentConfig::allow_root_jobs, "security.allow_root_jobs");
+  keep(&AgentConfig::handshake_timeout_ms, "security.handshake_timeout");
+  keep(&AgentConfig::containment, "jobs.containment");
+  out.restart_only.erase(std::unique(out.restart_only.begin(), out.restart_only.end()),
+                         out.restart_only.end());
+  return out;
+}
+
 Result<AgentConfig> load_config_file(const std::string& path) {
   auto text = read_config_text(path);
   if (!text) return text.error();
@@ -202,6 +227,7 @@ std::string describe(const AgentConfig& c) {
   return cat("node_id: ", yaml_string(c.node_id),                                        //
              "\nlisten: ", yaml_string(cat(host, ':', c.listen_port)),                   //
              "\nlog_level: ", log_level_name(c.log_level),                               //
+             c.log_file.empty() ? "" : "\nlog_file: " + yaml_string(c.log_file),         //
              "\nadmin_socket: ", yaml_string(c.admin_socket),                            //
              "\npmi:\n  socket_dir: ", yaml_string(c.pmi_socket_dir),                    //
              "\nfence:\n  timeout: ", seconds(c.fence_timeout_ms),                       //

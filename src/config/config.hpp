@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/log.hpp"
 #include "base/result.hpp"
@@ -27,6 +28,8 @@ struct AgentConfig {
   uint32_t heartbeat_interval_ms = 1000;
   uint32_t heartbeat_misses = 3;
   LogLevel log_level = LogLevel::info;
+  std::string
+      log_file;  // empty: stderr (a service's journal); else appended to, reopened on SIGHUP
   std::string admin_socket = "/run/lattice/agentd.sock";
   bool compat_set_slurm_env = false;
   // security: links need the cluster key; jobs as root only when allowed
@@ -51,5 +54,15 @@ Result<AgentConfig> parse_config(std::string_view yaml_text, const std::string& 
 Result<AgentConfig> load_config_file(const std::string& path);
 // The effective configuration in the file's own layout (for --check-config).
 std::string describe(const AgentConfig& config);
+
+// A running agent re-reading its configuration (SIGHUP): what it runs with from now on, which
+// is `fresh` except for what only a restart can change (its name, addresses, key, directories,
+// security and link settings, containment), kept as `running` has it; and those of them that
+// differ, for the log.
+struct Reload {
+  AgentConfig config;
+  std::vector<std::string> restart_only;  // key paths, e.g. "listen"
+};
+Reload reload(const AgentConfig& running, const AgentConfig& fresh);
 
 }  // namespace lattice::config

@@ -3,6 +3,7 @@ local user can try, made as that user does it. The job runs as the test's victim
 attacker is the job's own user (its own directory) or a second, hostile local user."""
 import glob
 import os
+import signal
 import stat
 import subprocess
 import time
@@ -210,6 +211,46 @@ def ranks_inherit_limits_and_umask(c):
     c.check_clean(r)
 
 
+def sighup_reloads_and_keeps_launches(c):
+    """SIGHUP (logrotate's, an operator's reload) reopens the log file and re-reads the config
+    while a launch runs: the log level and limits change, what needs a restart is said, a broken
+    file changes nothing, and neither the agent nor the launch ends (it killed both before)."""
+    victim = test_user("victim")
+    log = os.path.join(c.dir, "agentd.log")
+    conf = os.path.join(c.dir, "agent.yaml")
+    with open(conf, "w") as f:
+        f.write("log_level: info\nlimits:\n  max_connections: 1024\n")
+    agent = c.start_agent("n1", extra_args=["--config", conf, "--log-file", log])
+    args = ["--agents", agent.address, "--user", victim.name, "-n", "2", "-l",
+            "/bin/sh", "-c", "sleep 3; echo done"]
+    p = c.start_launch(args, cwd="/tmp")
+    started = time.monotonic()
+    check(wait_until(c.survivors, 20), "the ranks never started")
+    os.rename(log, log + ".1")
+    with open(conf, "w") as f:
+        f.write("log_level: debug\nlimits:\n  max_connections: 77\n"
+                "security:\n  handshake_timeout: 7\n")
+    os.kill(agent_pid(agent), signal.SIGHUP)
+    check(wait_until(lambda: os.path.exists(log) and "SIGHUP: log reopened" in open(log).read(),
+                     10), f"no reopened log\n{agent.log()}")
+    text = open(log).read()
+    check("log level debug, limits.max_connections 77" in text, f"not re-read:\n{text}")
+    check("security.handshake_timeout changed in" in text and "restarts" in text,
+          f"a restart-only change was not said:\n{text}")
+    with open(conf, "w") as f:
+        f.write("log_level: loud\n")
+    os.kill(agent_pid(agent), signal.SIGHUP)
+    check(wait_until(lambda: "the configuration is unchanged" in open(log).read(), 10),
+          f"a broken file was not refused:\n{open(log).read()}")
+    r = c.finish_launch(p, args, started, 60)
+    expect_status(r, 0)
+    check(r.out.count("done") == 2, f"the launch did not run to its end\n{r.describe()}")
+    check(agent.alive(), "SIGHUP ended the agent")
+    # Debug lines since the reload: the new level is in force.
+    check(" debug " in open(log).read(), "no debug line after the reload")
+    c.check_clean(r)
+
+
 CASES = [
     ("socket_dir_hides_launches", socket_dir_hides_launches),
     ("sockets_given_by_descriptor", sockets_given_by_descriptor),
@@ -217,6 +258,7 @@ CASES = [
     ("strays_end_with_the_launch_cgroup1", strays_end_with_the_launch("cgroup1")),
     ("strays_end_with_the_launch_subreaper", strays_end_with_the_launch("subreaper")),
     ("ranks_inherit_limits_and_umask", ranks_inherit_limits_and_umask),
+    ("sighup_reloads_and_keeps_launches", sighup_reloads_and_keeps_launches),
 ]
 
 if __name__ == "__main__":

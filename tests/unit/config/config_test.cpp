@@ -278,3 +278,23 @@ TEST_CASE("control bytes in a string are refused (found by fuzz_config)") {
   CHECK(contains(error_of("pmi:\n  socket_dir: \"/run/a\\nb\"\n"), "control characters"));
   CHECK(contains(error_of("security:\n  key_file: \"/k\\x7f\"\n"), "byte 127"));
 }
+
+TEST_CASE("a reload takes what may change while launches run, and names what may not") {
+  auto running = parse_config("log_level: info\nlisten: 10.0.0.1:7400\n", "agent.yaml");
+  auto fresh = parse_config(
+      "log_level: debug\nlisten: 10.0.0.2:7400\nlimits: {max_connections: 77}\n"
+      "security: {allow_root_jobs: true}\njobs: {propagate_limits: NONE, containment: subreaper}\n",
+      "agent.yaml");
+  REQUIRE(running);
+  REQUIRE(fresh);
+  auto next = reload(*running, *fresh);
+  CHECK(next.config.log_level == LogLevel::debug);
+  CHECK(next.config.max_connections == 77);
+  CHECK(next.config.propagate_limits.empty());
+  CHECK(next.config.listen_host == "10.0.0.1");
+  CHECK(!next.config.allow_root_jobs);
+  CHECK(next.config.containment == proc::ContainmentMode::automatic);
+  CHECK(next.restart_only ==
+        std::vector<std::string>{"listen", "security.allow_root_jobs", "jobs.containment"});
+  CHECK(reload(*running, *running).restart_only.empty());
+}
