@@ -82,9 +82,11 @@ def comm(pid):
 def sigterm_during_drain(c):
     """The rank exited, a grandchild still holds its output pipe, the agent drains it: a SIGTERM
     to the agent now must not replace the drain (the launch then never ended, and neither did
-    the agent, until the grandchild let go)."""
+    the agent, until the grandchild let go). The grandchild ignores SIGTERM, so it outlives the
+    launch's first sweep of what its ranks left behind by the sweep's grace (2 s)."""
     agent = c.start_agent("n1")
-    args = ["--agents", agent.address, "-n", "1", "/bin/sh", "-c", "sleep 120 & exit 0"]
+    args = ["--agents", agent.address, "-n", "1", "/bin/sh", "-c",
+            "(trap '' TERM; exec sleep 120) & exit 0"]
     started = time.monotonic()
     launcher = c.start_launch(args)
     draining = wait_until(lambda: [comm(p) for p in c.survivors()] == ["sleep"],
