@@ -1,5 +1,6 @@
 """The agent as a daemon: admin status, a clean SIGTERM while ranks run (no rank, no socket file
 left), and --check-config on the shipped example config and on broken files."""
+import glob
 import os
 import pwd
 import signal
@@ -82,16 +83,20 @@ def comm(pid):
 def sigterm_during_drain(c):
     """The rank exited, a grandchild still holds its output pipe, the agent drains it: a SIGTERM
     to the agent now must not replace the drain (the launch then never ended, and neither did
-    the agent, until the grandchild let go). The grandchild ignores SIGTERM, so it outlives the
-    launch's first sweep of what its ranks left behind by the sweep's grace (2 s)."""
-    agent = c.start_agent("n1")
+    the agent, until the grandchild let go). Containment ends what a rank leaves behind; a
+    subreaper agent finds it by its environment, which this grandchild clears, so it escapes and
+    keeps the pipe."""
+    conf = os.path.join(c.dir, "subreaper.yaml")
+    with open(conf, "w") as f:
+        f.write("jobs:\n  containment: subreaper\n")
+    agent = c.start_agent("n1", ["--config", conf])
     args = ["--agents", agent.address, "-n", "1", "/bin/sh", "-c",
-            "(trap '' TERM; exec sleep 120) & exit 0"]
+            "env -i /bin/sleep 120.25 & sleep 0.5; exit 0"]
     started = time.monotonic()
     launcher = c.start_launch(args)
-    draining = wait_until(lambda: [comm(p) for p in c.survivors()] == ["sleep"],
-                          RANKS_RUNNING_TIMEOUT)
-    check(draining, f"no lone grandchild holding the pipe: {c.survivors()}\n{agent.log()}")
+    grandchild = lambda: [p for p in pids_running("/bin/sleep 120.25")]
+    draining = wait_until(lambda: grandchild() and not c.survivors(), RANKS_RUNNING_TIMEOUT)
+    check(draining, f"no lone grandchild holding the pipe: {c.survivors()} {grandchild()}\n{agent.log()}")
     agent.proc.send_signal(signal.SIGTERM)
     try:
         try:
@@ -103,9 +108,22 @@ def sigterm_during_drain(c):
         result = c.finish_launch(launcher, args, started, COMMAND_TIMEOUT)
         check(result.code is not None, f"the launcher did not end\n{result.describe()}")
     finally:
-        for pid in c.survivors():
+        for pid in c.survivors() + grandchild():
             os.kill(pid, signal.SIGKILL)
     c.check_clean(result)
+
+
+def pids_running(cmdline):
+    """Pids whose command line is `cmdline` (arguments joined by spaces)."""
+    out = []
+    for path in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            with open(path, "rb") as f:
+                if f.read().replace(b"\0", b" ").strip() == cmdline.encode():
+                    out.append(int(path.split("/")[2]))
+        except OSError:
+            pass
+    return out
 
 
 def check_config_example(c):
