@@ -47,7 +47,7 @@ class Agents:
     """Long-running lattice-agentd processes on 127.0.0.1, .2, ... (one per simulated node),
     sharing a throwaway cluster key when the build seals its links (see launch_env())."""
 
-    def __init__(self, build, count, log_level="warn"):
+    def __init__(self, build, count, log_level="warn", extra=()):
         self.build = build
         self.dir = shm_tempdir("lattice-bench-")
         self.procs, self.addrs = [], []
@@ -65,7 +65,7 @@ class Agents:
                 [f"{build}/lattice-agentd", "--listen", f"{loopback(i)}:0", "--node-id", node,
                  "--admin-socket", f"{self.dir}/{node}.sock", "--pmi-socket-dir",
                  f"{self.dir}/{node}",
-                 "--log-level", log_level, "--ready-fd", str(w), *security],
+                 "--log-level", log_level, "--ready-fd", str(w), *security, *extra],
                 pass_fds=[w], stdout=subprocess.DEVNULL)
             os.close(w)
             with os.fdopen(r) as f:
@@ -971,6 +971,55 @@ def sealing_table(args):
               f"({float(figures[prefix + 'seal_open_65536_MBps']):.0f} MB/s) |")
 
 
+def contain_table(args):
+    """What containment costs: a 64-rank MPICH hello on one agent and a launch of /bin/true over
+    256 agents (star and tree), this build (a cgroup per launch; and, for comparison, its
+    subreaper mode) beside a build of the last commit before containment, alternating."""
+    before, rev = baseline_build(args, "src/proc/containment.cpp", "build-precontain")
+    tmp = shm_tempdir("lattice-bench-contain-")
+    conf = os.path.join(tmp, "subreaper.yaml")
+    with open(conf, "w") as f:
+        f.write("jobs:\n  containment: subreaper\n")
+    reps = 3 if args.quick else 5
+    builds = {"contained": (args.build, ()), "subreaper": (args.build, ("--config", conf)),
+              "before": (before, ())}
+    hello = "tests/programs/mpi_hello"
+    rows = {}
+    for m, n in ((1, 64), (64 if args.quick else 256, 0)):
+        farms = {b: Agents(build, m, extra=extra) for b, (build, extra) in builds.items()}
+        res = {b: [] for b in builds}
+        try:
+            for _ in range(reps):
+                for b, (build, _) in builds.items():
+                    agents = farms[b]
+                    if n:
+                        t, _ = timed([f"{build}/lattice", "launch", "--agents", agents.addrs[0],
+                                      "-n", str(n), f"{build}/{hello}"], env=agents.launch_env())
+                        res[b].append(t * 1000)
+                    else:
+                        res[b].append((fanout_once(build, agents, m, "star")[2],
+                                       fanout_once(build, agents, m, "tree")[2]))
+        finally:
+            for a in farms.values():
+                a.close()
+        rows[(m, n)] = res
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(f"\n### Cost of containment: this build beside {rev} (the last commit before it), "
+          f"medians of {reps} alternating runs, wall ms\n")
+    print("| launch | contained (cgroup) | subreaper | before | contained / before |")
+    print("|---|---|---|---|---|")
+    for (m, n), res in rows.items():
+        if n:
+            c, s, b = (median(res[k]) for k in ("contained", "subreaper", "before"))
+            print(f"| {n} ranks on 1 agent (MPICH hello) | {c:.1f} | {s:.1f} | {b:.1f} "
+                  f"| {c / b:.3f} |")
+            continue
+        for i, how in enumerate(("star", "tree")):
+            c, s, b = (median([r[i] for r in res[k]]) for k in ("contained", "subreaper", "before"))
+            print(f"| /bin/true over {m} agents ({how}) | {c:.1f} | {s:.1f} | {b:.1f} "
+                  f"| {c / b:.3f} |")
+
+
 def agent_messages(build, agents):
     """Messages all agents have sent since they started (their admin status)."""
     total = 0
@@ -1109,14 +1158,15 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only",
                     choices=["e2e", "ompi", "round", "rss", "fence", "fanout", "sealing", "failing",
-                             "cxi", "fenceonly", "idle", "sim", "user", "floor"])
+                             "cxi", "fenceonly", "idle", "sim", "user", "floor", "contain"])
     args = ap.parse_args()
     if not HYDRA:
         print("note: mpiexec.hydra not found; Hydra columns will be empty", file=sys.stderr)
     tables = {"e2e": e2e_table, "ompi": ompi_table, "round": round_table, "rss": rss_table,
               "fence": fence_table, "fanout": fanout_table, "sealing": sealing_table,
               "failing": failing_table, "cxi": cxi_table, "fenceonly": fence_only_table,
-              "idle": idle_table, "sim": sim_table, "user": user_table, "floor": floor_table}
+              "idle": idle_table, "sim": sim_table, "user": user_table, "floor": floor_table,
+              "contain": contain_table}
     for name, fn in tables.items():
         if args.only in (None, name):
             fn(args)
