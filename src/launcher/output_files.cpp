@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/strings.hpp"
+#include "launcher/user_files.hpp"
 
 namespace lattice::launcher {
 
@@ -38,11 +39,13 @@ Result<std::string> expand_output_pattern(const std::string& pattern, int rank, 
 }
 
 OutputFiles::OutputFiles(std::string out_pattern, std::string err_pattern, std::string launch_id,
-                         std::vector<int> rank_nodes, OutputWriter& out, OutputWriter& err)
+                         std::vector<int> rank_nodes, JobUserInfo user, OutputWriter& out,
+                         OutputWriter& err)
     : out_pattern_(std::move(out_pattern)),
       err_pattern_(std::move(err_pattern)),
       launch_id_(std::move(launch_id)),
       rank_nodes_(std::move(rank_nodes)),
+      user_(std::move(user)),
       out_(out),
       err_(err) {
   if (err_pattern_.empty()) err_pattern_ = out_pattern_;
@@ -63,13 +66,17 @@ FILE* OutputFiles::file_for(int rank, bool is_stderr) {
   if (auto it = files_.find(*path); it != files_.end()) return it->second;
   if (failed_.count(*path)) return nullptr;
   // Truncated at the start of the launch, as srun's default open mode.
-  FILE* file = std::fopen(path->c_str(), "w");
+  auto fd = open_output_file(*path, user_);
+  FILE* file = fd ? ::fdopen(fd->get(), "w") : nullptr;
   if (!file) {
     failed_[*path] = true;
-    err_.write(cat("lattice: cannot open output file ", *path, ": ", std::strerror(errno),
+    err_.write(cat("lattice: ",
+                   fd ? cat("cannot open output file ", *path, ": ", std::strerror(errno))
+                      : fd.error().message,
                    " (writing to the terminal)\n"));
     return nullptr;
   }
+  fd->release();  // the FILE owns it now
   files_[*path] = file;
   return file;
 }

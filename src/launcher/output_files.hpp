@@ -1,6 +1,7 @@
 // --output / --error: ranks' output into files named by srun's patterns (%t rank, %n node
 // index, %j launch id, %% a percent sign). Without a pattern a stream goes to the launcher's
-// own stdout/stderr; with --output alone, stderr joins stdout's file, as in srun.
+// own stdout/stderr; with --output alone, stderr joins stdout's file, as in srun. The files are
+// opened with the job's user's rights (user_files.hpp).
 #pragma once
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "launcher/job_user.hpp"
 #include "launcher/output_writer.hpp"
 
 namespace lattice::launcher {
@@ -22,7 +24,7 @@ class OutputFiles {
  public:
   // `out` and `err`: the launcher's own stdout and stderr; they must outlive this.
   OutputFiles(std::string out_pattern, std::string err_pattern, std::string launch_id,
-              std::vector<int> rank_nodes, OutputWriter& out, OutputWriter& err);
+              std::vector<int> rank_nodes, JobUserInfo user, OutputWriter& out, OutputWriter& err);
   ~OutputFiles();
   OutputFiles(const OutputFiles&) = delete;
   OutputFiles& operator=(const OutputFiles&) = delete;
@@ -36,6 +38,7 @@ class OutputFiles {
 
   std::string out_pattern_, err_pattern_, launch_id_;
   std::vector<int> rank_nodes_;
+  JobUserInfo user_;  // whose rights open the files
   OutputWriter& out_;
   OutputWriter& err_;
   std::map<std::string, FILE*> files_;  // by path: ranks sharing a name share the file

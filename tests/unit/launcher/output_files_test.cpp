@@ -33,8 +33,10 @@ TEST_CASE("each rank's stream lands in its own file; stderr joins --output's by 
   std::string base = std::string(dir) + "/r%t.out";
   lattice::net::Loop loop;
   OutputWriter out(loop, 1), err(loop, 2);  // unused: every stream has its file
+  auto me = resolve_job_user("");
+  REQUIRE(me);
   {
-    OutputFiles files(base, "", "L", {0, 0, 1}, out, err);
+    OutputFiles files(base, "", "L", {0, 0, 1}, *me, out, err);
     files.write(0, false, "zero\n");
     files.write(2, false, "two\n");
     files.write(2, true, "two-err\n");
@@ -44,7 +46,7 @@ TEST_CASE("each rank's stream lands in its own file; stderr joins --output's by 
   CHECK(slurp(std::string(dir) + "/r2.out") == "two\ntwo-err\n");
   {
     OutputFiles shared(std::string(dir) + "/all.out", std::string(dir) + "/n%n.err", "L", {0, 1},
-                       out, err);
+                       *me, out, err);
     shared.write(0, false, "a\n");
     shared.write(1, false, "b\n");
     shared.write(1, true, "e\n");
