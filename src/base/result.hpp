@@ -15,6 +15,7 @@ enum class ErrorKind {
   eof,             // a byte stream ended (the peer closed its end)
   closed_by_peer,  // a link ended cleanly, as its peer chose
   refused,         // the peer answered a request with an error (it did not do what was asked)
+  no_reader,       // a write found nobody left to read it (EPIPE)
 };
 
 struct Error {

@@ -29,6 +29,11 @@ std::vector<uv_buf_t> buffers(std::string* parts, size_t count) {
   return bufs;
 }
 
+Error write_error(int code) {
+  return make_error(cat("write: ", uv_error(code)),
+                    code == UV_EPIPE ? ErrorKind::no_reader : ErrorKind::other);
+}
+
 // The streams holding writes while a callback runs (stream.hpp). A loop runs on one thread;
 // thread_local keeps loops of different threads (tests) apart.
 struct HeldWrites {
@@ -84,6 +89,11 @@ void Stream::start(ReadFn on_read_fn, CloseFn on_close_fn) {
       std::make_shared<Callbacks>(Callbacks{std::move(on_read_fn), std::move(on_close_fn)});
   int rc = uv_read_start(raw(), Io::on_alloc, Io::on_read);
   if (rc != 0) finish_later(make_error(cat("read: ", uv_error(rc))), false);
+}
+
+void Stream::watch_writes(CloseFn on_close_fn) {
+  if (finished_) return;
+  callbacks_ = std::make_shared<Callbacks>(Callbacks{nullptr, std::move(on_close_fn)});
 }
 
 void Stream::Io::on_alloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
@@ -159,7 +169,7 @@ void Stream::send(std::string* parts, size_t count) {
     int written =
         uv_try_write(raw(), count == 1 ? &one : many.data(), static_cast<unsigned>(count));
     if (written < 0 && written != UV_EAGAIN) {
-      finish_later(make_error(cat("write: ", uv_error(written))), false);
+      finish_later(write_error(written), false);
       return;
     }
     size_t left = written > 0 ? static_cast<size_t>(written) : 0;
@@ -178,7 +188,7 @@ void Stream::send(std::string* parts, size_t count) {
       uv_write(&w->req, raw(), bufs.data(), static_cast<unsigned>(bufs.size()), Io::on_written);
   if (rc != 0) {
     delete w;
-    finish_later(make_error(cat("write: ", uv_error(rc))), false);
+    finish_later(write_error(rc), false);
     return;
   }
   queued_ += w->bytes;
@@ -189,7 +199,7 @@ void Stream::Io::on_written(uv_write_t* req, int status) {
   auto* self = owner_of<Stream>(req->handle);  // null once the owner has closed the stream
   if (!self) return;
   self->queued_ -= w->bytes;
-  if (status < 0) return self->finish(make_error(cat("write: ", uv_error(status))), false);
+  if (status < 0) return self->finish(write_error(status), false);
   if (self->queued_ == 0 && self->on_drained_) {
     auto drained = std::move(self->on_drained_);
     self->on_drained_ = nullptr;
@@ -203,7 +213,7 @@ void Stream::Io::on_written(uv_write_t* req, int status) {
 }
 
 void Stream::pause_reading() {
-  if (finished_ || paused_ || !callbacks_) return;  // not reading: nothing to pause
+  if (finished_ || paused_ || !callbacks_ || !callbacks_->on_read) return;  // not reading
   paused_ = true;
   uv_read_stop(raw());
 }

@@ -28,7 +28,7 @@ class Stream {
  public:
   using ReadFn = std::function<void(std::string_view bytes)>;
   // "eof" (kind eof), "closed after writing" (end()), or "read: ..."/"write: ..." with libuv's
-  // words. Once.
+  // words (kind no_reader when a write found the reading end closed). Once.
   using CloseFn = std::function<void(const Error& why)>;
 
   // Wraps an existing connected socket or pipe fd (the parent's end of a socketpair, a pipe);
@@ -44,6 +44,9 @@ class Stream {
 
   // Begins reading. Call once.
   void start(ReadFn on_read, CloseFn on_close);
+  // For a stream only written to, instead of start(): `on_close` hears how it ended (a write
+  // that failed), and nothing is read.
+  void watch_writes(CloseFn on_close);
   // Queued (held until the callback running now returns, if one does); dropped once the stream
   // has ended. Errors arrive through on_close.
   void write(std::string bytes);
@@ -60,7 +63,8 @@ class Stream {
   void close();
 
   // Stops and restarts reading, for backpressure: the peer's writes block once the kernel's
-  // buffers fill. Both do nothing before start() and once the stream has ended.
+  // buffers fill. Both do nothing before start(), after watch_writes() and once the stream has
+  // ended.
   void pause_reading();
   void resume_reading();
   // `fn` runs (once, from the loop) when the write queue next becomes empty, or the stream
