@@ -83,6 +83,8 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
       ends_timer_(loop),
       start_ns_(clock.now_ns()),
       cxi_(cxi) {
+  out_.on_reader_gone([this] { reader_gone("stdout"); });
+  err_.on_reader_gone([this] { reader_gone("stderr"); });
   agents.resize(static_cast<size_t>(layout_.nodes));
   for (auto& address : agents)
     nodes_.push_back(Node{std::move(address), link::Heartbeat(kHeartbeat), nullptr});
@@ -490,6 +492,15 @@ void Job::resume_output() {
   }
 }
 
+void Job::reader_gone(const char* stream) {
+  if (reader_gone_ || policy_.finished()) return;
+  reader_gone_ = true;
+  // Whatever waited for that reader to drain goes on (a failed stream lets its waiters go): paused
+  // links are read again, so the nodes' ends come.
+  run(policy_.failed(
+      JobFailure{cat("the reader of the launcher's ", stream, " went away"), 128 + SIGPIPE}));
+}
+
 void Job::when_written(std::function<void()> fn) {
   out_.when_drained([this, fn = std::move(fn)]() mutable { err_.when_drained(std::move(fn)); });
 }
@@ -544,6 +555,8 @@ int Job::exit_code() const { return job_exit_code(policy_.failure(), ranks_, lay
 std::string Job::final_report() const {
   std::string out;
   int code = exit_code();
+  // Quiet, as a command killed by SIGPIPE: the status (141) says it.
+  if (reader_gone_ && !options_.verbose) return out;
   if (policy_.failure())
     out += cat("lattice: job failed: ", policy::describe(*policy_.failure()), '\n');
   out += format_stragglers(stragglers_);

@@ -132,6 +132,9 @@ class Job {
   void resume_output();
   // `fn` once both stdout and stderr have written what they hold.
   void when_written(std::function<void()> fn);
+  // Nobody reads our stdout or stderr any more (`| head`): the launch ends, as under srun and
+  // Hydra, with the status of a command killed by SIGPIPE.
+  void reader_gone(const char* stream);
   void say(const std::string& line) { err_.write(line); }  // a launcher message on stderr
 
   net::Loop& loop_;
@@ -148,6 +151,7 @@ class Job {
   OutputWriter out_, err_;      // the launcher's own stdout and stderr
   OutputFiles outputs_;         // where ranks' output goes (--output/--error)
   bool output_paused_ = false;  // the agents' links are not read until out_ and err_ drain
+  bool reader_gone_ = false;    // the launch ends because its output has nowhere to go
   std::string workdir_;         // where the ranks start
   std::optional<wire::LaunchNodes>
       launch_nodes_;                   // what every request says of the nodes, built once

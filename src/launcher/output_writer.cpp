@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 
 #include "base/strings.hpp"
 #include "net/fd.hpp"
@@ -33,7 +34,7 @@ bool same_file(int a, int b) {
 
 }  // namespace
 
-OutputWriter::OutputWriter(net::Loop& loop, int fd, OutputWriter* same) : fd_(fd) {
+OutputWriter::OutputWriter(net::Loop& loop, int fd, OutputWriter* same) : loop_(loop), fd_(fd) {
   if (same && same_file(fd, same->fd_)) {
     delegate_ = same;
     return;
@@ -45,19 +46,37 @@ OutputWriter::OutputWriter(net::Loop& loop, int fd, OutputWriter* same) : fd_(fd
   if (::fcntl(own, F_GETPIPE_SZ) > 0 && ::fcntl(own, F_GETPIPE_SZ) < kPipeBytes)
     ::fcntl(own, F_SETPIPE_SZ, kPipeBytes);
   auto stream = net::Stream::open_fd(loop, net::UniqueFd(own));
-  if (stream) stream_ = std::move(stream.value());
+  if (!stream) return;
+  stream_ = std::move(stream.value());
+  // Its failures come from the loop. What it still queues is never sent: a finished stream
+  // sends nothing, and tells whoever waits for it to drain to go on.
+  stream_->watch_writes([this](const Error& why) {
+    if (why.kind == ErrorKind::no_reader) reader_gone();
+  });
 }
 
 void OutputWriter::write(std::string data) {
   if (delegate_) return delegate_->write(std::move(data));
+  if (reader_gone_) return;
   if (stream_) return stream_->write(std::move(data));
-  // A file or a device takes it at once; a broken pipe drops it (SIGPIPE is ignored).
+  // A file, a device or a socket takes it at once (SIGPIPE is ignored: a reader gone is EPIPE).
   for (size_t done = 0; done < data.size();) {
     ssize_t n = ::write(fd_, data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EPIPE) {
+      reader_gone_ = true;
+      loop_.defer([self = self_] {
+        if (*self) (*self)->reader_gone();
+      });
+    }
     if (n <= 0) return;
     done += static_cast<size_t>(n);
   }
+}
+
+void OutputWriter::reader_gone() {
+  reader_gone_ = true;
+  if (auto fn = std::exchange(on_reader_gone_, nullptr)) fn();
 }
 
 void OutputWriter::when_drained(std::function<void()> fn) {
