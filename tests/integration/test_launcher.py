@@ -1,16 +1,19 @@
 """The launcher's and agent's user-facing features beyond wire-up: PMI_PORT mode with a real MPICH
 client, the per-launch Unix PMI socket (mode 0600, served, removed afterwards), SIGINT forwarding
 (a second SIGINT kills), Slurm-compatible variables, the -v timing breakdown, time limits (-t and
-MPIEXEC_TIMEOUT), -K0, --alloc, --chdir, --output/--error files, --export, --input and --cpu-bind."""
+MPIEXEC_TIMEOUT), -K0, --alloc, --chdir, --output/--error files, --export, --input and --cpu-bind,
+and a launch that ends when the reader of its output goes away (`| head -1`)."""
 import glob
 import os
 import re
+import shlex
 import signal
 import socket
 import stat
+import subprocess
 import time
 
-from harness import SANITIZED, check, expect_status, prog, run_cases, wait_until
+from harness import LAUNCH_TIMEOUT, SANITIZED, CaseFailure, check, expect_status, prog, run_cases, wait_until
 
 
 def pmi_port_mode(c):
@@ -273,6 +276,30 @@ def agent_stops_despite_a_slow_reader(c):
     c.check_clean()
 
 
+def reader_gone_ends_the_launch(c):
+    """`lattice launch -n 2 yes | head -1`: once head has its line and exits, the launcher's next
+    write fails (EPIPE; it ignores SIGPIPE) and the launch ends everywhere, as under srun and
+    Hydra: every rank killed, status 141 (128+SIGPIPE, what a shell shows for a command SIGPIPE
+    killed), nothing said. On one node and two, and through stderr. Before, the launcher dropped
+    the output and the ranks ran on: the pipeline never ended."""
+    for args, redirect, stream in [(["-n", "2", "yes"], "", "stdout"),
+                                   (["-N", "2", "-n", "2", "yes"], "", "stdout"),
+                                   (["-n", "1", "sh", "-c", "yes >&2"], "2>&1 >/dev/null", "stderr")]:
+        script = (f"{shlex.join(c.launch_command(args))} {redirect} | head -1; "
+                  "echo \"status ${PIPESTATUS[0]}\" >&2")
+        try:
+            p = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                               env=c.case_env(), timeout=LAUNCH_TIMEOUT, start_new_session=True)
+        except subprocess.TimeoutExpired:
+            raise CaseFailure(f"`{script}` did not end within {LAUNCH_TIMEOUT} s "
+                              f"(survivors: {len(c.survivors())})")
+        what = f"`{script}` ({stream}):\n--- stdout\n{p.stdout}--- stderr\n{p.stderr[-2000:]}"
+        check(p.stdout == "y\n", f"head did not get one line\n{what}")
+        check(p.stderr.strip().splitlines()[-1:] == ["status 141"], f"expected status 141\n{what}")
+        check("lattice:" not in p.stderr, f"the launcher said something\n{what}")
+        c.check_clean()
+
+
 def large_stdin_arrives_whole(c):
     """More stdin than an agent may queue for a rank (16 MiB), to ranks that read it slowly: the
     launcher reads its stdin only as fast as the ranks take it (StdinTaken), so every byte
@@ -434,6 +461,7 @@ if __name__ == "__main__":
         ("environment_export", environment_export),
         ("slow_reader_loses_nothing", slow_reader_loses_nothing),
         ("agent_stops_despite_a_slow_reader", agent_stops_despite_a_slow_reader),
+        ("reader_gone_ends_the_launch", reader_gone_ends_the_launch),
         ("stdin_forwarding", stdin_forwarding),
         ("large_stdin_arrives_whole", large_stdin_arrives_whole),
         ("cpu_binding", cpu_binding),
