@@ -1,8 +1,12 @@
 // `lattice`: the launcher CLI. `lattice launch` runs a job through agents (started locally on
 // loopback unless --agents names running ones); `lattice admin status` asks an agent how it is.
+#include <sys/prctl.h>
+
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,6 +84,11 @@ int launch_main(const std::vector<std::string>& args) {
     parsed->time_limit_ms = static_cast<uint64_t>(*secs) * 1000;
   }
   const LaunchOptions& options = *parsed;
+  // From here on the launcher holds a cluster key (the operator's, or local mode's) and maybe the
+  // fabric manager's token, until it exits: no core dump, and no other process of this user may
+  // read its memory or environment (/proc/PID/mem, environ) or ptrace it.
+  if (::prctl(PR_SET_DUMPABLE, 0L, 0L, 0L, 0L) != 0)
+    return fail(1, cat("cannot make the launcher non-dumpable: ", std::strerror(errno)));
   auto fabric = fabric_setup(options, std::getenv("LATTICE_LAUNCHER_CONFIG"));
   if (!fabric) return fail(2, fabric.error().message);
   auto layout = make_layout(options, static_cast<int>(options.agents.size()));

@@ -1,9 +1,13 @@
 """The launcher as a target on a shared node. A root launcher (lattice-api's role) opens a job's
 --output/--error files with the job's user's rights only: a link that user planted does not lead
-root's writes to a root-only file, and no file appears where the user could not make one."""
+root's writes to a root-only file, and no file appears where the user could not make one. A
+launcher holds the cluster key (and maybe the fabric manager's token) and is not dumpable: another
+process of its own user cannot read its memory or environment, as it can a plain process's."""
 import os
+import subprocess
+import time
 
-from harness import check, expect_status, run_cases, test_user
+from harness import LAUNCH_TIMEOUT, check, expect_status, run_cases, test_user, wait_until
 
 
 def output_files_opened_as_job_user(c):
@@ -53,7 +57,46 @@ def output_files_opened_as_job_user(c):
     c.check_clean(r)
 
 
+def launcher_not_dumpable(c):
+    """The victim runs a launch (local mode: it holds the throwaway cluster key). Another of the
+    victim's processes reads a rank's environment and opens its memory, but not the launcher's.
+    Before, the launcher was dumpable: its environment and memory were the user's to read (and
+    the key in its memory with them, through /proc/PID/mem or ptrace)."""
+    victim = test_user("victim")
+    os.chown(c.dir, victim.uid, victim.gid)  # local mode's agents make their directory here
+    started = time.monotonic()
+    p = c.start_launch(["-n", "1", "cat"], cwd=c.dir, stdin=subprocess.PIPE,
+                       wrapper=["setpriv", f"--reuid={victim.uid}", f"--regid={victim.gid}",
+                                "--init-groups"])
+    check(wait_until(lambda: c.survivors(), 30), "the rank never started")
+    rank = c.survivors()[0]
+
+    def probe(pid):
+        def attempt():
+            out = []
+            for name in ("environ", "mem"):
+                try:
+                    with open(f"/proc/{pid}/{name}", "rb") as f:
+                        if name == "environ":
+                            f.read()
+                    out.append(f"{name}:read")
+                except OSError as e:
+                    out.append(f"{name}:{e.strerror}")
+            return " ".join(out)
+        return victim.run(attempt)
+
+    plain, launcher = probe(rank), probe(p.pid)
+    r = c.finish_launch(p, ["-n", "1", "cat"], started, LAUNCH_TIMEOUT)
+    expect_status(r, 0)
+    check(plain == "environ:read mem:read",
+          f"the victim cannot read its own rank's /proc files ({plain}): the probe proves nothing")
+    check(launcher == "environ:Permission denied mem:Permission denied",
+          f"the victim's other process got at the launcher: {launcher}\n{r.describe()}")
+    c.check_clean(r)
+
+
 if __name__ == "__main__":
     run_cases([
         ("output_files_opened_as_job_user", output_files_opened_as_job_user),
+        ("launcher_not_dumpable", launcher_not_dumpable),
     ])
