@@ -1,17 +1,48 @@
 #include "fabric/curl_library.hpp"
 
 #include <dlfcn.h>
+#include <malloc.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
 #include "base/strings.hpp"
+#include "base/wipe.hpp"
 
 namespace lattice::fabric {
 namespace {
 
 // The soname of libcurl's ABI since 7.16 (2006), the one libcurl4-openssl-dev links against.
 constexpr const char* kSoname = "libcurl.so.4";
+
+// libcurl's allocator (curl_library.hpp): malloc's, with every block wiped before it is freed.
+// Thread-safe as malloc is (libcurl's resolver threads allocate too).
+void* curl_malloc(size_t size) { return std::malloc(size); }
+void* curl_calloc(size_t count, size_t size) { return std::calloc(count, size); }
+void curl_free(void* block) {
+  if (!block) return;
+  wipe_bytes(block, ::malloc_usable_size(block));
+  std::free(block);
+}
+// Never glibc's realloc, which may move the bytes and free the old block unwiped.
+void* curl_realloc(void* block, size_t size) {
+  if (!block) return std::malloc(size);
+  const size_t had = ::malloc_usable_size(block);
+  if (size <= had) return block;  // it fits: a shrink keeps the block, as realloc may
+  void* grown = std::malloc(size);
+  if (!grown) return nullptr;  // the old block stays the caller's, as with realloc
+  std::memcpy(grown, block, had);
+  curl_free(block);
+  return grown;
+}
+char* curl_strdup(const char* text) {
+  const size_t size = std::strlen(text) + 1;
+  auto* copy = static_cast<char*>(std::malloc(size));
+  if (copy) std::memcpy(copy, text, size);
+  return copy;
+}
 
 }  // namespace
 
@@ -25,7 +56,7 @@ Result<CurlLibrary> load_curl_library(const char* soname) {
     if (!fn) missing += cat(missing.empty() ? "" : ", ", name);
   };
   CurlLibrary lib{};
-  get(lib.global_init, "curl_global_init");
+  get(lib.global_init_mem, "curl_global_init_mem");
   get(lib.easy_init, "curl_easy_init");
   get(lib.easy_setopt, "curl_easy_setopt");
   get(lib.easy_getinfo, "curl_easy_getinfo");
@@ -42,8 +73,10 @@ Result<CurlLibrary> load_curl_library(const char* soname) {
   get(lib.multi_strerror, "curl_multi_strerror");
   get(lib.multi_cleanup, "curl_multi_cleanup");
   if (!missing.empty()) return make_error(cat(soname, " lacks ", missing));
-  if (CURLcode rc = lib.global_init(CURL_GLOBAL_DEFAULT); rc != CURLE_OK)
-    return make_error(cat("curl_global_init failed (", static_cast<int>(rc), ")"));
+  if (CURLcode rc = lib.global_init_mem(CURL_GLOBAL_DEFAULT, curl_malloc, curl_free, curl_realloc,
+                                        curl_strdup, curl_calloc);
+      rc != CURLE_OK)
+    return make_error(cat("curl_global_init_mem failed (", static_cast<int>(rc), ")"));
   return lib;
 }
 

@@ -2,6 +2,10 @@
 // the launcher: linked, it and the libraries it needs (TLS, Kerberos, LDAP, ...: 30 of them)
 // more than doubled the launcher's start-up (5.9 ms of CPU against 2.5) in every launch, though
 // only CXI launches use it. The functions keep libcurl's own signatures (curl/curl.h).
+//
+// libcurl allocates through functions of ours that wipe every block before freeing it (and
+// before a growing realloc lets one go): the requests it formats hold the fabric manager's token
+// and the answers it receives a launch's CXI key, and neither may linger in freed memory.
 #pragma once
 
 #include <curl/curl.h>
@@ -11,7 +15,7 @@
 namespace lattice::fabric {
 
 struct CurlLibrary {
-  decltype(&curl_global_init) global_init;
+  decltype(&curl_global_init_mem) global_init_mem;
   decltype(&curl_easy_init) easy_init;
   decltype(&curl_easy_setopt) easy_setopt;
   decltype(&curl_easy_getinfo) easy_getinfo;
@@ -29,7 +33,8 @@ struct CurlLibrary {
   decltype(&curl_multi_cleanup) multi_cleanup;
 };
 
-// The library, loaded and initialised (curl_global_init) once per process; or why it cannot be.
+// The library, loaded and initialised (curl_global_init_mem, with the wiping allocator) once per
+// process; or why it cannot be.
 Result<const CurlLibrary*> curl_library();
 // Loads and initialises the library of that soname (curl_library's work, for tests).
 Result<CurlLibrary> load_curl_library(const char* soname);

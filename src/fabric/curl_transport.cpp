@@ -16,7 +16,10 @@ namespace lattice::fabric {
 struct CurlTransport::Exchange {
   const CurlLibrary* curl = nullptr;
   CURL* easy = nullptr;
-  curl_slist* headers = nullptr;
+  curl_slist* headers = nullptr;  // libcurl's copies of the plain header lines
+  // Our own list node around the request's Authorization line (in guarded memory), heading
+  // `headers`: curl_slist_append would copy the token into memory of libcurl's.
+  curl_slist authorization{};
   HttpRequest request;
   HttpOutcome outcome;
   std::function<void(HttpOutcome)> done;
@@ -127,10 +130,9 @@ void CurlTransport::send(HttpRequest request, std::function<void(HttpOutcome)> d
   curl_->easy_setopt(e, CURLOPT_WRITEDATA, x.get());
   curl_->easy_setopt(e, CURLOPT_ERRORBUFFER, x->error);
   curl_->easy_setopt(e, CURLOPT_PRIVATE, x.get());
-  if (r.bearer) {
-    curl_->easy_setopt(e, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
-    curl_->easy_setopt(e, CURLOPT_XOAUTH2_BEARER, r.bearer);
-  }
+  // HTTP/1.1 even over TLS: an HTTP/2 connection would keep the Authorization header in its
+  // HPACK table, in memory that is not ours to wipe.
+  curl_->easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
   x->headers = curl_->slist_append(x->headers, "Accept: application/json");
   if (r.method == "POST") {
     x->headers = curl_->slist_append(x->headers, "Content-Type: application/json");
@@ -139,7 +141,13 @@ void CurlTransport::send(HttpRequest request, std::function<void(HttpOutcome)> d
   } else if (r.method != "GET") {
     curl_->easy_setopt(e, CURLOPT_CUSTOMREQUEST, r.method.c_str());
   }
-  curl_->easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
+  curl_slist* headers = x->headers;
+  if (r.authorization) {
+    // libcurl reads the list for the request's life, and never frees or changes it.
+    x->authorization = curl_slist{const_cast<char*>(r.authorization), x->headers};
+    headers = &x->authorization;
+  }
+  curl_->easy_setopt(e, CURLOPT_HTTPHEADER, headers);
   if (CURLMcode rc = curl_->multi_add_handle(multi(multi_), e); rc != CURLM_OK) {
     x->outcome = {HttpOutcome::Transport::failed, curl_->multi_strerror(rc), 0, {}};
     return complete_later(std::move(x));

@@ -3,6 +3,12 @@
 // net::Timer, so no call blocks and no thread is made (name resolution aside: libcurl's
 // threaded resolver). Bodies are bounded; exchanges still running when the transport is
 // destroyed are dropped without their callbacks.
+//
+// The token's copies: libcurl is handed the request's Authorization line itself (a list node of
+// ours around the guarded string, not curl_slist_append's copy, nor CURLOPT_XOAUTH2_BEARER's
+// two: its own and the header it builds of it). It copies the line only into the request it
+// formats (and, over TLS, into its upload buffer), both freed by the time the exchange ends, and
+// its allocator wipes what it frees (curl_library.hpp). OpenSSL's record buffers are its own.
 #pragma once
 
 #include <cstddef>

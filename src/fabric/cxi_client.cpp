@@ -4,6 +4,7 @@
 
 #include "base/strings.hpp"
 #include "base/wipe.hpp"
+#include "fabric/token_file.hpp"
 
 namespace lattice::fabric {
 namespace {
@@ -23,7 +24,7 @@ CxiClient::CxiClient(HttpTransport& transport, Waiter& waiter, ClientOptions opt
     : transport_(transport),
       waiter_(waiter),
       options_(std::move(options)),
-      token_(std::move(token)) {
+      authorization_(authorization_header(token)) {
   while (!options_.url.empty() && options_.url.back() == '/') options_.url.pop_back();
   if (options_.max_attempts < 1) options_.max_attempts = 1;
 }
@@ -31,7 +32,7 @@ CxiClient::CxiClient(HttpTransport& transport, Waiter& waiter, ClientOptions opt
 void CxiClient::exchange(std::string method, std::string path, std::string body, int attempt,
                          std::function<void(Result<HttpOutcome>)> done) {
   HttpRequest request{method, options_.url + path, body,
-                      reinterpret_cast<const char*>(token_.data())};
+                      reinterpret_cast<const char*>(authorization_.data())};
   transport_.send(std::move(request), [this, method, path, body, attempt,
                                        done = std::move(done)](HttpOutcome outcome) mutable {
     using T = HttpOutcome::Transport;

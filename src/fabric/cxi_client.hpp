@@ -35,8 +35,9 @@ struct CxiCredentials {
 
 class CxiClient {
  public:
-  // `token`: NUL-terminated (token_file.hpp). The transport and waiter outlive the client, and
-  // the client outlives its requests.
+  // `token`: NUL-terminated (token_file.hpp); the client keeps it only as the header it sends
+  // (authorization_header). The transport and waiter outlive the client, and the client
+  // outlives its requests.
   CxiClient(HttpTransport& transport, Waiter& waiter, ClientOptions options, secure::Secret token);
 
   // A service for the launch and its key. If the key cannot be had after the service was
@@ -53,7 +54,7 @@ class CxiClient {
   HttpTransport& transport_;
   Waiter& waiter_;
   ClientOptions options_;
-  secure::Secret token_;
+  secure::Secret authorization_;  // "Authorization: Bearer TOKEN"
 };
 
 }  // namespace lattice::fabric

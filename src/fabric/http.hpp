@@ -14,9 +14,10 @@ struct HttpRequest {
   std::string method;  // "GET", "POST", "DELETE"
   std::string url;
   std::string body;  // JSON for POST; empty otherwise
-  // The bearer token, NUL-terminated, in guarded memory (token_file.hpp). The client never
-  // builds a header string of it; libcurl keeps its own copy for the request's life.
-  const char* bearer = nullptr;
+  // "Authorization: Bearer TOKEN", NUL-terminated, in guarded memory (token_file.hpp), valid
+  // until `done` runs. The transport hands libcurl this very string, which it copies only into
+  // the request it formats (curl_transport.hpp).
+  const char* authorization = nullptr;
 };
 
 // How an exchange ended. `transport` failures never reached an HTTP status: a refused or

@@ -26,4 +26,14 @@ Result<secure::Secret> read_token_file(const std::string& path) {
   return std::move(file->bytes);
 }
 
+secure::Secret authorization_header(const secure::Secret& token) {
+  static constexpr char kPrefix[] = "Authorization: Bearer ";
+  const size_t prefix = sizeof kPrefix - 1;
+  const size_t length = ::strnlen(reinterpret_cast<const char*>(token.data()), token.size());
+  secure::Secret header(prefix + length + 1);  // zeroed: the NUL is there
+  std::memcpy(header.data(), kPrefix, prefix);
+  std::memcpy(header.data() + prefix, token.data(), length);
+  return header;
+}
+
 }  // namespace lattice::fabric

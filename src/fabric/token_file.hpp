@@ -18,6 +18,10 @@ inline constexpr size_t kMaxTokenBytes = 8192;
 // are dropped. The Secret holds the token, then NULs.
 Result<secure::Secret> read_token_file(const std::string& path);
 
+// "Authorization: Bearer TOKEN", NUL-terminated, in guarded memory: the one form of the token
+// the fabric client keeps (`token` as read_token_file gives it).
+secure::Secret authorization_header(const secure::Secret& token);
+
 // The checks alone, over bytes (for the tests): the token's length, or why it is refused.
 Result<size_t> token_length(const uint8_t* bytes, size_t size);
 

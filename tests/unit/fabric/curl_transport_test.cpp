@@ -66,7 +66,7 @@ TEST_CASE("curl on the loop: a POST with its bearer and body, and the answer") {
   net::Loop loop;
   Server server(loop, http("201 Created", R"({"id":"s1","svc_id":5})"));
   CurlTransport transport(loop, {});
-  const char* bearer = "tok-xyz";
+  const char* bearer = "Authorization: Bearer tok-xyz";
   std::optional<HttpOutcome> got;
   transport.send({"POST", server.url("/fabric/cxi/services"), R"({"vni":1})", bearer},
                  [&](HttpOutcome o) { got = std::move(o); });

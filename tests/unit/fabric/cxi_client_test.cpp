@@ -20,13 +20,13 @@ using T = HttpOutcome::Transport;
 
 struct FakeTransport : HttpTransport {
   struct Sent {
-    std::string method, url, body, bearer;
+    std::string method, url, body, authorization;
   };
   std::vector<Sent> sent;
   std::deque<HttpOutcome> answers;  // in order; the default when empty: connect_failed
   std::deque<std::function<void()>> pending;
   void send(HttpRequest r, std::function<void(HttpOutcome)> done) override {
-    sent.push_back({r.method, r.url, r.body, r.bearer ? r.bearer : ""});
+    sent.push_back({r.method, r.url, r.body, r.authorization ? r.authorization : ""});
     HttpOutcome outcome{T::connect_failed, "Connection refused", 0, {}};
     if (!answers.empty()) {
       outcome = answers.front();
@@ -90,10 +90,10 @@ TEST_CASE("provision: POST the service, GET its key, with the bearer token") {
   CHECK(rig.transport.sent[0].method == "POST");
   CHECK(rig.transport.sent[0].url == "http://fm:8000/fabric/cxi/services");
   CHECK(rig.transport.sent[0].body == R"({"allocation_id":"alloc","nodes":["n1","n2"],"vni":42})");
-  CHECK(rig.transport.sent[0].bearer == "tok-1");
+  CHECK(rig.transport.sent[0].authorization == "Authorization: Bearer tok-1");
   CHECK(rig.transport.sent[1].method == "GET");
   CHECK(rig.transport.sent[1].url == "http://fm:8000/fabric/cxi/services/svc-1/auth");
-  CHECK(rig.transport.sent[1].bearer == "tok-1");
+  CHECK(rig.transport.sent[1].authorization == "Authorization: Bearer tok-1");
 }
 
 TEST_CASE("connection failures, timeouts and 5xx are retried with doubling waits, then reported") {

@@ -35,6 +35,16 @@ TEST_CASE("a token file: one line, its newline dropped, NUL-terminated") {
   CHECK(std::strcmp(reinterpret_cast<const char*>(token->data()), "abc.DEF-123_xyz") == 0);
 }
 
+TEST_CASE("the header the client keeps of a token: its whole Authorization line") {
+  TempFile f("abc.DEF-123_xyz\n");
+  auto token = read_token_file(f.path);
+  REQUIRE(token);
+  auto header = authorization_header(*token);
+  CHECK(std::string(reinterpret_cast<const char*>(header.data())) ==
+        "Authorization: Bearer abc.DEF-123_xyz");
+  CHECK(header.size() == std::strlen("Authorization: Bearer abc.DEF-123_xyz") + 1);
+}
+
 TEST_CASE("token files others can read, empty ones and header-breaking bytes are refused") {
   TempFile open("tok\n", 0644);
   auto r = read_token_file(open.path);
