@@ -9,12 +9,14 @@ debug, agents at debug) and no admin output."""
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
 import urllib.request
 
-from harness import (LATTICE, SOURCE_ROOT, check, expect_status, run_cases, wait_until)
+from harness import (LATTICE, SANITIZED, SOURCE_ROOT, check, expect_status, run_cases,
+                     wait_until)
 
 STANDIN = os.path.join(SOURCE_ROOT, "scripts", "fabric-manager-standin")
 VARS = ("FI_PROVIDER", "FI_CXI_DEFAULT_VNI", "FI_CXI_AUTH_KEY", "SLINGSHOT_VNIS",
@@ -191,6 +193,57 @@ def fabric_retries_then_config(c):
     fm.expect_deleted(r)
 
 
+def copies_in_memory(pid, needle):
+    """How many times `needle` appears in the readable memory of process `pid` (as root)."""
+    count = 0
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+        for line in maps:
+            fields = line.split()
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            if fields[1][0] != "r":
+                continue  # guard pages
+            try:
+                mem.seek(start)
+                count += mem.read(end - start).count(needle)
+            except (OSError, ValueError, OverflowError):
+                continue  # [vsyscall] and the like
+    return count
+
+
+def token_copies_in_launcher(c):
+    """While a CXI launch runs (after the credentials came), the launcher's memory holds the
+    fabric manager's token once: the Authorization line it keeps in guarded memory. libcurl was
+    handed that very line and wipes what it frees; and the CXI key's hex from the answer is gone
+    too (its bytes are in guarded memory once). Before, freed blocks of libcurl's held the token
+    twice more (its copy of CURLOPT_XOAUTH2_BEARER and the request it formatted)."""
+    if SANITIZED:
+        return  # ASan's shadow and quarantine mappings are too large to scan
+    fm = FabricManager(c)
+    token_file = os.path.join(c.dir, "plain.token")  # fm's file name holds the token
+    shutil.copy(fm.token_file, token_file)
+    nodes = agents(c, 1)
+    hold = os.path.join(c.dir, "go")
+    started = time.monotonic()
+    p = c.start_launch(["--agents", addresses(nodes), "-n", "1", "--vni", "77", "--fabric-url",
+                        fm.url, "--fabric-token-file", token_file, "sh", "-c",
+                        f"while [ ! -e {hold} ]; do sleep 0.1; done"])
+    check(wait_until(lambda: c.survivors(), 30), "the rank never started")
+    service = fm.services()[0]
+    key = fm.get(f"/fabric/cxi/services/{service['id']}/auth")["auth_key"]
+    token = copies_in_memory(p.pid, fm.token.encode())
+    key_hex = copies_in_memory(p.pid, key.encode()) + copies_in_memory(p.pid, key.upper().encode())
+    key_bytes = copies_in_memory(p.pid, bytes.fromhex(key))
+    open(hold, "w").close()
+    r = c.finish_launch(p, ["hold"], started, 60)
+    expect_status(r, 0)
+    check(token == 1, f"the token is {token} times in the launcher's memory, not once")
+    check(key_hex == 0 and key_bytes == 1,
+          f"the CXI key is in the launcher's memory {key_hex} times as hex and {key_bytes} times "
+          f"as bytes, not 0 and 1")
+    fm.expect_deleted(r)
+    c.check_clean(r)
+
+
 def token_file_checked(c):
     fm = FabricManager(c)
     os.chmod(fm.token_file, 0o644)
@@ -212,4 +265,5 @@ if __name__ == "__main__":
         ("fabric_refuses", fabric_refuses),
         ("fabric_retries_then_config", fabric_retries_then_config),
         ("token_file_checked", token_file_checked),
+        ("token_copies_in_launcher", token_copies_in_launcher),
     ])
