@@ -215,7 +215,9 @@ def token_copies_in_launcher(c):
     fabric manager's token once: the Authorization line it keeps in guarded memory. libcurl was
     handed that very line and wipes what it frees; and the CXI key's hex from the answer is gone
     too (its bytes are in guarded memory once). Before, freed blocks of libcurl's held the token
-    twice more (its copy of CURLOPT_XOAUTH2_BEARER and the request it formatted)."""
+    three or four more times (its CURLOPT_XOAUTH2_BEARER string, the header it built of it, the
+    requests it formatted); and without `-z now`, the lazy resolver's register saves left it (and
+    the key) in dead stack frames too."""
     if SANITIZED:
         return  # ASan's shadow and quarantine mappings are too large to scan
     fm = FabricManager(c)
