@@ -10,4 +10,9 @@ uint64_t MonotonicClock::now_ns() const {
                                    .count());
 }
 
+const Clock& monotonic_clock() {
+  static const MonotonicClock clock;
+  return clock;
+}
+
 }  // namespace lattice

@@ -20,4 +20,7 @@ class MonotonicClock final : public Clock {
   uint64_t now_ns() const override;
 };
 
+// The process's one MonotonicClock, for owners that take a Clock and have none injected.
+const Clock& monotonic_clock();
+
 }  // namespace lattice
