@@ -63,21 +63,26 @@ bool is_loopback(const sockaddr_storage& addr) {
   return false;
 }
 
-bool same_endpoint(const sockaddr_storage& a, const sockaddr_storage& b) {
+bool same_address(const sockaddr_storage& a, const sockaddr_storage& b) {
   sockaddr_storage x = unmapped(a), y = unmapped(b);
   if (x.ss_family != y.ss_family) return false;
-  if (x.ss_family == AF_INET) {
-    auto* p = reinterpret_cast<const sockaddr_in*>(&x);
-    auto* q = reinterpret_cast<const sockaddr_in*>(&y);
-    return p->sin_port == q->sin_port && p->sin_addr.s_addr == q->sin_addr.s_addr;
-  }
-  if (x.ss_family == AF_INET6) {
-    auto* p = reinterpret_cast<const sockaddr_in6*>(&x);
-    auto* q = reinterpret_cast<const sockaddr_in6*>(&y);
-    return p->sin6_port == q->sin6_port &&
-           std::memcmp(&p->sin6_addr, &q->sin6_addr, sizeof p->sin6_addr) == 0;
-  }
+  if (x.ss_family == AF_INET)
+    return reinterpret_cast<const sockaddr_in*>(&x)->sin_addr.s_addr ==
+           reinterpret_cast<const sockaddr_in*>(&y)->sin_addr.s_addr;
+  if (x.ss_family == AF_INET6)
+    return std::memcmp(&reinterpret_cast<const sockaddr_in6*>(&x)->sin6_addr,
+                       &reinterpret_cast<const sockaddr_in6*>(&y)->sin6_addr,
+                       sizeof(in6_addr)) == 0;
   return false;
+}
+
+bool same_endpoint(const sockaddr_storage& a, const sockaddr_storage& b) {
+  auto port = [](const sockaddr_storage& addr) {
+    sockaddr_storage plain = unmapped(addr);
+    if (plain.ss_family == AF_INET) return reinterpret_cast<const sockaddr_in*>(&plain)->sin_port;
+    return reinterpret_cast<const sockaddr_in6*>(&plain)->sin6_port;
+  };
+  return same_address(a, b) && port(a) == port(b);
 }
 
 }  // namespace lattice::net

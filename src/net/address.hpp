@@ -26,6 +26,8 @@ void set_port(sockaddr_storage& addr, int port);
 sockaddr_storage unmapped(const sockaddr_storage& addr);
 // 127.0.0.0/8 or ::1, mapped or not.
 bool is_loopback(const sockaddr_storage& addr);
+// Same address (ports aside) once both are unmapped; false for families other than IPv4/IPv6.
+bool same_address(const sockaddr_storage& a, const sockaddr_storage& b);
 // Same address and port once both are unmapped; false for families other than IPv4/IPv6.
 bool same_endpoint(const sockaddr_storage& a, const sockaddr_storage& b);
 

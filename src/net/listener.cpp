@@ -27,7 +27,7 @@ void Acceptor::on_connection(uv_stream_t* server, int status) {
   auto* self = owner_of<Acceptor>(server);
   if (!self) return;
   if (status < 0) {
-    LAT_LOG(warn, "net", "accept: ", uv_error(status));
+    LAT_LOG_LIMITED(self->errors_, warn, "net", uv_error(status), "accept: ", uv_error(status));
     return;
   }
   auto handle = std::make_unique<Handle<uv_any_handle>>();
@@ -38,7 +38,7 @@ void Acceptor::on_connection(uv_stream_t* server, int status) {
     rc = uv_accept(server, handle->stream());
   }
   if (rc != 0) {
-    LAT_LOG(warn, "net", "accept: ", uv_error(rc));
+    LAT_LOG_LIMITED(self->errors_, warn, "net", uv_error(rc), "accept: ", uv_error(rc));
     return;
   }
   std::string peer = "unix";

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "base/log_limiter.hpp"
 #include "base/result.hpp"
 #include "base/strings.hpp"
 #include "net/connect.hpp"
@@ -32,6 +33,7 @@ class Acceptor {
   static void on_connection(uv_stream_s* server, int status);
   AcceptFn on_accept_;
   bool tcp_;
+  LogLimiter errors_;  // out of descriptors, a flood's accepts fail as fast as they come
 };
 }  // namespace detail
 

@@ -1,6 +1,6 @@
-// loopback_peer_uid: the accepted socket's two addresses give the client's socket id (its own
-// end is our remote end); one synchronous NETLINK_SOCK_DIAG request asks the kernel for it. The
-// kernel answers within sendto(); the poll timeout only bounds a kernel that does not.
+// loopback_peer_uid, peer_origin: the accepted socket's two addresses give the client's socket id
+// (its own end is our remote end); one synchronous NETLINK_SOCK_DIAG request asks the kernel for
+// it. The kernel answers within sendto(); the poll timeout only bounds a kernel that does not.
 #include "net/loopback_owner.hpp"
 
 #include <linux/netlink.h>
@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/log.hpp"
 #include "base/strings.hpp"
 #include "net/address.hpp"
 #include "net/fd.hpp"
@@ -95,16 +96,10 @@ Status is_tcp(int fd) {
   return {};
 }
 
-Result<uid_t> owner_of_peer(int fd) {
-  if (auto tcp = is_tcp(fd); !tcp) return tcp.error();
-  auto local = address_of(fd, false);
-  if (!local) return local.error();
-  auto remote = address_of(fd, true);
-  if (!remote) return remote.error();
-  if (!is_loopback(*remote) || !is_loopback(*local))
-    return make_error(cat("not a loopback connection (peer ", address_text(*remote), ")"));
-
-  TcpSocketId client{*remote, *local};  // the client's socket, seen from its own side
+// The owner of the client's socket of an accepted connection whose two ends are `remote` and
+// `local` (as this side sees them).
+Result<uid_t> owner_of_client(const sockaddr_storage& remote, const sockaddr_storage& local) {
+  TcpSocketId client{remote, local};  // the client's socket, seen from its own side
   auto request = encode_tcp_lookup(client, kSeq);
   if (!request) return request.error();
   auto reply = ask_kernel(*request);
@@ -112,6 +107,27 @@ Result<uid_t> owner_of_peer(int fd) {
   auto socket = decode_tcp_lookup(*reply, client, kSeq);
   if (!socket) return socket.error();
   return static_cast<uid_t>(socket->uid);
+}
+
+struct Ends {
+  sockaddr_storage local, remote;
+};
+
+Result<Ends> tcp_ends(int fd) {
+  if (auto tcp = is_tcp(fd); !tcp) return tcp.error();
+  auto local = address_of(fd, false);
+  if (!local) return local.error();
+  auto remote = address_of(fd, true);
+  if (!remote) return remote.error();
+  return Ends{*local, *remote};
+}
+
+Result<uid_t> owner_of_peer(int fd) {
+  auto ends = tcp_ends(fd);
+  if (!ends) return ends.error();
+  if (!is_loopback(ends->remote) || !is_loopback(ends->local))
+    return make_error(cat("not a loopback connection (peer ", address_text(ends->remote), ")"));
+  return owner_of_client(ends->remote, ends->local);
 }
 
 }  // namespace
@@ -124,6 +140,23 @@ Result<uid_t> loopback_peer_uid(const Stream& accepted) {
   auto uid = owner_of_peer(fd);
   if (!uid) return make_error(cat("owner of ", accepted.peer(), ": ", uid.error().message));
   return uid;
+}
+
+Result<PeerOrigin> peer_origin(const Stream& accepted) {
+  int fd = accepted.fd();
+  if (fd < 0) return make_error(cat("origin of ", accepted.peer(), ": the stream is closed"));
+  auto ends = tcp_ends(fd);
+  if (!ends) return make_error(cat("origin of ", accepted.peer(), ": ", ends.error().message));
+  PeerOrigin origin;
+  origin.address = host_port_of(ends->remote).host;
+  if (is_loopback(ends->remote) || same_address(ends->remote, ends->local)) {
+    auto uid = owner_of_client(ends->remote, ends->local);
+    if (uid)
+      origin.local_uid = *uid;
+    else
+      LAT_LOG(debug, "net", "owner of ", accepted.peer(), ": ", uid.error().message);
+  }
+  return origin;
 }
 
 }  // namespace lattice::net
