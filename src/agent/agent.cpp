@@ -47,6 +47,8 @@ Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterK
       key_(key),
       environment_(std::move(environment)),
       started_ms_(loop.now_ms()),
+      slots_(config_.max_connections, config_.max_handshakes_per_source),
+      self_uid_(::geteuid()),
       peers_(loop,
              PeerLinks::Options{
                  &key_,
@@ -117,13 +119,23 @@ Status Agent::start(int ready_fd) {
 
 void Agent::accept(std::unique_ptr<net::Stream> stream) {
   if (shutting_down_) return;  // dropping the stream closes it
-  if (connections_.size() >= config_.max_connections) {
-    LAT_LOG(warn, "link", "refusing ", stream->peer(), ": ", connections_.size(),
-            " connections open (limits.max_connections)");
+  uint64_t id = next_conn_id_++;
+  Source source = source_of(*stream);
+  auto admission = slots_.admit(id, source);
+  if (admission.verdict == ConnectionSlots::Verdict::source_full) {
+    LAT_LOG_LIMITED(refusals_, warn, "link", "source full", "refusing ", stream->peer(), " (",
+                    source.name, "): ", slots_.handshakes_from(source.name),
+                    " of its connections are in their handshake "
+                    "(limits.max_handshakes_per_source)");
     return;
   }
-  uint64_t id = next_conn_id_++;
-  LAT_LOG(debug, "link", "connection ", id, " from ", stream->peer());
+  if (admission.verdict == ConnectionSlots::Verdict::table_full) {
+    LAT_LOG_LIMITED(refusals_, warn, "link", "table full", "refusing ", stream->peer(), ": ",
+                    slots_.open(), " authenticated links open (limits.max_connections)");
+    return;
+  }
+  if (admission.dropped) drop_handshake(admission.dropped);
+  LAT_LOG(debug, "link", "connection ", id, " from ", stream->peer(), " (", source.name, ')');
   arm_sweeper();
   rpc::Session::Handlers handlers;
   handlers.on_message = [this, id](uint64_t request_id, schema::Envelope::Reader envelope) {
@@ -137,10 +149,31 @@ void Agent::accept(std::unique_ptr<net::Stream> stream) {
   options.counts = &counts_;
   connections_[id] = std::make_unique<link::Connection>(
       loop_, std::move(stream), std::move(options), std::move(handlers),
-      [id](const secure::Identity& peer) {
+      [this, id](const secure::Identity& peer) {
+        slots_.authenticated(id);
         LAT_LOG(debug, "link", "connection ", id, " is ", secure::describe(peer));
       },
       [this, id](const Error& why) { connection_closed(id, why); });
+}
+
+Source Agent::source_of(const net::Stream& stream) const {
+  auto origin = net::peer_origin(stream);
+  if (!origin) {
+    // Not readable (the client left already): one source for all such, and capped.
+    LAT_LOG(debug, "link", origin.error().message);
+    return Source{"unknown", true};
+  }
+  return agent::source_of(*origin, self_uid_);
+}
+
+void Agent::drop_handshake(uint64_t conn_id) {
+  auto it = connections_.find(conn_id);
+  if (it == connections_.end()) return;
+  it->second->close();
+  connection_closed(conn_id,
+                    make_error(cat("dropped in its handshake to make room for a newer "
+                                   "connection: ",
+                                   config_.max_connections, " open (limits.max_connections)")));
 }
 
 void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::Reader envelope) {
@@ -443,8 +476,10 @@ void Agent::connection_closed(uint64_t conn_id, const Error& why) {
   auto it = connections_.find(conn_id);
   bool authenticated = it != connections_.end() && it->second->established();
   std::string who = it == connections_.end() ? std::string("?") : it->second->peer();
+  slots_.closed(conn_id);
   if (!authenticated)
-    LAT_LOG(warn, "link", "refused ", who, ": ", why.message);
+    LAT_LOG_LIMITED(refusals_, warn, "link", log_cause(why.message), "refused ", who, ": ",
+                    why.message);
   else if (why.kind == ErrorKind::closed_by_peer)
     LAT_LOG(debug, "link", "connection ", conn_id, " (", secure::describe(it->second->identity()),
             ") closed by the peer");

@@ -16,12 +16,14 @@
 
 #include "admin/status.hpp"
 #include "agent/authority.hpp"
+#include "agent/connection_slots.hpp"
 #include "agent/early_messages.hpp"
 #include "agent/launch.hpp"
 #include "agent/launch_relay.hpp"
 #include "agent/peer_links.hpp"
 #include "agent/pmix_host.hpp"
 #include "agent/socket_dir.hpp"
+#include "base/log_limiter.hpp"
 #include "config/config.hpp"
 #include "link/connection.hpp"
 #include "net/listener.hpp"
@@ -65,6 +67,9 @@ class Agent : private LaunchSink, public admin::AgentControl {
   };
 
   void accept(std::unique_ptr<net::Stream> stream);
+  Source source_of(const net::Stream& stream) const;
+  // Closes a connection still in its handshake to make room for a new one (ConnectionSlots).
+  void drop_handshake(uint64_t conn_id);
   void on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::Reader envelope);
   void launch_processes(const Sender& sender, uint64_t request_id,
                         schema::LaunchProcessesRequest::Reader request);
@@ -162,6 +167,9 @@ class Agent : private LaunchSink, public admin::AgentControl {
   std::unique_ptr<net::UnixListener> admin_listener_;
   std::vector<std::unique_ptr<net::SignalWatcher>> signals_;
   std::map<uint64_t, std::unique_ptr<link::Connection>> connections_;
+  ConnectionSlots slots_;  // who holds connections_' places (limits.max_connections)
+  LogLimiter refusals_;    // connections refused, handshakes failed: one line a second each
+  uid_t self_uid_;
   std::map<uint64_t, std::unique_ptr<net::Stream>> admin_clients_;
   std::vector<uint64_t> closed_admin_;  // admin clients to destroy at the next reap
   PeerLinks peers_;                     // before launches_: outlives their holds

@@ -114,6 +114,10 @@ const Key kKeys[] = {
      [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
        return store(count(r, n, p, 1, kMaxConnections), c.max_connections);
      }},
+    {"limits.max_handshakes_per_source",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return store(count(r, n, p, 1, kMaxConnections), c.max_handshakes_per_source);
+     }},
     {"limits.idle_timeout",
      [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
        return store(milliseconds(r, n, p), c.idle_timeout_ms);
@@ -243,6 +247,7 @@ std::string describe(const AgentConfig& c) {
              "\nlimits:\n  max_ranks_per_node: ", c.max_ranks_per_node,               //
              "\n  max_world_size: ", c.max_world_size,                                //
              "\n  max_connections: ", c.max_connections,                              //
+             "\n  max_handshakes_per_source: ", c.max_handshakes_per_source,          //
              "\n  idle_timeout: ", seconds(c.idle_timeout_ms),                        //
              "\njobs:\n  containment: ", proc::containment_mode_name(c.containment),  //
              "\n  propagate_limits: ", proc::describe_propagated(c.propagate_limits), '\n');

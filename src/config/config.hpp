@@ -40,6 +40,7 @@ struct AgentConfig {
   uint32_t max_ranks_per_node = 1024;
   uint32_t max_world_size = 1u << 20;
   uint32_t max_connections = 1024;
+  uint32_t max_handshakes_per_source = 64;  // connections from one source not yet authenticated
   uint32_t idle_timeout_ms = 60000;
   // jobs: what holds a launch's processes together, and what ranks take from the launcher
   proc::ContainmentMode containment = proc::ContainmentMode::automatic;

@@ -42,6 +42,7 @@ void check_defaults_except_node_id(const AgentConfig& c) {
   CHECK(c.max_ranks_per_node == 1024);
   CHECK(c.max_world_size == 1048576);
   CHECK(c.max_connections == 1024);
+  CHECK(c.max_handshakes_per_source == 64);
   CHECK(c.idle_timeout_ms == 60000);
   // The struct's own initialisers are the same documented defaults.
   CHECK(d.listen_port == c.listen_port);
@@ -87,7 +88,8 @@ fence: {timeout: 2.5, fanout: 3}
 links: {heartbeat_interval: 0.25, heartbeat_misses: 5}
 compat: {set_slurm_env: true}
 security: {key_file: /etc/k, allow_root_jobs: yes, handshake_timeout: 2}
-limits: {max_ranks_per_node: 64, max_world_size: 4096, max_connections: 99, idle_timeout: 30}
+limits: {max_ranks_per_node: 64, max_world_size: 4096, max_connections: 99, idle_timeout: 30,
+         max_handshakes_per_source: 5}
 )",
                         "agent.yaml");
   REQUIRE_MESSAGE(c, c.error().message);
@@ -97,6 +99,7 @@ limits: {max_ranks_per_node: 64, max_world_size: 4096, max_connections: 99, idle
   CHECK(c->max_ranks_per_node == 64);
   CHECK(c->max_world_size == 4096);
   CHECK(c->max_connections == 99);
+  CHECK(c->max_handshakes_per_source == 5);
   CHECK(c->idle_timeout_ms == 30000);
   CHECK(c->node_id == "gpu17");
   CHECK(c->listen_host == "127.0.0.2");
@@ -213,7 +216,7 @@ fence: {timeout: 7.125, fanout: 2}
 links: {heartbeat_interval: 0.5, heartbeat_misses: 9}
 compat: {set_slurm_env: true}
 security: {key_file: "/etc/lattice/my key", allow_root_jobs: true}
-limits: {max_world_size: 77}
+limits: {max_world_size: 77, max_handshakes_per_source: 3}
 jobs: {containment: cgroup1, propagate_limits: "nofile, stack"}
 )",
                         "agent.yaml");
@@ -237,6 +240,7 @@ jobs: {containment: cgroup1, propagate_limits: "nofile, stack"}
   CHECK(again->key_file == "/etc/lattice/my key");
   CHECK(again->allow_root_jobs);
   CHECK(again->max_world_size == 77);
+  CHECK(again->max_handshakes_per_source == 3);
   CHECK(again->containment == proc::ContainmentMode::cgroup1);
   CHECK(again->propagate_limits ==
         std::vector<proc::Resource>{proc::Resource::nofile, proc::Resource::stack});
@@ -251,7 +255,8 @@ jobs: {containment: cgroup1, propagate_limits: "nofile, stack"}
       "security:\n  # key_file: not set (the agent refuses to start without one)\n"
       "  allow_root_jobs: false\n  handshake_timeout: 5\n"
       "limits:\n  max_ranks_per_node: 1024\n  max_world_size: 1048576\n  max_connections: 1024\n"
-      "  idle_timeout: 60\njobs:\n  containment: auto\n  propagate_limits: ALL\n");
+      "  max_handshakes_per_source: 64\n  idle_timeout: 60\njobs:\n  containment: auto\n"
+      "  propagate_limits: ALL\n");
 }
 
 TEST_CASE("control bytes in a string are refused (found by fuzz_config)") {
