@@ -1,6 +1,8 @@
 """Hosts with their own addresses: three network namespaces joined by veth pairs to a bridge (in a
 fourth namespace), made and removed by this test. An agent runs in each namespace on its own
-address, the launcher runs in the first, and an MPICH job spans all three. If the machine refuses
+address, the launcher runs in the first, and an MPICH job spans all three; and a connection flood
+from the second host, counted by its address, does not keep a launch from the first off the
+third's agent. If the machine refuses
 namespaces (no root, no iproute2, no kernel support) the test says so and reports SKIP (exit 77),
 never a silent pass.
 
@@ -10,10 +12,12 @@ import select
 import signal
 import subprocess
 import sys
+import time
 import uuid
 
 from harness import (AGENTD, AGENT_READY_TIMEOUT, LATTICE, Case, check, expect_status, prog,
-                     run_cases)
+                     run_cases, wait_until)
+from test_floods import HANDSHAKE_DEADLINE, Flood, RefusalLog, room_for_files
 
 SKIP = 77
 NODES = 3
@@ -102,6 +106,46 @@ def mpich_across_namespaces(case, hosts):
                 os.killpg(p.pid, signal.SIGKILL)
 
 
+def flood_from_another_host(case, hosts):
+    """Host 2 (192.0.2.2, root there: another host's clients are counted by address) floods the
+    agent on host 3 with silent connections; a launch from host 1 must still get through, and
+    the agent's log stays small. Before per-source caps the flood took every slot."""
+    room_for_files()
+    agent, address = start_agent(case, hosts, 2)
+    log_path = os.path.join(case.dir, "n3", "agent.log")
+    def log_text():
+        with open(log_path, errors="replace") as f:
+            return f.read()
+    host, port = address.rsplit(":", 1)
+    flood = Flood(host, int(port), [hosts.addrs[1]], prefix=["ip", "netns", "exec", hosts.names[1]])
+    try:
+        check(wait_until(lambda: "refus" in log_text(), 60), f"the flood met no limit\n{log_text()}")
+        r = subprocess.run(["ip", "netns", "exec", hosts.names[0], LATTICE, "launch", "--env",
+                            f"LT_TEST_TAG={case.tag}", "--agents", address, "-n", "2",
+                            prog("mpi_check")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=120, env=case.case_env())
+        while time.monotonic() - flood.started < HANDSHAKE_DEADLINE + 2:
+            time.sleep(0.2)
+    finally:
+        figures, elapsed = flood.stop()
+        agent.send_signal(signal.SIGTERM)
+        try:
+            agent.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(agent.pid, signal.SIGKILL)
+    log = RefusalLog(log_text())
+    what = f"flood {figures} for {elapsed:.1f} s; the agent's log: {log.describe()}"
+    print(f"  {what}", flush=True)
+    check(r.returncode == 0 and r.stdout.count("ok") == 2,
+          f"the launch during the flood: exit {r.returncode} ({what})\n{r.stdout[-2000:]}\n"
+          f"{r.stderr[-2000:]}")
+    check(f"({hosts.addrs[1]})" in log_text(), f"refusals do not name the source ({what})")
+    check(len(log.lines) <= 5 * (elapsed + 2), f"the log grew with the flood ({what})")
+    check(log.left_out > 0, f"no counts of the lines left out ({what})")
+    case.check_clean()
+
+
 def main():
     hosts = Hosts()
     try:
@@ -111,7 +155,8 @@ def main():
         print(f"SKIP netns: this machine refuses network namespaces ({e})")
         sys.exit(SKIP)
     try:
-        run_cases([("mpich_across_namespaces", lambda c: mpich_across_namespaces(c, hosts))])
+        run_cases([("mpich_across_namespaces", lambda c: mpich_across_namespaces(c, hosts)),
+                   ("flood_from_another_host", lambda c: flood_from_another_host(c, hosts))])
     finally:
         hosts.down()
 
