@@ -36,7 +36,7 @@ const char* kUsage =
     "       lattice-agentd --generate-key FILE\n"
     "Flags override the config file (default "
     "/etc/lattice/agent.yaml"
-    " when it exists).\n";
+    " when it exists).\nA listen address (--listen, or listen: in the config) is required.\n";
 
 struct Flags {
   std::string config_path;
@@ -176,6 +176,18 @@ int main(int argc, char** argv) {
             "): a launch past it fails with 'too many open files'; raise the hard "
             "limit (LimitNOFILE=, ulimit -Hn) or lower those limits");
 
+  // No address, no agent: every address (0.0.0.0) would open the agent to whatever network the
+  // node is on, and which address is this node's management one is the operator's knowledge.
+  if (cfg.listen_host.empty()) {
+    LAT_LOG(error, "agent",
+            "no listen address: set listen: HOST:PORT in the config (this node's address on the "
+            "management network, where launchers and the other agents reach it) or pass "
+            "--listen HOST:PORT");
+    return 1;
+  }
+  if (cfg.listen_host == "0.0.0.0" || cfg.listen_host == "::")
+    LAT_LOG(warn, "agent", "listening on every address of this node (", cfg.listen_host,
+            "): prefer its management address");
   // No key, no agent: an agent that accepted unauthenticated links would run anything for
   // anyone who reaches its port.
   if (cfg.key_file.empty()) {

@@ -228,8 +228,11 @@ Result<AgentConfig> load_config_file(const std::string& path) {
 std::string describe(const AgentConfig& c) {
   std::string host =
       c.listen_host.find(':') != std::string::npos ? cat('[', c.listen_host, ']') : c.listen_host;
+  std::string listen = c.listen_host.empty()
+                           ? "# listen: not set (the agent refuses to start without one)"
+                           : "listen: " + yaml_string(cat(host, ':', c.listen_port));
   return cat("node_id: ", yaml_string(c.node_id),                                        //
-             "\nlisten: ", yaml_string(cat(host, ':', c.listen_port)),                   //
+             "\n", listen,                                                               //
              "\nlog_level: ", log_level_name(c.log_level),                               //
              c.log_file.empty() ? "" : "\nlog_file: " + yaml_string(c.log_file),         //
              "\nadmin_socket: ", yaml_string(c.admin_socket),                            //

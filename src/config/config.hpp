@@ -20,7 +20,9 @@ inline constexpr uint32_t kDefaultFanout = 8;
 
 struct AgentConfig {
   std::string node_id;  // default: the host name
-  std::string listen_host = "0.0.0.0";
+  // Required (the key `listen` or --listen): this node's management address, which the
+  // operator chooses; empty until set.
+  std::string listen_host;
   int listen_port = 7400;
   std::string pmi_socket_dir = "/run/lattice";
   uint32_t fence_timeout_ms = 60000;

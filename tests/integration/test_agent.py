@@ -1,5 +1,6 @@
 """The agent as a daemon: admin status, a clean SIGTERM while ranks run (no rank, no socket file
-left), and --check-config on the shipped example config and on broken files."""
+left), --check-config on the shipped example config and on broken files, and no start without a
+listen address (the shipped config leaves it to the operator)."""
 import glob
 import os
 import pwd
@@ -148,6 +149,32 @@ def check_config_broken(c):
         check(needle in p.stderr, f"stderr does not name '{needle}': {what}")
 
 
+def listen_required(c):
+    """The shipped agent.yaml names no address, and the agent then refuses to start, naming the
+    key, rather than listen on every network (before, it listened on 0.0.0.0:7400)."""
+    config = os.path.join(c.dir, "agent.yaml")
+    with open(os.path.join(SOURCE_ROOT, "conf", "agent.yaml")) as f:
+        shipped = f.read()
+    with open(config, "w") as f:
+        f.write(shipped.replace("/etc/lattice/cluster.key", c.key_file))
+    sockets = os.path.join(c.dir, "n1")
+    cmd = [AGENTD, "--config", config, "--admin-socket", os.path.join(c.dir, "admin.sock"),
+           "--pmi-socket-dir", sockets]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        _, err = p.communicate(timeout=COMMAND_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        _, err = p.communicate()
+        raise CaseFailure(f"the agent started without a listen address\n{err}")
+    check(p.returncode == 1 and "no listen address" in err and "listen: HOST:PORT" in err,
+          f"exit {p.returncode}: {err}")
+    # Given one, the same file starts an agent.
+    agent = c.start_agent("n1", ["--config", config])
+    check("listening on 127.0.0.1:" in agent.log_text(), agent.log())
+
+
 if __name__ == "__main__":
     run_cases([
         ("admin_status", admin_status),
@@ -156,4 +183,5 @@ if __name__ == "__main__":
         ("sigterm_during_drain", sigterm_during_drain),
         ("check_config_example", check_config_example),
         ("check_config_broken", check_config_broken),
+        ("listen_required", listen_required),
     ])

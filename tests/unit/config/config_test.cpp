@@ -27,7 +27,7 @@ bool contains(const std::string& s, const std::string& needle) {
 
 void check_defaults_except_node_id(const AgentConfig& c) {
   AgentConfig d;
-  CHECK(c.listen_host == "0.0.0.0");
+  CHECK(c.listen_host.empty());  // no default: the agent refuses to start without one
   CHECK(c.listen_port == 7400);
   CHECK(c.pmi_socket_dir == "/run/lattice");
   CHECK(c.fence_timeout_ms == 60000);
@@ -72,8 +72,9 @@ TEST_CASE("the shipped conf/agent.yaml parses and states the documented defaults
   REQUIRE_MESSAGE(c, c.error().message);
   // node_id stays commented out so the file can be copied to every node: the host name.
   CHECK(c->node_id == parse_config("", "empty")->node_id);
+  // listen stays commented out: the operator sets this node's management address.
   check_defaults_except_node_id(*c);
-  // The one key without a default: where the operator puts the cluster key.
+  // The one key without a default that it sets: where the operator puts the cluster key.
   CHECK(c->key_file == "/etc/lattice/cluster.key");
 }
 
@@ -247,16 +248,16 @@ jobs: {containment: cgroup1, propagate_limits: "nofile, stack"}
 
   AgentConfig defaults;
   defaults.node_id = "n1";
-  CHECK(
-      describe(defaults) ==
-      "node_id: n1\nlisten: 0.0.0.0:7400\nlog_level: info\nadmin_socket: /run/lattice/agentd.sock\n"
-      "pmi:\n  socket_dir: /run/lattice\nfence:\n  timeout: 60\n  fanout: 8\n"
-      "links:\n  heartbeat_interval: 1\n  heartbeat_misses: 3\ncompat:\n  set_slurm_env: false\n"
-      "security:\n  # key_file: not set (the agent refuses to start without one)\n"
-      "  allow_root_jobs: false\n  handshake_timeout: 5\n"
-      "limits:\n  max_ranks_per_node: 1024\n  max_world_size: 1048576\n  max_connections: 1024\n"
-      "  max_handshakes_per_source: 64\n  idle_timeout: 60\njobs:\n  containment: auto\n"
-      "  propagate_limits: ALL\n");
+  CHECK(describe(defaults) ==
+        "node_id: n1\n# listen: not set (the agent refuses to start without one)\nlog_level: info\n"
+        "admin_socket: /run/lattice/agentd.sock\n"
+        "pmi:\n  socket_dir: /run/lattice\nfence:\n  timeout: 60\n  fanout: 8\n"
+        "links:\n  heartbeat_interval: 1\n  heartbeat_misses: 3\ncompat:\n  set_slurm_env: false\n"
+        "security:\n  # key_file: not set (the agent refuses to start without one)\n"
+        "  allow_root_jobs: false\n  handshake_timeout: 5\n"
+        "limits:\n  max_ranks_per_node: 1024\n  max_world_size: 1048576\n  max_connections: 1024\n"
+        "  max_handshakes_per_source: 64\n  idle_timeout: 60\njobs:\n  containment: auto\n"
+        "  propagate_limits: ALL\n");
 }
 
 TEST_CASE("control bytes in a string are refused (found by fuzz_config)") {
