@@ -1,6 +1,8 @@
 // loopback_peer_uid against the real kernel (NETLINK_SOCK_DIAG): clients in this process over
 // IPv4, IPv6 and v4-mapped addresses, a client that became nobody (root only), a client that
-// already closed its socket, and the connections it must refuse.
+// already closed its socket, and the connections it must refuse. peer_origin: a client's address,
+// and its user when it is on this host (from any loopback address, or from the address it
+// connected to).
 #include "net/loopback_owner.hpp"
 
 #include <doctest/doctest.h>
@@ -172,6 +174,70 @@ TEST_CASE("loopback_peer_uid refuses a non-loopback peer, a socketpair and a clo
   CHECK(uid.error().message.find("not a TCP connection") != std::string::npos);
   (*unix_end)->close();
   CHECK(!loopback_peer_uid(**unix_end).ok());
+}
+
+// A blocking client bound to `source` before it connects to host:port; -1 on failure.
+UniqueFd connect_from(const std::string& source, const std::string& host, int port) {
+  auto from = numeric_address(source, 0);
+  auto to = numeric_address(host, port);
+  if (!from.ok() || !to.ok()) return UniqueFd();
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd ||
+      ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&from.value()), sizeof(sockaddr_in)) !=
+          0 ||
+      ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&to.value()), sizeof(sockaddr_in)) != 0)
+    return UniqueFd();
+  return fd;
+}
+
+TEST_CASE("peer_origin: a local client is its user, from whichever loopback address") {
+  Loop loop;
+  Server server;
+  REQUIRE(server.listen(loop, "127.0.0.1").empty());
+  auto client = connect_from("127.0.0.5", "127.0.0.1", server.port());
+  REQUIRE(client);
+  REQUIRE(run_until(loop, [&] { return server.accepted.size() == 1; }));
+  auto origin = peer_origin(*server.accepted[0]);
+  REQUIRE_MESSAGE(origin.ok(), (origin.ok() ? "" : origin.error().message));
+  CHECK(origin->address == "127.0.0.5");
+  REQUIRE(origin->local_uid);
+  CHECK(*origin->local_uid == ::geteuid());
+
+  std::string external = external_ipv4();
+  if (external.empty()) {
+    MESSAGE("skipped the non-loopback cases: this machine has no external IPv4 address");
+    return;
+  }
+  // To this host's own address: from a loopback address, or from that address itself.
+  Server outside;
+  REQUIRE(outside.listen(loop, external).empty());
+  auto looped = connect_from("127.0.0.6", external, outside.port());
+  REQUIRE(looped);
+  auto direct = connect_from(external, external, outside.port());
+  REQUIRE(direct);
+  REQUIRE(run_until(loop, [&] { return outside.accepted.size() == 2; }));
+  for (auto& accepted : outside.accepted) {
+    auto o = peer_origin(*accepted);
+    REQUIRE_MESSAGE(o.ok(), (o.ok() ? "" : o.error().message));
+    CAPTURE(o->address);
+    CHECK((o->address == "127.0.0.6" || o->address == external));
+    REQUIRE(o->local_uid);
+    CHECK(*o->local_uid == ::geteuid());
+  }
+}
+
+TEST_CASE("peer_origin: a client gone already keeps its address, without a user") {
+  Loop loop;
+  Server server;
+  REQUIRE(server.listen(loop, "127.0.0.1").empty());
+  auto client = connect_from("127.0.0.7", "127.0.0.1", server.port());
+  REQUIRE(client);
+  REQUIRE(run_until(loop, [&] { return server.accepted.size() == 1; }));
+  client.reset();
+  auto origin = peer_origin(*server.accepted[0]);
+  REQUIRE(origin.ok());
+  CHECK(origin->address == "127.0.0.7");
+  CHECK_FALSE(origin->local_uid);  // never uid 0 for a socket nobody holds
 }
 
 }  // namespace
