@@ -626,8 +626,10 @@ void Agent::reload() {
   }
   config_ = std::move(next.config);
   set_log_level(config_.log_level);
+  slots_.set_limits(config_.max_connections, config_.max_handshakes_per_source);
   LAT_LOG(info, "agent", "SIGHUP: log reopened, ", source, " re-read (log level ",
           log_level_name(config_.log_level), ", limits.max_connections ", config_.max_connections,
+          ", limits.max_handshakes_per_source ", config_.max_handshakes_per_source,
           ", jobs.propagate_limits ", proc::describe_propagated(config_.propagate_limits), ")");
 }
 

@@ -13,6 +13,11 @@ Source source_of(const net::PeerOrigin& origin, uid_t agent_uid) {
 ConnectionSlots::ConnectionSlots(size_t max_connections, size_t max_handshakes_per_source)
     : max_connections_(max_connections), max_per_source_(max_handshakes_per_source) {}
 
+void ConnectionSlots::set_limits(size_t max_connections, size_t max_handshakes_per_source) {
+  max_connections_ = max_connections;
+  max_per_source_ = max_handshakes_per_source;
+}
+
 ConnectionSlots::Admission ConnectionSlots::admit(uint64_t id, const Source& source) {
   Admission out;
   if (source.capped && handshakes_from(source.name) >= max_per_source_) {

@@ -36,6 +36,8 @@ Source source_of(const net::PeerOrigin& origin, uid_t agent_uid);
 class ConnectionSlots {
  public:
   ConnectionSlots(size_t max_connections, size_t max_handshakes_per_source);
+  // New limits (SIGHUP) apply to the connections that come next: none is closed for them.
+  void set_limits(size_t max_connections, size_t max_handshakes_per_source);
 
   enum class Verdict {
     admitted,

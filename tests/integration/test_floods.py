@@ -147,9 +147,28 @@ def full_table_gives_way(c):
     flood_during_launch(c, agent, ["127.0.0.9"], count=40)
 
 
+def sighup_changes_the_cap(c):
+    """limits.max_handshakes_per_source is re-read on SIGHUP, like every limits.* key."""
+    config = os.path.join(c.dir, "cap.yaml")
+    with open(config, "w") as f:
+        f.write("limits: {max_handshakes_per_source: 4}\n")
+    agent = c.start_agent("n1", ["--listen", "127.0.0.1:0", "--config", config])
+    host, port = agent.host_port()
+    flood = Flood(host, port, ["127.0.0.9"], count=20, user=test_user("hostile"))
+    try:
+        check(agent.wait_log("4 of its connections are in their handshake", 30), agent.log())
+        with open(config, "w") as f:
+            f.write("limits: {max_handshakes_per_source: 6}\n")
+        agent.proc.send_signal(signal.SIGHUP)
+        check(agent.wait_log("6 of its connections are in their handshake", 30), agent.log())
+    finally:
+        flood.stop()
+
+
 if __name__ == "__main__":
     run_cases([
         ("one_source_flood", one_source_flood),
         ("many_local_sources_flood", many_local_sources_flood),
         ("full_table_gives_way", full_table_gives_way),
+        ("sighup_changes_the_cap", sighup_changes_the_cap),
     ])

@@ -78,6 +78,18 @@ TEST_CASE("authenticated links are never dropped; with only those, a newcomer is
   CHECK(slots.handshakes() == 1);
 }
 
+TEST_CASE("new limits apply to the connections that come next") {
+  ConnectionSlots slots(4, 3);
+  for (uint64_t id = 1; id <= 3; ++id) CHECK(slots.admit(id, kFlood).verdict == Verdict::admitted);
+  slots.set_limits(2, 1);  // lower than what is held: nothing is dropped for it
+  CHECK(slots.open() == 3);
+  CHECK(slots.admit(4, kFlood).verdict == Verdict::source_full);
+  CHECK(slots.admit(5, kLauncher).dropped == 1);  // still full: the flood's oldest gives way
+  slots.set_limits(8, 4);
+  CHECK(slots.admit(6, kFlood).verdict == Verdict::admitted);
+  CHECK(slots.open() == 4);
+}
+
 TEST_CASE("source_of: remote clients by address, local ones by user") {
   net::PeerOrigin remote{"2001:db8::7", std::nullopt};
   Source s = source_of(remote, 0);
