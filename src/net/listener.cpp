@@ -30,26 +30,44 @@ void Acceptor::on_connection(uv_stream_t* server, int status) {
     LAT_LOG_LIMITED(self->errors_, warn, "net", uv_error(status), "accept: ", uv_error(status));
     return;
   }
+  Loop& loop = Loop::from(server->loop);
+  std::weak_ptr<bool> alive = self->alive_;
+  if (self->accepted_this_turn_++ == 0)
+    loop.defer([self, alive] {
+      if (alive.lock()) self->accepted_this_turn_ = 0;
+    });
+  if (self->accepted_this_turn_ > kAcceptsPerTurn) {
+    // Not accepted now: libuv holds it and stops watching the listener until it is, so the
+    // rest of the loop runs before the next turn's accepts.
+    loop.defer([self, alive, server] {
+      if (alive.lock()) self->accept_one(server);
+    });
+    return;
+  }
+  self->accept_one(server);
+}
+
+void Acceptor::accept_one(uv_stream_t* server) {
   auto handle = std::make_unique<Handle<uv_any_handle>>();
-  int rc = self->tcp_ ? uv_tcp_init(server->loop, &handle->get()->tcp)
-                      : uv_pipe_init(server->loop, &handle->get()->pipe, 0);
+  int rc = tcp_ ? uv_tcp_init(server->loop, &handle->get()->tcp)
+                : uv_pipe_init(server->loop, &handle->get()->pipe, 0);
   if (rc == 0) {
     handle->initialised(nullptr);
     rc = uv_accept(server, handle->stream());
   }
   if (rc != 0) {
-    LAT_LOG_LIMITED(self->errors_, warn, "net", uv_error(rc), "accept: ", uv_error(rc));
+    LAT_LOG_LIMITED(errors_, warn, "net", uv_error(rc), "accept: ", uv_error(rc));
     return;
   }
   std::string peer = "unix";
-  if (self->tcp_) {
+  if (tcp_) {
     sockaddr_storage ss{};
     int len = sizeof ss;
     if (uv_tcp_getpeername(&handle->get()->tcp, reinterpret_cast<sockaddr*>(&ss), &len) == 0)
       peer = address_text(ss);
     uv_tcp_nodelay(&handle->get()->tcp, 1);  // request/response traffic: no Nagle delays
   }
-  auto callback = self->on_accept_;  // a copy: the callback may destroy the listener
+  auto callback = on_accept_;  // a copy: the callback may destroy the listener
   guarded("accept", callback, std::make_unique<Stream>(std::move(handle), std::move(peer)));
 }
 

@@ -22,8 +22,14 @@ namespace lattice::net {
 using AcceptFn = std::function<void(std::unique_ptr<Stream>)>;
 
 namespace detail {
-// What both listeners share: the connection callback, which accepts into a fresh Stream.
+// What both listeners share: the connection callback, which accepts into a fresh Stream, at
+// most kAcceptsPerTurn in one turn of the loop. libuv accepts until the backlog is empty: a flood
+// that reconnects as fast as the owner handles its connections would keep it there, and no timer,
+// read or child's exit would run meanwhile.
 class Acceptor {
+ public:
+  static constexpr int kAcceptsPerTurn = 64;
+
  protected:
   Acceptor(AcceptFn on_accept, bool tcp) : on_accept_(std::move(on_accept)), tcp_(tcp) {}
   // uv_listen with a SOMAXCONN backlog; `server->data` must point at this Acceptor.
@@ -31,9 +37,12 @@ class Acceptor {
 
  private:
   static void on_connection(uv_stream_s* server, int status);
+  void accept_one(uv_stream_s* server);
   AcceptFn on_accept_;
   bool tcp_;
   LogLimiter errors_;  // out of descriptors, a flood's accepts fail as fast as they come
+  int accepted_this_turn_ = 0;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for deferred work
 };
 }  // namespace detail
 

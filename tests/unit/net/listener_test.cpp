@@ -3,6 +3,7 @@
 #include "net/listener.hpp"
 
 #include <doctest/doctest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "net/address.hpp"
 #include "net/signal.hpp"
 #include "net/timer.hpp"
 #include "net_test_support.hpp"
@@ -203,6 +205,34 @@ TEST_CASE("a listener destroyed inside its accept callback accepts nothing more"
     });
   REQUIRE(run_until(loop, [&] { return done == 3 && !listener; }));
   CHECK(accepted.size() == 1);
+}
+
+TEST_CASE("a backlog of connections is accepted a turn at a time; timers run in between") {
+  Loop loop;
+  std::vector<std::unique_ptr<Stream>> accepted;
+  std::unique_ptr<Timer> timer;
+  size_t accepted_when_timer_ran = 0;
+  auto made = TcpListener::listen(loop, "127.0.0.1", 0, [&](std::unique_ptr<Stream> s) {
+    accepted.push_back(std::move(s));
+    if (timer) return;
+    timer = std::make_unique<Timer>(loop);  // due at once: runs when the loop gets its turn
+    timer->start(0, 0, [&] { accepted_when_timer_ran = accepted.size(); });
+  });
+  REQUIRE(made.ok());
+  auto addr = numeric_address("127.0.0.1", made.value()->bound().port);
+  REQUIRE(addr.ok());
+  // Three turns' worth, all in the kernel's backlog before the loop runs.
+  constexpr size_t kClients = 3 * detail::Acceptor::kAcceptsPerTurn;
+  std::vector<UniqueFd> clients;
+  for (size_t i = 0; i < kClients; ++i) {
+    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    REQUIRE(::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr.value()),
+                      sizeof(sockaddr_in)) == 0);
+    clients.push_back(std::move(fd));
+  }
+  REQUIRE(run_until(loop, [&] { return accepted.size() == kClients; }));
+  CHECK(accepted_when_timer_ran > 0);
+  CHECK(accepted_when_timer_ran <= static_cast<size_t>(detail::Acceptor::kAcceptsPerTurn));
 }
 
 TEST_CASE("Timer: one-shot, repeating, stopped, and destroyed inside its callback") {
