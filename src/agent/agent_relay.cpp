@@ -26,7 +26,10 @@ bool Agent::relayed_all(const LaunchEntry& entry) const {
 }
 
 bool Agent::reapable(const LaunchEntry& entry, uint64_t now) const {
-  if (!entry.launch->ended()) return false;
+  // Its policy may have ended while the launch still sweeps strays or waits for escape-hatch
+  // commands: only its end, reported (ended_ms), lets it go; before, a reap in between (a closed
+  // connection, the sweeper) destroyed it unreported and its launcher waited forever.
+  if (!entry.launch->ended() || entry.ended_ms == 0) return false;
   if (relayed_all(entry) || shutting_down_) return true;
   if (now - entry.ended_ms < kRelayLingerMs) return false;
   LAT_LOG(warn, "relay", entry.launch->id(), ": no longer passing reports on (",
