@@ -230,6 +230,7 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   defaults.max_ranks_per_node = config_.max_ranks_per_node;
   defaults.agent_uid = static_cast<uint32_t>(::geteuid());
   defaults.allow_root_jobs = config_.allow_root_jobs;
+  defaults.root_env_allowed = config_.allow_root_job_env;
   auto spec = decode_launch_request(request, defaults);
   if (!spec) return refuse(spec.error().message);
   if (spec->relayed) {
@@ -255,6 +256,9 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   }
   LAT_LOG(info, "launch", id, ": accepted from ", secure::describe(sender.identity), ", ",
           raw->spec().local_ranks().size(), " ranks here as ", raw->spec().user.name);
+  if (!raw->spec().env_left_out.empty())
+    LAT_LOG(info, "launch", id,
+            ": left out of the root job's environment: ", join(raw->spec().env_left_out, ", "));
   for (auto& e : early_.take(id)) {
     if (e.fence) deliver_fence(entry, std::move(*e.fence), e.sender);
     if (!e.abort) continue;
@@ -264,8 +268,8 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
       deliver_abort(entry, std::move(*e.abort), e.sender);
   }
   if (entry.relay) relay_request(entry, request);
-  session.respond(request_id,
-                  wire::launch_accepted(config_.node_id, raw->bindings(), raw->elapsed_us()));
+  session.respond(request_id, wire::launch_accepted(config_.node_id, raw->bindings(),
+                                                    raw->elapsed_us(), raw->spec().env_left_out));
 }
 
 void Agent::abort_processes(const Sender& sender, uint64_t request_id,

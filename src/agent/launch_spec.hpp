@@ -61,6 +61,8 @@ struct LaunchSpec {
   std::vector<int> rank_nodes;                           // node index of every rank
   PeerTable peers;                                       // one per node; never empty after decoding
   std::vector<std::pair<std::string, std::string>> env;  // every app's (and escape-hatch commands')
+  // Hooks a root job was not given (proc::leave_out_hooks) of what --export harvested.
+  std::vector<std::string> env_left_out;
   uint32_t fence_timeout_ms = 0;
   uint32_t fanout = 0;
   bool slurm_compat = false;
@@ -100,6 +102,7 @@ struct LaunchDefaults {
   // its own user's.
   uint32_t agent_uid = 0;
   bool allow_root_jobs = false;
+  std::vector<std::string> root_env_allowed;  // security.allow_root_job_env
 };
 // Launch ids end up in file names (the per-launch PMI socket): short and path-safe only.
 inline constexpr size_t kMaxLaunchIdLength = 64;

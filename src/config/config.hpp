@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/log.hpp"
 #include "base/result.hpp"
@@ -30,6 +31,9 @@ struct AgentConfig {
   // security: links need the cluster key; jobs as root only when allowed
   std::string key_file;  // required: the agent refuses to start without one
   bool allow_root_jobs = false;
+  // Hooks (interpreter, shell and loader variables) root jobs may still be given: names and
+  // fnmatch(3) patterns (docs/security.md, "A root job's environment").
+  std::vector<std::string> allow_root_job_env;
   uint32_t handshake_timeout_ms = 5000;
   // limits: what one launch or one peer may make this agent hold
   uint32_t max_ranks_per_node = 1024;

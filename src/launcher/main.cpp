@@ -91,12 +91,10 @@ int launch_main(const std::vector<std::string>& args) {
   if (!user) return fail(2, user.error().message);
   std::vector<std::string> environment;
   for (char** e = environ; *e; ++e) environment.emplace_back(*e);
-  auto exported = export_environment(options.exports, environment, user->uid == 0);
+  auto exported = export_environment(options.exports, environment);
   if (!exported) return fail(2, exported.error().message);
-  if (!exported->dropped_loader.empty())
-    std::fprintf(stderr, "lattice: not exported to a job running as root: %s\n",
-                 join(exported->dropped_loader, ", ").c_str());
-  Job::Request request{new_launch_id(), std::move(user.value()), std::move(exported->env)};
+  Job::Request request{new_launch_id(), std::move(user.value()), std::move(exported->harvested),
+                       std::move(exported->assigned)};
 
   // With --agents the key is the operator's; local mode makes its own below.
   std::string key_file = options.key_file;
