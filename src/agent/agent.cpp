@@ -234,8 +234,7 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   auto spec = decode_launch_request(request, defaults);
   if (!spec) return refuse(spec.error().message);
   if (spec->relayed) {
-    fence::Tree tree(spec->nnodes(), spec->head_node, static_cast<int>(spec->fanout));
-    if (auto allowed = may_start_relayed(*spec, tree, sender); !allowed)
+    if (auto allowed = may_start_relayed(*spec, spec->fence_tree(), sender); !allowed)
       return refuse(allowed.error().message);
   }
   if (launches_.count(spec->launch_id))
@@ -422,8 +421,8 @@ void Agent::hold_early(const std::string& launch_id, EarlyMessage early) {
 
 void Agent::deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender) {
   const LaunchSpec& spec = entry.launch->spec();
-  fence::Tree tree(spec.nnodes(), spec.head_node, static_cast<int>(spec.fanout));
-  if (auto allowed = may_send_fence(spec, tree, message.down, message.from, sender); !allowed) {
+  if (auto allowed = may_send_fence(spec, spec.fence_tree(), message.down, message.from, sender);
+      !allowed) {
     LAT_LOG(warn, "auth", allowed.error().message);
     return;
   }

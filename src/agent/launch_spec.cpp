@@ -154,6 +154,10 @@ bool LaunchSpec::ranks_batch(size_t local_ranks, size_t cpus) const {
          (sched == RankScheduling::automatic && local_ranks > cpus);
 }
 
+fence::Tree LaunchSpec::fence_tree() const {
+  return fence::Tree(nnodes(), head_node, static_cast<int>(fanout));
+}
+
 std::vector<int> LaunchSpec::local_ranks() const {
   std::vector<int> out;
   for (int rank = 0; rank < world_size; ++rank)

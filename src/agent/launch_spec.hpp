@@ -11,6 +11,7 @@
 
 #include "agent/peer_table.hpp"
 #include "base/result.hpp"
+#include "fence/tree.hpp"
 #include "lattice.capnp.h"
 #include "proc/cpu_binding.hpp"
 #include "secure/secret.hpp"
@@ -83,6 +84,8 @@ struct LaunchSpec {
   bool gets_input(int rank) const { return input_rank == -1 || input_rank == rank; }
 
   int nnodes() const { return static_cast<int>(peers.size()); }
+  // The fence tree over the launch's nodes, the same on every agent (fences and relays).
+  fence::Tree fence_tree() const;
   std::vector<int> local_ranks() const;  // global ranks on this node, ascending
   // Whether this node's ranks start under SCHED_BATCH, on a node where they may use `cpus`.
   bool ranks_batch(size_t local_ranks, size_t cpus) const;
