@@ -59,8 +59,11 @@ int admin_main(const std::vector<std::string>& args) {
   if (request.empty()) return fail(2, cat("admin: what to ask? (status)\n", kUsage));
   auto answer = admin_request(socket, request);
   if (!answer) return fail(1, cat("admin: ", answer.error().message));
-  std::fputs(answer->c_str(), stdout);
-  return starts_with(*answer, "error:") ? 1 : 0;
+  std::fputs(answer->text.c_str(), stdout);
+  if (answer->cut)
+    std::fprintf(stderr, "lattice: admin: the answer was cut at %zu bytes\n",
+                 admin::kMaxAnswerBytes);
+  return answer->error ? 1 : 0;
 }
 
 int launch_main(const std::vector<std::string>& args) {
