@@ -75,12 +75,11 @@ int launch_main(const std::vector<std::string>& args) {
   }
   auto parsed = parse_launch_options(args);
   if (!parsed) return fail(2, cat(parsed.error().message, "\n", kLaunchUsage));
-  // As mpiexec honours it (MPICH's own test suite sets it): seconds, when -t is not given.
+  // MPIEXEC_TIMEOUT, when -t is not given.
   if (const char* timeout = std::getenv("MPIEXEC_TIMEOUT"); timeout && !parsed->time_limit_ms) {
-    auto secs = parse_int(timeout);
-    if (!secs || *secs < 1 || *secs > 366 * 86400)
-      return fail(2, cat("MPIEXEC_TIMEOUT: expected seconds > 0, got '", timeout, "'"));
-    parsed->time_limit_ms = static_cast<uint64_t>(*secs) * 1000;
+    auto ms = parse_mpiexec_timeout(timeout);
+    if (!ms) return fail(2, ms.error().message);
+    parsed->time_limit_ms = *ms;
   }
   const LaunchOptions& options = *parsed;
   auto fabric = fabric_setup(options, std::getenv("LATTICE_LAUNCHER_CONFIG"));

@@ -112,6 +112,13 @@ Result<uint64_t> parse_time_limit(const std::string& text) {
   return seconds * 1000;
 }
 
+Result<uint64_t> parse_mpiexec_timeout(const std::string& text) {
+  auto secs = parse_int(text);
+  if (!secs || *secs < 1 || *secs > 366 * 86400)
+    return make_error(cat("MPIEXEC_TIMEOUT: expected seconds > 0, got '", text, "'"));
+  return static_cast<uint64_t>(*secs) * 1000;
+}
+
 Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv) {
   LaunchOptions o;
   o.apps.emplace_back();
