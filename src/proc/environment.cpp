@@ -101,6 +101,12 @@ constexpr Hook kHooks[] = {
     {"XDG_CONFIG_*", "programs' configuration"},
 };
 
+// Members of a hook family known to be inert (a switch or a number, never code or a file),
+// common enough in users' environments that leaving them out would only be noise.
+constexpr std::string_view kInertInFamilies[] = {"PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
+                                                 "PYTHONHASHSEED", "PYTHONNOUSERSITE",
+                                                 "PYTHONUTF8"};
+
 bool matches(const char* pattern, const std::string& name) {
   return ::fnmatch(pattern, name.c_str(), 0) == 0;
 }
@@ -158,6 +164,8 @@ bool reserved_env_name(std::string_view name) {
 }
 
 std::string_view root_env_hook(std::string_view name, std::string_view value) {
+  for (std::string_view inert : kInertInFamilies)
+    if (name == inert) return "";
   std::string n(name);
   for (const Hook& hook : kHooks)
     if (matches(hook.pattern, n)) return hook.of;

@@ -241,7 +241,10 @@ TEST_CASE("hooks: the loader's, glibc's, shells', interpreters' and plugin loade
                            "GCONV_PATH_X",
                            "ENVIRONMENT",
                            "LUA",
-                           "XDG_RUNTIME_DIR"})
+                           "XDG_RUNTIME_DIR",
+                           "PYTHONUNBUFFERED",
+                           "PYTHONDONTWRITEBYTECODE",
+                           "PYTHONHASHSEED"})
     CHECK_MESSAGE(root_env_hook(name, "/opt/x") == "", name);
 }
 
