@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "base/strings.hpp"
+#include "config/config.hpp"
 #include "proc/environment.hpp"
 #include "secure/identity.hpp"
 #include "wire/rank_layout.hpp"
@@ -257,6 +258,9 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   spec.apps = std::move(apps.value());
   spec.fence_timeout_ms = r.getFenceTimeoutMs() ? r.getFenceTimeoutMs() : defaults.fence_timeout_ms;
   spec.fanout = r.getFanout() ? r.getFanout() : defaults.fanout;
+  if (spec.fanout > config::kMaxFanout)  // (before, one past INT_MAX failed an assertion)
+    return make_error(
+        cat("a fence fanout of ", spec.fanout, " (at most ", config::kMaxFanout, ")"));
   spec.slurm_compat = r.getSlurmCompat() || defaults.slurm_compat;
   spec.use_pmi_port = r.getUsePmiPort();
   spec.workdir = r.getWorkdir();

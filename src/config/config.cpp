@@ -14,8 +14,6 @@
 namespace lattice::config {
 namespace {
 
-// Wider trees than this would have one agent fan a fence out to thousands of peers at once.
-constexpr int64_t kMaxFanout = 1 << 16;
 // More misses than this at a 1 s interval would keep a dead peer's launch alive for ~17 minutes.
 constexpr int64_t kMaxHeartbeatMisses = 1000;
 // Limits an operator may raise, bounded so that a typo cannot make them meaningless.

@@ -15,6 +15,9 @@ namespace lattice::config {
 
 // The fence tree's fanout where neither the node's configuration nor the launch names one.
 inline constexpr uint32_t kDefaultFanout = 8;
+// Wider trees than this would have one agent fan a fence out to thousands of peers at once
+// (and a fanout must fit the tree's int).
+inline constexpr uint32_t kMaxFanout = 1 << 16;
 
 struct AgentConfig {
   std::string node_id;  // default: the host name

@@ -417,3 +417,16 @@ TEST_CASE("ranks run under SCHED_BATCH when asked, or (auto) on a node with more
   REQUIRE(unknown);
   CHECK(unknown->sched == RankScheduling::automatic);
 }
+
+TEST_CASE(
+    "a fanout no tree can have is refused, not an agent's abort (found by fuzz_launch_request)") {
+  Request req;
+  req.r.setFanout(0x80000000u);  // an int's INT_MIN: the tree's assertion ended the agent
+  auto wide = req.decode();
+  REQUIRE_FALSE(wide);
+  CHECK(wide.error().message == "a fence fanout of 2147483648 (at most 65536)");
+  req.r.setFanout(65536);
+  auto spec = req.decode();
+  REQUIRE_MESSAGE(spec, spec.error().message);
+  CHECK(spec->fence_tree().fanout() == 1);  // one node: a fanout of at most n-1
+}
