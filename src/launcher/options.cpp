@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "config/config.hpp"
 #include "launcher/output_files.hpp"
 #include "proc/cpu_binding.hpp"
 
@@ -172,7 +173,8 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
         arg == "--tasks-per-node" || arg == "--fanout") {
       auto v = take();
       if (!v) return v.error();
-      auto n = positive(arg, *v, kMaxCount);
+      auto n =
+          positive(arg, *v, arg == "--fanout" ? static_cast<int>(config::kMaxFanout) : kMaxCount);
       if (!n) return n.error();
       (arg == "-n" || arg == "--ntasks")  ? app.ntasks = *n
       : (arg == "-N" || arg == "--nodes") ? o.nodes = *n
@@ -309,8 +311,12 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
     }
   }
   if (o.apps.front().program.empty()) return make_error("no program given");
-  if (o.apps.back().program.empty())
-    return make_error(cat("no program given after the last ':' (segment ", o.apps.size(), ")"));
+  // An empty argument is a program too, but none that an agent could start.
+  for (size_t i = 1; i < o.apps.size(); ++i)
+    if (o.apps[i].program.empty())
+      return make_error(cat("no program given after ",
+                            i + 1 == o.apps.size() ? "the last ':'" : "a ':'", " (segment ", i + 1,
+                            ")"));
   long total = 0;
   for (const auto& app : o.apps) total += app.segment_ranks();
   if (total > kMaxCount)

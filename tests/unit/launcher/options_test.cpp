@@ -90,6 +90,17 @@ TEST_CASE("launch options: MPMD segments after ':' (mpiexec's form)") {
   check({"./a", ":", ":", "./b"}, "no program before it");
   check({"./a", ":", "-N", "2", "./b"}, "a segment takes only -n and --env");
   check({"./a", ":", "-n", "1048576", "./b"}, "more than");
+  // An empty argument where a segment's program goes is no program (found by
+  // fuzz_launch_options: agents refused the launch, "app 1 has no entrypoint").
+  check({"./a", ":", "", ":", "./c"}, "no program given after a ':' (segment 2)");
+  check({"./a", ":", "-n", "2", ""}, "no program given after the last ':' (segment 2)");
+}
+
+TEST_CASE("--fanout: at most what an agent takes (found by fuzz_launch_request)") {
+  CHECK(parse_launch_options(Args{"--fanout", "65536", "p"})->fanout == 65536);
+  auto wide = parse_launch_options(Args{"--fanout", "65537", "p"});
+  REQUIRE_FALSE(wide);
+  CHECK(wide.error().message == "--fanout: expected a whole number from 1 to 65536, got '65537'");
 }
 
 TEST_CASE("launch options: the fabric manager's flags") {
