@@ -83,7 +83,9 @@ Result<uint64_t> parse_time_limit(const std::string& text) {
   bool has_days = false;
   if (auto dash = text.find('-'); dash != std::string::npos) {
     auto d = parse_int(text.substr(0, dash));
+    // Bounded before it is multiplied: 213503982334602 days of seconds wrap to 17 hours.
     if (!d || *d < 0) return bad();
+    if (*d > 366) return make_error(cat("a time limit over a year: '", text, "'"));
     days = static_cast<uint64_t>(*d);
     rest = text.substr(dash + 1);
     has_days = true;

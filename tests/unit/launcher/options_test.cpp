@@ -140,6 +140,12 @@ TEST_CASE("time limits in srun's formats") {
   CHECK(*parse_time_limit("0-0:0:5") == 5000);
   for (const char* bad : {"", "0", "x", "1:2:3:4", "-5", "1-", "1:-2", "0:00"})
     CHECK_MESSAGE(!parse_time_limit(bad), bad);
+  // Days whose seconds wrap 64 bits were taken for 61184 s (17 h): over a year is refused.
+  for (const char* long_ago : {"367-0", "213503982334602-0", "100000000000000-0"})
+    CHECK_MESSAGE(parse_time_limit(long_ago).error().message ==
+                      std::string("a time limit over a year: '") + long_ago + "'",
+                  long_ago);
+  CHECK(*parse_time_limit("366-0") == 366ull * 86400 * 1000);
 }
 
 TEST_CASE("-t, -K, --alloc and --chdir") {
