@@ -68,8 +68,9 @@ struct EnvVar {
 
 # RFC0029's "setup application" data: what the launcher (lattice-api's role) collects for every
 # node once per launch, and each agent applies before it spawns. `environment` is what --export
-# harvested from the launcher's environment (explicit --env values, in `env`, win over it; the
-# same names are refused). `vendor` is reserved for PMIx_server_setup_application's packed data
+# harvested from the launcher's environment (explicit --env and --export NAME=VALUE values, in
+# `env`, win over it; the same names are refused, except that a root job's agent leaves hooks
+# out of it instead of refusing them: LaunchAccepted.envLeftOut). `vendor` is reserved for PMIx_server_setup_application's packed data
 # (fabric and vendor plugins), for the agents' PMIx_server_setup_local_support; until that is
 # wired, an agent refuses a request that carries any.
 struct AppSetup {
@@ -95,7 +96,8 @@ struct LaunchProcessesRequest {
   firstRank @5 :UInt32;          # block layout shorthand: first global rank on this node
   worldSize @6 :UInt32;
   env @7 :List(EnvVar);          # the ranks' environment (never the agent's); reserved names
-                                 # (PMI_*, PMIX_*, LATTICE_*, FI_CXI_*) are refused
+                                 # (PMI_*, PMIX_*, LATTICE_*, FI_CXI_*) are refused, and so are
+                                 # hooks for a root job (docs/security.md)
   pmiMode @8 :PmiMode;
   cxiCredentials @9 :CxiCredentials;
   peers @10 :List(PeerInfo);     # every node of the launch, by node index
@@ -168,6 +170,8 @@ struct LaunchAccepted {
                                  # launcher's send and receive times it places the agent's clock
   stdinTaken @3 :Bool;           # this agent reports the stdin its ranks took (StdinTaken), so
                                  # the launcher may hold its stdin back until they take it
+  envLeftOut @4 :List(Text);     # names of hooks (a root job's) this agent left out of
+                                 # appSetup.environment
 }
 
 # Fence and abort messages name their sender's node index, but a receiver believes it only when

@@ -76,8 +76,8 @@ std::string render_launch(const LaunchRow& l) {
   for (const auto& r : l.ranks)
     rows.push_back({std::to_string(r.rank), r.pid > 0 ? std::to_string(r.pid) : "-",
                     r.pmi_state.empty() ? "-" : r.pmi_state,
-                    r.last_command.empty() ? "-" : r.last_command, format_duration(r.idle_ms),
-                    std::to_string(r.fence_epoch)});
+                    r.last_command.empty() ? "-" : printable(r.last_command),
+                    format_duration(r.idle_ms), std::to_string(r.fence_epoch)});
   return out + render_table(rows);
 }
 
@@ -97,7 +97,7 @@ std::string render_status(const AgentStatus& s, const std::string& only_launch) 
     out += render_launch(l);
   }
   if (!only_launch.empty() && !found)
-    return cat("error: no launch '", only_launch, "' on this agent\n");
+    return cat("error: no launch '", printable(only_launch), "' on this agent\n");
   return out;
 }
 
@@ -109,7 +109,7 @@ std::string handle_request(std::string_view line, AgentControl& control) {
     if (!w.empty()) words.push_back(std::move(w));
   if (!words.empty() && words[0] == "status" && words.size() <= 2)
     return render_status(control.status(), words.size() == 2 ? words[1] : "");
-  return cat("error: unknown request '", line, "' (try: status)\n");
+  return cat("error: unknown request '", printable(line), "' (try: status)\n");
 }
 
 }  // namespace lattice::admin

@@ -1,6 +1,8 @@
 // The admin socket's protocol and what it shows: one request line in ("status", or "status
 // LAUNCH_ID"), text out. Pure: the agent supplies its state through AgentControl and moves the
-// bytes; this decides what an operator reads when a job hangs.
+// bytes; this decides what an operator reads when a job hangs. What ranks and clients sent
+// (a rank's last PMI command, the request) is shown through printable(): an operator's terminal
+// acts on no byte of theirs.
 #pragma once
 
 #include <cstddef>

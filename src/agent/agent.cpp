@@ -276,11 +276,11 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   defaults.agent_uid = static_cast<uint32_t>(::geteuid());
   defaults.allow_root_jobs = config_.allow_root_jobs;
   defaults.propagated = config_.propagate_limits;
+  defaults.root_env_allowed = config_.allow_root_job_env;
   auto spec = decode_launch_request(request, defaults);
   if (!spec) return refuse(spec.error().message);
   if (spec->relayed) {
-    fence::Tree tree(spec->nnodes(), spec->head_node, static_cast<int>(spec->fanout));
-    if (auto allowed = may_start_relayed(*spec, tree, sender); !allowed)
+    if (auto allowed = may_start_relayed(*spec, spec->fence_tree(), sender); !allowed)
       return refuse(allowed.error().message);
   }
   if (launches_.count(spec->launch_id))
@@ -301,6 +301,9 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   }
   LAT_LOG(info, "launch", id, ": accepted from ", secure::describe(sender.identity), ", ",
           raw->spec().local_ranks().size(), " ranks here as ", raw->spec().user.name);
+  if (!raw->spec().env_left_out.empty())
+    LAT_LOG(info, "launch", id,
+            ": left out of the root job's environment: ", join(raw->spec().env_left_out, ", "));
   for (auto& e : early_.take(id)) {
     if (e.fence) deliver_fence(entry, std::move(*e.fence), e.sender);
     if (!e.abort) continue;
@@ -310,8 +313,8 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
       deliver_abort(entry, std::move(*e.abort), e.sender);
   }
   if (entry.relay) relay_request(entry, request);
-  session.respond(request_id,
-                  wire::launch_accepted(config_.node_id, raw->bindings(), raw->elapsed_us()));
+  session.respond(request_id, wire::launch_accepted(config_.node_id, raw->bindings(),
+                                                    raw->elapsed_us(), raw->spec().env_left_out));
 }
 
 void Agent::abort_processes(const Sender& sender, uint64_t request_id,
@@ -464,8 +467,8 @@ void Agent::hold_early(const std::string& launch_id, EarlyMessage early) {
 
 void Agent::deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender) {
   const LaunchSpec& spec = entry.launch->spec();
-  fence::Tree tree(spec.nnodes(), spec.head_node, static_cast<int>(spec.fanout));
-  if (auto allowed = may_send_fence(spec, tree, message.down, message.from, sender); !allowed) {
+  if (auto allowed = may_send_fence(spec, spec.fence_tree(), message.down, message.from, sender);
+      !allowed) {
     LAT_LOG(warn, "auth", allowed.error().message);
     return;
   }

@@ -3,15 +3,13 @@
 // collects the live state.
 #include <unistd.h>
 
+#include "admin/protocol.hpp"
 #include "agent/agent.hpp"
 #include "base/log.hpp"
 #include "lattice_version.h"
 #include "net/peer_credentials.hpp"
 
 namespace lattice::agent {
-namespace {
-constexpr size_t kMaxAdminRequest = 1024;  // one short line; anything longer is refused
-}
 
 void Agent::accept_admin(std::unique_ptr<net::Stream> stream) {
   // The socket file is 0600 already; the peer check holds even if someone loosens it.
@@ -25,14 +23,10 @@ void Agent::accept_admin(std::unique_ptr<net::Stream> stream) {
   uint64_t id = next_conn_id_++;
   net::Stream* s = stream.get();
   admin_clients_[id] = std::move(stream);
-  auto buffer = std::make_shared<std::string>();
+  auto request = std::make_shared<admin::RequestBuffer>();
   s->start(
-      [this, s, buffer](std::string_view bytes) {
-        buffer->append(bytes);
-        size_t eol = buffer->find('\n');
-        if (eol == std::string::npos && buffer->size() < kMaxAdminRequest) return;
-        std::string line = buffer->substr(0, std::min(eol, buffer->size()));
-        s->end(admin::handle_request(line, *this));
+      [this, s, request](std::string_view bytes) {
+        if (auto line = request->add(bytes)) s->end(admin::handle_request(*line, *this));
       },
       [this, id](const Error&) {
         // Destroyed outside its own callback; one reaper serves every client and launch, so

@@ -98,8 +98,7 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
     fence_ = std::make_unique<LocalFence>(loop, complete);
   } else {
     auto tree = std::make_unique<TreeFence>(
-        loop, spec_.launch_id, spec_.node_index,
-        fence::Tree(spec_.nnodes(), spec_.head_node, static_cast<int>(spec_.fanout)),
+        loop, spec_.launch_id, spec_.node_index, spec_.fence_tree(),
         [this](const std::vector<int>& nodes, rpc::Outgoing message) {
           send_to_nodes(nodes, std::move(message));
         },

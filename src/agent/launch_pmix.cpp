@@ -7,6 +7,7 @@
 
 #include "agent/launch.hpp"
 #include "agent/launch_rank.hpp"
+#include "agent/pmix_blobs.hpp"
 #include "agent/pmix_host.hpp"
 #include "agent/socket_dir.hpp"
 #include "agent/wire.hpp"
@@ -54,7 +55,7 @@ void Launch::client_aborted(pmix::RankCall call, int status, std::string message
 
 void Launch::fence_entered(pmix::FenceCall call) {
   uint64_t epoch = ++pmix_epoch_;
-  pmi::KvList contribution{{cat("pmix.", spec_.node_index), to_hex(call.data)}};
+  pmi::KvList contribution = pmix_contribution(spec_.node_index, call.data);
   LAT_LOG(debug, "fence", spec_.launch_id, ": PMIx fence ", epoch, " entered with ",
           call.data.size(), " bytes");
   pmix_fences_.emplace(epoch, std::make_pair(std::move(call), env_.clock->now_ms()));
@@ -65,20 +66,16 @@ void Launch::fence_entered(pmix::FenceCall call) {
 void Launch::pmix_fence_complete(uint64_t epoch, const std::vector<KvView>& merged) {
   auto it = pmix_fences_.find(epoch);
   if (it == pmix_fences_.end()) return;
-  std::string all;
-  for (const auto& [key, value] : merged) {
-    auto blob = from_hex(value);
-    if (!blob) {  // a peer agent sent it; the sealed link vouches for who, not for what
-      LAT_LOG(warn, "fence", spec_.launch_id, ": PMIx fence ", epoch, ": bad blob under ", key);
-      pmix_->answer_fence(it->second.first, false, {});
-      pmix_fences_.erase(it);
-      return run(policy_.fence_failed_above(epoch, cat("a malformed PMIx blob under ", key)));
-    }
-    all += *blob;
+  auto all = pmix_fence_data(merged);
+  if (!all) {
+    LAT_LOG(warn, "fence", spec_.launch_id, ": PMIx fence ", epoch, ": ", all.error().message);
+    pmix_->answer_fence(it->second.first, false, {});
+    pmix_fences_.erase(it);
+    return run(policy_.fence_failed_above(epoch, all.error().message));
   }
-  LAT_LOG(debug, "fence", spec_.launch_id, ": PMIx fence ", epoch, " complete: ", all.size(),
+  LAT_LOG(debug, "fence", spec_.launch_id, ": PMIx fence ", epoch, " complete: ", all->size(),
           " bytes from ", merged.size(), " nodes to libpmix");
-  pmix_->answer_fence(it->second.first, true, std::move(all));
+  pmix_->answer_fence(it->second.first, true, std::move(all.value()));
   pmix_fences_.erase(it);
 }
 

@@ -7,7 +7,7 @@
 namespace lattice::agent {
 
 LaunchRelay::LaunchRelay(const LaunchSpec& spec)
-    : tree_(spec.nnodes(), spec.head_node, static_cast<int>(spec.fanout)),
+    : tree_(spec.fence_tree()),
       self_(spec.node_index),
       head_(spec.head_node),
       up_(kOrigin),

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "base/strings.hpp"
+#include "config/config.hpp"
 #include "proc/environment.hpp"
 #include "secure/identity.hpp"
 #include "wire/rank_layout.hpp"
@@ -93,7 +94,7 @@ Result<JobUser> decode_user(schema::LaunchProcessesRequest::Reader r) {
 // apps (MPMD) or else entrypoint + args as the one app of every rank. Each app's env is checked
 // as the request's is.
 Result<std::vector<App>> decode_apps(schema::LaunchProcessesRequest::Reader r, int world_size,
-                                     bool root_job) {
+                                     const proc::EnvRules& rules) {
   std::vector<App> apps;
   if (!r.hasApps() || r.getApps().size() == 0) {
     App app{r.getEntrypoint(), {}, {}, 0, world_size};
@@ -115,7 +116,7 @@ Result<std::vector<App>> decode_apps(schema::LaunchProcessesRequest::Reader r, i
                             world_size - next, " of the world's ", world_size, " are left"));
     for (auto arg : a.getArgs()) app.args.emplace_back(arg);
     for (auto var : a.getEnv()) app.env.emplace_back(var.getName(), var.getValue());
-    if (auto checked = proc::check_request_env(app.env, root_job); !checked) return checked.error();
+    if (auto checked = proc::check_request_env(app.env, rules); !checked) return checked.error();
     next += app.size;
     apps.push_back(std::move(app));
   }
@@ -152,6 +153,10 @@ int LaunchSpec::app_of(int rank) const {
 bool LaunchSpec::ranks_batch(size_t local_ranks, size_t cpus) const {
   return sched == RankScheduling::batch ||
          (sched == RankScheduling::automatic && local_ranks > cpus);
+}
+
+fence::Tree LaunchSpec::fence_tree() const {
+  return fence::Tree(nnodes(), head_node, static_cast<int>(fanout));
 }
 
 std::vector<int> LaunchSpec::local_ranks() const {
@@ -240,14 +245,22 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
                           defaults.node_id, " yet"));
   for (auto var : setup.getEnvironment()) harvested.emplace_back(var.getName(), var.getValue());
   for (auto var : r.getEnv()) explicit_env.emplace_back(var.getName(), var.getValue());
-  for (const auto* list : {&harvested, &explicit_env})
-    if (auto env = proc::check_request_env(*list, spec.user.uid == 0); !env) return env.error();
+  // Hooks are refused where the request names them (--env, --export NAME=VALUE) and left out
+  // with a word to the launcher where --export took them from its environment.
+  const proc::EnvRules rules{spec.user.uid == 0, defaults.root_env_allowed};
+  auto left_out = proc::leave_out_hooks(harvested, rules);
+  if (!left_out) return left_out.error();
+  spec.env_left_out = std::move(left_out.value());
+  if (auto env = proc::check_request_env(explicit_env, rules); !env) return env.error();
   spec.env = proc::merge_env(harvested, explicit_env);
-  auto apps = decode_apps(r, spec.world_size, spec.user.uid == 0);
+  auto apps = decode_apps(r, spec.world_size, rules);
   if (!apps) return apps.error();
   spec.apps = std::move(apps.value());
   spec.fence_timeout_ms = r.getFenceTimeoutMs() ? r.getFenceTimeoutMs() : defaults.fence_timeout_ms;
   spec.fanout = r.getFanout() ? r.getFanout() : defaults.fanout;
+  if (spec.fanout > config::kMaxFanout)  // (before, one past INT_MAX failed an assertion)
+    return make_error(
+        cat("a fence fanout of ", spec.fanout, " (at most ", config::kMaxFanout, ")"));
   spec.slurm_compat = r.getSlurmCompat() || defaults.slurm_compat;
   spec.use_pmi_port = r.getUsePmiPort();
   spec.workdir = r.getWorkdir();

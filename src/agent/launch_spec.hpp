@@ -11,6 +11,7 @@
 
 #include "agent/peer_table.hpp"
 #include "base/result.hpp"
+#include "fence/tree.hpp"
 #include "lattice.capnp.h"
 #include "proc/cpu_binding.hpp"
 #include "proc/resource_limits.hpp"
@@ -62,6 +63,8 @@ struct LaunchSpec {
   std::vector<int> rank_nodes;                           // node index of every rank
   PeerTable peers;                                       // one per node; never empty after decoding
   std::vector<std::pair<std::string, std::string>> env;  // every app's (and escape-hatch commands')
+  // Hooks a root job was not given (proc::leave_out_hooks) of what --export harvested.
+  std::vector<std::string> env_left_out;
   uint32_t fence_timeout_ms = 0;
   uint32_t fanout = 0;
   bool slurm_compat = false;
@@ -86,6 +89,8 @@ struct LaunchSpec {
   bool gets_input(int rank) const { return input_rank == -1 || input_rank == rank; }
 
   int nnodes() const { return static_cast<int>(peers.size()); }
+  // The fence tree over the launch's nodes, the same on every agent (fences and relays).
+  fence::Tree fence_tree() const;
   std::vector<int> local_ranks() const;  // global ranks on this node, ascending
   // Whether this node's ranks start under SCHED_BATCH, on a node where they may use `cpus`.
   bool ranks_batch(size_t local_ranks, size_t cpus) const;
@@ -107,6 +112,7 @@ struct LaunchDefaults {
   bool allow_root_jobs = false;
   // The launcher's resource limits ranks get (jobs.propagate_limits).
   std::vector<proc::Resource> propagated = proc::parse_propagated("ALL").value();
+  std::vector<std::string> root_env_allowed;  // security.allow_root_job_env
 };
 // Launch ids end up in file names (the per-launch PMI socket): short and path-safe only.
 inline constexpr size_t kMaxLaunchIdLength = 64;

@@ -24,8 +24,9 @@ std::vector<int> TreeFence::children_pending() const {
 
 void TreeFence::receive(FenceMessage message) {
   if (!message.error.empty()) {
-    send_(reducer_.tree().children(reducer_.self()),
-          chunk_message(true, message.chunk, message.error));
+    // Passed down as this node's own error chunk: the parent's chunk framing is not checked on
+    // this path, and is not this node's to forward (found by fuzz_peer_pmix).
+    fail_down(message.chunk.epoch, message.error);
     failed_(message.chunk.epoch, message.error);
     return;
   }

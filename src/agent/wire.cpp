@@ -138,7 +138,7 @@ rpc::Outgoing modex_message(const ModexMessage& message) {
 }
 
 rpc::Outgoing launch_accepted(const std::string& node_id, const std::vector<std::string>& bindings,
-                              uint64_t replied_us) {
+                              uint64_t replied_us, const std::vector<std::string>& env_left_out) {
   rpc::Outgoing msg;
   auto accepted = msg.envelope().initBody().initLaunchAccepted();
   accepted.setNodeId(node_id);
@@ -146,6 +146,8 @@ rpc::Outgoing launch_accepted(const std::string& node_id, const std::vector<std:
   accepted.setStdinTaken(true);
   auto list = accepted.initBindings(static_cast<unsigned>(bindings.size()));
   for (unsigned i = 0; i < list.size(); ++i) list.set(i, bindings[i]);
+  auto left_out = accepted.initEnvLeftOut(static_cast<unsigned>(env_left_out.size()));
+  for (unsigned i = 0; i < left_out.size(); ++i) left_out.set(i, env_left_out[i]);
   return msg;
 }
 

@@ -34,9 +34,10 @@ rpc::Outgoing modex_message(const ModexMessage& message);
 // Aborts: lattice::wire::abort_message / decode_abort (shared with the launcher).
 
 // `bindings`: "RANK:CPUS" for each local rank --cpu-bind bound (for the launcher's -v);
-// `replied_us`: the time since the request arrived (the launch's clock, Launch::elapsed_us).
+// `replied_us`: the time since the request arrived (the launch's clock, Launch::elapsed_us);
+// `env_left_out`: LaunchSpec::env_left_out.
 rpc::Outgoing launch_accepted(const std::string& node_id, const std::vector<std::string>& bindings,
-                              uint64_t replied_us);
+                              uint64_t replied_us, const std::vector<std::string>& env_left_out);
 rpc::Outgoing output(const std::string& launch_id, int rank, bool is_stderr,
                      const std::string& data);
 // Of the launch's stdin node `node_index` received, `bytes` in all were taken (StdinTaken).

@@ -63,6 +63,9 @@ std::optional<int64_t> parse_int(std::string_view s);
 
 std::vector<std::string> split(std::string_view s, char sep);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
+// `bytes` with every byte outside 0x20..0x7e, and every backslash, written as \xNN: what a peer,
+// a rank or a client sent, quoted into a message, a log line or someone's terminal.
+std::string printable(std::string_view bytes);
 // Lower-case hex of arbitrary bytes, and back (nullopt: odd length or a non-hex digit).
 std::string to_hex(std::string_view bytes);
 std::optional<std::string> from_hex(std::string_view hex);

@@ -14,8 +14,6 @@
 namespace lattice::config {
 namespace {
 
-// Wider trees than this would have one agent fan a fence out to thousands of peers at once.
-constexpr int64_t kMaxFanout = 1 << 16;
 // More misses than this at a 1 s interval would keep a dead peer's launch alive for ~17 minutes.
 constexpr int64_t kMaxHeartbeatMisses = 1000;
 // Limits an operator may raise, bounded so that a typo cannot make them meaningless.
@@ -30,6 +28,26 @@ Result<std::string> socket_path(const Reader& r, const YAML::Node& node, const s
   if (s && s->size() > kMaxSocketPath)
     return r.bad(node, path, cat("a Unix socket path is limited to ", kMaxSocketPath, " bytes"));
   return s;
+}
+
+// Names and fnmatch(3) patterns of environment variables: name characters and * ? [ ] ! -.
+Result<std::vector<std::string>> env_patterns(const Reader& r, const YAML::Node& node,
+                                              const std::string& path) {
+  if (node.IsNull()) return std::vector<std::string>{};
+  if (!node.IsSequence())
+    return r.bad(node, path, cat("expected a list of variable names, got ", scalar_or_kind(node)));
+  std::vector<std::string> out;
+  for (const auto& item : node) {
+    auto s = text(r, item, path);
+    if (!s) return s.error();
+    for (char c : *s)
+      if (!std::isalnum(static_cast<unsigned char>(c)) &&
+          std::string_view("_*?[]!-").find(c) == std::string_view::npos)
+        return r.bad(item, path,
+                     cat("'", *s, "' is neither a variable name nor a pattern (* ? [...])"));
+    out.push_back(std::move(*s));
+  }
+  return out;
 }
 
 using Key = config::Key<AgentConfig>;
@@ -98,6 +116,10 @@ const Key kKeys[] = {
      [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
        return store(boolean(r, n, p), c.allow_root_jobs);
      }},
+    {"security.allow_root_job_env",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return store(env_patterns(r, n, p), c.allow_root_job_env);
+     }},
     {"security.handshake_timeout",
      [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
        return store(milliseconds(r, n, p), c.handshake_timeout_ms);
@@ -164,6 +186,12 @@ std::string yaml_string(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
   return out + "'";
+}
+
+std::vector<std::string> quoted(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const auto& item : items) out.push_back(yaml_string(item));
+  return out;
 }
 
 // Milliseconds back to the file's seconds, exactly: 60000 -> "60", 2500 -> "2.5".
@@ -245,14 +273,15 @@ std::string describe(const AgentConfig& c) {
              "\nsecurity:\n  ",
              c.key_file.empty() ? "# key_file: not set (the agent refuses to start without one)"
                                 : "key_file: " + yaml_string(c.key_file),
-             "\n  allow_root_jobs: ", c.allow_root_jobs ? "true" : "false",           //
-             "\n  handshake_timeout: ", seconds(c.handshake_timeout_ms),              //
-             "\nlimits:\n  max_ranks_per_node: ", c.max_ranks_per_node,               //
-             "\n  max_world_size: ", c.max_world_size,                                //
-             "\n  max_connections: ", c.max_connections,                              //
-             "\n  max_handshakes_per_source: ", c.max_handshakes_per_source,          //
-             "\n  idle_timeout: ", seconds(c.idle_timeout_ms),                        //
-             "\njobs:\n  containment: ", proc::containment_mode_name(c.containment),  //
+             "\n  allow_root_jobs: ", c.allow_root_jobs ? "true" : "false",               //
+             "\n  allow_root_job_env: [", join(quoted(c.allow_root_job_env), ", "), ']',  //
+             "\n  handshake_timeout: ", seconds(c.handshake_timeout_ms),                  //
+             "\nlimits:\n  max_ranks_per_node: ", c.max_ranks_per_node,                   //
+             "\n  max_world_size: ", c.max_world_size,                                    //
+             "\n  max_connections: ", c.max_connections,                                  //
+             "\n  max_handshakes_per_source: ", c.max_handshakes_per_source,              //
+             "\n  idle_timeout: ", seconds(c.idle_timeout_ms),                            //
+             "\njobs:\n  containment: ", proc::containment_mode_name(c.containment),      //
              "\n  propagate_limits: ", proc::describe_propagated(c.propagate_limits), '\n');
 }
 

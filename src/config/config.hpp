@@ -17,6 +17,9 @@ namespace lattice::config {
 
 // The fence tree's fanout where neither the node's configuration nor the launch names one.
 inline constexpr uint32_t kDefaultFanout = 8;
+// Wider trees than this would have one agent fan a fence out to thousands of peers at once
+// (and a fanout must fit the tree's int).
+inline constexpr uint32_t kMaxFanout = 1 << 16;
 
 struct AgentConfig {
   std::string node_id;  // default: the host name
@@ -37,6 +40,9 @@ struct AgentConfig {
   // security: links need the cluster key; jobs as root only when allowed
   std::string key_file;  // required: the agent refuses to start without one
   bool allow_root_jobs = false;
+  // Hooks (interpreter, shell and loader variables) root jobs may still be given: names and
+  // fnmatch(3) patterns (docs/security.md, "A root job's environment").
+  std::vector<std::string> allow_root_job_env;
   uint32_t handshake_timeout_ms = 5000;
   // limits: what one launch or one peer may make this agent hold
   uint32_t max_ranks_per_node = 1024;

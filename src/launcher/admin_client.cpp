@@ -11,7 +11,7 @@
 
 namespace lattice::launcher {
 
-Result<std::string> admin_request(const std::string& socket_path, const std::string& request) {
+Result<admin::Answer> admin_request(const std::string& socket_path, const std::string& request) {
   sockaddr_un addr{};
   if (socket_path.size() >= sizeof addr.sun_path)
     return make_error(cat("socket path too long: ", socket_path));
@@ -28,16 +28,15 @@ Result<std::string> admin_request(const std::string& socket_path, const std::str
   std::string line = request + "\n";
   if (::send(fd, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size()))
     return make_error(cat("cannot send to ", socket_path, ": ", std::strerror(errno)));
-  std::string answer;
+  admin::AnswerBuffer answer;
   char buf[4096];
   while (true) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return make_error(cat("reading ", socket_path, ": ", std::strerror(errno)));
-    if (n == 0) break;
-    answer.append(buf, static_cast<size_t>(n));
+    if (n == 0 || !answer.add(std::string_view(buf, static_cast<size_t>(n)))) break;
   }
-  return answer;
+  return answer.take();
 }
 
 }  // namespace lattice::launcher

@@ -4,12 +4,14 @@
 
 #include <string>
 
+#include "admin/protocol.hpp"
 #include "base/result.hpp"
 
 namespace lattice::launcher {
 
 inline constexpr const char* kDefaultAdminSocket = "/run/lattice/agentd.sock";
 
-Result<std::string> admin_request(const std::string& socket_path, const std::string& request);
+// The agent's answer to one request line, read to its end (or to admin::kMaxAnswerBytes).
+Result<admin::Answer> admin_request(const std::string& socket_path, const std::string& request);
 
 }  // namespace lattice::launcher

@@ -21,10 +21,10 @@ bool valid_name(const std::string& name) {
 }  // namespace
 
 Result<Exported> export_environment(const std::string& spec,
-                                    const std::vector<std::string>& environ, bool root_job) {
+                                    const std::vector<std::string>& environ) {
   bool all = false;
   std::vector<std::string> patterns;
-  EnvList assigned;
+  std::map<std::string, std::string> given, taken;  // a later assignment wins
   auto items = split(spec, ',');
   for (const auto& item : items) {
     if (item == "ALL") {
@@ -37,17 +37,13 @@ Result<Exported> export_environment(const std::string& spec,
         return make_error(cat("--export: '", name, "' is not a variable name"));
       if (proc::reserved_env_name(name))
         return make_error(cat("--export: ", name, " is reserved for the launch"));
-      if (root_job && proc::loader_env_name(name))
-        return make_error(cat("--export: ", name, " may not be set for a job running as root"));
-      assigned.emplace_back(name, item.substr(eq + 1));
+      given[name] = item.substr(eq + 1);
     } else if (!item.empty()) {
       patterns.push_back(item);
     } else {
       return make_error(cat("--export: empty item in '", spec, "'"));
     }
   }
-  Exported out;
-  std::map<std::string, std::string> chosen;
   for (const auto& kv : environ) {
     size_t eq = kv.find('=');
     if (eq == std::string::npos) continue;
@@ -55,16 +51,11 @@ Result<Exported> export_environment(const std::string& spec,
     bool wanted = all;
     for (const auto& p : patterns) wanted = wanted || ::fnmatch(p.c_str(), name.c_str(), 0) == 0;
     // Shell functions (BASH_FUNC_x%%) and the launch's own names are not the job's to pass.
-    if (!wanted || !valid_name(name) || proc::reserved_env_name(name)) continue;
-    if (root_job && proc::loader_env_name(name)) {
-      out.dropped_loader.push_back(name);
+    if (!wanted || !valid_name(name) || proc::reserved_env_name(name) || given.count(name))
       continue;
-    }
-    chosen[name] = kv.substr(eq + 1);
+    taken[name] = kv.substr(eq + 1);
   }
-  for (auto& [name, value] : assigned) chosen[name] = value;
-  out.env.assign(chosen.begin(), chosen.end());
-  return out;
+  return Exported{EnvList(taken.begin(), taken.end()), EnvList(given.begin(), given.end())};
 }
 
 }  // namespace lattice::launcher

@@ -269,6 +269,12 @@ void Job::answered(Node& node, Result<schema::LaunchAccepted::Reader> reply, boo
   node.reports_stdin = wire::accepted_stdin_taken(*reply);
   std::string node_id = wire::accepted_node_id(*reply);
   if (!node_id.empty()) node.address.node_id = node_id;
+  std::vector<std::string> left_out;
+  for (auto& name : wire::accepted_env_left_out(*reply))
+    if (env_left_out_.insert(name).second) left_out.push_back(std::move(name));
+  if (!left_out.empty())
+    say(cat("lattice: hooks left out of the root job's environment (the agents' ",
+            "security.allow_root_job_env may allow them): ", join(left_out, ", "), '\n'));
   if (options_.verbose)
     for (const auto& binding : wire::accepted_bindings(*reply)) {
       auto colon = binding.find(':');

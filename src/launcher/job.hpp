@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -163,6 +164,7 @@ class Job {
   double connected_ms_ = -1;
   double resolve_ms_ = -1;
   size_t accepted_ = 0;
+  std::set<std::string> env_left_out_;  // hooks an agent left out of a root job, said once each
   std::unique_ptr<InputSource> input_;  // the launcher's stdin (--input), once all accepted
   std::vector<Node*> input_targets_;    // the nodes of the input rank(s)
   CxiLease* cxi_;                       // null: the launch runs without CXI

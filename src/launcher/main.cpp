@@ -63,8 +63,11 @@ int admin_main(const std::vector<std::string>& args) {
   if (request.empty()) return fail(2, cat("admin: what to ask? (status)\n", kUsage));
   auto answer = admin_request(socket, request);
   if (!answer) return fail(1, cat("admin: ", answer.error().message));
-  std::fputs(answer->c_str(), stdout);
-  return starts_with(*answer, "error:") ? 1 : 0;
+  std::fputs(answer->text.c_str(), stdout);
+  if (answer->cut)
+    std::fprintf(stderr, "lattice: admin: the answer was cut at %zu bytes\n",
+                 admin::kMaxAnswerBytes);
+  return answer->error ? 1 : 0;
 }
 
 int launch_main(const std::vector<std::string>& args) {
@@ -76,12 +79,11 @@ int launch_main(const std::vector<std::string>& args) {
   }
   auto parsed = parse_launch_options(args);
   if (!parsed) return fail(2, cat(parsed.error().message, "\n", kLaunchUsage));
-  // As mpiexec honours it (MPICH's own test suite sets it): seconds, when -t is not given.
+  // MPIEXEC_TIMEOUT, when -t is not given.
   if (const char* timeout = std::getenv("MPIEXEC_TIMEOUT"); timeout && !parsed->time_limit_ms) {
-    auto secs = parse_int(timeout);
-    if (!secs || *secs < 1 || *secs > 366 * 86400)
-      return fail(2, cat("MPIEXEC_TIMEOUT: expected seconds > 0, got '", timeout, "'"));
-    parsed->time_limit_ms = static_cast<uint64_t>(*secs) * 1000;
+    auto ms = parse_mpiexec_timeout(timeout);
+    if (!ms) return fail(2, ms.error().message);
+    parsed->time_limit_ms = *ms;
   }
   const LaunchOptions& options = *parsed;
   // From here on the launcher holds a cluster key (the operator's, or local mode's) and maybe the
@@ -100,12 +102,10 @@ int launch_main(const std::vector<std::string>& args) {
   if (!user) return fail(2, user.error().message);
   std::vector<std::string> environment;
   for (char** e = environ; *e; ++e) environment.emplace_back(*e);
-  auto exported = export_environment(options.exports, environment, user->uid == 0);
+  auto exported = export_environment(options.exports, environment);
   if (!exported) return fail(2, exported.error().message);
-  if (!exported->dropped_loader.empty())
-    std::fprintf(stderr, "lattice: not exported to a job running as root: %s\n",
-                 join(exported->dropped_loader, ", ").c_str());
-  Job::Request request{new_launch_id(), std::move(user.value()), std::move(exported->env)};
+  Job::Request request{new_launch_id(), std::move(user.value()), std::move(exported->harvested),
+                       std::move(exported->assigned)};
   request.umask = proc::own_umask();
   request.limits = proc::own_soft_limits();
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "config/config.hpp"
 #include "launcher/output_files.hpp"
 #include "proc/cpu_binding.hpp"
 
@@ -82,7 +83,9 @@ Result<uint64_t> parse_time_limit(const std::string& text) {
   bool has_days = false;
   if (auto dash = text.find('-'); dash != std::string::npos) {
     auto d = parse_int(text.substr(0, dash));
+    // Bounded before it is multiplied: 213503982334602 days of seconds wrap to 17 hours.
     if (!d || *d < 0) return bad();
+    if (*d > 366) return make_error(cat("a time limit over a year: '", text, "'"));
     days = static_cast<uint64_t>(*d);
     rest = text.substr(dash + 1);
     has_days = true;
@@ -110,6 +113,13 @@ Result<uint64_t> parse_time_limit(const std::string& text) {
   if (seconds == 0) return make_error(cat("a time limit must be longer than 0, got '", text, "'"));
   if (seconds > 366ull * 86400) return make_error(cat("a time limit over a year: '", text, "'"));
   return seconds * 1000;
+}
+
+Result<uint64_t> parse_mpiexec_timeout(const std::string& text) {
+  auto secs = parse_int(text);
+  if (!secs || *secs < 1 || *secs > 366 * 86400)
+    return make_error(cat("MPIEXEC_TIMEOUT: expected seconds > 0, got '", text, "'"));
+  return static_cast<uint64_t>(*secs) * 1000;
 }
 
 Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv) {
@@ -165,7 +175,8 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
         arg == "--tasks-per-node" || arg == "--fanout") {
       auto v = take();
       if (!v) return v.error();
-      auto n = positive(arg, *v, kMaxCount);
+      auto n =
+          positive(arg, *v, arg == "--fanout" ? static_cast<int>(config::kMaxFanout) : kMaxCount);
       if (!n) return n.error();
       (arg == "-n" || arg == "--ntasks")  ? app.ntasks = *n
       : (arg == "-N" || arg == "--nodes") ? o.nodes = *n
@@ -302,8 +313,12 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
     }
   }
   if (o.apps.front().program.empty()) return make_error("no program given");
-  if (o.apps.back().program.empty())
-    return make_error(cat("no program given after the last ':' (segment ", o.apps.size(), ")"));
+  // An empty argument is a program too, but none that an agent could start.
+  for (size_t i = 1; i < o.apps.size(); ++i)
+    if (o.apps[i].program.empty())
+      return make_error(cat("no program given after ",
+                            i + 1 == o.apps.size() ? "the last ':'" : "a ':'", " (segment ", i + 1,
+                            ")"));
   long total = 0;
   for (const auto& app : o.apps) total += app.segment_ranks();
   if (total > kMaxCount)

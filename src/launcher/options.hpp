@@ -73,6 +73,10 @@ struct LaunchOptions {
 // srun's time formats: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS -> milliseconds (> 0).
 Result<uint64_t> parse_time_limit(const std::string& text);
 
+// MPIEXEC_TIMEOUT's value, as mpiexec honours it (MPICH's own test suite sets it): whole
+// seconds, more than 0, at most a year -> milliseconds.
+Result<uint64_t> parse_mpiexec_timeout(const std::string& text);
+
 // argv after "launch". Errors name the flag and what it wanted.
 Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv);
 

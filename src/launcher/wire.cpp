@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/hostlist.hpp"
+#include "proc/environment.hpp"
 #include "rpc/bytes.hpp"
 #include "wire/failure_codec.hpp"
 
@@ -65,8 +66,10 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
     const App& app = options.apps.front();
     req.setEntrypoint(app.program);
     set_list(req.initArgs(static_cast<unsigned>(app.args.size())), app.args);
-    set_env(req.initEnv(static_cast<unsigned>(app.env.size())), app.env);
+    const EnvList env = proc::merge_env(request.assigned, app.env);
+    set_env(req.initEnv(static_cast<unsigned>(env.size())), env);
   } else {
+    set_env(req.initEnv(static_cast<unsigned>(request.assigned.size())), request.assigned);
     auto apps = req.initApps(static_cast<unsigned>(options.apps.size()));
     for (unsigned a = 0; a < apps.size(); ++a) {
       const App& app = options.apps[a];
@@ -161,6 +164,12 @@ bool accepted_stdin_taken(schema::LaunchAccepted::Reader reply) { return reply.g
 std::vector<std::string> accepted_bindings(schema::LaunchAccepted::Reader reply) {
   std::vector<std::string> out;
   for (auto b : reply.getBindings()) out.emplace_back(b);
+  return out;
+}
+
+std::vector<std::string> accepted_env_left_out(schema::LaunchAccepted::Reader reply) {
+  std::vector<std::string> out;
+  for (auto name : reply.getEnvLeftOut()) out.emplace_back(name);
   return out;
 }
 

@@ -24,7 +24,8 @@ namespace lattice::launcher::wire {
 struct JobRequest {
   std::string launch_id;
   JobUserInfo user;
-  EnvList exported;  // what --export harvested (AppSetup.environment); --env's values win
+  EnvList exported;       // what --export harvested (AppSetup.environment); --env's values win
+  EnvList assigned = {};  // --export's NAME=VALUE items: under every app's --env, over `exported`
   // A relayed launch (job.hpp): its fence fanout, which every agent must know to find the same
   // tree, and this launcher's handshake name. 0: a star launch.
   uint32_t relay_fanout = 0;
@@ -64,6 +65,8 @@ std::vector<std::string> accepted_bindings(schema::LaunchAccepted::Reader reply)
 double accepted_replied_ms(schema::LaunchAccepted::Reader reply);
 // The agent reports the stdin its ranks took (StdinTaken): stdin to it may be held back.
 bool accepted_stdin_taken(schema::LaunchAccepted::Reader reply);
+// The hooks the agent left out of a root job's exported environment (proc::leave_out_hooks).
+std::vector<std::string> accepted_env_left_out(schema::LaunchAccepted::Reader reply);
 // A piece of the launcher's stdin for the launch's input rank(s); `eof` ends it.
 rpc::Outgoing stdin_chunk(const std::string& launch_id, std::string_view data,
                           bool eof);  // "" when the agent gave none

@@ -3,29 +3,6 @@
 
 namespace lattice::pmi {
 
-namespace {
-
-bool plain(unsigned char c) { return c >= 0x20 && c < 0x7f && c != '\\'; }
-
-}  // namespace
-
-std::string printable(std::string_view bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size());
-  for (char ch : bytes) {
-    auto c = static_cast<unsigned char>(ch);
-    if (plain(c)) {
-      out += ch;
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    }
-  }
-  return out;
-}
-
 std::string quoted(std::string_view bytes) {
   bool cut = bytes.size() > kQuoteMaxBytes;
   std::string out = "\"" + printable(bytes.substr(0, kQuoteMaxBytes));

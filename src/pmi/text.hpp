@@ -1,10 +1,12 @@
-// Small text helpers of the PMI engine: quoting client bytes for messages and traces (non-
-// printable bytes become \xNN), and the token rule of PMI-1, whose values cannot hold spaces.
+// Small text helpers of the PMI engine: quoting client bytes for messages and traces (through
+// printable(), base/strings.hpp), and the token rule of PMI-1, whose values cannot hold spaces.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <string_view>
+
+#include "base/strings.hpp"
 
 namespace lattice::pmi {
 
@@ -12,8 +14,6 @@ namespace lattice::pmi {
 // frame cannot make a multi-kilobyte log line.
 constexpr size_t kQuoteMaxBytes = 64;
 
-// `bytes` with every byte outside 0x20..0x7e and every backslash written as \xNN.
-std::string printable(std::string_view bytes);
 // printable(), cut to kQuoteMaxBytes (marked "..."), in double quotes.
 std::string quoted(std::string_view bytes);
 // True when a PMI-1 client can read `value` back as one token: no byte <= 0x20, no 0x7f.

@@ -3,6 +3,8 @@
 // holds the rules for what a request may set.
 #include "proc/environment.hpp"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <map>
 
@@ -12,11 +14,118 @@
 namespace lattice::proc {
 namespace {
 
-// From glibc's unsecvars.h, those that load code or data (modules, locales, catalogs, resolver
-// and zone files) or steer the loader; MALLOC_TRACE, TMPDIR and resolver options do neither.
-constexpr std::string_view kLoaderNames[] = {"GCONV_PATH",       "GETCONF_DIR", "GLIBC_TUNABLES",
-                                             "HOSTALIASES",      "LOCPATH",     "NLSPATH",
-                                             "RESOLV_HOST_CONF", "TZDIR"};
+// The hooks a root job is not given unless the operator allows them, by who reads them. What
+// each does is in docs/security.md; patterns cover a family's future members too.
+struct Hook {
+  const char* pattern;  // fnmatch(3)
+  std::string_view of;  // whose hook it is
+};
+constexpr Hook kHooks[] = {
+    // Every dynamically linked program: the loader, and those of glibc's unsecvars.h that load
+    // code or data (gconv modules, locales, catalogs, resolver and zone files, tunables) or
+    // name a file it writes (MALLOC_TRACE). Resolver options and TMPDIR do neither.
+    {"LD_*", "the dynamic loader"},
+    {"GCONV_PATH", "glibc"},
+    {"GETCONF_DIR", "glibc"},
+    {"GLIBC_TUNABLES", "glibc"},
+    {"HOSTALIASES", "glibc"},
+    {"LOCPATH", "glibc"},
+    {"MALLOC_TRACE", "glibc"},
+    {"NIS_PATH", "glibc"},
+    {"NLSPATH", "glibc"},
+    {"RESOLV_HOST_CONF", "glibc"},
+    {"TZDIR", "glibc"},
+    // Shells: files they source, options and traces that run code, where they look for
+    // functions and directories, how they split words, commands they run on their own.
+    {"BASH_*", "bash"},
+    {"BASHOPTS", "bash"},
+    {"SHELLOPTS", "bash"},
+    {"PROMPT_COMMAND", "bash"},
+    {"GLOBIGNORE", "bash"},
+    {"ENV", "shells"},
+    {"PS4", "shells"},
+    {"CDPATH", "shells"},
+    {"IFS", "shells"},
+    {"FPATH", "ksh and zsh"},
+    {"ZDOTDIR", "zsh"},
+    {"NULLCMD", "zsh"},
+    {"READNULLCMD", "zsh"},
+    // Interpreters: startup files, module paths and extra options of every script they run.
+    {"PYTHON*", "Python"},
+    {"PERL5*", "Perl"},
+    {"PERLLIB", "Perl"},
+    {"PERLIO_DEBUG", "Perl"},
+    {"RUBYOPT", "Ruby"},
+    {"RUBYLIB", "Ruby"},
+    {"GEM_HOME", "Ruby"},
+    {"GEM_PATH", "Ruby"},
+    {"NODE_OPTIONS", "Node.js"},
+    {"NODE_PATH", "Node.js"},
+    {"NODE_REPL_EXTERNAL_MODULE", "Node.js"},
+    {"JAVA_TOOL_OPTIONS", "Java"},
+    {"_JAVA_OPTIONS", "Java"},
+    {"JDK_JAVA_OPTIONS", "Java"},
+    {"CLASSPATH", "Java"},
+    {"LUA_INIT*", "Lua"},
+    {"LUA_PATH*", "Lua"},
+    {"LUA_CPATH*", "Lua"},
+    {"TCLLIBPATH", "Tcl"},
+    {"TCL_LIBRARY", "Tcl"},
+    {"TK_LIBRARY", "Tk"},
+    {"PHPRC", "PHP"},
+    {"PHP_INI_SCAN_DIR", "PHP"},
+    {"R_PROFILE*", "R"},
+    {"R_ENVIRON*", "R"},
+    {"R_LIBS*", "R"},
+    {"JULIA_DEPOT_PATH", "Julia"},
+    {"JULIA_LOAD_PATH", "Julia"},
+    {"JULIA_PROJECT", "Julia"},
+    {"GUILE_LOAD*", "Guile"},
+    // Libraries that load plugins, or configuration naming code, for any program linked to
+    // them (MPI programs above all), and terminal descriptions.
+    {"OPENSSL_CONF", "OpenSSL"},
+    {"OPENSSL_ENGINES", "OpenSSL"},
+    {"OPENSSL_MODULES", "OpenSSL"},
+    {"KRB5_CONFIG", "Kerberos"},
+    {"FI_PROVIDER_PATH", "libfabric"},
+    {"OMPI_MCA_mca_*", "Open MPI"},
+    {"OPAL_*", "Open MPI"},
+    {"HWLOC_PLUGINS_PATH", "hwloc"},
+    {"OMP_TOOL_LIBRARIES", "OpenMP"},
+    {"TERMINFO*", "ncurses"},
+    {"TERMCAP", "ncurses"},
+    {"TERMPATH", "ncurses"},
+    // Tools scripts run: git's variables name repositories (whose hooks run), configuration
+    // and commands; XDG configuration directories hold files that name commands.
+    {"GIT_*", "git"},
+    {"XDG_CONFIG_*", "programs' configuration"},
+};
+
+// Members of a hook family known to be inert (a switch or a number, never code or a file),
+// common enough in users' environments that leaving them out would only be noise.
+constexpr std::string_view kInertInFamilies[] = {"PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
+                                                 "PYTHONHASHSEED", "PYTHONNOUSERSITE",
+                                                 "PYTHONUTF8"};
+
+bool matches(const char* pattern, const std::string& name) {
+  return ::fnmatch(pattern, name.c_str(), 0) == 0;
+}
+
+// glibc loads locale data from a locale name that is an absolute path, and a zone file from
+// TZ's path (tzcode's leading ':' aside): a value naming a file outside the zone directory and
+// /etc/localtime, or climbing out of them, is a hook; plain names are not.
+bool names_a_file(std::string_view name, std::string_view value) {
+  if (name == "LANG" || name == "LANGUAGE" || starts_with(name, "LC_"))
+    return value.find('/') != std::string_view::npos;
+  if (name != "TZ") return false;
+  if (starts_with(value, ":")) value.remove_prefix(1);
+  if (starts_with(value, "/") && !starts_with(value, "/usr/share/zoneinfo/") &&
+      value != "/etc/localtime")
+    return true;
+  for (const auto& element : split(value, '/'))
+    if (element == "..") return true;
+  return false;
+}
 
 bool valid_env_name(std::string_view name) {
   auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
@@ -54,26 +163,60 @@ bool reserved_env_name(std::string_view name) {
          starts_with(name, "FI_CXI_");
 }
 
-bool loader_env_name(std::string_view name) {
-  if (starts_with(name, "LD_")) return true;
-  for (std::string_view loader : kLoaderNames)
-    if (name == loader) return true;
-  return false;
+std::string_view root_env_hook(std::string_view name, std::string_view value) {
+  for (std::string_view inert : kInertInFamilies)
+    if (name == inert) return "";
+  std::string n(name);
+  for (const Hook& hook : kHooks)
+    if (matches(hook.pattern, n)) return hook.of;
+  return names_a_file(name, value) ? "glibc" : "";
 }
 
-Status check_request_env(const std::vector<std::pair<std::string, std::string>>& env,
-                         bool root_job) {
+std::string EnvRules::hook_refusal(std::string_view name, std::string_view value) const {
+  if (!root_job) return "";
+  std::string_view of = root_env_hook(name, value);
+  if (of.empty()) return "";
+  std::string n(name);
+  for (const auto& pattern : root_allowed)
+    if (matches(pattern.c_str(), n)) return "";
+  return cat("environment variable ", name, " may not be set for a job running as root: a hook of ",
+             of, " (an agent's security.allow_root_job_env may allow it)");
+}
+
+namespace {
+
+Status check_name(const std::string& name) {
+  if (!valid_env_name(name))
+    return make_error(cat("environment variable name '", name,
+                          "' is not valid: letters, digits and _, not starting with a digit"));
+  if (reserved_env_name(name))
+    return make_error(cat("environment variable ", name, " is reserved for the launch"));
+  return {};
+}
+
+}  // namespace
+
+Status check_request_env(const EnvList& env, const EnvRules& rules) {
   for (const auto& [name, value] : env) {
-    if (!valid_env_name(name))
-      return make_error(cat("environment variable name '", name,
-                            "' is not valid: letters, digits and _, not starting with a digit"));
-    if (reserved_env_name(name))
-      return make_error(cat("environment variable ", name, " is reserved for the launch"));
-    if (root_job && loader_env_name(name))
-      return make_error(
-          cat("environment variable ", name, " may not be set for a job running as root"));
+    if (auto checked = check_name(name); !checked) return checked;
+    if (std::string refusal = rules.hook_refusal(name, value); !refusal.empty())
+      return make_error(std::move(refusal));
   }
   return {};
+}
+
+Result<std::vector<std::string>> leave_out_hooks(EnvList& env, const EnvRules& rules) {
+  std::vector<std::string> left_out;
+  EnvList kept;
+  for (auto& [name, value] : env) {
+    if (auto checked = check_name(name); !checked) return checked.error();
+    if (rules.hook_refusal(name, value).empty())
+      kept.emplace_back(std::move(name), std::move(value));
+    else
+      left_out.push_back(std::move(name));
+  }
+  env = std::move(kept);
+  return left_out;
 }
 
 std::vector<std::pair<std::string, std::string>> merge_env(

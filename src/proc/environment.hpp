@@ -22,14 +22,34 @@ inline constexpr const char* kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
 // Names a launch request may not set: PMI_*, PMIX_*, LATTICE_*, FI_CXI_* (the launch's own).
 bool reserved_env_name(std::string_view name);
 
-// Variables that make glibc load code or data from where they point (every LD_*, GCONV_PATH
-// and the rest of those glibc drops for setuid programs): they pass only into non-root jobs.
-bool loader_env_name(std::string_view name);
+using EnvList = std::vector<std::pair<std::string, std::string>>;
 
-// Checks a request's variables: a valid name ([A-Za-z_][A-Za-z0-9_]*), not reserved, and no
-// loader variable when root_job. The error names the first bad variable and why.
-Status check_request_env(const std::vector<std::pair<std::string, std::string>>& env,
-                         bool root_job);
+// A job running as root gets every variable but the hooks (docs/security.md, "A root job's
+// environment"): those that make a layer any program may run through without naming it (the
+// dynamic loader and glibc, shells, interpreters, libraries that load plugins or
+// configuration) run code, or read or write files, chosen by whoever set them. Hooks are known
+// by name or by family (LD_*, PYTHON*, ...), LANG, LC_* and TZ also by a value naming a file.
+// Whose hook `name=value` is ("shells", "Python", ...), or "" when it is none.
+std::string_view root_env_hook(std::string_view name, std::string_view value);
+
+// What a request's variables are judged by.
+struct EnvRules {
+  bool root_job = false;
+  // Hooks a root job may still be given: names and fnmatch(3) patterns (the agent's
+  // security.allow_root_job_env).
+  std::vector<std::string> root_allowed;
+  // Why `name=value` may not reach this job as a hook, or "".
+  std::string hook_refusal(std::string_view name, std::string_view value) const;
+};
+
+// Variables given explicitly (--env, --export NAME=VALUE): each a valid name
+// ([A-Za-z_][A-Za-z0-9_]*), not reserved, and no hook a root job may not have. The error names
+// the first bad variable and why.
+Status check_request_env(const EnvList& env, const EnvRules& rules);
+
+// Variables --export took from the launcher's environment: checked as check_request_env does,
+// except that hooks are taken out of `env` rather than refused. Their names, in order.
+Result<std::vector<std::string>> leave_out_hooks(EnvList& env, const EnvRules& rules);
 
 struct RankEnvInput {
   int rank = 0, world_size = 0, local_rank = 0, local_size = 0, node_index = 0, nnodes = 0;

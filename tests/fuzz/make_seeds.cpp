@@ -1,12 +1,18 @@
 // Writes the generated seeds of the fuzz targets into DIR/<target>/ (committed under
 // tests/fuzz/corpus): capnp frames of every body kind for rpc_session, real handshake messages
-// and records for sealed_channel. Run by hand after a schema or handshake change.
+// and records for sealed_channel, the launcher's own requests for launch_request, and a PMIx
+// launch's fence chunks and modex messages for peer_pmix. Run by hand after a schema or
+// handshake change.
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "agent/pmix_blobs.hpp"
+#include "agent/wire.hpp"
+#include "fence/chunk.hpp"
+#include "launcher/wire.hpp"
 #include "rpc_test_support.hpp"
 #include "secure/channel.hpp"
 
@@ -83,6 +89,114 @@ void channel_seeds(const std::filesystem::path& dir) {
   write_seed(dir, "plaintext", std::string("\3\7", 2) + "plaintext in pieces of seven");
 }
 
+// A request the launcher writes, for node `node` of `agents`: n0, n1, ... on 10.0.0.x.
+std::string request_frame(const launcher::LaunchOptions& options,
+                          const launcher::wire::JobRequest& request, int agents, int node,
+                          const std::vector<int>& rank_nodes) {
+  std::vector<launcher::wire::Peer> peers;
+  for (int i = 0; i < agents; ++i)
+    peers.push_back({"n" + std::to_string(i), "10.0.0." + std::to_string(i + 1), 7400});
+  launcher::Layout layout{static_cast<int>(rank_nodes.size()), agents, rank_nodes};
+  auto msg = launcher::wire::launch_request(
+      options, request, layout, launcher::wire::launch_nodes(peers, layout), node, "/home/alice");
+  return rpc::test::frame_of(msg);
+}
+
+// The control byte of launch_request_fuzz.cpp: the agent's node, root, root jobs, hooks allowed.
+char agent_byte(int node, bool root, bool allow_root, bool allow_hooks) {
+  return static_cast<char>(node | (root ? 4 : 0) | (allow_root ? 8 : 0) | (allow_hooks ? 16 : 0));
+}
+
+void launch_request_seeds(const std::filesystem::path& dir) {
+  launcher::LaunchOptions one;
+  one.apps = {launcher::App{8, {{"OMP_NUM_THREADS", "2"}}, "/bin/echo", {"a", "b c"}}};
+  one.cpu_bind = "cores";
+  launcher::wire::JobRequest alice{"L-1",
+                                   {1000, 1000, {1000, 27}, "alice"},
+                                   {{"HOME", "/home/alice"}, {"PYTHONPATH", "/opt/py"}},
+                                   {{"FOO", "bar"}}};
+  write_seed(dir, "block_of_four",
+             agent_byte(1, true, false, false) +
+                 request_frame(one, alice, 4, 1, {0, 0, 1, 1, 2, 2, 3, 3}));
+
+  launcher::LaunchOptions mpmd;
+  mpmd.apps = {launcher::App{3, {{"A", "1"}}, "./a", {"x"}},
+               launcher::App{2, {{"B", "2"}}, "./b", {}}};
+  mpmd.input_rank = -1;
+  write_seed(
+      dir, "mpmd_cyclic",
+      agent_byte(0, false, false, false) + request_frame(mpmd, alice, 2, 0, {0, 1, 0, 1, 0}));
+
+  // A relayed root job with hooks in its environment, to an agent that allows some.
+  launcher::wire::JobRequest root{"L-2",
+                                  {0, 0, {0}, "root"},
+                                  {{"BASH_ENV", "/tmp/x"}, {"LANG", "/tmp/l"}, {"TZ", "UTC"}},
+                                  {{"PYTHONSTARTUP", "/tmp/s.py"}},
+                                  2,
+                                  "lattice@host:1"};
+  write_seed(
+      dir, "relayed_root",
+      agent_byte(2, true, true, true) + request_frame(one, root, 3, 2, {0, 0, 1, 1, 2, 2, 2, 2}));
+
+  // Names that no host list holds: the peers travel as a list, the layout as rankNodes.
+  rpc::Outgoing listed;
+  auto r = listed.body().initLaunchProcesses();
+  r.setLaunchId("L-3");
+  r.setEntrypoint("/bin/true");
+  r.setWorldSize(3);
+  auto peers = r.initPeers(2);
+  peers[0].setNodeId("alpha");
+  peers[1].setNodeId("n1");
+  peers[1].setPort(7401);
+  r.setNodeIndex(1);
+  auto nodes = r.initRankNodes(3);
+  nodes.set(0, 0);
+  nodes.set(1, 1);
+  nodes.set(2, 1);
+  auto user = r.initUser();
+  user.setUid(1000);
+  user.setGid(1000);
+  user.setName("alice");
+  write_seed(dir, "listed_peers", agent_byte(1, false, false, false) + rpc::test::frame_of(listed));
+}
+
+// The chunks of one node's store as it sends them (down: from the parent, else to it).
+std::string chunk_frames(int from, bool down, uint64_t epoch, const pmi::KvList& store) {
+  std::vector<KvView> views(store.begin(), store.end());
+  std::string out;
+  for (const auto& chunk : fence::make_chunks(epoch, views, 48)) {
+    auto msg = agent::wire::fence_chunk("job-1", from, down, chunk, "");
+    out += rpc::test::frame_of(msg);
+  }
+  return out;
+}
+
+void peer_pmix_seeds(const std::filesystem::path& dir) {
+  // The links of peer_pmix_fuzz.cpp: n3 (this node's child) sends up, n0 (its parent) down.
+  const std::string links("\x03\x00\x00\x00\x00\x00\x00\x00", 8);
+  pmi::KvList merged;
+  for (int node = 0; node < 4; ++node) {
+    auto part = agent::pmix_contribution(node, "libpmix blob of node " + std::to_string(node));
+    merged.insert(merged.end(), part.begin(), part.end());
+  }
+  write_seed(dir, "fence_up_and_down",
+             links + chunk_frames(3, false, 1, agent::pmix_contribution(3, "blob of n3")) +
+                 chunk_frames(0, true, 1, merged));
+
+  fence::Chunk none;
+  none.epoch = 1;
+  auto failed = agent::wire::fence_chunk("job-1", 0, true, none, "fence 1 timed out");
+  write_seed(dir, "fence_failed", std::string(8, '\x00') + rpc::test::frame_of(failed));
+
+  // A question from n2 about rank 2 (this node's), and an answer from n2 about rank 4 (its own).
+  agent::ModexMessage question{"job-1", 2, 7, false, {}, {}};
+  agent::ModexMessage answer{"job-1", 4, 1, true, std::string("\x00\x01pmix", 6), {}};
+  auto q = agent::wire::modex_message(question);
+  auto a = agent::wire::modex_message(answer);
+  write_seed(dir, "modex",
+             std::string(8, '\x02') + rpc::test::frame_of(q) + rpc::test::frame_of(a));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,5 +207,7 @@ int main(int argc, char** argv) {
   std::filesystem::path dir(argv[1]);
   rpc_seeds(dir / "rpc_session");
   channel_seeds(dir / "sealed_channel");
+  launch_request_seeds(dir / "launch_request");
+  peer_pmix_seeds(dir / "peer_pmix");
   return 0;
 }

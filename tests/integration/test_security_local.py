@@ -1,6 +1,6 @@
 """The local side of security, against real agents run as root (as CI runs): jobs run as their
-user (uid, gid, groups, HOME from passwd; the working directory entered as them), ranks never see the agent's environment, loader and
-reserved variables are refused where they must be, the launch's PMI socket and PMI_PORT admit
+user (uid, gid, groups, HOME from passwd; the working directory entered as them), ranks never see the agent's environment, root jobs get
+no interpreter or loader hooks unless the operator allows them, reserved variables are refused, the launch's PMI socket and PMI_PORT admit
 only the job's user, the admin socket only root, one agent per PMI socket directory, and key
 files are checked before anything listens."""
 import glob
@@ -81,6 +81,86 @@ def agent_env_stays_out(c):
                       "/bin/true"])
     check(r.code not in (0, None) and "reserved" in r.err,
           f"a reserved variable was not refused\n{r.describe()}")
+    c.check_clean(r)
+
+
+SHELL_HOOK = "#!/bin/sh\nid -u > {marker}.bash\n"
+PYTHON_HOOK = "open({marker!r} + '.python', 'w').write('hooked')\n"
+PERL_HOOK = "package strict; open(my $f, '>', '{marker}.perl'); print $f 'hooked'; 1;\n"
+
+
+def root_jobs_get_no_hooks(c):
+    """Whoever sets a root job's environment does not choose code for it to run: BASH_ENV, ENV,
+    PYTHONPATH and PERL5LIB (planted files a bash script, a Python program and a Perl one
+    would load) are refused when the launch names them and left out, with a warning, when
+    --export takes them from the launcher's environment; an agent whose operator allows them
+    passes them. Before, all four reached the root job and ran the planted code."""
+    plant = os.path.join(c.dir, "planted")
+    os.mkdir(plant)
+    marker = os.path.join(c.dir, "hooked")
+    files = {"hook.sh": SHELL_HOOK, "sitecustomize.py": PYTHON_HOOK, "strict.pm": PERL_HOOK}
+    for name, text in files.items():
+        with open(os.path.join(plant, name), "w") as f:
+            f.write(text.format(marker=marker))
+    hooks = {"BASH_ENV": os.path.join(plant, "hook.sh"), "ENV": os.path.join(plant, "hook.sh"),
+             "PYTHONPATH": plant, "PERL5LIB": plant}
+    # Each program would load its hook; `env` shows what reached the rank.
+    job = ["/bin/sh", "-c", "bash -c true; python3 -c pass; perl -Mstrict -e 1; env"]
+    agent = c.start_agent("n1")
+
+    def hooked():
+        return sorted(os.path.basename(p) for p in glob.glob(marker + ".*"))
+
+    for name, value in hooks.items():
+        r = c.run_launch(["--agents", agent.address, "-n", "1", "--env", f"{name}={value}", *job])
+        check(r.code not in (0, None) and
+              f"environment variable {name} may not be set for a job running as root" in r.err,
+              f"{name} given to a root job was not refused\n{r.describe()}")
+    r = c.run_launch(["--agents", agent.address, "-n", "1", "--export", f"PYTHONPATH={plant}",
+                      *job])
+    check(r.code not in (0, None) and "PYTHONPATH may not be set" in r.err,
+          f"--export PYTHONPATH=... for a root job was not refused\n{r.describe()}")
+    check(not hooked(), f"a refused launch ran hooks: {hooked()}")
+
+    r = c.run_launch(["--agents", agent.address, "-n", "1", *job], env=hooks)
+    expect_status(r, 0)
+    got = {line.split("=", 1)[0] for line in r.out.splitlines() if "=" in line}
+    check(not got & set(hooks), f"{sorted(got & set(hooks))} reached a root job\n{r.describe()}")
+    check(not hooked(), f"the root job ran hooks: {hooked()}\n{r.describe()}")
+    warning = [l for l in r.err.splitlines() if "left out of the root job's environment" in l]
+    check(len(warning) == 1 and all(name in warning[0] for name in hooks),
+          f"no single warning naming the hooks left out\n{r.describe()}")
+    check("PYTHONPATH" in agent.log(), f"the agent did not log what it left out\n{agent.log()}")
+    # A user's job keeps them (nobody cannot write the markers: only env's output counts).
+    r = c.run_launch(["--agents", agent.address, "--user", "nobody", "-n", "1", "/usr/bin/env"],
+                     env=hooks, cwd="/tmp")
+    expect_status(r, 0)
+    for name, value in hooks.items():
+        check(f"{name}={value}" in r.out.splitlines(), f"a user's job lost {name}\n{r.describe()}")
+    check("left out" not in r.err, f"a warning for a user's job\n{r.describe()}")
+
+    # The operator allows them: named and exported, they reach the root job, which runs them.
+    config = os.path.join(c.dir, "allow-hooks.yaml")
+    with open(config, "w") as f:
+        f.write("security:\n  allow_root_job_env: [BASH_ENV, ENV, 'PYTHON*', PERL5LIB]\n")
+    allowing = c.start_agent("n2", ["--config", config])
+    r = c.run_launch(["--agents", allowing.address, "-n", "1",
+                      *[a for name, value in hooks.items() for a in ("--env", f"{name}={value}")],
+                      *job])
+    expect_status(r, 0)
+    for name, value in hooks.items():
+        check(f"{name}={value}" in r.out.splitlines(), f"allowed {name} did not arrive\n{r.describe()}")
+    check(hooked() == ["hooked.bash", "hooked.perl", "hooked.python"],
+          f"the allowed hooks did not all run: {hooked()}\n{r.describe()}")
+    for path in glob.glob(marker + ".*"):
+        os.unlink(path)
+    r = c.run_launch(["--agents", allowing.address, "-n", "1", *job], env=hooks)
+    expect_status(r, 0)
+    # (The case's own environment may hold other hooks, GIT_* say: those are still left out.)
+    warned = " ".join(l for l in r.err.splitlines() if "left out" in l)
+    check(not any(name in warned for name in hooks) and
+          all(f"{n}={v}" in r.out.splitlines() for n, v in hooks.items()),
+          f"allowed hooks were left out of the exported environment\n{r.describe()}")
     c.check_clean(r)
 
 
@@ -307,6 +387,7 @@ def key_files_are_checked(c):
 if __name__ == "__main__":
     run_cases([
         ("agent_env_stays_out", agent_env_stays_out),
+        ("root_jobs_get_no_hooks", root_jobs_get_no_hooks),
         ("ranks_run_as_their_user", ranks_run_as_their_user),
         ("workdir_entered_as_the_user", workdir_entered_as_the_user),
         ("interrupted_during_user_lookup", interrupted_during_user_lookup),

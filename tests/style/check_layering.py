@@ -28,9 +28,10 @@ ALLOWED = {
     "fabric": {"base", "net", "secure"},
     "agent": {"base", "pmi", "pmix", "fence", "proc", "policy", "config", "admin", "rpc", "net",
               "secure", "link", "wire"},
-    # fence/ for its tree's shape: a relayed launch travels down the fence tree.
+    # fence/ for its tree's shape: a relayed launch travels down the fence tree; admin/ for the
+    # admin socket's protocol, whose client `lattice admin` is.
     "launcher": {"base", "proc", "policy", "config", "rpc", "net", "secure", "link", "wire",
-                 "fabric", "fence"},
+                 "fabric", "fence", "admin"},
 }
 
 # Third-party headers (by prefix) and the layers that may include them.

@@ -130,6 +130,21 @@ TEST_CASE("unknown or malformed requests get one error line and no status call")
   CHECK(control.calls == 0);
 }
 
+TEST_CASE("what ranks and clients sent reaches no terminal raw (found by fuzz_admin)") {
+  FakeControl control;
+  LaunchRow l = launch("L1");
+  l.ranks[1].last_command = "\x1b]0;owned\x07put";  // a rank's PMI command is whatever it sent
+  control.state = agent({l});
+  std::string out = handle_request("status", control);
+  CHECK(contains(out, "\\x1b]0;owned\\x07put"));
+  CHECK(handle_request("stat\x1b[2J", control) ==
+        "error: unknown request 'stat\\x1b[2J' (try: status)\n");
+  CHECK(handle_request("status L\x1b[2J", control) ==
+        "error: no launch 'L\\x1b[2J' on this agent\n");
+  for (const auto& answer : {out, handle_request("stat\x1b[2J", control)})
+    for (unsigned char c : answer) CHECK((c == '\n' || (c >= 0x20 && c < 0x7f)));
+}
+
 TEST_CASE("durations are human-sized") {
   CHECK(format_duration(0) == "0.0s");
   CHECK(format_duration(1999) == "1.9s");

@@ -213,6 +213,61 @@ TEST_CASE("whose jobs an agent runs: root agents any user's but root's unless al
   CHECK(req.decode());
 }
 
+TEST_CASE("a root job's hooks: refused when named, left out when harvested, unless allowed") {
+  Request req;
+  auto user = req.r.getUser();
+  user.setUid(0);
+  user.setGid(0);
+  user.setName("root");
+  req.defaults.allow_root_jobs = true;
+  auto harvested = req.r.initAppSetup().initEnvironment(3);
+  const char* names[] = {"BASH_ENV", "OMP_NUM_THREADS", "PYTHONPATH"};
+  for (unsigned i = 0; i < 3; ++i) {
+    harvested[i].setName(names[i]);
+    harvested[i].setValue("/tmp/x");
+  }
+  auto spec = req.decode();
+  REQUIRE_MESSAGE(spec, spec.error().message);
+  CHECK(spec->env_left_out == std::vector<std::string>{"BASH_ENV", "PYTHONPATH"});
+  CHECK(spec->env ==
+        std::vector<std::pair<std::string, std::string>>{{"OMP_NUM_THREADS", "/tmp/x"}});
+
+  auto named = req.r.initEnv(1);
+  named[0].setName("PERL5LIB");
+  named[0].setValue("/tmp/perl");
+  auto refused = req.decode();
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("PERL5LIB may not be set for a job running as root") !=
+        std::string::npos);
+
+  // An app's own variables are named too.
+  req.r.initEnv(0);
+  req.r.setEntrypoint("");
+  auto apps = req.r.initApps(2);
+  for (unsigned i = 0; i < 2; ++i) {
+    apps[i].setEntrypoint("/bin/true");
+    apps[i].setSize(2);
+  }
+  apps[1].initEnv(1)[0].setName("ENV");
+  refused = req.decode();
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("variable ENV may not be set") != std::string::npos);
+
+  req.defaults.root_env_allowed = {"ENV", "BASH_*", "PYTHON*"};
+  spec = req.decode();
+  REQUIRE_MESSAGE(spec, spec.error().message);
+  CHECK(spec->env_left_out.empty());
+  CHECK(spec->env.size() == 3);
+
+  // A user's job keeps them all.
+  req.defaults.root_env_allowed.clear();
+  user.setUid(1000);
+  user.setName("alice");
+  spec = req.decode();
+  REQUIRE_MESSAGE(spec, spec.error().message);
+  CHECK(spec->env_left_out.empty());
+}
+
 TEST_CASE("an agent not running as root runs only its own user's jobs") {
   Request req;
   req.defaults.agent_uid = 1000;
@@ -361,4 +416,17 @@ TEST_CASE("ranks run under SCHED_BATCH when asked, or (auto) on a node with more
   auto unknown = req.decode();
   REQUIRE(unknown);
   CHECK(unknown->sched == RankScheduling::automatic);
+}
+
+TEST_CASE(
+    "a fanout no tree can have is refused, not an agent's abort (found by fuzz_launch_request)") {
+  Request req;
+  req.r.setFanout(0x80000000u);  // an int's INT_MIN: the tree's assertion ended the agent
+  auto wide = req.decode();
+  REQUIRE_FALSE(wide);
+  CHECK(wide.error().message == "a fence fanout of 2147483648 (at most 65536)");
+  req.r.setFanout(65536);
+  auto spec = req.decode();
+  REQUIRE_MESSAGE(spec, spec.error().message);
+  CHECK(spec->fence_tree().fanout() == 1);  // one node: a fanout of at most n-1
 }

@@ -19,9 +19,12 @@ TEST_CASE("a launch request written by the launcher is the spec the agent decode
   options.fanout = 4;
   options.pmi_port = true;
   options.sched = "batch";
-  // FOO harvested by --export, BAR given with --env (which wins over a harvested BAR).
-  launcher::wire::JobRequest request{
-      "L-1", {1000, 1000, {1000, 27}, "alice"}, {{"FOO", "bar"}, {"BAR", "old"}}};
+  // FOO harvested by --export, BAR given with --env (which wins over a harvested BAR and an
+  // assigned one), BAZ and BAR assigned with --export NAME=VALUE (winning over harvested).
+  launcher::wire::JobRequest request{"L-1",
+                                     {1000, 1000, {1000, 27}, "alice"},
+                                     {{"FOO", "bar"}, {"BAR", "old"}, {"BAZ", "harvested"}},
+                                     {{"BAR", "assigned"}, {"BAZ", "assigned"}}};
   launcher::Layout layout{3, 2, {0, 0, 1}};
   std::vector<launcher::wire::Peer> peers{{"n1", "10.0.0.1", 7400}, {"n2", "10.0.0.2", 7401}};
   auto msg = launcher::wire::launch_request(
@@ -54,8 +57,47 @@ TEST_CASE("a launch request written by the launcher is the spec the agent decode
   CHECK(spec->user.name == "alice");
   REQUIRE(spec->user.groups);
   CHECK(*spec->user.groups == std::vector<uint32_t>{1000, 27});
-  CHECK(spec->env ==
-        std::vector<std::pair<std::string, std::string>>{{"BAR", "new"}, {"FOO", "bar"}});
+  CHECK(spec->env == std::vector<std::pair<std::string, std::string>>{
+                         {"BAR", "new"}, {"BAZ", "assigned"}, {"FOO", "bar"}});
+}
+
+TEST_CASE("a root job's hooks: harvested ones come back as left out, assigned ones refused") {
+  launcher::LaunchOptions options;
+  options.apps = {launcher::App{0, {}, "/bin/true", {}}};
+  launcher::wire::JobRequest request{
+      "L-4", {0, 0, {}, "root"}, {{"BASH_ENV", "/tmp/a"}, {"OMP_NUM_THREADS", "2"}}, {}};
+  launcher::Layout layout{1, 1, {0}};
+  std::vector<launcher::wire::Peer> peers{{"n1", "10.0.0.1", 7400}};
+  agent::LaunchDefaults defaults;
+  defaults.node_id = "n1";
+  defaults.allow_root_jobs = true;
+  auto decode = [&] {
+    auto msg = launcher::wire::launch_request(options, request, layout,
+                                              launcher::wire::launch_nodes(peers, layout), 0, "");
+    return agent::decode_launch_request(msg.envelope().asReader().getBody().getLaunchProcesses(),
+                                        defaults);
+  };
+  auto spec = decode();
+  REQUIRE_MESSAGE(spec, spec.error().message);
+  CHECK(spec->env_left_out == std::vector<std::string>{"BASH_ENV"});
+  auto accepted = agent::wire::launch_accepted("n1", {}, 5, spec->env_left_out);
+  CHECK(launcher::wire::accepted_env_left_out(
+            accepted.envelope().asReader().getBody().getLaunchAccepted()) ==
+        std::vector<std::string>{"BASH_ENV"});
+
+  request.assigned = {{"PYTHONPATH", "/tmp/py"}};
+  auto refused = decode();
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("PYTHONPATH may not be set for a job running as root") !=
+        std::string::npos);
+  options.apps.push_back(launcher::App{0, {}, "/bin/true", {}});  // MPMD: the launch's env
+  layout = launcher::Layout{2, 1, {0, 0}};
+  CHECK_FALSE(decode());
+  defaults.root_env_allowed = {"PYTHONPATH"};
+  spec = decode();
+  REQUIRE_MESSAGE(spec, spec.error().message);
+  CHECK(spec->env == std::vector<std::pair<std::string, std::string>>{{"OMP_NUM_THREADS", "2"},
+                                                                      {"PYTHONPATH", "/tmp/py"}});
 }
 
 namespace {

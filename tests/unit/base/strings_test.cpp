@@ -46,6 +46,13 @@ TEST_CASE("rank lists compress into ranges") {
   CHECK(compress_ranges({4, 2, 3, 3, 0}) == "0,2-4");  // unsorted and duplicated input
 }
 
+TEST_CASE("printable writes every byte but printable ASCII, and backslashes, as \\xNN") {
+  CHECK(printable("plain text: ok ~") == "plain text: ok ~");
+  CHECK(printable(std::string("\x1b]0;x\x07\n\t\0\x7f\xff\\", 12)) ==
+        "\\x1b]0;x\\x07\\x0a\\x09\\x00\\x7f\\xff\\x5c");
+  CHECK(printable("") == "");
+}
+
 TEST_CASE("hex round-trips any bytes and refuses what is not hex") {
   std::string bytes("\x00\x01\x7f\x80\xff ab", 8);
   CHECK(to_hex(bytes) == "00017f80ff206162");

@@ -216,7 +216,8 @@ admin_socket: "/tmp/it's here.sock"
 fence: {timeout: 7.125, fanout: 2}
 links: {heartbeat_interval: 0.5, heartbeat_misses: 9}
 compat: {set_slurm_env: true}
-security: {key_file: "/etc/lattice/my key", allow_root_jobs: true}
+security: {key_file: "/etc/lattice/my key", allow_root_jobs: true,
+           allow_root_job_env: [BASH_ENV, "PYTHON*", "LUA_[CP]PATH"]}
 limits: {max_world_size: 77, max_handshakes_per_source: 3}
 jobs: {containment: cgroup1, propagate_limits: "nofile, stack"}
 )",
@@ -240,6 +241,8 @@ jobs: {containment: cgroup1, propagate_limits: "nofile, stack"}
   CHECK(again->compat_set_slurm_env);
   CHECK(again->key_file == "/etc/lattice/my key");
   CHECK(again->allow_root_jobs);
+  CHECK(again->allow_root_job_env ==
+        std::vector<std::string>{"BASH_ENV", "PYTHON*", "LUA_[CP]PATH"});
   CHECK(again->max_world_size == 77);
   CHECK(again->max_handshakes_per_source == 3);
   CHECK(again->containment == proc::ContainmentMode::cgroup1);
@@ -254,10 +257,26 @@ jobs: {containment: cgroup1, propagate_limits: "nofile, stack"}
         "pmi:\n  socket_dir: /run/lattice\nfence:\n  timeout: 60\n  fanout: 8\n"
         "links:\n  heartbeat_interval: 1\n  heartbeat_misses: 3\ncompat:\n  set_slurm_env: false\n"
         "security:\n  # key_file: not set (the agent refuses to start without one)\n"
-        "  allow_root_jobs: false\n  handshake_timeout: 5\n"
+        "  allow_root_jobs: false\n  allow_root_job_env: []\n  handshake_timeout: 5\n"
         "limits:\n  max_ranks_per_node: 1024\n  max_world_size: 1048576\n  max_connections: 1024\n"
         "  max_handshakes_per_source: 64\n  idle_timeout: 60\njobs:\n  containment: auto\n"
         "  propagate_limits: ALL\n");
+}
+
+TEST_CASE("security.allow_root_job_env: a list of variable names and patterns") {
+  auto c =
+      parse_config("security:\n  allow_root_job_env:\n    - BASH_ENV\n    - PERL5*\n", "a.yaml");
+  REQUIRE_MESSAGE(c, c.error().message);
+  CHECK(c->allow_root_job_env == std::vector<std::string>{"BASH_ENV", "PERL5*"});
+  CHECK(parse_config("security: {allow_root_job_env: []}\n", "a.yaml")->allow_root_job_env.empty());
+  CHECK(parse_config("security: {allow_root_job_env: }\n", "a.yaml")->allow_root_job_env.empty());
+  CHECK(error_of("security: {allow_root_job_env: BASH_ENV}\n") ==
+        "agent.yaml:1: security.allow_root_job_env: expected a list of variable names, got "
+        "BASH_ENV");
+  CHECK(error_of("security: {allow_root_job_env: [BASH_ENV, 'A B']}\n") ==
+        "agent.yaml:1: security.allow_root_job_env: 'A B' is neither a variable name nor a "
+        "pattern (* ? [...])");
+  CHECK(contains(error_of("security: {allow_root_job_env: [[A]]}\n"), "expected a non-empty"));
 }
 
 TEST_CASE("control bytes in a string are refused (found by fuzz_config)") {

@@ -90,6 +90,17 @@ TEST_CASE("launch options: MPMD segments after ':' (mpiexec's form)") {
   check({"./a", ":", ":", "./b"}, "no program before it");
   check({"./a", ":", "-N", "2", "./b"}, "a segment takes only -n and --env");
   check({"./a", ":", "-n", "1048576", "./b"}, "more than");
+  // An empty argument where a segment's program goes is no program (found by
+  // fuzz_launch_options: agents refused the launch, "app 1 has no entrypoint").
+  check({"./a", ":", "", ":", "./c"}, "no program given after a ':' (segment 2)");
+  check({"./a", ":", "-n", "2", ""}, "no program given after the last ':' (segment 2)");
+}
+
+TEST_CASE("--fanout: at most what an agent takes (found by fuzz_launch_request)") {
+  CHECK(parse_launch_options(Args{"--fanout", "65536", "p"})->fanout == 65536);
+  auto wide = parse_launch_options(Args{"--fanout", "65537", "p"});
+  REQUIRE_FALSE(wide);
+  CHECK(wide.error().message == "--fanout: expected a whole number from 1 to 65536, got '65537'");
 }
 
 TEST_CASE("launch options: the fabric manager's flags") {
@@ -129,6 +140,12 @@ TEST_CASE("time limits in srun's formats") {
   CHECK(*parse_time_limit("0-0:0:5") == 5000);
   for (const char* bad : {"", "0", "x", "1:2:3:4", "-5", "1-", "1:-2", "0:00"})
     CHECK_MESSAGE(!parse_time_limit(bad), bad);
+  // Days whose seconds wrap 64 bits were taken for 61184 s (17 h): over a year is refused.
+  for (const char* long_ago : {"367-0", "213503982334602-0", "100000000000000-0"})
+    CHECK_MESSAGE(parse_time_limit(long_ago).error().message ==
+                      std::string("a time limit over a year: '") + long_ago + "'",
+                  long_ago);
+  CHECK(*parse_time_limit("366-0") == 366ull * 86400 * 1000);
 }
 
 TEST_CASE("-t, -K, --alloc and --chdir") {

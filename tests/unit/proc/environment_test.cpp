@@ -42,10 +42,13 @@ RankEnvInput input() {
   return in;
 }
 
-std::string refusal(const std::vector<std::pair<std::string, std::string>>& env, bool root_job) {
-  Status status = check_request_env(env, root_job);
+std::string refusal(const EnvList& env, bool root_job, std::vector<std::string> allowed = {}) {
+  Status status = check_request_env(env, EnvRules{root_job, std::move(allowed)});
   return status ? "" : status.error().message;
 }
+
+const EnvRules kUserJob{false, {}};
+const EnvRules kRootJob{true, {}};
 
 TEST_CASE("PMI fd mode: a PATH default and the launch's variables, nothing else") {
   auto env = as_map(rank_environment(input()));
@@ -165,25 +168,108 @@ TEST_CASE("rank_environment still drops reserved and malformed names the caller 
   CHECK(env.count("") == 0);
 }
 
-TEST_CASE("reserved and loader names") {
+TEST_CASE("reserved names") {
   for (const char* name : {"PMI_RANK", "PMI_", "PMIX_NAMESPACE", "LATTICE_TRACE", "FI_CXI_VNI"})
     CHECK_MESSAGE(reserved_env_name(name), name);
   for (const char* name : {"PMI", "PMIXED", "LATTICE", "FI_PROVIDER", "SLURM_JOB_ID", "pmi_rank"})
     CHECK_MESSAGE(!reserved_env_name(name), name);
-  for (const char* name : {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "LD_ANYTHING", "GCONV_PATH",
-                           "GLIBC_TUNABLES", "LOCPATH", "NLSPATH", "TZDIR"})
-    CHECK_MESSAGE(loader_env_name(name), name);
-  for (const char* name :
-       {"LD", "OLD_PATH", "PATH", "LANG", "TMPDIR", "GCONV_PATH_X", "ld_preload"})
-    CHECK_MESSAGE(!loader_env_name(name), name);
+}
+
+TEST_CASE("hooks: the loader's, glibc's, shells', interpreters' and plugin loaders', by family") {
+  const std::pair<const char*, const char*> hooks[] = {
+      {"LD_PRELOAD", "the dynamic loader"},
+      {"LD_LIBRARY_PATH", "the dynamic loader"},
+      {"LD_ANYTHING_NEW", "the dynamic loader"},
+      {"GCONV_PATH", "glibc"},
+      {"GLIBC_TUNABLES", "glibc"},
+      {"LOCPATH", "glibc"},
+      {"MALLOC_TRACE", "glibc"},
+      {"TZDIR", "glibc"},
+      {"BASH_ENV", "bash"},
+      {"BASH_LOADABLES_PATH", "bash"},
+      {"SHELLOPTS", "bash"},
+      {"ENV", "shells"},
+      {"PS4", "shells"},
+      {"IFS", "shells"},
+      {"CDPATH", "shells"},
+      {"ZDOTDIR", "zsh"},
+      {"PYTHONPATH", "Python"},
+      {"PYTHONSTARTUP", "Python"},
+      {"PYTHONHOME", "Python"},
+      {"PYTHONWARNINGS", "Python"},
+      {"PERL5LIB", "Perl"},
+      {"PERL5OPT", "Perl"},
+      {"PERLLIB", "Perl"},
+      {"RUBYOPT", "Ruby"},
+      {"NODE_OPTIONS", "Node.js"},
+      {"JAVA_TOOL_OPTIONS", "Java"},
+      {"_JAVA_OPTIONS", "Java"},
+      {"LUA_INIT", "Lua"},
+      {"LUA_INIT_5_4", "Lua"},
+      {"TCLLIBPATH", "Tcl"},
+      {"R_PROFILE_USER", "R"},
+      {"OPENSSL_CONF", "OpenSSL"},
+      {"FI_PROVIDER_PATH", "libfabric"},
+      {"OMPI_MCA_mca_base_component_path", "Open MPI"},
+      {"OPAL_PREFIX", "Open MPI"},
+      {"HWLOC_PLUGINS_PATH", "hwloc"},
+      {"OMP_TOOL_LIBRARIES", "OpenMP"},
+      {"GIT_SSH_COMMAND", "git"},
+      {"GIT_CONFIG_GLOBAL", "git"},
+      {"XDG_CONFIG_HOME", "programs' configuration"},
+  };
+  for (auto [name, of] : hooks) CHECK_MESSAGE(root_env_hook(name, "x") == of, name);
+  // Inert: what the families do not reach, and names that only look alike.
+  for (const char* name : {"PATH",
+                           "HOME",
+                           "TMPDIR",
+                           "OMP_NUM_THREADS",
+                           "OMPI_MCA_btl",
+                           "OMPI_ALLOW_RUN_AS_ROOT",
+                           "MPIR_CVAR_ASYNC_PROGRESS",
+                           "FI_PROVIDER",
+                           "UCX_TLS",
+                           "SLURM_JOB_ID",
+                           "LD",
+                           "OLD_PATH",
+                           "ld_preload",
+                           "BASH",
+                           "MY_PYTHONPATH",
+                           "NODE_RANK",
+                           "JULIA_NUM_THREADS",
+                           "TERM",
+                           "GCONV_PATH_X",
+                           "ENVIRONMENT",
+                           "LUA",
+                           "XDG_RUNTIME_DIR",
+                           "PYTHONUNBUFFERED",
+                           "PYTHONDONTWRITEBYTECODE",
+                           "PYTHONHASHSEED"})
+    CHECK_MESSAGE(root_env_hook(name, "/opt/x") == "", name);
+}
+
+TEST_CASE("hooks by value: LANG, LC_* and TZ naming a file") {
+  CHECK(root_env_hook("LANG", "C.UTF-8") == "");
+  CHECK(root_env_hook("LC_ALL", "en_US.UTF-8") == "");
+  CHECK(root_env_hook("LANGUAGE", "en_US:en") == "");
+  CHECK(root_env_hook("LANG", "/home/mallory/locale") == "glibc");
+  CHECK(root_env_hook("LC_CTYPE", "/tmp/x") == "glibc");
+  CHECK(root_env_hook("TZ", "Europe/Paris") == "");
+  CHECK(root_env_hook("TZ", ":/etc/localtime") == "");
+  CHECK(root_env_hook("TZ", ":/etc/shadow") == "glibc");
+  CHECK(root_env_hook("TZ", "/usr/share/zoneinfo/UTC") == "");
+  CHECK(root_env_hook("TZ", "UTC0") == "");
+  CHECK(root_env_hook("TZ", "/home/mallory/zone") == "glibc");
+  CHECK(root_env_hook("TZ", "../../home/mallory/zone") == "glibc");
+  CHECK(root_env_hook("TZ", "/usr/share/zoneinfo/../../../tmp/z") == "glibc");
 }
 
 TEST_CASE("check_request_env accepts ordinary variables for any job") {
-  const std::vector<std::pair<std::string, std::string>> env = {
+  const EnvList env = {
       {"PATH", "/opt/bin"}, {"OMP_NUM_THREADS", "4"}, {"_x9", ""}, {"SLURM_JOB_ID", "1"}};
-  CHECK(check_request_env(env, false));
-  CHECK(check_request_env(env, true));
-  CHECK(check_request_env({}, true));
+  CHECK(check_request_env(env, kUserJob));
+  CHECK(check_request_env(env, kRootJob));
+  CHECK(check_request_env({}, kRootJob));
 }
 
 TEST_CASE("check_request_env refuses reserved names") {
@@ -195,14 +281,62 @@ TEST_CASE("check_request_env refuses reserved names") {
         "environment variable LATTICE_NPROCS is reserved for the launch");
   CHECK(refusal({{"FI_CXI_VNI", "1"}}, true) ==
         "environment variable FI_CXI_VNI is reserved for the launch");
+  // No allowance reaches the launch's own names.
+  CHECK(refusal({{"PMI_RANK", "0"}}, true, {"*"}) ==
+        "environment variable PMI_RANK is reserved for the launch");
 }
 
-TEST_CASE("check_request_env refuses loader variables for root jobs only") {
+TEST_CASE("check_request_env refuses hooks for root jobs only, unless allowed") {
   CHECK(refusal({{"LD_PRELOAD", "/tmp/x.so"}}, true) ==
-        "environment variable LD_PRELOAD may not be set for a job running as root");
-  CHECK(refusal({{"GCONV_PATH", "/tmp"}}, true) ==
-        "environment variable GCONV_PATH may not be set for a job running as root");
-  CHECK(check_request_env({{"LD_PRELOAD", "/tmp/x.so"}, {"LD_LIBRARY_PATH", "/opt/lib"}}, false));
+        "environment variable LD_PRELOAD may not be set for a job running as root: a hook of the "
+        "dynamic loader (an agent's security.allow_root_job_env may allow it)");
+  CHECK(refusal({{"OMP_NUM_THREADS", "4"}, {"BASH_ENV", "/tmp/x"}}, true) ==
+        "environment variable BASH_ENV may not be set for a job running as root: a hook of bash "
+        "(an agent's security.allow_root_job_env may allow it)");
+  for (const char* name : {"ENV", "PYTHONPATH", "PERL5LIB", "GCONV_PATH"})
+    CHECK_MESSAGE(
+        refusal({{name, "/tmp/x"}}, true)
+                .find(std::string("environment variable ") + name + " may not be set") == 0,
+        name);
+  CHECK(check_request_env({{"LD_PRELOAD", "/tmp/x.so"}, {"BASH_ENV", "/tmp/x"}}, kUserJob));
+  // The operator's names and patterns let those hooks through, and only those.
+  CHECK(refusal({{"BASH_ENV", "/etc/job.sh"}, {"PYTHONPATH", "/opt/py"}}, true,
+                {"BASH_ENV", "PYTHON*"}) == "");
+  CHECK(refusal({{"PYTHONPATH", "/opt/py"}, {"PERL5LIB", "/x"}}, true, {"BASH_ENV", "PYTHON*"})
+            .find("environment variable PERL5LIB may not be set") == 0);
+  CHECK(refusal({{"LANG", "/tmp/locale"}}, true).find("a hook of glibc") != std::string::npos);
+  CHECK(refusal({{"LANG", "/tmp/locale"}}, true, {"LANG"}) == "");
+}
+
+TEST_CASE("leave_out_hooks takes a root job's hooks out and names them; other jobs keep all") {
+  const EnvList exported = {{"BASH_ENV", "/tmp/a"},
+                            {"HOME", "/root"},
+                            {"LD_LIBRARY_PATH", "/opt/lib"},
+                            {"OMP_NUM_THREADS", "4"},
+                            {"PYTHONPATH", "/tmp/py"}};
+  EnvList env = exported;
+  auto left_out = leave_out_hooks(env, kRootJob);
+  REQUIRE(left_out);
+  CHECK(*left_out == std::vector<std::string>{"BASH_ENV", "LD_LIBRARY_PATH", "PYTHONPATH"});
+  CHECK(env == EnvList{{"HOME", "/root"}, {"OMP_NUM_THREADS", "4"}});
+
+  env = exported;
+  left_out = leave_out_hooks(env, EnvRules{true, {"LD_*"}});
+  REQUIRE(left_out);
+  CHECK(*left_out == std::vector<std::string>{"BASH_ENV", "PYTHONPATH"});
+  CHECK(env.size() == 3);
+
+  env = exported;
+  left_out = leave_out_hooks(env, kUserJob);
+  REQUIRE(left_out);
+  CHECK(left_out->empty());
+  CHECK(env == exported);
+
+  // Names no request may carry are still errors, not left out.
+  env = {{"PMI_RANK", "1"}};
+  CHECK_FALSE(leave_out_hooks(env, kRootJob));
+  env = {{"BAD NAME", "1"}};
+  CHECK_FALSE(leave_out_hooks(env, kUserJob));
 }
 
 TEST_CASE("check_request_env refuses malformed names") {

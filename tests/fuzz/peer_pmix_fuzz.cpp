@@ -1,0 +1,157 @@
+// libFuzzer target: what peer agents send one agent of a PMIx launch: fence chunks going up and
+// down the tree (PmiFence, PmiFenceComplete: chunk framing, epochs, errors), the PMIx blobs the
+// merged stores carry, and direct modex questions and answers (PmixModex). Each message is
+// decoded as the agent decodes it, judged by the authority rules for the link it came on, and
+// then goes where the agent sends it: fence chunks into this node's real TreeFence (its
+// fence::Reducer), every merged store a fence completes through pmix_fence_data, as libpmix's
+// answer, and a modex message into the answer the agent would send back.
+// The launch: 8 ranks on n0..n3 (two each), fanout 2, this agent is n1 (parent n0, child n3);
+// its own ranks enter each fence as soon as the previous one completed.
+// Input: 8 bytes naming the link of each message (message i: byte i % 8; b % 5 < 4 is agent
+// n<b % 5>, 4 a launcher), then rpc frames.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/authority.hpp"
+#include "agent/pmix_blobs.hpp"
+#include "agent/tree_fence.hpp"
+#include "agent/wire.hpp"
+#include "base/strings.hpp"
+#include "net/loop.hpp"
+#include "session_input.hpp"
+
+namespace {
+
+using namespace lattice;
+using namespace lattice::agent;
+
+constexpr size_t kLinkBytes = 8;
+constexpr uint64_t kMaxEpochs = 64;  // bounds the local entries of one input
+
+void require(bool ok, const char* what) {
+  if (ok) return;
+  std::fprintf(stderr, "peer_pmix: %s\n", what);
+  std::abort();
+}
+
+LaunchSpec launch() {
+  LaunchSpec spec;
+  spec.launch_id = "job-1";
+  spec.world_size = 8;
+  spec.peers = PeerTable({{"n0", "10.0.0.1", 7400},
+                          {"n1", "10.0.0.2", 7400},
+                          {"n2", "10.0.0.3", 7400},
+                          {"n3", "10.0.0.4", 7400}});
+  spec.rank_nodes = {0, 0, 1, 1, 2, 2, 3, 3};
+  spec.node_index = 1;
+  spec.head_node = 0;
+  spec.fanout = 2;
+  spec.pmix = true;
+  return spec;
+}
+
+Sender link_of(uint8_t b) {
+  const int who = b % 5;
+  if (who == 4) return Sender{5, {secure::Role::launcher, "fuzz-launcher"}};
+  return Sender{static_cast<uint64_t>(who + 1), {secure::Role::agent, cat("n", who)}};
+}
+
+// What this node sends a peer decodes back to the same chunk.
+void check_sent(rpc::Outgoing& msg, int self) {
+  auto body = msg.envelope().asReader().getBody();
+  auto decoded = body.isPmiFence() ? agent::wire::decode_fence_up(body.getPmiFence())
+                                   : agent::wire::decode_fence_down(body.getPmiFenceComplete());
+  require(static_cast<bool>(decoded), "a chunk this node sent does not decode");
+  require(decoded->from == self && decoded->launch_id == "job-1", "a sent chunk's sender");
+  require(decoded->chunk.count >= 1 && decoded->chunk.index < decoded->chunk.count,
+          "a sent chunk's framing");
+}
+
+struct Node {
+  const LaunchSpec spec = launch();
+  net::Loop loop;
+  std::unique_ptr<TreeFence> fence;
+  uint64_t completed = 0;
+  size_t sink = 0;
+
+  void enter(uint64_t epoch) {
+    if (epoch <= kMaxEpochs)
+      fence->enter(epoch, pmix_contribution(spec.node_index, cat("blob of n1, fence ", epoch)));
+  }
+
+  void start() {
+    completed = 0;
+    fence = std::make_unique<TreeFence>(
+        loop, spec.launch_id, spec.node_index, spec.fence_tree(),
+        [this](const std::vector<int>& nodes, rpc::Outgoing message) {
+          for (int node : nodes) require(node >= 0 && node < spec.nnodes(), "sent off the tree");
+          check_sent(message, spec.node_index);
+        },
+        [this](uint64_t epoch, KvStore merged) {
+          require(epoch == completed + 1, "fences complete once each, in order");
+          completed = epoch;
+          size_t hex = 0;
+          for (const auto& [key, value] : merged.entries) hex += value.size();
+          auto data = pmix_fence_data(merged.entries);
+          require(!data || data->size() * 2 == hex, "a blob's size");
+          if (data) sink += data->size();
+          enter(epoch + 1);
+        },
+        [this](uint64_t, const std::string& message) { sink += message.size(); },
+        [](uint64_t, FencePhase) {});
+    enter(1);
+  }
+
+  void receive(const Sender& sender, schema::Envelope::Reader envelope) {
+    auto body = envelope.getBody();
+    if (body.isPmiFence() || body.isPmiFenceComplete()) {
+      auto message = body.isPmiFence() ? agent::wire::decode_fence_up(body.getPmiFence())
+                                       : agent::wire::decode_fence_down(body.getPmiFenceComplete());
+      if (!message || message->launch_id != spec.launch_id) return;
+      if (!may_send_fence(spec, spec.fence_tree(), message->down, message->from, sender)) return;
+      fence->receive(std::move(*message));
+    } else if (body.isPmixModex()) {
+      ModexMessage message = agent::wire::decode_modex(body.getPmixModex());
+      if (message.launch_id != spec.launch_id) return;
+      auto from = may_send_modex(spec, message.is_answer, message.rank, sender);
+      if (!from) return;
+      require(*from >= 0 && *from < spec.nnodes() && message.rank >= 0 &&
+                  message.rank < spec.world_size,
+              "an admitted modex message names a rank and a node of the launch");
+      if (message.is_answer) {
+        sink += message.data.size();
+        return;
+      }
+      // The agent answers a question with this message, flagged and filled.
+      message.is_answer = true;
+      message.data = "local data";
+      auto back = agent::wire::decode_modex(
+          agent::wire::modex_message(message).envelope().asReader().getBody().getPmixModex());
+      require(back.rank == message.rank && back.tag == message.tag && back.is_answer &&
+                  back.data == message.data && back.launch_id == message.launch_id,
+              "a modex answer reads back as sent");
+    }
+  }
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static Node node;
+  if (size < kLinkBytes) return 0;
+  node.start();
+  std::string_view frames(reinterpret_cast<const char*>(data + kLinkBytes), size - kLinkBytes);
+  fuzz::deliver_messages(frames, [&](size_t index, schema::Envelope::Reader envelope) {
+    node.receive(link_of(data[index % kLinkBytes]), envelope);
+    node.loop.run();  // completions come on a later loop turn, as in the agent
+  });
+  node.fence.reset();
+  node.loop.run();  // the fence's timer is closed
+  return 0;
+}
