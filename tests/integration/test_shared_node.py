@@ -145,11 +145,12 @@ def strays_end_with_the_launch(mode):
         want = {"cgroup2": "cgroup v2", "cgroup1": "cgroup v1", "subreaper": "child subreaper"}
         check(want[mode] in said, f"containment {mode} not in use: {said}")
         # A rank that leaves a daemon in a session of its own and a double-forked child, and
-        # exits: both outlived the launch (reparented to PID 1) before.
+        # exits: both outlived the launch (reparented to PID 1) before. (It waits a moment
+        # first, so that both are there, settled, when it exits: the count is exact.)
         r = c.run_launch(["--agents", agent.address, "--user", victim.name, "-n", "2", "-l",
                           "/bin/sh", "-c",
                           "setsid sleep 300 </dev/null >/dev/null 2>&1 & (sleep 301 &) ; "
-                          "echo started"], cwd="/tmp")
+                          "sleep 0.5; echo started"], cwd="/tmp")
         expect_status(r, 0)
         check(r.out.count("started") == 2, f"the ranks did not run\n{r.describe()}")
         check("n1: 4 processes the launch left behind" in r.err,
