@@ -15,9 +15,9 @@ void Agent::accept_admin(std::unique_ptr<net::Stream> stream) {
   // The socket file is 0600 already; the peer check holds even if someone loosens it.
   auto cred = net::peer_credentials(*stream);
   if (!cred || (cred->uid != 0 && cred->uid != ::geteuid())) {
-    LAT_LOG(warn, "auth", "refused an admin client ",
-            cred ? cat("(uid ", cred->uid, ")") : std::string("(no peer credentials)"),
-            ": only root and the agent's own user may ask");
+    LAT_LOG_LIMITED(refusals_, warn, "auth", "admin client", "refused an admin client ",
+                    cred ? cat("(uid ", cred->uid, ")") : std::string("(no peer credentials)"),
+                    ": only root and the agent's own user may ask");
     return;
   }
   uint64_t id = next_conn_id_++;

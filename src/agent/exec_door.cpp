@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "base/log.hpp"
+#include "base/log_limiter.hpp"
 #include "net/peer_credentials.hpp"
 #include "rpc/session.hpp"
 #include "rpc/transport.hpp"
@@ -77,14 +78,14 @@ Result<std::unique_ptr<ExecDoor>> ExecDoor::open(net::Loop& loop, const std::str
 void ExecDoor::admit(std::unique_ptr<net::Stream> stream) {
   auto cred = net::peer_credentials(*stream);
   if (!cred || (cred->uid != uid_ && cred->uid != 0)) {
-    LAT_LOG(warn, "auth", "refused an exec request on ", path(), " from ",
-            cred ? cat("uid ", cred->uid) : std::string("an unknown peer"),
-            " (the job runs as uid ", uid_, ")");
+    LAT_LOG_LIMITED(refusals_, warn, "auth", "other user", "refused an exec request on ", path(),
+                    " from ", cred ? cat("uid ", cred->uid) : std::string("an unknown peer"),
+                    " (the job runs as uid ", uid_, ")");
     return;
   }
   if (clients_.size() >= kMaxClients) {
-    LAT_LOG(warn, "exec", "refused an exec request on ", path(), ": ", kMaxClients,
-            " commands are running already");
+    LAT_LOG_LIMITED(refusals_, warn, "exec", "full", "refused an exec request on ", path(), ": ",
+                    kMaxClients, " commands are running already");
     return;
   }
   uint64_t id = next_id_++;
@@ -123,7 +124,9 @@ void ExecDoor::request(uint64_t id, wire::ExecRequest request) {
                             : Status(make_error("refused: not this launch's token "
                                                 "(LATTICE_EXEC_TOKEN)"));
   if (started) return;
-  if (!token_ok) LAT_LOG(warn, "auth", "refused an exec request on ", path(), ": wrong token");
+  if (!token_ok)
+    LAT_LOG_LIMITED(refusals_, warn, "auth", "wrong token", "refused an exec request on ", path(),
+                    ": wrong token");
   wire::ExecEvent refusal;
   refusal.exited = true;
   refusal.error = started.error().message;

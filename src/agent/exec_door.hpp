@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "base/log_limiter.hpp"
 #include "base/result.hpp"
 #include "net/listener.hpp"
 #include "net/loop.hpp"
@@ -56,6 +57,7 @@ class ExecDoor {
   std::vector<std::unique_ptr<Client>> closed_;  // destroyed outside their callbacks
   net::Timer reaper_;
   net::Timer sweeper_;
+  LogLimiter refusals_;  // other users, wrong tokens: one line a second each
   uint64_t next_id_ = 1;
 };
 

@@ -22,6 +22,7 @@
 #include "agent/user_lookup.hpp"
 #include "base/clock.hpp"
 #include "base/log.hpp"
+#include "base/log_limiter.hpp"
 #include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "net/process.hpp"
@@ -289,6 +290,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::unique_ptr<LaunchDir> launch_dir_;  // <socket dir>/lattice-<random>, removed at the end
   std::unique_ptr<net::UnixListener> socket_listener_;
   std::unique_ptr<net::TcpListener> port_listener_;
+  LogLimiter refusals_;  // other users at the socket or the port: one line a second each
   net::Timer watch_timer_;
   net::Timer links_timer_;  // holds the neighbours' links if no rank has started PMI by then
   net::Timer spawn_timer_;

@@ -60,17 +60,18 @@ void PmixDoor::arrived() {
 void PmixDoor::watch(net::UniqueFd fd) {
   auto uid = net::loopback_peer_uid(fd.get());
   if (!uid) {
-    LAT_LOG(warn, "auth", "refused a PMIx client: ", uid.error().message);
+    LAT_LOG_LIMITED(refusals_, warn, "auth", "no owner",
+                    "refused a PMIx client: ", uid.error().message);
     return;
   }
   if (!pmix::may_connect(*uid, registry_)) {
-    LAT_LOG(warn, "auth", "refused a PMIx client from uid ", *uid,
-            ": no PMIx launch of that user runs here");
+    LAT_LOG_LIMITED(refusals_, warn, "auth", "no launch", "refused a PMIx client from uid ", *uid,
+                    ": no PMIx launch of that user runs here");
     return;
   }
   if (pending_.size() >= kMaxPending) {
-    LAT_LOG(warn, "auth", "refused a PMIx client from uid ", *uid, ": ", kMaxPending,
-            " connections are being vetted already");
+    LAT_LOG_LIMITED(refusals_, warn, "auth", "full", "refused a PMIx client from uid ", *uid, ": ",
+                    kMaxPending, " connections are being vetted already");
     return;
   }
   auto pending = std::make_unique<Pending>();
@@ -92,7 +93,7 @@ void PmixDoor::watch(net::UniqueFd fd) {
   const uint64_t id = next_id_++;
   pending->watcher->start(true, false, [this, id](net::FdWatcher::Events) { read_hello(id); });
   pending->deadline->start(kHelloDeadlineMs, 0, [this, id] {
-    refuse(id, cat("no PMIx handshake within ", kHelloDeadlineMs / 1000, " s"));
+    refuse(id, "silent", cat("no PMIx handshake within ", kHelloDeadlineMs / 1000, " s"));
   });
   pending_[id] = std::move(pending);
 }
@@ -112,23 +113,23 @@ void PmixDoor::read_hello(uint64_t id) {
   if (static_cast<size_t>(n) < p.want) return;  // the rest is on its way
   if (p.want == pmix::kHelloHeaderBytes) {
     auto size = pmix::hello_size(bytes);
-    if (!size) return refuse(id, cat("uid ", p.uid, ": ", size.error().message));
+    if (!size) return refuse(id, "malformed", cat("uid ", p.uid, ": ", size.error().message));
     p.want = *size;
     if (!set_rcvlowat(p.fd.get(), p.want))
-      return refuse(id, cat("uid ", p.uid, ": SO_RCVLOWAT: ", std::strerror(errno)));
+      return refuse(id, "socket", cat("uid ", p.uid, ": SO_RCVLOWAT: ", std::strerror(errno)));
     return read_hello(id);  // it may all be there already
   }
   auto hello = pmix::decode_hello(bytes);
-  if (!hello) return refuse(id, cat("uid ", p.uid, ": ", hello.error().message));
+  if (!hello) return refuse(id, "malformed", cat("uid ", p.uid, ": ", hello.error().message));
   if (auto allowed = pmix::admit(*hello, p.uid, registry_); !allowed)
-    return refuse(id, allowed.error().message);
+    return refuse(id, "not admitted", allowed.error().message);
   LAT_LOG(debug, "pmix", "rank ", hello->rank, " of ", hello->nspace, " (uid ", p.uid,
           ") goes through to libpmix");
   admit(id);
 }
 
-void PmixDoor::refuse(uint64_t id, const std::string& why) {
-  LAT_LOG(warn, "auth", "refused a PMIx client: ", why);
+void PmixDoor::refuse(uint64_t id, std::string_view cause, const std::string& why) {
+  LAT_LOG_LIMITED(refusals_, warn, "auth", cause, "refused a PMIx client: ", why);
   pending_.erase(id);  // closes it: libpmix never saw it
 }
 

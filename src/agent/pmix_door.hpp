@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "base/log_limiter.hpp"
 #include "net/accept_handoff.hpp"
 #include "net/fd.hpp"
 #include "net/fd_watcher.hpp"
@@ -40,12 +41,14 @@ class PmixDoor {
   struct Pending;
   void watch(net::UniqueFd fd);
   void read_hello(uint64_t id);
-  void refuse(uint64_t id, const std::string& why);
+  // `cause`: a fixed word, for the log's rate limit (never the client's bytes).
+  void refuse(uint64_t id, std::string_view cause, const std::string& why);
   void admit(uint64_t id);
 
   net::Loop& loop_;
   std::unique_ptr<net::AcceptHandoff> handoff_;
   pmix::Registry registry_;
+  LogLimiter refusals_;  // one line a second per cause
   std::map<uint64_t, std::unique_ptr<Pending>> pending_;
   uint64_t next_id_ = 1;
 };

@@ -9,6 +9,7 @@ In a build without libpmix (LATTICE_PMIX=0) only `absent` runs: --pmi pmix must 
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 
@@ -153,6 +154,24 @@ def intrude(user, env):
         return p.communicate()[0] + "\n(killed after 20 s)"
 
 
+def knock(port, times):
+    """Connects to 127.0.0.1:port `times` times, each time until the agent closes it (or 2 s);
+    how many connected."""
+    done = 0
+    for _ in range(times):
+        s = socket.socket()
+        s.settimeout(2)
+        try:
+            s.connect(("127.0.0.1", port))
+            done += 1
+            s.recv(1)
+        except OSError:
+            pass
+        finally:
+            s.close()
+    return done
+
+
 def door_admits_only_the_jobs_user(c):
     """Another local user who learnt a running launch's PMIx namespace and server address (the
     test, as root, reads them where a leak would give them away) calls PMIx_Init as its rank 0
@@ -176,6 +195,15 @@ def door_admits_only_the_jobs_user(c):
     check("init: refused" in out, f"uid {hostile.uid} got in as the victim's rank 0: {out}")
     check(agent.wait_log(f"refused a PMIx client from uid {hostile.uid}: no PMIx launch of that "
                          "user runs here"), f"no refusal logged\n{agent.log()}")
+    # A burst of connections from that user costs a log line a second, with a count.
+    port = int(env["PMIX_SERVER_URI41"].rsplit(":", 1)[1])
+    burst = hostile.run(lambda: knock(port, 300))
+    check(burst == "300", f"the burst did not connect: {burst}")
+    time.sleep(1.1)  # the next refusal's line says how many were left out
+    hostile.run(lambda: knock(port, 1))
+    check(agent.wait_log("more like it"), f"no count of the refusals left out\n{agent.log()}")
+    lines = [l for l in agent.log_text().splitlines() if "no PMIx launch of that user" in l]
+    check(len(lines) <= 10, f"{len(lines)} lines for 302 refusals\n{agent.log()}")
     # With a PMIx launch of its own here, the attacker passes the first check, not the second.
     own_args = ["--agents", agent.address, "--user", hostile.name, "--pmi", "pmix", "-n", "1",
                 "/bin/sleep", "60"]
