@@ -218,7 +218,8 @@ TEST_CASE("hooks: the loader's, glibc's, shells', interpreters' and plugin loade
       {"GIT_CONFIG_GLOBAL", "git"},
       {"XDG_CONFIG_HOME", "programs' configuration"},
   };
-  for (auto [name, of] : hooks) CHECK_MESSAGE(root_env_hook(name, "x") == of, name);
+  for (const auto& hook : hooks)
+    CHECK_MESSAGE(root_env_hook(hook.first, "x") == hook.second, hook.first);
   // Inert: what the families do not reach, and names that only look alike.
   for (const char* name : {"PATH",
                            "HOME",
