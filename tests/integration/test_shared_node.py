@@ -184,14 +184,16 @@ def ranks_inherit_limits_and_umask(c):
     """Ranks get the launcher's soft limits (capped by the agent's hard ones) and its umask, as
     srun's tasks do; an agent configured to propagate none keeps its own."""
     victim = test_user("victim")
-    agent = c.start_agent("n1", wrapper=["prlimit", "--nofile=15000:18000", "--core=0:unlimited"])
-    probe = "echo nofile=$(ulimit -Sn) core=$(ulimit -Sc) umask=$(umask)"
+    # (Not the core limit: a sanitized launcher's is 0 whatever it was given.)
+    agent = c.start_agent("n1", wrapper=["prlimit", "--nofile=15000:18000",
+                                         "--stack=8388608:unlimited"])
+    probe = "echo nofile=$(ulimit -Sn) stack=$(ulimit -Ss) umask=$(umask)"
     r = c.run_launch(["--agents", agent.address, "--user", victim.name, "-n", "1",
                       "/bin/sh", "-c", probe], cwd="/tmp",
-                     wrapper=["prlimit", "--nofile=1000:2000", "--core=40960:51200", "sh", "-c",
-                              'umask 027; exec "$@"', "umask"])
+                     wrapper=["prlimit", "--nofile=1000:2000", "--stack=4194304:16777216", "sh",
+                              "-c", 'umask 027; exec "$@"', "umask"])
     expect_status(r, 0)
-    want = "nofile=1000 core=80 umask=0027"  # ulimit -c counts 512-byte blocks
+    want = "nofile=1000 stack=4096 umask=0027"  # ulimit -s counts KiB
     check(want in r.out, f"expected '{want}' (the agent has nofile={soft_nofile(agent.proc.pid)})"
                          f"\n{r.describe()}")
     # More than the agent's hard limit: capped at it.
