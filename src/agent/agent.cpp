@@ -117,65 +117,6 @@ Status Agent::start(int ready_fd) {
   return {};
 }
 
-void Agent::accept(std::unique_ptr<net::Stream> stream) {
-  if (shutting_down_) return;  // dropping the stream closes it
-  uint64_t id = next_conn_id_++;
-  Source source = source_of(*stream);
-  auto admission = slots_.admit(id, source);
-  if (admission.verdict == ConnectionSlots::Verdict::source_full) {
-    LAT_LOG_LIMITED(refusals_, warn, "link", "source full", "refusing ", stream->peer(), " (",
-                    source.name, "): ", slots_.handshakes_from(source.name),
-                    " of its connections are in their handshake "
-                    "(limits.max_handshakes_per_source)");
-    return;
-  }
-  if (admission.verdict == ConnectionSlots::Verdict::table_full) {
-    LAT_LOG_LIMITED(refusals_, warn, "link", "table full", "refusing ", stream->peer(), ": ",
-                    slots_.open(), " authenticated links open (limits.max_connections)");
-    return;
-  }
-  if (admission.dropped) drop_handshake(admission.dropped);
-  LAT_LOG(debug, "link", "connection ", id, " from ", stream->peer(), " (", source.name, ')');
-  arm_sweeper();
-  rpc::Session::Handlers handlers;
-  handlers.on_message = [this, id](uint64_t request_id, schema::Envelope::Reader envelope) {
-    on_message(id, request_id, envelope);
-  };
-  link::LinkOptions options;
-  options.side = secure::Channel::Side::responder;
-  options.key = &key_;
-  options.self = secure::Identity{secure::Role::agent, config_.node_id};
-  options.handshake_timeout_ms = config_.handshake_timeout_ms;
-  options.counts = &counts_;
-  connections_[id] = std::make_unique<link::Connection>(
-      loop_, std::move(stream), std::move(options), std::move(handlers),
-      [this, id](const secure::Identity& peer) {
-        slots_.authenticated(id);
-        LAT_LOG(debug, "link", "connection ", id, " is ", secure::describe(peer));
-      },
-      [this, id](const Error& why) { connection_closed(id, why); });
-}
-
-Source Agent::source_of(const net::Stream& stream) const {
-  auto origin = net::peer_origin(stream);
-  if (!origin) {
-    // Not readable (the client left already): one source for all such, and capped.
-    LAT_LOG(debug, "link", origin.error().message);
-    return Source{"unknown", true};
-  }
-  return agent::source_of(*origin, self_uid_);
-}
-
-void Agent::drop_handshake(uint64_t conn_id) {
-  auto it = connections_.find(conn_id);
-  if (it == connections_.end()) return;
-  it->second->close();
-  connection_closed(conn_id,
-                    make_error(cat("dropped in its handshake to make room for a newer "
-                                   "connection: ",
-                                   config_.max_connections, " open (limits.max_connections)")));
-}
-
 void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::Reader envelope) {
   auto& conn = *connections_.at(conn_id);
   Sender sender{conn_id, conn.identity()};
@@ -582,58 +523,6 @@ void Agent::reap() {
     sweeper_.stop();
     loop_.stop();
   }
-}
-
-void Agent::shutdown(int signum) {
-  if (shutting_down_) {
-    LAT_LOG(warn, "agent", "second signal: killing every rank now");
-    for (auto& [id, entry] : launches_) entry.launch->shutdown(signum, true);
-    return;
-  }
-  shutting_down_ = true;
-  LAT_LOG(info, "agent", "signal ", signum, ": ending ", launches_.size(), " launches");
-  listener_.reset();
-  for (auto& [id, entry] : launches_) {
-    entry.launch->shutdown(signum, false);
-    // A stopping agent does not wait for a slow reader: the rest of the output is queued (up
-    // to the link's own limit) so the launch can end.
-    resume_output(entry);
-  }
-  reaper_.start(0, 0, [this] { reap(); });
-}
-
-void Agent::reload() {
-  if (!config_.log_file.empty()) {
-    if (auto reopened = redirect_stderr_to(config_.log_file); !reopened)
-      LAT_LOG(error, "agent", "SIGHUP: ", reopened.error().message, "; logging where it was");
-  }
-  const std::string source = config_source_.empty() ? "the defaults" : config_source_;
-  if (!reread_) {
-    LAT_LOG(info, "agent", "SIGHUP: log reopened");
-    return;
-  }
-  auto fresh = reread_();
-  if (!fresh) {
-    LAT_LOG(error, "agent", "SIGHUP: ", fresh.error().message, "; the configuration is unchanged");
-    return;
-  }
-  auto next = config::reload(config_, *fresh);
-  for (const auto& key : next.restart_only)
-    LAT_LOG(warn, "agent", "SIGHUP: ", key, " changed in ", source,
-            ": it takes effect when the agent restarts");
-  if (next.config.log_file != config_.log_file && !next.config.log_file.empty()) {
-    if (auto moved = redirect_stderr_to(next.config.log_file); !moved) {
-      LAT_LOG(error, "agent", "SIGHUP: ", moved.error().message, "; logging where it was");
-      next.config.log_file = config_.log_file;
-    }
-  }
-  config_ = std::move(next.config);
-  set_log_level(config_.log_level);
-  slots_.set_limits(config_.max_connections, config_.max_handshakes_per_source);
-  LAT_LOG(info, "agent", "SIGHUP: log reopened, ", source, " re-read (log level ",
-          log_level_name(config_.log_level), ", limits.max_connections ", config_.max_connections,
-          ", limits.max_handshakes_per_source ", config_.max_handshakes_per_source,
-          ", jobs.propagate_limits ", proc::describe_propagated(config_.propagate_limits), ")");
 }
 
 Agent::LaunchEntry* Agent::find_launch(const std::string& id) {

@@ -1,0 +1,60 @@
+// The agent's signals: SIGTERM/SIGINT end every launch and then the agent; SIGHUP reopens the
+// log and re-reads the configuration, ending nothing.
+#include "agent/agent.hpp"
+#include "base/log.hpp"
+
+namespace lattice::agent {
+
+void Agent::shutdown(int signum) {
+  if (shutting_down_) {
+    LAT_LOG(warn, "agent", "second signal: killing every rank now");
+    for (auto& [id, entry] : launches_) entry.launch->shutdown(signum, true);
+    return;
+  }
+  shutting_down_ = true;
+  LAT_LOG(info, "agent", "signal ", signum, ": ending ", launches_.size(), " launches");
+  listener_.reset();
+  for (auto& [id, entry] : launches_) {
+    entry.launch->shutdown(signum, false);
+    // A stopping agent does not wait for a slow reader: the rest of the output is queued (up
+    // to the link's own limit) so the launch can end.
+    resume_output(entry);
+  }
+  reaper_.start(0, 0, [this] { reap(); });
+}
+
+void Agent::reload() {
+  if (!config_.log_file.empty()) {
+    if (auto reopened = redirect_stderr_to(config_.log_file); !reopened)
+      LAT_LOG(error, "agent", "SIGHUP: ", reopened.error().message, "; logging where it was");
+  }
+  const std::string source = config_source_.empty() ? "the defaults" : config_source_;
+  if (!reread_) {
+    LAT_LOG(info, "agent", "SIGHUP: log reopened");
+    return;
+  }
+  auto fresh = reread_();
+  if (!fresh) {
+    LAT_LOG(error, "agent", "SIGHUP: ", fresh.error().message, "; the configuration is unchanged");
+    return;
+  }
+  auto next = config::reload(config_, *fresh);
+  for (const auto& key : next.restart_only)
+    LAT_LOG(warn, "agent", "SIGHUP: ", key, " changed in ", source,
+            ": it takes effect when the agent restarts");
+  if (next.config.log_file != config_.log_file && !next.config.log_file.empty()) {
+    if (auto moved = redirect_stderr_to(next.config.log_file); !moved) {
+      LAT_LOG(error, "agent", "SIGHUP: ", moved.error().message, "; logging where it was");
+      next.config.log_file = config_.log_file;
+    }
+  }
+  config_ = std::move(next.config);
+  set_log_level(config_.log_level);
+  slots_.set_limits(config_.max_connections, config_.max_handshakes_per_source);
+  LAT_LOG(info, "agent", "SIGHUP: log reopened, ", source, " re-read (log level ",
+          log_level_name(config_.log_level), ", limits.max_connections ", config_.max_connections,
+          ", limits.max_handshakes_per_source ", config_.max_handshakes_per_source,
+          ", jobs.propagate_limits ", proc::describe_propagated(config_.propagate_limits), ")");
+}
+
+}  // namespace lattice::agent

@@ -1,0 +1,93 @@
+// What a launch says when it ends: its exit code, and the report on stderr (the failure,
+// stragglers, strays, every rank's status when it failed, -v's timings with the agents' clocks
+// placed by the fences).
+#include "config/config.hpp"
+#include "launcher/fence_clocks.hpp"
+#include "launcher/job.hpp"
+
+namespace lattice::launcher {
+
+std::vector<std::optional<double>> Job::agent_clock_origins() const {
+  std::vector<std::optional<double>> origins;
+  std::vector<std::vector<wire::NodeTimes::Fence>> fences;
+  for (const auto& node : nodes_) {
+    origins.push_back(node.sent_ms < 0 ? std::nullopt
+                                       : std::optional<double>(agent_clock_origin_ms(
+                                             node.sent_ms, node.accepted_ms, node.replied_ms)));
+    fences.push_back(node.times.fences);
+  }
+  // The fence tree the agents used: a relayed launch's own, or the one --fanout gives (without
+  // it, each agent's configured fanout applies, which the launcher does not know).
+  std::optional<fence::Tree> tree = tree_;
+  if (!tree && nodes_.size() > 1 && options_.fanout > 0)
+    tree.emplace(layout_.nodes, layout_.rank_nodes.front(), static_cast<int>(options_.fanout));
+  return tree ? align_by_fences(*tree, std::move(origins), fences) : origins;
+}
+
+int Job::exit_code() const { return job_exit_code(policy_.failure(), ranks_, layout_.ntasks); }
+
+std::string Job::final_report() const {
+  std::string out;
+  int code = exit_code();
+  // Quiet, as a command killed by SIGPIPE: the status (141) says it.
+  if (reader_gone_ && !options_.verbose) return out;
+  if (policy_.failure())
+    out += cat("lattice: job failed: ", policy::describe(*policy_.failure()), '\n');
+  out += format_stragglers(stragglers_);
+  for (const auto& node : nodes_)
+    if (node.strays > 0)
+      out += cat("lattice: ", node.address.node_id, ": ", node.strays,
+                 node.strays == 1 ? " process" : " processes",
+                 " the launch left behind (started in a session of its own, or double-forked) ",
+                 node.strays == 1 ? "was" : "were", " killed\n");
+  if (code != 0) {
+    // Where no rank can be running unreported: the node ended, refused, or was never asked.
+    std::vector<bool> settled;
+    for (const auto& node : nodes_)
+      settled.push_back(node.ended || node.refused || node.sent_ms < 0);
+    out +=
+        cat("lattice: exit statuses: ", summarize_exits(ranks_, layout_.rank_nodes, settled), '\n');
+  }
+  if (options_.verbose) {
+    Timings t;
+    t.resolve = resolve_ms_;
+    t.connect = connected_ms_;
+    if (cxi_) t.credentials = cxi_->provision_ms();
+    double accepted = -1, user = -1, spawned = -1, first_init = -1, last_fin = -1, exited = -1;
+    std::vector<NodeFence> fences;
+    const std::vector<std::optional<double>> origins = agent_clock_origins();
+    for (const auto& node : nodes_) {
+      if (node.sent_ms < 0) continue;
+      accepted = std::max(accepted, node.accepted_ms);
+      t.sent = std::max(t.sent, node.sent_ms);
+      // Agent times count from the request's arrival; -1: never reached.
+      const double base = *origins[static_cast<size_t>(index(node))];
+      auto at = [&](uint64_t us) { return us ? base + static_cast<double>(us) / 1e3 : -1.0; };
+      const wire::NodeTimes& nt = node.times;
+      user = std::max(user, at(nt.user_known_us));
+      spawned = std::max(spawned, at(nt.spawned_us));
+      if (nt.first_init_us)
+        first_init =
+            first_init < 0 ? at(nt.first_init_us) : std::min(first_init, at(nt.first_init_us));
+      last_fin = std::max(last_fin, at(nt.last_finalize_us));
+      exited = std::max(exited, at(nt.exited_us));
+      for (const auto& f : nt.fences)
+        fences.push_back(NodeFence{f.epoch, node.address.node_id, at(f.entered_us),
+                                   at(f.reduced_us), at(f.store_us), at(f.released_us)});
+    }
+    t.fan_out = accepted;
+    t.user_lookup = user;
+    t.spawn = spawned;
+    t.first_init = first_init;
+    t.last_finalize = last_fin;
+    t.exit = exited;
+    t.total = now_ms();
+    out += format_timings(t);
+    out += format_fence_phases(fences);
+    out += cat("lattice: messages to and from agents: ", counts_.sent, " sent, ", counts_.received,
+               " received\n");
+  }
+  return out;
+}
+
+}  // namespace lattice::launcher
