@@ -93,7 +93,7 @@ std::vector<CgroupMembership> cgroup_memberships(std::string_view proc_cgroup) {
     if (b == std::string_view::npos) continue;
     auto id = parse_int(line.substr(0, a));
     std::string_view path = line.substr(b + 1);
-    if (!id || *id < 0 || path.empty() || path[0] != '/') continue;
+    if (!id || *id < 0 || *id > 0x3fffffff || path.empty() || path[0] != '/') continue;
     CgroupMembership m;
     m.hierarchy = static_cast<int>(*id);
     m.controllers = split_list(line.substr(a + 1, b - a - 1));

@@ -51,7 +51,8 @@ TEST_CASE("mountinfo: escaped mount points, v2-only nodes and lines that do not 
 TEST_CASE("/proc/PID/cgroup: hierarchy, controllers, path") {
   auto mine = cgroup_memberships(
       "9:name=systemd:/\n8:pids:/user.slice/x\n4:memory:/process_api/6fd\n"
-      "2:cpu,cpuacct:/\n0::/system.slice/lattice-agentd.service\nbad line\n7:x:relative\n");
+      "2:cpu,cpuacct:/\n0::/system.slice/lattice-agentd.service\nbad line\n7:x:relative\n"
+      "5444444444444444:pids:/too/big\n");
   REQUIRE(mine.size() == 5);
   CHECK(mine[0].controllers == std::vector<std::string>{"name=systemd"});
   CHECK(mine[1].path == "/user.slice/x");
