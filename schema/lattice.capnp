@@ -108,7 +108,7 @@ struct LaunchProcessesRequest {
   fenceTimeoutMs @14 :UInt32;    # 0 = the agent's configured default
   slurmCompat @15 :Bool;         # also export SLURM_* variables (or the agent's config says so)
   workdir @16 :Text;             # ranks' working directory; empty = the agent's
-  fanout @17 :UInt32;            # fence tree fanout; 0 = the agent's configured default
+  fanout @17 :UInt32;            # fence tree fanout; 0 = 8 (never an agent's own choice)
   usePmiPort @18 :Bool;          # ranks dial a per-launch loopback port (PMI_PORT + PMI_ID) instead of PMI_FD
   user @19 :JobUser;
   timeLimitMs @20 :UInt64;       # 0 = none; at the limit: SIGTERM, a grace, SIGKILL

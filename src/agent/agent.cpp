@@ -210,7 +210,6 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   LaunchDefaults defaults;
   defaults.node_id = config_.node_id;
   defaults.fence_timeout_ms = config_.fence_timeout_ms;
-  defaults.fanout = config_.tree_fanout;
   defaults.slurm_compat = config_.compat_set_slurm_env;
   defaults.max_world_size = config_.max_world_size;
   defaults.max_ranks_per_node = config_.max_ranks_per_node;

@@ -257,7 +257,8 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
   if (!apps) return apps.error();
   spec.apps = std::move(apps.value());
   spec.fence_timeout_ms = r.getFenceTimeoutMs() ? r.getFenceTimeoutMs() : defaults.fence_timeout_ms;
-  spec.fanout = r.getFanout() ? r.getFanout() : defaults.fanout;
+  // Not this agent's own choice: agents configured differently would build different trees.
+  spec.fanout = r.getFanout() ? r.getFanout() : config::kDefaultFanout;
   if (spec.fanout > config::kMaxFanout)  // (before, one past INT_MAX failed an assertion)
     return make_error(
         cat("a fence fanout of ", spec.fanout, " (at most ", config::kMaxFanout, ")"));

@@ -11,6 +11,7 @@
 
 #include "agent/peer_table.hpp"
 #include "base/result.hpp"
+#include "config/fence_defaults.hpp"
 #include "fence/tree.hpp"
 #include "lattice.capnp.h"
 #include "proc/cpu_binding.hpp"
@@ -100,8 +101,7 @@ struct LaunchSpec {
 // What the receiving agent is and allows: a request is judged against these.
 struct LaunchDefaults {
   std::string node_id;  // this agent's; used when the request names no peers (single node)
-  uint32_t fence_timeout_ms = 60000;
-  uint32_t fanout = 8;
+  uint32_t fence_timeout_ms = config::kDefaultFenceTimeoutMs;
   bool slurm_compat = false;
   // Bounds on what one request may make this agent allocate and fork.
   uint32_t max_world_size = 1u << 20;

@@ -2,6 +2,7 @@
 
 #include "agent/wire.hpp"
 #include "base/log.hpp"
+#include "base/strings.hpp"
 
 namespace lattice::agent {
 
@@ -12,7 +13,14 @@ TreeFence::TreeFence(net::Loop& loop, std::string launch_id, int self, fence::Tr
       send_(std::move(send)),
       failed_(std::move(failed)),
       phase_(std::move(phase)),
-      queue_(loop, std::move(complete)) {}
+      queue_(loop, std::move(complete)) {
+  // Which tree this agent took from the request: agents that disagree refuse each other's chunks.
+  const auto& t = reducer_.tree();
+  std::string children;
+  for (int child : t.children(self)) children += cat(children.empty() ? "" : ",", child);
+  LAT_LOG(debug, "fence", launch_id_, ": node ", self, " of ", t.size(), ", parent ",
+          t.parent(self), ", children [", children, "]");
+}
 
 void TreeFence::enter(uint64_t epoch, pmi::KvList puts) {
   run(reducer_.local_ready(epoch, std::move(puts)));

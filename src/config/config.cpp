@@ -94,9 +94,12 @@ const Key kKeys[] = {
      [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
        return store(milliseconds(r, n, p), c.fence_timeout_ms);
      }},
+    // Agents configured differently built different trees and refused each other's chunks.
     {"fence.fanout",
-     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
-       return store(count(r, n, p, 1, kMaxFanout), c.tree_fanout);
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig&) -> Status {
+       return r.bad(n, p,
+                    "the fence tree is the launch's: set fence.fanout in the launcher's "
+                    "configuration (lattice-launcher.yaml(5)) or pass --fanout, not here");
      }},
     {"links.heartbeat_interval",
      [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
@@ -266,7 +269,6 @@ std::string describe(const AgentConfig& c) {
              "\nadmin_socket: ", yaml_string(c.admin_socket),                            //
              "\npmi:\n  socket_dir: ", yaml_string(c.pmi_socket_dir),                    //
              "\nfence:\n  timeout: ", seconds(c.fence_timeout_ms),                       //
-             "\n  fanout: ", c.tree_fanout,                                              //
              "\nlinks:\n  heartbeat_interval: ", seconds(c.heartbeat_interval_ms),       //
              "\n  heartbeat_misses: ", c.heartbeat_misses,                               //
              "\ncompat:\n  set_slurm_env: ", c.compat_set_slurm_env ? "true" : "false",  //

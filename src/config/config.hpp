@@ -10,16 +10,11 @@
 
 #include "base/log.hpp"
 #include "base/result.hpp"
+#include "config/fence_defaults.hpp"
 #include "proc/containment.hpp"
 #include "proc/resource_limits.hpp"
 
 namespace lattice::config {
-
-// The fence tree's fanout where neither the node's configuration nor the launch names one.
-inline constexpr uint32_t kDefaultFanout = 8;
-// Wider trees than this would have one agent fan a fence out to thousands of peers at once
-// (and a fanout must fit the tree's int).
-inline constexpr uint32_t kMaxFanout = 1 << 16;
 
 struct AgentConfig {
   std::string node_id;  // default: the host name
@@ -28,8 +23,9 @@ struct AgentConfig {
   std::string listen_host;
   int listen_port = 7400;
   std::string pmi_socket_dir = "/run/lattice";
-  uint32_t fence_timeout_ms = 60000;
-  uint32_t tree_fanout = kDefaultFanout;
+  // For a request that names no fence timeout (lattice-api's single-request form); lattice
+  // launch always names one. The tree's fanout is the launch's alone (fence_defaults.hpp).
+  uint32_t fence_timeout_ms = kDefaultFenceTimeoutMs;
   uint32_t heartbeat_interval_ms = 1000;
   uint32_t heartbeat_misses = 3;
   LogLevel log_level = LogLevel::info;

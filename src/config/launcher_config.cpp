@@ -37,6 +37,14 @@ const Key kKeys[] = {
      [](const Reader& r, const YAML::Node& n, const std::string& p, LauncherConfig& c) {
        return store(count(r, n, p, 1, kMaxAttempts), c.fabric_attempts);
      }},
+    {"fence.fanout",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, LauncherConfig& c) {
+       return store(count(r, n, p, 1, kMaxFanout), c.fence_fanout);
+     }},
+    {"fence.timeout",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, LauncherConfig& c) {
+       return store(milliseconds(r, n, p), c.fence_timeout_ms);
+     }},
 };
 
 }  // namespace

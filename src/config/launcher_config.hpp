@@ -1,5 +1,6 @@
 // The launcher's configuration file (lattice --config FILE; lattice(1) documents every key):
-// where the fabric manager is and how to reach it. Command-line flags win over the file.
+// where the fabric manager is and how to reach it, and the fence settings of its launches.
+// Command-line flags win over the file.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <string_view>
 
 #include "base/result.hpp"
+#include "config/fence_defaults.hpp"
 
 namespace lattice::config {
 
@@ -17,6 +19,9 @@ struct LauncherConfig {
   uint32_t fabric_connect_timeout_ms = 2000;
   uint32_t fabric_timeout_ms = 5000;  // one request, the whole exchange
   uint32_t fabric_attempts = 4;       // per request, the first included
+  // Every launch names these to all its agents (--fanout, --fence-timeout win).
+  uint32_t fence_fanout = kDefaultFanout;
+  uint32_t fence_timeout_ms = kDefaultFenceTimeoutMs;
 };
 
 // Slingshot VNIs are 16-bit; 0 means "none" here.

@@ -1,21 +1,11 @@
 #include "launcher/fabric_setup.hpp"
 
 #include "base/strings.hpp"
-#include "config/launcher_config.hpp"
 #include "fabric/token_file.hpp"
 
 namespace lattice::launcher {
 
-Result<FabricSetup> fabric_setup(const LaunchOptions& options, const char* config_env) {
-  config::LauncherConfig file;
-  std::string path = !options.config_file.empty() ? options.config_file
-                     : config_env && *config_env  ? config_env
-                                                  : "";
-  if (!path.empty()) {
-    auto loaded = config::load_launcher_config(path);
-    if (!loaded) return loaded.error();
-    file = std::move(loaded.value());
-  }
+Result<FabricSetup> fabric_setup(const LaunchOptions& options, const config::LauncherConfig& file) {
   FabricSetup setup;
   uint32_t vni = options.vni ? options.vni : file.vni;
   std::string url = !options.fabric_url.empty() ? options.fabric_url : file.fabric_url;

@@ -1,5 +1,5 @@
 // Whether a launch gets CXI credentials, and from where: --vni, --fabric-url and
-// --fabric-token-file over the launcher's config file (--config, else $LATTICE_LAUNCHER_CONFIG).
+// --fabric-token-file over the launcher's config file.
 // No VNI: no CXI. A VNI without a fabric manager or token is an error before anything starts,
 // and so is a token file others can read.
 #pragma once
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/result.hpp"
+#include "config/launcher_config.hpp"
 #include "launcher/cxi_lease.hpp"
 #include "launcher/options.hpp"
 #include "secure/secret.hpp"
@@ -20,7 +21,7 @@ struct FabricSetup {
   std::string note;                     // why not, for the debug log
 };
 
-// `config_env`: $LATTICE_LAUNCHER_CONFIG's value (null when unset).
-Result<FabricSetup> fabric_setup(const LaunchOptions& options, const char* config_env);
+// `file`: the launcher's configuration (launcher_file.hpp).
+Result<FabricSetup> fabric_setup(const LaunchOptions& options, const config::LauncherConfig& file);
 
 }  // namespace lattice::launcher

@@ -94,11 +94,14 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
   relayed_ =
       all_named_ && nodes_.size() > 1 &&
       (options.launch == "tree" || (options.launch == "auto" && layout_.nodes >= kLaunchTreeNodes));
+  // The fence tree every agent builds (launcher_file.hpp settled the fanout); a relayed launch
+  // also passes itself on along it.
+  if (nodes_.size() > 1)
+    tree_.emplace(layout_.nodes, layout_.rank_nodes.front(), static_cast<int>(options.fanout));
   if (relayed_) {
     head_ = layout_.rank_nodes.front();
-    request_.relay_fanout = options.fanout ? options.fanout : config::kDefaultFanout;
+    request_.relayed = true;
     request_.launcher_name = launcher_name();
-    tree_.emplace(layout_.nodes, head_, static_cast<int>(request_.relay_fanout));
   }
 }
 

@@ -16,12 +16,7 @@ std::vector<std::optional<double>> Job::agent_clock_origins() const {
                                              node.sent_ms, node.accepted_ms, node.replied_ms)));
     fences.push_back(node.times.fences);
   }
-  // The fence tree the agents used: a relayed launch's own, or the one --fanout gives (without
-  // it, each agent's configured fanout applies, which the launcher does not know).
-  std::optional<fence::Tree> tree = tree_;
-  if (!tree && nodes_.size() > 1 && options_.fanout > 0)
-    tree.emplace(layout_.nodes, layout_.rank_nodes.front(), static_cast<int>(options_.fanout));
-  return tree ? align_by_fences(*tree, std::move(origins), fences) : origins;
+  return tree_ ? align_by_fences(*tree_, std::move(origins), fences) : origins;
 }
 
 int Job::exit_code() const { return job_exit_code(policy_.failure(), ranks_, layout_.ntasks); }

@@ -22,6 +22,7 @@
 #include "launcher/fabric_setup.hpp"
 #include "launcher/job.hpp"
 #include "launcher/job_user.hpp"
+#include "launcher/launcher_file.hpp"
 #include "launcher/layout.hpp"
 #include "launcher/local_agents.hpp"
 #include "launcher/options.hpp"
@@ -85,13 +86,16 @@ int launch_main(const std::vector<std::string>& args) {
     if (!ms) return fail(2, ms.error().message);
     parsed->time_limit_ms = *ms;
   }
+  auto file = load_launcher_file(*parsed, std::getenv("LATTICE_LAUNCHER_CONFIG"));
+  if (!file) return fail(2, file.error().message);
+  settle_fence(*parsed, *file);
   const LaunchOptions& options = *parsed;
   // From here on the launcher holds a cluster key (the operator's, or local mode's) and maybe the
   // fabric manager's token, until it exits: no core dump, and no other process of this user may
   // read its memory or environment (/proc/PID/mem, environ) or ptrace it.
   if (::prctl(PR_SET_DUMPABLE, 0L, 0L, 0L, 0L) != 0)
     return fail(1, cat("cannot make the launcher non-dumpable: ", std::strerror(errno)));
-  auto fabric = fabric_setup(options, std::getenv("LATTICE_LAUNCHER_CONFIG"));
+  auto fabric = fabric_setup(options, *file);
   if (!fabric) return fail(2, fabric.error().message);
   auto layout = make_layout(options, static_cast<int>(options.agents.size()));
   if (!layout) return fail(2, layout.error().message);

@@ -112,8 +112,8 @@ rpc::Outgoing launch_request(const LaunchOptions& options, const JobRequest& req
       rank_nodes.set(i, static_cast<uint32_t>(layout.rank_nodes[i]));
   }
   req.setFenceTimeoutMs(options.fence_timeout_ms);
-  req.setFanout(request.relay_fanout ? request.relay_fanout : options.fanout);
-  if (request.relay_fanout) {
+  req.setFanout(options.fanout);
+  if (request.relayed) {
     req.setRelayed(true);
     req.setLauncherName(request.launcher_name);
   }

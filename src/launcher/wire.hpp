@@ -26,9 +26,9 @@ struct JobRequest {
   JobUserInfo user;
   EnvList exported;       // what --export harvested (AppSetup.environment); --env's values win
   EnvList assigned = {};  // --export's NAME=VALUE items: under every app's --env, over `exported`
-  // A relayed launch (job.hpp): its fence fanout, which every agent must know to find the same
-  // tree, and this launcher's handshake name. 0: a star launch.
-  uint32_t relay_fanout = 0;
+  // A relayed launch (job.hpp), and this launcher's handshake name, which the head's children
+  // check reports against; a star launch has neither.
+  bool relayed = false;
   std::string launcher_name = {};
   // What ranks inherit from this launcher, as srun's tasks: its umask and soft limits.
   uint32_t umask = 022;

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import time
 
-from harness import (LATTICE, check, expect_mpmd, expect_status, mpmd_args, prog,
+from harness import (AGENTD, LATTICE, check, expect_mpmd, expect_status, mpmd_args, prog,
                      processes_with_env, run_cases, wait_until)
 
 
@@ -178,6 +178,54 @@ def fence_timeout_stragglers(c):
     ok(c, again, 3, "ok")
 
 
+def tree_lines(nodes, offsets):
+    """Each agent's "node I of N, parent P, children [...]" log line (debug) since `offsets`."""
+    lines = []
+    for agent, offset in zip(nodes, offsets):
+        found = re.findall(r": node (\d+) of \d+, parent (-?\d+), children \[([\d,]*)\]",
+                           agent.log_text()[offset:])
+        check(len(found) == 1, f"{agent.node_id}: {len(found)} fence tree lines\n{agent.log()}")
+        lines.append(found[0])
+    return lines
+
+
+def one_tree_per_launch(c):
+    """The launch decides its fence tree and timeout for every agent: the launcher's config
+    (fence.fanout 1: a chain over 4 agents), --fanout over it (3: a star). An agent's config
+    naming a fanout is refused, saying where it goes now (before, agents configured 1 and 3
+    built different trees, refused each other's chunks, and the launch died at the fence
+    timeout)."""
+    agent_config = os.path.join(c.dir, "agent.yaml")
+    with open(agent_config, "w") as f:
+        f.write("fence:\n  fanout: 3\n")
+    p = subprocess.run([AGENTD, "--check-config", "--config", agent_config], capture_output=True,
+                       text=True, timeout=30)
+    check(p.returncode == 2 and "fence.fanout" in p.stderr and
+          "launcher's configuration" in p.stderr, f"exit {p.returncode}: {p.stderr}")
+
+    launcher_config = os.path.join(c.dir, "launcher.yaml")
+    with open(launcher_config, "w") as f:
+        f.write("fence:\n  fanout: 1\n  timeout: 2\n")
+    nodes = [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0", "--log-level", "debug"])
+             for i in range(4)]
+    base = ["--agents", addresses(nodes), "--config", launcher_config]
+    for fanout, expect in ((None, [("0", "-1", "1"), ("1", "0", "2"), ("2", "1", "3"),
+                                   ("3", "2", "")]),
+                           ("3", [("0", "-1", "1,2,3"), ("1", "0", ""), ("2", "0", ""),
+                                  ("3", "0", "")])):
+        offsets = [len(a.log_text()) for a in nodes]
+        r = c.run_launch([*base, *(["--fanout", fanout] if fanout else []), "-n", "8",
+                          prog("pmi2_client"), "--rounds", "2"])
+        ok(c, r, 8, "ok")
+        got = tree_lines(nodes, offsets)
+        check(got == expect, f"fanout {fanout or 'from the launcher config'}: trees {got}, "
+                             f"expected {expect}")
+    # The file's fence timeout (2 s) reaches every agent: a rank that never enters ends it.
+    r = c.run_launch([*base, "-n", "4", prog("mpi_hold"), "no-fence", "3"])
+    check(r.code not in (0, None) and "timed out" in r.err, f"no fence timeout\n{r.describe()}")
+    c.check_clean(r)
+
+
 def name_publishing(c):
     """MPI_Publish_name on rank 0 (n1), MPI_Lookup_name on the last rank (n3): the names live at
     the launch's head agent; an unknown name, a second publish and a name after unpublish fail at
@@ -271,6 +319,7 @@ if __name__ == "__main__":
         ("unreachable_node", unreachable_node),
         ("hung_agent_detected", hung_agent_detected),
         ("fence_timeout_stragglers", fence_timeout_stragglers),
+        ("one_tree_per_launch", one_tree_per_launch),
         ("name_publishing", name_publishing),
         ("mpmd", mpmd),
         ("idle_links_close", idle_links_close),

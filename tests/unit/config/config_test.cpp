@@ -31,7 +31,6 @@ void check_defaults_except_node_id(const AgentConfig& c) {
   CHECK(c.listen_port == 7400);
   CHECK(c.pmi_socket_dir == "/run/lattice");
   CHECK(c.fence_timeout_ms == 60000);
-  CHECK(c.tree_fanout == 8);
   CHECK(c.heartbeat_interval_ms == 1000);
   CHECK(c.heartbeat_misses == 3);
   CHECK(c.log_level == LogLevel::info);
@@ -85,7 +84,7 @@ listen: 127.0.0.2:0
 log_level: debug
 admin_socket: /tmp/a.sock
 pmi: {socket_dir: /tmp/pmi}
-fence: {timeout: 2.5, fanout: 3}
+fence: {timeout: 2.5}
 links: {heartbeat_interval: 0.25, heartbeat_misses: 5}
 compat: {set_slurm_env: true}
 security: {key_file: /etc/k, allow_root_jobs: yes, handshake_timeout: 2}
@@ -109,7 +108,6 @@ limits: {max_ranks_per_node: 64, max_world_size: 4096, max_connections: 99, idle
   CHECK(c->admin_socket == "/tmp/a.sock");
   CHECK(c->pmi_socket_dir == "/tmp/pmi");
   CHECK(c->fence_timeout_ms == 2500);
-  CHECK(c->tree_fanout == 3);
   CHECK(c->heartbeat_interval_ms == 250);
   CHECK(c->heartbeat_misses == 5);
   CHECK(c->compat_set_slurm_env);
@@ -151,9 +149,11 @@ TEST_CASE("bad values name the key path and what was wrong") {
   CHECK(contains(error_of("fence: {timeout: 0.0001}\n"), "fence.timeout"));  // rounds to 0 ms
   CHECK(contains(error_of("fence: {timeout: 1e9}\n"), "fence.timeout"));
   CHECK(contains(error_of("fence: {timeout: nan}\n"), "fence.timeout"));
-  CHECK(contains(error_of("fence: {fanout: 0}\n"),
-                 "fence.fanout: expected a whole number from 1 to 65536, got '0'"));
-  CHECK(contains(error_of("fence: {fanout: 2.5}\n"), "fence.fanout"));
+  // The tree is the launch's (agents configured differently built different trees): the key
+  // moved to the launcher's file, and an agent's file that still has it says where.
+  CHECK(error_of("fence: {fanout: 3}\n") ==
+        "agent.yaml:1: fence.fanout: the fence tree is the launch's: set fence.fanout in the "
+        "launcher's configuration (lattice-launcher.yaml(5)) or pass --fanout, not here");
   CHECK(contains(error_of("links: {heartbeat_interval: soon}\n"), "links.heartbeat_interval"));
   CHECK(contains(error_of("links: {heartbeat_misses: 0}\n"), "links.heartbeat_misses"));
   CHECK(contains(error_of("listen: 0.0.0.0:70000\n"), "agent.yaml:1: listen: expected HOST:PORT"));
@@ -199,7 +199,7 @@ TEST_CASE("files: a missing one is a clear error, a real one is read") {
   REQUIRE(fd >= 0);
   ::close(fd);
   std::string path = name;
-  std::ofstream(path) << "fence:\n  fanout: 2\n  timeoutt: 1\n";
+  std::ofstream(path) << "fence:\n  timeout: 2\n  timeoutt: 1\n";
   auto bad = load_config_file(path);
   std::remove(path.c_str());
   REQUIRE_FALSE(bad);
@@ -213,7 +213,7 @@ node_id: "null"
 listen: '[::1]:0'
 log_level: trace
 admin_socket: "/tmp/it's here.sock"
-fence: {timeout: 7.125, fanout: 2}
+fence: {timeout: 7.125}
 links: {heartbeat_interval: 0.5, heartbeat_misses: 9}
 compat: {set_slurm_env: true}
 security: {key_file: "/etc/lattice/my key", allow_root_jobs: true,
@@ -235,7 +235,6 @@ jobs: {containment: cgroup1, propagate_limits: "nofile, stack"}
   CHECK(again->admin_socket == "/tmp/it's here.sock");
   CHECK(again->pmi_socket_dir == c->pmi_socket_dir);
   CHECK(again->fence_timeout_ms == 7125);
-  CHECK(again->tree_fanout == 2);
   CHECK(again->heartbeat_interval_ms == 500);
   CHECK(again->heartbeat_misses == 9);
   CHECK(again->compat_set_slurm_env);
@@ -254,7 +253,7 @@ jobs: {containment: cgroup1, propagate_limits: "nofile, stack"}
   CHECK(describe(defaults) ==
         "node_id: n1\n# listen: not set (the agent refuses to start without one)\nlog_level: info\n"
         "admin_socket: /run/lattice/agentd.sock\n"
-        "pmi:\n  socket_dir: /run/lattice\nfence:\n  timeout: 60\n  fanout: 8\n"
+        "pmi:\n  socket_dir: /run/lattice\nfence:\n  timeout: 60\n"
         "links:\n  heartbeat_interval: 1\n  heartbeat_misses: 3\ncompat:\n  set_slurm_env: false\n"
         "security:\n  # key_file: not set (the agent refuses to start without one)\n"
         "  allow_root_jobs: false\n  allow_root_job_env: []\n  handshake_timeout: 5\n"

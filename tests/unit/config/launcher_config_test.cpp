@@ -27,6 +27,20 @@ TEST_CASE("launcher config: the fabric keys, seconds into milliseconds") {
   CHECK(empty->vni == 0);
 }
 
+TEST_CASE("launcher config: the fence settings of its launches") {
+  auto c = parse_launcher_config("fence:\n  fanout: 3\n  timeout: 2.5\n", "launcher.yaml");
+  REQUIRE_MESSAGE(c, c.error().message);
+  CHECK(c->fence_fanout == 3);
+  CHECK(c->fence_timeout_ms == 2500);
+  auto empty = parse_launcher_config("", "launcher.yaml");
+  CHECK(empty->fence_fanout == kDefaultFanout);
+  CHECK(empty->fence_timeout_ms == kDefaultFenceTimeoutMs);
+  auto zero = parse_launcher_config("fence: {fanout: 0}\n", "launcher.yaml");
+  REQUIRE_FALSE(zero);
+  CHECK(zero.error().message ==
+        "launcher.yaml:1: fence.fanout: expected a whole number from 1 to 65536, got '0'");
+}
+
 TEST_CASE("launcher config: errors name the line and the key") {
   auto error = [](const char* text) {
     auto c = parse_launcher_config(text, "launcher.yaml");

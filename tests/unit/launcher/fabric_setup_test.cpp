@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 
+#include "launcher/launcher_file.hpp"
+
 using namespace lattice::launcher;
 
 namespace {
@@ -29,16 +31,23 @@ struct Files {
     return path;
   }
 };
+
+// As a launch does it: the file read once, then the fabric settings taken from it.
+lattice::Result<FabricSetup> setup(const LaunchOptions& o, const char* config_env) {
+  auto file = load_launcher_file(o, config_env);
+  if (!file) return file.error();
+  return fabric_setup(o, *file);
+}
 }  // namespace
 
 TEST_CASE("fabric setup: no VNI, no CXI (said why)") {
   LaunchOptions o;
-  auto none = fabric_setup(o, nullptr);
+  auto none = setup(o, nullptr);
   REQUIRE(none);
   CHECK_FALSE(none->token);
   CHECK(none->note.find("no fabric manager configured") != std::string::npos);
   o.fabric_url = "http://fm";
-  CHECK(fabric_setup(o, nullptr)->note.find("no VNI") != std::string::npos);
+  CHECK(setup(o, nullptr)->note.find("no VNI") != std::string::npos);
 }
 
 TEST_CASE("fabric setup: flags over the config file, the token read") {
@@ -48,7 +57,7 @@ TEST_CASE("fabric setup: flags over the config file, the token read") {
       f.write("launcher.yaml", "fabric:\n  url: http://from-file:1\n  token_file: " + token +
                                    "\n  vni: 12\n  attempts: 2\n");
   LaunchOptions o;
-  auto from_env = fabric_setup(o, config.c_str());  // $LATTICE_LAUNCHER_CONFIG
+  auto from_env = setup(o, config.c_str());  // $LATTICE_LAUNCHER_CONFIG
   REQUIRE_MESSAGE(from_env, from_env.error().message);
   REQUIRE(from_env->token);
   CHECK(std::strcmp(reinterpret_cast<const char*>(from_env->token->data()), "secret-token") == 0);
@@ -58,7 +67,7 @@ TEST_CASE("fabric setup: flags over the config file, the token read") {
   o.config_file = config;
   o.vni = 40;
   o.fabric_url = "https://from-flag:2";
-  auto flags = fabric_setup(o, "/nonexistent.yaml");  // --config wins over the variable
+  auto flags = setup(o, "/nonexistent.yaml");  // --config wins over the variable
   REQUIRE_MESSAGE(flags, flags.error().message);
   CHECK(flags->settings.vni == 40);
   CHECK(flags->settings.client.url == "https://from-flag:2");
@@ -68,17 +77,17 @@ TEST_CASE("fabric setup: a VNI without a fabric manager, a token, or a private t
   Files f;
   LaunchOptions o;
   o.vni = 5;
-  auto no_url = fabric_setup(o, nullptr);
+  auto no_url = setup(o, nullptr);
   REQUIRE_FALSE(no_url);
   CHECK(no_url.error().message.find("--vni 5 needs the fabric manager") != std::string::npos);
   o.fabric_url = "http://fm";
-  auto no_token = fabric_setup(o, nullptr);
+  auto no_token = setup(o, nullptr);
   REQUIRE_FALSE(no_token);
   CHECK(no_token.error().message.find("--fabric-token-file") != std::string::npos);
   o.fabric_token_file = f.write("open", "tok\n", 0644);
-  auto open = fabric_setup(o, nullptr);
+  auto open = setup(o, nullptr);
   REQUIRE_FALSE(open);
   CHECK(open.error().message.find("mode 0644") != std::string::npos);
   o.config_file = f.dir + "/missing.yaml";
-  CHECK_FALSE(fabric_setup(o, nullptr));
+  CHECK_FALSE(setup(o, nullptr));
 }
