@@ -1,5 +1,5 @@
 """Layering as a build fact: every #include in src/<layer>/ must name a layer (or a third-party
-library) that <layer> may use, as the README's architecture table says. Run by `meson test`
+library) that <layer> may use, as the layer table in docs/architecture.md says. Run by `meson test`
 (test `layering`); prints each forbidden include with its file and line and exits 1.
 
 Usage: check_layering.py SOURCE_ROOT"""
