@@ -96,6 +96,48 @@ def children_of(pid):
     return out
 
 
+def wait_ranks(agents, count, predicate, timeout=30):
+    """True once `count` ranks across `agents` satisfy predicate(row of Agent.ranks()): a wait on
+    the ranks' PMI state (past a fence, waiting in one) instead of a guess at how long it takes."""
+    return wait_until(lambda: sum(1 for a in agents for r in a.ranks() if predicate(r)) >= count,
+                      timeout)
+
+
+def past_init(rank):
+    """A rank (a row of Agent.ranks()) that has completed MPI_Init's fence."""
+    return rank["fence"] >= 1
+
+
+def in_fence(rank):
+    """A rank (a row of Agent.ranks()) that has entered a fence and waits for its end."""
+    return rank["state"] == "in_fence"
+
+
+def writers_blocked(pattern, count, timeout=60):
+    """True once `count` live processes whose command line holds `pattern` sleep in a pipe write:
+    their output has backed up all the way (nobody reads the launcher's stdout)."""
+    def blocked():
+        n = 0
+        for path in glob.glob("/proc/[0-9]*"):
+            try:
+                with open(f"{path}/cmdline", "rb") as f:
+                    if pattern.encode() not in f.read().replace(b"\0", b" "):
+                        continue
+                with open(f"{path}/wchan") as f:
+                    n += f.read().strip().endswith("pipe_write")  # anon_pipe_write on 6.x
+            except OSError:
+                pass
+        return n >= count
+    return wait_until(blocked, timeout)
+
+
+def wait_marks(directory, count, timeout=30):
+    """True once `directory` holds `count` files: ranks `touch` one there when they are ready
+    (e.g. once their signal trap is set), so a test need not guess when that is."""
+    os.makedirs(directory, exist_ok=True)
+    return wait_until(lambda: len(os.listdir(directory)) >= count, timeout)
+
+
 def wait_until(predicate, timeout):
     """Polls predicate until it is truthy or timeout passes; returns its last value."""
     deadline = time.monotonic() + timeout
@@ -178,6 +220,19 @@ class Agent:
 
     def alive(self):
         return self.proc.poll() is None
+
+    def ranks(self):
+        """This agent's ranks as `lattice admin status` lists them: dicts with rank, pid,
+        state (PMI), last (command) and fence (the last fence epoch it completed)."""
+        p = subprocess.run([LATTICE, "admin", "status", "--socket", self.admin_socket],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=30)
+        rows = []
+        for line in p.stdout.splitlines():
+            f = line.split()
+            if len(f) >= 6 and f[0].isdigit() and f[-1].isdigit():
+                rows.append({"rank": int(f[0]), "pid": f[1], "state": f[2],
+                             "last": " ".join(f[3:-2]), "fence": int(f[-1])})
+        return rows
 
     def stop(self):
         if self.alive():
@@ -399,32 +454,53 @@ def expect_mpmd(result, apps):
 def preflight():
     missing = [p for p in (LATTICE, AGENTD) if not os.access(p, os.X_OK)]
     if not BUILD or missing:
-        print(f"FAIL setup: missing binaries {missing or '(LATTICE_BUILD_DIR unset)'}")
+        print(f"Bail out! missing binaries {missing or '(LATTICE_BUILD_DIR unset)'}", flush=True)
         sys.exit(1)
 
 
+class CaseSkipped(Exception):
+    """A case that cannot run on this machine or build; the reason is reported beside it."""
+
+
+def note(text):
+    """A line for whoever reads the test's output (a TAP comment: meson shows it, never parses it)."""
+    for line in str(text).splitlines() or [""]:
+        print(f"# {line}", flush=True)
+
+
+def skip_all(reason):
+    """Nothing in this file can run here (e.g. no network namespaces): one TAP skip, exit 0."""
+    print(f"1..0 # SKIP {reason}", flush=True)
+    sys.exit(0)
+
+
 def run_cases(cases, only=None):
-    """Runs (name, fn(case)) pairs; prints "ok NAME" / "FAIL NAME: why"; exits 1 on any failure.
-    Command-line arguments, when given, select cases by name."""
+    """Runs (name, fn(case)) pairs and reports each to meson as TAP ("ok N - NAME", or
+    "not ok N - NAME" with the failure's first line as a comment and the rest on stderr); exits 1
+    on any failure. Command-line arguments, when given, select cases by name."""
     preflight()
     only = set(only if only is not None else sys.argv[1:])
+    selected = [(name, fn) for name, fn in cases if not only or name in only]
+    print(f"1..{len(selected)}", flush=True)
     failures = 0
-    for name, fn in cases:
-        if only and name not in only:
-            continue
+    for number, (name, fn) in enumerate(selected, 1):
         case = Case(name)
         try:
             fn(case)
-            print(f"ok {name}", flush=True)
+            print(f"ok {number} - {name}", flush=True)
+        except CaseSkipped as e:
+            print(f"ok {number} - {name} # SKIP {e}", flush=True)
         except CaseFailure as e:
             failures += 1
             first, _, rest = str(e).partition("\n")
-            print(f"FAIL {name}: {first}", flush=True)
+            print(f"not ok {number} - {name}", flush=True)
+            note(first)
             if rest:
                 print(rest, file=sys.stderr, flush=True)
         except Exception as e:  # a bug in the test itself still counts as a failure, loudly
             failures += 1
-            print(f"FAIL {name}: test error {type(e).__name__}: {e}", flush=True)
+            print(f"not ok {number} - {name}", flush=True)
+            note(f"test error {type(e).__name__}: {e}")
             traceback.print_exc()
         finally:
             case.cleanup()

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 
-from harness import check, expect_status, prog, run_cases, test_user
+from harness import check, expect_status, note, prog, run_cases, test_user
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FLOOD_CLIENT = os.path.join(HERE, "flood_client.py")
@@ -110,7 +110,7 @@ def flood_during_launch(c, agent, sources, count=FLOOD_CONNECTIONS):
         figures, elapsed = flood.stop()
     log = RefusalLog(agent.log_text())
     what = f"flood {figures} for {elapsed:.1f} s; the agent's log: {log.describe()}"
-    print(f"  {what}", flush=True)
+    note(what)
     expect_status(r, 0)
     check(r.out.count("ok") == 2, f"not every rank ok during the flood ({what})\n{r.describe()}")
     check(figures["closed"] >= 100, f"the flood did not churn ({what})")

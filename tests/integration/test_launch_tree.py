@@ -9,7 +9,8 @@ import re
 import signal
 import time
 
-from harness import SANITIZED, check, expect_status, prog, run_cases, wait_until
+from harness import (SANITIZED, check, expect_status, past_init, prog, run_cases, wait_marks,
+                     wait_ranks, wait_until, writers_blocked)
 from test_security_links import rogue
 
 NODES = 7
@@ -90,7 +91,9 @@ def slow_reader_through_relays(c):
               f'*) echo quiet;; esac')
     p = c.start_launch(tree_args(nodes, "-n", "14", "/bin/sh", "-c", script))
     started = time.monotonic()
-    time.sleep(5)  # nobody reads the launcher's stdout meanwhile
+    # Nobody reads the launcher's stdout meanwhile: once the three writers are held up, every
+    # buffer on the way is as full as it gets.
+    check(writers_blocked("tr \\0 x", 3), "the ranks' output never backed up")
     grown = [a.memory("VmRSS") - b for a, b in zip(nodes, before)]
     r = c.finish_launch(p, ["sh"], started, 180)
     expect_status(r, 0)
@@ -118,11 +121,12 @@ def stdin_to_a_deep_rank(c):
 
 def signal_reaches_every_node(c):
     nodes = agents(c)
-    script = 'trap "echo got-term; exit 0" TERM; echo up; while :; do sleep 0.1; done'
+    up = os.path.join(c.dir, "up")
+    os.mkdir(up)
+    script = f'trap "echo got-term; exit 0" TERM; touch {up}/$PMI_RANK; while :; do sleep 0.1; done'
     p = c.start_launch(tree_args(nodes, "-n", "7", "-l", "sh", "-c", script))
     started = time.monotonic()
-    wait_until(lambda: accepted_from(nodes[6]) is not None, 30)
-    time.sleep(2)
+    check(wait_marks(up, 7), "the ranks did not all set their traps")
     os.killpg(p.pid, signal.SIGTERM)
     r = c.finish_launch(p, ["sh"], started, 60)
     got = sorted(l for l in r.out.splitlines() if "got-term" in l)
@@ -138,8 +142,7 @@ def killed_mid_launch(c, nodes, victims, ranks=14, sig=signal.SIGKILL):
     again afterwards."""
     p = c.start_launch(tree_args(nodes, "-n", str(ranks), prog("mpi_hold"), "hold", "60"))
     started = time.monotonic()
-    wait_until(lambda: accepted_from(nodes[-1]) is not None, 30)
-    time.sleep(3)
+    check(wait_ranks(nodes, ranks, past_init), "the ranks did not all get past MPI_Init")
     for v in victims:
         os.kill(nodes[v].proc.pid, sig)
     r = c.finish_launch(p, ["mpi_hold"], started, 90)

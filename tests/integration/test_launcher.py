@@ -13,7 +13,8 @@ import stat
 import subprocess
 import time
 
-from harness import LAUNCH_TIMEOUT, SANITIZED, CaseFailure, check, expect_status, prog, run_cases, wait_until
+from harness import (LAUNCH_TIMEOUT, SANITIZED, CaseFailure, check, expect_status, prog, run_cases,
+                     wait_marks, wait_until, writers_blocked)
 
 
 def pmi_port_mode(c):
@@ -57,11 +58,12 @@ def unix_socket_served(c):
 
 
 def sigint_forwarded(c):
+    up = os.path.join(c.dir, "up")
+    os.mkdir(up)
     p = c.start_launch(["-n", "2", "/bin/sh", "-c", "trap 'echo got-int; exit 9' INT; "
-                        "while :; do sleep 0.1; done"])
+                        f"touch {up}/$PMI_RANK; while :; do sleep 0.1; done"])
     started = time.monotonic()
-    wait_until(lambda: len(c.survivors()) >= 2, 15)
-    time.sleep(0.5)
+    check(wait_marks(up, 2), "the ranks did not set their traps")
     os.kill(p.pid, signal.SIGINT)
     r = c.finish_launch(p, ["sh"], started, 30)
     check(r.out.count("got-int") == 2, f"SIGINT did not reach both ranks\n{r.describe()}")
@@ -70,13 +72,17 @@ def sigint_forwarded(c):
 
 
 def second_sigint_kills(c):
-    p = c.start_launch(["-n", "2", "/bin/sh", "-c", "trap '' INT; while :; do sleep 0.1; done"])
+    up, got = os.path.join(c.dir, "up"), os.path.join(c.dir, "got")
+    os.mkdir(up)
+    os.mkdir(got)
+    # A rank notes each SIGINT it is given and survives it.
+    p = c.start_launch(["-n", "2", "/bin/sh", "-c", f"trap 'touch {got}/$PMI_RANK' INT; "
+                        f"touch {up}/$PMI_RANK; while :; do sleep 0.1; done"])
     started = time.monotonic()
-    wait_until(lambda: len(c.survivors()) >= 2, 15)
-    time.sleep(0.5)
+    check(wait_marks(up, 2), "the ranks did not set their traps")
     os.kill(p.pid, signal.SIGINT)
-    time.sleep(0.5)
-    check(p.poll() is None, "one SIGINT ended a job whose ranks ignore it")
+    check(wait_marks(got, 2), "the first SIGINT did not reach both ranks")
+    check(p.poll() is None, "one SIGINT ended a job whose ranks survive it")
     os.kill(p.pid, signal.SIGINT)
     r = c.finish_launch(p, ["sh"], started, 30)
     check(r.code == 128 + signal.SIGINT, f"expected 130 after a second SIGINT\n{r.describe()}")
@@ -244,7 +250,9 @@ def slow_reader_loses_nothing(c):
             f"head -c {size} /dev/zero | tr '\\0' x; echo"]
     started = time.monotonic()
     p = c.start_launch(args)
-    time.sleep(5)  # nobody reads the launcher's stdout meanwhile
+    # Nobody reads the launcher's stdout meanwhile: once both ranks' writers are held up, every
+    # buffer on the way is as full as it gets.
+    check(writers_blocked("tr \\0 x", 2), "the ranks' output never backed up")
     grown = [a.memory("VmRSS") - b for a, b in zip(nodes, before)]
     with open(f"/proc/{p.pid}/status") as f:
         launcher = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
@@ -267,7 +275,8 @@ def agent_stops_despite_a_slow_reader(c):
     started = time.monotonic()
     p = c.start_launch(args)
     check(agent.wait_log("spawned", 10), f"no spawn\n{agent.log()}")
-    time.sleep(2)  # the output backs up: nobody reads the launcher's stdout
+    # The output backs up (nobody reads the launcher's stdout) until the rank's writer waits.
+    check(writers_blocked("tr \\0 x", 1), "the rank's output never backed up")
     agent.proc.send_signal(signal.SIGTERM)
     check(wait_until(lambda: not agent.alive(), 15),
           f"the agent waited for the launcher's reader instead of stopping\n{agent.log()}")

@@ -10,8 +10,8 @@ import signal
 import subprocess
 import time
 
-from harness import (AGENTD, LATTICE, check, expect_mpmd, expect_status, mpmd_args, prog,
-                     processes_with_env, run_cases, wait_until)
+from harness import (AGENTD, LATTICE, check, expect_mpmd, expect_status, in_fence, mpmd_args,
+                     past_init, processes_with_env, prog, run_cases, wait_ranks, wait_until)
 
 
 def agents(c, count):
@@ -91,10 +91,9 @@ def kill_rank_on_node2(c):
     nodes = agents(c, 3)
     p = c.start_launch(["--agents", addresses(nodes), "-n", "6", prog("mpi_hold"), "hold", "60"])
     started = time.monotonic()
-    # Ranks 2-3 run on node n2 (block layout, 2 per node); give the job time to pass MPI_Init.
-    victim = find_rank(c, 3)
-    time.sleep(1.5)
-    os.kill(victim, signal.SIGKILL)
+    # Ranks 2-3 run on node n2 (block layout, 2 per node); every rank past MPI_Init first.
+    check(wait_ranks(nodes, 6, past_init), "the ranks did not all get past MPI_Init")
+    os.kill(find_rank(c, 3), signal.SIGKILL)
     r = c.finish_launch(p, ["mpi_hold"], started, 60)
     check(r.code == 128 + 9, f"expected 137 (rank 3 killed)\n{r.describe()}")
     check(any("rank 3" in l and "n2" in l and "SIGKILL" in l for l in r.err.splitlines()),
@@ -105,11 +104,14 @@ def kill_rank_on_node2(c):
 
 
 def held_launch(c, nodes, mode, value):
-    """6 ranks over the agents running mpi_hold; returns once rank 5 (on n3) has been up a while."""
+    """6 ranks over the agents running mpi_hold; returns once every rank is past MPI_Init
+    ("hold"), or every rank but the one that never fences waits in MPI_Init's fence."""
     p = c.start_launch(["--agents", addresses(nodes), "-n", "6", prog("mpi_hold"), mode, value])
     started = time.monotonic()
-    find_rank(c, 5)
-    time.sleep(1.5)
+    if mode == "hold":
+        check(wait_ranks(nodes, 6, past_init), "the ranks did not all get past MPI_Init")
+    else:
+        check(wait_ranks(nodes, 5, in_fence), "the ranks did not all wait in MPI_Init's fence")
     return p, started
 
 

@@ -3,8 +3,8 @@ fourth namespace), made and removed by this test. An agent runs in each namespac
 address, the launcher runs in the first, and an MPICH job spans all three; and a connection flood
 from the second host, counted by its address, does not keep a launch from the first off the
 third's agent. If the machine refuses
-namespaces (no root, no iproute2, no kernel support) the test says so and reports SKIP (exit 77),
-never a silent pass.
+namespaces (no root, no iproute2, no kernel support) the test says so and reports it skipped (a TAP
+skip with the reason), never a silent pass.
 
 Addresses come from 192.0.2.0/24 (TEST-NET-1, RFC 5737): they exist only inside these namespaces."""
 import os
@@ -15,11 +15,10 @@ import sys
 import time
 import uuid
 
-from harness import (AGENTD, AGENT_READY_TIMEOUT, LATTICE, Case, check, expect_status, prog,
-                     run_cases, wait_until)
+from harness import (AGENTD, AGENT_READY_TIMEOUT, LATTICE, Case, check, expect_status, note,
+                     prog, run_cases, skip_all, wait_until)
 from test_floods import HANDSHAKE_DEADLINE, Flood, RefusalLog, room_for_files
 
-SKIP = 77
 NODES = 3
 
 
@@ -136,7 +135,7 @@ def flood_from_another_host(case, hosts):
             os.killpg(agent.pid, signal.SIGKILL)
     log = RefusalLog(log_text())
     what = f"flood {figures} for {elapsed:.1f} s; the agent's log: {log.describe()}"
-    print(f"  {what}", flush=True)
+    note(what)
     check(r.returncode == 0 and r.stdout.count("ok") == 2,
           f"the launch during the flood: exit {r.returncode} ({what})\n{r.stdout[-2000:]}\n"
           f"{r.stderr[-2000:]}")
@@ -152,8 +151,7 @@ def main():
         hosts.up()
     except OSError as e:
         hosts.down()
-        print(f"SKIP netns: this machine refuses network namespaces ({e})")
-        sys.exit(SKIP)
+        skip_all(f"this machine refuses network namespaces ({e})")
     try:
         run_cases([("mpich_across_namespaces", lambda c: mpich_across_namespaces(c, hosts)),
                    ("flood_from_another_host", lambda c: flood_from_another_host(c, hosts))])
