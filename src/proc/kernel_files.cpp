@@ -105,10 +105,11 @@ std::vector<CgroupMembership> cgroup_memberships(std::string_view proc_cgroup) {
 
 std::vector<int> parse_pids(std::string_view text) {
   std::vector<int> out;
-  for (auto line : fields(text, '\n')) {
-    auto pid = parse_int(line);
-    if (pid && *pid > 0 && *pid <= 0x3fffffff) out.push_back(static_cast<int>(*pid));
-  }
+  for (auto line : fields(text, '\n'))
+    for (auto word : fields(line, ' ')) {
+      auto pid = parse_int(word);
+      if (pid && *pid > 0 && *pid <= 0x3fffffff) out.push_back(static_cast<int>(*pid));
+    }
   return out;
 }
 

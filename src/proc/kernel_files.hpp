@@ -31,7 +31,8 @@ struct CgroupMembership {
 };
 std::vector<CgroupMembership> cgroup_memberships(std::string_view proc_cgroup);
 
-// The pids of a cgroup.procs file (one decimal per line); anything else is skipped.
+// The pids of a cgroup.procs file (one decimal per line) or of /proc/PID/task/TID/children
+// (separated by spaces); anything else is skipped.
 std::vector<int> parse_pids(std::string_view text);
 
 // The parent pid in /proc/PID/stat ("PID (COMM) STATE PPID ..."; COMM may hold spaces and

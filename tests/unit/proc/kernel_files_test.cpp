@@ -64,6 +64,7 @@ TEST_CASE("/proc/PID/cgroup: hierarchy, controllers, path") {
 
 TEST_CASE("cgroup.procs, /proc/PID/stat and environ") {
   CHECK(parse_pids("12\n345\n\nx\n-4\n0\n99999999999\n") == std::vector<int>{12, 345});
+  CHECK(parse_pids("17 4242 9 ") == std::vector<int>{17, 4242, 9});  // task/TID/children
   CHECK(parse_stat_ppid("4242 (sleep) S 17 4242 4242 0 -1") == 17);
   // A command name may hold spaces and parentheses: the fields count from the last ')'.
   CHECK(parse_stat_ppid("4243 (a) S 99 (b)) R 18 1 1") == 18);
