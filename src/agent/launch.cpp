@@ -497,7 +497,10 @@ void Launch::job_process(net::SpawnSpec& spawn, const std::string& program,
                          const std::vector<std::string>& args, const std::vector<int>& cpus,
                          std::vector<std::string> env) const {
   spawn.parent_death_signal = SIGKILL;
-  if (group_) spawn.cgroup_procs_fd = group_->join_fd();
+  if (group_) {
+    spawn.cgroup_procs_fd = group_->join_fd();
+    spawn.cgroup_dir_fd = group_->clone_into_fd();
+  }
   if (spec_.umask) spawn.umask = static_cast<int>(*spec_.umask);
   for (const auto& limit : spec_.limits)
     spawn.limits.push_back(net::ChildLimit{proc::rlimit_of(limit.resource), limit.soft});

@@ -47,6 +47,9 @@ struct ChildPlan {
   // A cgroup.procs file the child writes "0" to before anything else, so that all it becomes
   // and starts stays in that cgroup; -1: stay in this process's.
   int cgroup_procs_fd = -1;
+  // A cgroup v2 directory to clone the child into instead (CLONE_INTO_CGROUP: no migration);
+  // where the kernel or the architecture cannot, the child writes to cgroup_procs_fd.
+  int cgroup_dir_fd = -1;
   int umask = -1;                  // the child's umask; -1: this process's
   std::vector<ChildLimit> limits;  // applied before the exec
 };

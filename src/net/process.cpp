@@ -80,6 +80,7 @@ Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spe
                  spec.sched_batch,
                  spec.user,
                  spec.cgroup_procs_fd,
+                 spec.cgroup_dir_fd,
                  spec.umask,
                  spec.limits};
 

@@ -27,6 +27,10 @@ class ProcessGroup {
   // What a child writes "0" to between its clone and its exec, to join; -1: nothing to join
   // (the subreaper finds its processes by their environment).
   virtual int join_fd() const = 0;
+  // A cgroup v2 directory a child can be cloned straight into (CLONE_INTO_CGROUP), which spares
+  // the migration join_fd() costs: the kernel waits out an RCU grace period for each one
+  // (measured here: 3.3 ms a spawn, up to 31 ms, against 0.24 ms); -1 in v1 and the subreaper.
+  virtual int clone_into_fd() const { return -1; }
   // The processes in it now.
   virtual std::vector<int> members() const = 0;
   // Sends signum to every member; SIGKILL in a cgroup v2 that has cgroup.kill is one write,
