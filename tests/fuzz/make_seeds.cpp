@@ -132,11 +132,13 @@ void launch_request_seeds(const std::filesystem::path& dir) {
                                   {0, 0, {0}, "root"},
                                   {{"BASH_ENV", "/tmp/x"}, {"LANG", "/tmp/l"}, {"TZ", "UTC"}},
                                   {{"PYTHONSTARTUP", "/tmp/s.py"}},
-                                  2,
+                                  true,
                                   "lattice@host:1"};
-  write_seed(
-      dir, "relayed_root",
-      agent_byte(2, true, true, true) + request_frame(one, root, 3, 2, {0, 0, 1, 1, 2, 2, 2, 2}));
+  launcher::LaunchOptions binary_tree = one;
+  binary_tree.fanout = 2;  // every launch names its fanout; a relayed one must
+  write_seed(dir, "relayed_root",
+             agent_byte(2, true, true, true) +
+                 request_frame(binary_tree, root, 3, 2, {0, 0, 1, 1, 2, 2, 2, 2}));
 
   // Names that no host list holds: the peers travel as a list, the layout as rankNodes.
   rpc::Outgoing listed;
