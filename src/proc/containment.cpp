@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
@@ -85,11 +86,22 @@ std::vector<std::string> subdirectories(const std::string& dir, std::string_view
 
 // --- cgroups ---
 
+class CgroupGroup;
+// Where an emptied group goes instead of rmdir: making and removing cgroups takes the kernel's
+// global cgroup lock, which every clone into a cgroup waits for too.
+using Recycle = std::function<bool(CgroupGroup&)>;
+
 class CgroupGroup final : public ProcessGroup {
  public:
-  CgroupGroup(std::string dir, int procs_fd, int dir_fd, bool has_kill)
-      : dir_(std::move(dir)), procs_fd_(procs_fd), dir_fd_(dir_fd), has_kill_(has_kill) {}
+  CgroupGroup(std::string dir, int procs_fd, int dir_fd, bool has_kill, Recycle recycle = {})
+      : dir_(std::move(dir)),
+        procs_fd_(procs_fd),
+        dir_fd_(dir_fd),
+        has_kill_(has_kill),
+        recycle_(std::move(recycle)) {}
   ~CgroupGroup() override {
+    if (recycle_ && procs_fd_ >= 0 && members().empty() && recycle_(*this)) return;
+    if (procs_fd_ < 0) return;  // given to another
     ::close(procs_fd_);
     if (dir_fd_ >= 0) ::close(dir_fd_);
     // Its processes are gone (the launch waited for that); a dying one may hold it a moment.
@@ -108,26 +120,44 @@ class CgroupGroup final : public ProcessGroup {
     for (int pid : members()) ::kill(pid, signum);
   }
   std::string describe() const override { return dir_; }
+  // Hands the cgroup and its fds to a new owner; this one then lets go of nothing.
+  std::unique_ptr<CgroupGroup> take(Recycle recycle) {
+    auto out =
+        std::make_unique<CgroupGroup>(dir_, procs_fd_, dir_fd_, has_kill_, std::move(recycle));
+    procs_fd_ = dir_fd_ = -1;
+    return out;
+  }
 
  private:
   std::string dir_;
   int procs_fd_;
   int dir_fd_;  // v2 only
   bool has_kill_;
+  Recycle recycle_;
 };
 
 class CgroupContainment final : public Containment {
  public:
   CgroupContainment(ContainmentMode mode, std::string root, std::string base, std::string notes)
       : mode_(mode), root_(std::move(root)), base_(std::move(base)), notes_(std::move(notes)) {}
-  ~CgroupContainment() override { ::rmdir(base_.c_str()); }
+  ~CgroupContainment() override {
+    spare_.reset();
+    ::rmdir(base_.c_str());
+  }
 
   ContainmentMode mode() const override { return mode_; }
   std::string describe() const override {
     return cat(mode_ == ContainmentMode::cgroup2 ? "cgroup v2" : "cgroup v1",
                ", a cgroup per launch under ", base_, notes_);
   }
+  // An emptied group is kept for the next launch (one at most), so that launches after the
+  // first make and remove no cgroup.
   Result<std::unique_ptr<ProcessGroup>> make_group(const std::string&) override {
+    if (spare_) {
+      std::unique_ptr<ProcessGroup> reused = spare_->take(recycler());
+      spare_.reset();
+      return reused;
+    }
     std::string dir = cat(base_, "/launch.", random_name());
     if (::mkdir(dir.c_str(), 0755) != 0) return make_error(cat("cannot create ", dir, ": ", why()));
     int fd = ::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
@@ -140,7 +170,7 @@ class CgroupContainment final : public Containment {
                      ? ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                      : -1;  // (without it, children join by cgroup.procs)
     return std::unique_ptr<ProcessGroup>(
-        new CgroupGroup(dir, fd, dir_fd, exists(dir + "/cgroup.kill")));
+        new CgroupGroup(dir, fd, dir_fd, exists(dir + "/cgroup.kill"), recycler()));
   }
   int remove_leftovers() override {
     int killed = 0;
@@ -171,8 +201,17 @@ class CgroupContainment final : public Containment {
   }
 
  private:
+  Recycle recycler() {
+    return [this](CgroupGroup& emptied) {
+      if (spare_) return false;
+      spare_ = emptied.take({});  // (removed when the agent ends, if no launch takes it)
+      return true;
+    };
+  }
+
   ContainmentMode mode_;
   std::string root_, base_, notes_;
+  std::unique_ptr<CgroupGroup> spare_;
 };
 
 // The agent's own subtree in `mount`, made (or why not).
