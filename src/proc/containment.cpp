@@ -100,7 +100,8 @@ class CgroupGroup final : public ProcessGroup {
         has_kill_(has_kill),
         recycle_(std::move(recycle)) {}
   ~CgroupGroup() override {
-    if (recycle_ && procs_fd_ >= 0 && members().empty() && recycle_(*this)) return;
+    // Not after cgroup.kill: the kernel then kills every child cloned into it (seen on 6.18).
+    if (recycle_ && !killed_ && procs_fd_ >= 0 && members().empty() && recycle_(*this)) return;
     if (procs_fd_ < 0) return;  // given to another
     ::close(procs_fd_);
     if (dir_fd_ >= 0) ::close(dir_fd_);
@@ -116,7 +117,10 @@ class CgroupGroup final : public ProcessGroup {
     return text ? parse_pids(*text) : std::vector<int>{};
   }
   void signal(int signum) override {
-    if (signum == SIGKILL && has_kill_ && write_file(dir_ + "/cgroup.kill", "1")) return;
+    if (signum == SIGKILL && has_kill_ && write_file(dir_ + "/cgroup.kill", "1")) {
+      killed_ = true;
+      return;
+    }
     for (int pid : members()) ::kill(pid, signum);
   }
   std::string describe() const override { return dir_; }
@@ -133,6 +137,7 @@ class CgroupGroup final : public ProcessGroup {
   int procs_fd_;
   int dir_fd_;  // v2 only
   bool has_kill_;
+  bool killed_ = false;  // cgroup.kill was written
   Recycle recycle_;
 };
 

@@ -161,6 +161,10 @@ def strays_end_with_the_launch(mode):
             left = cgroup_dirs(agent)
             return len(left) <= 1 and all(not open(f"{d}/cgroup.procs").read() for d in left)
         check(wait_until(settled, 10), f"launch cgroups left behind: {cgroup_dirs(agent)}")
+        # The next launch (in the kept group, where there is one) runs as any other.
+        again = c.run_launch(["--agents", agent.address, "--user", victim.name, "-n", "2",
+                              "/bin/true"], cwd="/tmp")
+        expect_status(again, 0)
         check(wait_until(lambda: not zombies_of(agent_pid(agent)), 10),
               f"the agent left its adopted orphans unreaped: {zombies_of(agent_pid(agent))}")
     return case
