@@ -419,5 +419,8 @@ struct Envelope {
     stdinChunk @20 :StdinChunk;                   # launcher -> agent
     stdinTaken @21 :StdinTaken;                   # agent -> launcher
     nodeAnswer @22 :NodeAnswer;                   # agent -> parent agent -> ... -> launcher
+    closeLink @23 :Void;                          # agent -> agent: the link's maker asks to
+                                                  # close it, unused; an answer means the peer
+                                                  # sends nothing more on it
   }
 }

@@ -89,7 +89,7 @@ std::string render_status(const AgentStatus& s, const std::string& only_launch) 
           s.listen.empty() ? "-" : s.listen, ", up ", format_duration(s.uptime_ms), ", ",
           s.launches.size(), s.launches.size() == 1 ? " launch" : " launches", "; messages ",
           s.messages_sent, " out, ", s.messages_received, " in; links: ", s.peer_links,
-          " to peers (", s.peer_links_held, " held), ", s.accepted_links, " accepted\n");
+          " to peers (", s.peer_links_held, " held), ", s.open_links, " open\n");
   bool found = false;
   for (const auto& l : s.launches) {
     if (!only_launch.empty() && l.launch_id != only_launch) continue;

@@ -49,9 +49,9 @@ struct AgentStatus {
   uint64_t uptime_ms = 0;
   std::vector<LaunchRow> launches;
   uint64_t messages_sent = 0, messages_received = 0;  // on every link since start
-  size_t peer_links = 0;       // this agent's links to peers (up or coming up)
+  size_t peer_links = 0;       // peer agents with a link (up, coming up, or awaited)
   size_t peer_links_held = 0;  // of them, held by a live launch (heartbeated)
-  size_t accepted_links = 0;   // links others opened to this agent (launchers, peers)
+  size_t open_links = 0;       // sealed links open (launchers and peers, whoever made them)
 };
 
 class AgentControl {

@@ -49,20 +49,12 @@ Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterK
       started_ms_(loop.now_ms()),
       slots_(config_.max_connections, config_.max_handshakes_per_source),
       self_uid_(::geteuid()),
-      peers_(loop,
-             PeerLinks::Options{
-                 &key_,
-                 config_.node_id,
-                 {config_.heartbeat_interval_ms, config_.heartbeat_misses},
-                 config_.handshake_timeout_ms,
-                 link_linger_ms(config_),
-                 &counts_,
-                 [this](const secure::Identity& peer, schema::Envelope::Reader envelope) {
-                   pass_up(Sender{0, peer}, envelope);
-                 }},
-             [this](const std::string& peer, const std::string& reason) {
-               relay_peer_lost(peer, reason);
-               for (auto& [id, entry] : launches_) entry.launch->peer_lost(peer, reason);
+      peers_(loop, *this,
+             NodeLinks::Options{{config_.heartbeat_interval_ms, config_.heartbeat_misses},
+                                link_linger_ms(config_)},
+             [this](const std::string& node_id, const std::string& reason) {
+               relay_peer_lost(node_id, reason);
+               for (auto& [id, entry] : launches_) entry.launch->peer_lost(node_id, reason);
              }),
       early_(kMaxEarlyBytes, kMaxEarlyAgeMs),
       reaper_(loop),
@@ -188,6 +180,13 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
     case schema::Envelope::Body::SIGNAL_PROCESSES:
       signal_processes(sender, request_id, body.getSignalProcesses());
       return pass_down(sender, body.getSignalProcesses().getLaunchId(), envelope);
+    case schema::Envelope::Body::CLOSE_LINK:
+      if (!request_id) return;
+      if (peers_.may_close(conn_id))
+        conn.session().respond(request_id, rpc::Outgoing());
+      else
+        conn.session().respond_error(request_id, "the link is in use");
+      return;
     case schema::Envelope::Body::HEARTBEAT:
       if (request_id) conn.session().respond(request_id, rpc::Outgoing());
       return;
@@ -382,7 +381,7 @@ void Agent::refuse_late_exec(const lattice::wire::ExecCommand& command, const Se
   refusal.exec_id = command.exec_id;
   refusal.exited = true;
   refusal.error = ended_here(command.launch_id);
-  peers_.send(asker->node_id, asker->host, asker->port, lattice::wire::exec_event(refusal));
+  peers_.send(*asker, lattice::wire::exec_event(refusal));
 }
 
 void Agent::refuse_late_name(NameMessage message, const Sender& sender) {
@@ -394,7 +393,7 @@ void Agent::refuse_late_name(NameMessage message, const Sender& sender) {
   message.name.clear();
   message.port.clear();
   message.error = cat(ended_here(message.launch_id), ", and its published names with it");
-  peers_.send(asker->node_id, asker->host, asker->port, wire::name_message(message));
+  peers_.send(*asker, wire::name_message(message));
 }
 
 void Agent::hold_early(const std::string& launch_id, EarlyMessage early) {
@@ -438,6 +437,7 @@ void Agent::connection_closed(uint64_t conn_id, const Error& why) {
     // Nobody takes the output now: read it to the end (and drop it) so the launch can end.
     resume_output(entry);
   }
+  peers_.closed(conn_id, why);
   reaper_.start(0, 0, [this] { reap(); });
 }
 

@@ -20,7 +20,7 @@
 #include "agent/early_messages.hpp"
 #include "agent/launch.hpp"
 #include "agent/launch_relay.hpp"
-#include "agent/peer_links.hpp"
+#include "agent/node_links.hpp"
 #include "agent/pmix_host.hpp"
 #include "agent/socket_dir.hpp"
 #include "base/log_limiter.hpp"
@@ -36,7 +36,7 @@
 
 namespace lattice::agent {
 
-class Agent : private LaunchSink, public admin::AgentControl {
+class Agent : private LaunchSink, private NodeLinks::Host, public admin::AgentControl {
  public:
   // `key` must outlive the agent. `reread` gives the configuration again (the file named
   // `config_source`, "" for none, with the command line's flags over it) for SIGHUP.
@@ -58,7 +58,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
     // A relayed launch's routing, and its children's links held (heartbeated) meanwhile; the
     // entry outlives the launch until every node below is settled (or kRelayLingerMs).
     std::unique_ptr<LaunchRelay> relay;
-    std::vector<PeerLinks::Hold> child_holds;
+    std::vector<NodeLinks::Hold> child_holds;
     uint64_t ended_ms = 0;  // when the launch ended here (0: running)
     // Reports with no way up (the parent and the head lost), encoded, until the launcher
     // reaches this node directly; output beyond kHeldReportBytes is dropped.
@@ -67,6 +67,9 @@ class Agent : private LaunchSink, public admin::AgentControl {
   };
 
   void accept(std::unique_ptr<net::Stream> stream);
+  // A sealed link on `stream`, this agent's side `side`: its messages, handshake and end come
+  // back to on_message, NodeLinks and connection_closed.
+  void add_connection(uint64_t id, std::unique_ptr<net::Stream> stream, secure::Channel::Side side);
   Source source_of(const net::Stream& stream) const;
   // Closes a connection still in its handshake to make room for a new one (ConnectionSlots).
   void drop_handshake(uint64_t conn_id);
@@ -136,7 +139,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
                  schema::Envelope::Reader envelope);
   // `message` to each of the nodes `to` (children of this node), encoded once.
   void send_down(const LaunchEntry& entry, const std::vector<int>& to, rpc::Outgoing message);
-  void relay_peer_lost(const std::string& peer, const std::string& reason);
+  void relay_peer_lost(const std::string& node_id, const std::string& reason);
   // A relayed launch's launcher reached this node directly (its head was lost): the link
   // becomes the launch's, and the reports held meanwhile go on it.
   void adopt(LaunchEntry& entry, const Sender& sender);
@@ -144,6 +147,11 @@ class Agent : private LaunchSink, public admin::AgentControl {
   void relay_origin_lost(LaunchEntry& entry, const std::string& reason);
   rpc::Session* session_of(uint64_t conn_id);
   LaunchEntry* find_launch(const std::string& id);
+
+  // NodeLinks::Host
+  uint64_t link_made(std::unique_ptr<net::Stream> stream) override;
+  link::Connection* connection(uint64_t id) override;
+  void drop(uint64_t id, const std::string& reason) override;
 
   // LaunchSink
   void output(Launch& launch, int rank, bool is_stderr, std::string data) override;
@@ -172,7 +180,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   uid_t self_uid_;
   std::map<uint64_t, std::unique_ptr<net::Stream>> admin_clients_;
   std::vector<uint64_t> closed_admin_;  // admin clients to destroy at the next reap
-  PeerLinks peers_;                     // before launches_: outlives their holds
+  NodeLinks peers_;                     // before launches_: outlives their holds
   std::map<std::string, LaunchEntry> launches_;
   // The nodes of the launches that ended here lately (newest kEndedLaunchesKept), to answer
   // late escape-hatch commands and name requests.

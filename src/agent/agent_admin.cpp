@@ -49,7 +49,7 @@ admin::AgentStatus Agent::status() {
   st.messages_received = counts_.received;
   st.peer_links = peers_.size();
   st.peer_links_held = peers_.held_count();
-  st.accepted_links = connections_.size();
+  st.open_links = connections_.size();
   for (auto& [id, entry] : launches_) {
     const Launch& launch = *entry.launch;
     admin::LaunchRow row;

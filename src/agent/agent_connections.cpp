@@ -25,13 +25,25 @@ void Agent::accept(std::unique_ptr<net::Stream> stream) {
   }
   if (admission.dropped) drop_handshake(admission.dropped);
   LAT_LOG(debug, "link", "connection ", id, " from ", stream->peer(), " (", source.name, ')');
+  add_connection(id, std::move(stream), secure::Channel::Side::responder);
+}
+
+uint64_t Agent::link_made(std::unique_ptr<net::Stream> stream) {
+  uint64_t id = next_conn_id_++;
+  LAT_LOG(debug, "link", "connection ", id, " to ", stream->peer());
+  add_connection(id, std::move(stream), secure::Channel::Side::initiator);
+  return id;
+}
+
+void Agent::add_connection(uint64_t id, std::unique_ptr<net::Stream> stream,
+                           secure::Channel::Side side) {
   arm_sweeper();
   rpc::Session::Handlers handlers;
   handlers.on_message = [this, id](uint64_t request_id, schema::Envelope::Reader envelope) {
     on_message(id, request_id, envelope);
   };
   link::LinkOptions options;
-  options.side = secure::Channel::Side::responder;
+  options.side = side;
   options.key = &key_;
   options.self = secure::Identity{secure::Role::agent, config_.node_id};
   options.handshake_timeout_ms = config_.handshake_timeout_ms;
@@ -41,8 +53,21 @@ void Agent::accept(std::unique_ptr<net::Stream> stream) {
       [this, id](const secure::Identity& peer) {
         slots_.authenticated(id);
         LAT_LOG(debug, "link", "connection ", id, " is ", secure::describe(peer));
+        peers_.established(id, peer);
       },
       [this, id](const Error& why) { connection_closed(id, why); });
+}
+
+link::Connection* Agent::connection(uint64_t id) {
+  auto it = connections_.find(id);
+  return it == connections_.end() || !it->second->open() ? nullptr : it->second.get();
+}
+
+void Agent::drop(uint64_t id, const std::string& reason) {
+  link::Connection* conn = connection(id);
+  if (!conn) return;
+  conn->close();  // a final record: the peer sees a clean close
+  connection_closed(id, make_error(reason, ErrorKind::closed_by_peer));
 }
 
 Source Agent::source_of(const net::Stream& stream) const {

@@ -47,8 +47,8 @@ void Agent::relay_request(LaunchEntry& entry, schema::LaunchProcessesRequest::Re
   auto source = own.envelope().asReader().getBody().getLaunchProcesses();
   for (int child : entry.relay->children()) {
     Peer p = spec.peers[static_cast<size_t>(child)];
-    entry.child_holds.push_back(peers_.hold(p.node_id, p.host, p.port));
-    peers_.call(p.node_id, p.host, p.port, wire::relayed_request(source, child), kChildAnswerMs,
+    entry.child_holds.push_back(peers_.hold(p, true));
+    peers_.call(p, wire::relayed_request(source, child), kChildAnswerMs,
                 [this, id = spec.launch_id, child](Result<schema::Envelope::Reader> reply) {
                   child_answered(id, child, reply);
                 });
@@ -151,21 +151,18 @@ void Agent::pass_down(const Sender& sender, const std::string& launch_id,
 void Agent::send_down(const LaunchEntry& entry, const std::vector<int>& to, rpc::Outgoing message) {
   auto frame = rpc::encode_notification(message);
   if (!frame) return;  // what decoded within the limit, or was made here, encodes within it
-  for (int child : to) {
-    Peer p = entry.launch->spec().peers[static_cast<size_t>(child)];
-    peers_.send_encoded(p.node_id, p.host, p.port, *frame);
-  }
+  for (int child : to)
+    peers_.send_encoded(entry.launch->spec().peers[static_cast<size_t>(child)], *frame);
 }
 
-void Agent::relay_peer_lost(const std::string& peer, const std::string& reason) {
+void Agent::relay_peer_lost(const std::string& node_id, const std::string& reason) {
   for (auto& [id, entry] : launches_) {
     if (!entry.relay || relayed_all(entry)) continue;
     const LaunchSpec& spec = entry.launch->spec();
     std::vector<int> near = entry.relay->children();
     if (int parent = entry.relay->parent(); parent >= 0) near.push_back(parent);
     for (int node : near) {
-      Peer p = spec.peers[static_cast<size_t>(node)];
-      if (cat(p.host, ':', p.port) != peer) continue;
+      if (spec.peers[static_cast<size_t>(node)].node_id != node_id) continue;
       if (entry.relay->lost(node))
         report(entry, wire::node_answer(id, node, make_error(reason), true));
     }
@@ -185,7 +182,7 @@ void Agent::relay_origin_lost(LaunchEntry& entry, const std::string& reason) {
   const std::string why = cat("its link to this node closed (", reason, ")");
   if (entry.relay->lost(parent))
     report(entry, wire::node_answer(spec.launch_id, parent, make_error(why), true));
-  entry.launch->peer_lost(cat(p.host, ':', p.port), why);
+  entry.launch->peer_lost(p.node_id, why);
   // Below, nobody else may hear of it (the head may be what was lost): the abort goes down.
   policy::Failure failure;
   failure.kind = policy::FailureKind::node_lost;

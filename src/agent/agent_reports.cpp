@@ -49,25 +49,22 @@ void Agent::resume_output(LaunchEntry& entry) {
 
 void Agent::set_children_reading(LaunchEntry& entry, bool reading) {
   if (!entry.relay) return;
-  for (int child : entry.relay->children()) {
-    Peer p = entry.launch->spec().peers[static_cast<size_t>(child)];
-    peers_.set_reading(p.host, p.port, reading);
-  }
+  for (int child : entry.relay->children())
+    peers_.set_reading(entry.launch->spec().peers[static_cast<size_t>(child)].node_id, reading);
 }
 
 void Agent::report(LaunchEntry& entry, rpc::Outgoing message) {
   const int up = entry.relay ? entry.relay->uplink() : LaunchRelay::kOrigin;
   if (up == LaunchRelay::kOrigin) return notify(entry.launcher_conn, std::move(message));
   if (up == LaunchRelay::kNowhere) return hold_report(entry, std::move(message));
-  Peer p = entry.launch->spec().peers[static_cast<size_t>(up)];
-  peers_.send(p.node_id, p.host, p.port, std::move(message));
+  peers_.send(entry.launch->spec().peers[static_cast<size_t>(up)], std::move(message));
 }
 
 void Agent::report_own(LaunchEntry& entry, rpc::Outgoing message) {
   if (entry.relay && entry.relay->reports_via_parent() && entry.launch->failing()) {
     const LaunchSpec& spec = entry.launch->spec();
-    const Peer& head = spec.peers[static_cast<size_t>(spec.head_node)];
-    peers_.send(head.node_id, head.host, head.port, wire::copy_of(message.envelope().asReader()));
+    peers_.send(spec.peers[static_cast<size_t>(spec.head_node)],
+                wire::copy_of(message.envelope().asReader()));
   }
   report(entry, std::move(message));
 }

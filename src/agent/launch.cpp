@@ -67,7 +67,7 @@ std::string path_of(const LaunchSpec& spec, const App& app) {
 }  // namespace
 
 Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, LaunchSink& sink,
-               PeerLinks& peers)
+               NodeLinks& peers)
     : loop_(loop),
       spec_(std::move(spec)),
       nodelist_(spec_.peers.joined()),

@@ -16,7 +16,7 @@
 #include "agent/fence_phases.hpp"
 #include "agent/launch_spec.hpp"
 #include "agent/name_registry.hpp"
-#include "agent/peer_links.hpp"
+#include "agent/node_links.hpp"
 #include "agent/stray_sweep.hpp"
 #include "agent/tree_fence.hpp"
 #include "agent/user_lookup.hpp"
@@ -124,7 +124,7 @@ struct LaunchEnvironment {
 class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
  public:
   Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, LaunchSink& sink,
-         PeerLinks& peers);
+         NodeLinks& peers);
   ~Launch() override;
   Launch(const Launch&) = delete;
   Launch& operator=(const Launch&) = delete;
@@ -153,8 +153,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void remote_exec_event(int from, wire::ExecEvent event);
   // An abort from the launcher or from one of the launch's nodes (as its link proved).
   void abort_received(policy::AbortSource from, Failure failure);
-  // A peer link ("host:port") was lost: fails the launch when that peer is one of its nodes.
-  void peer_lost(const std::string& peer, const std::string& reason);
+  // The link to agent `node_id` was lost: fails the launch when that node is one of its nodes.
+  void peer_lost(const std::string& node_id, const std::string& reason);
   void launcher_lost(const std::string& reason);
   // The agent is stopping: SIGTERM and a grace, or SIGKILL at once for `kill_now`.
   void shutdown(int signum, bool kill_now);
@@ -277,8 +277,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   const std::string slurm_nodelist_;  // SLURM_NODELIST, under slurm_compat
   const LaunchEnvironment& env_;
   LaunchSink& sink_;
-  PeerLinks& peers_;
-  std::vector<PeerLinks::Hold> link_holds_;  // the tree neighbours', while the launch lives
+  NodeLinks& peers_;
+  std::vector<NodeLinks::Hold> link_holds_;  // the tree neighbours', while the launch lives
   uint64_t started_ns_;
   std::map<int, std::string> port_ids_;  // rank -> its one-time PMI_ID (PMI_PORT mode)
   pmi::Server pmi_;

@@ -19,8 +19,7 @@ void Launch::send_to_nodes(const std::vector<int>& nodes, rpc::Outgoing message)
     return;
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const Peer peer = spec_.peers[static_cast<size_t>(nodes[i])];
-    peers_.send_encoded(peer.node_id, peer.host, peer.port,
+    peers_.send_encoded(spec_.peers[static_cast<size_t>(nodes[i])],
                         i + 1 < nodes.size() ? std::string(*frame) : std::move(*frame));
   }
 }
@@ -41,26 +40,23 @@ void Launch::abort_received(policy::AbortSource from, Failure failure) {
   run(policy_.abort_received(from, std::move(failure)));
 }
 
-// The links to the tree neighbours are made and held (heartbeated) from the first rank's
-// wire-up, so that they are up before its first fence and a hung (not only a dead) neighbour
-// is noticed while ranks compute; or after a while, for ranks that never use PMI. A launch of
-// short programs that never fence makes none: the fan-out's CPU goes to spawning.
+// The links to the tree neighbours are held (heartbeated) from the first rank's wire-up, so
+// that they are up before its first fence and a hung (not only a dead) neighbour is noticed
+// while ranks compute; or after a while, for ranks that never use PMI. A launch of short
+// programs that never fence makes none: the fan-out's CPU goes to spawning. Each node makes
+// the link to its parent and waits for its children's (a relayed launch's parent made them
+// already), so that a tree edge is one link, not two made at once from both ends.
 void Launch::hold_neighbour_links() {
   if (!tree_fence_ || !link_holds_.empty() || ended()) return;
   links_timer_.stop();
-  for (int node : tree_fence_->neighbors()) {
-    const Peer peer = spec_.peers[static_cast<size_t>(node)];
-    link_holds_.push_back(peers_.hold(peer.node_id, peer.host, peer.port));
-  }
+  for (int node : tree_fence_->neighbors())
+    link_holds_.push_back(
+        peers_.hold(spec_.peers[static_cast<size_t>(node)], node == tree_fence_->parent()));
 }
 
-void Launch::peer_lost(const std::string& peer, const std::string& reason) {
-  for (size_t node = 0; node < spec_.peers.size(); ++node) {
-    const Peer p = spec_.peers[node];
-    if (cat(p.host, ':', p.port) != peer) continue;
-    run(policy_.peer_lost(static_cast<int>(node), p.node_id, reason));
-    return;
-  }
+void Launch::peer_lost(const std::string& node_id, const std::string& reason) {
+  if (int node = spec_.peers.find(node_id); node >= 0)
+    run(policy_.peer_lost(node, node_id, reason));
 }
 
 }  // namespace lattice::agent

@@ -117,7 +117,7 @@ void Launch::modex_message(int from, ModexMessage message) {
     pmix_modex_.erase(it);
     return;
   }
-  // The answer goes back over this agent's own link to the asking node, and may come after
+  // The answer goes back over the link to the asking node, and may come after
   // this launch is gone: it holds copies, not the launch.
   message.is_answer = true;
   const Peer asker = spec_.peers[static_cast<size_t>(from)];
@@ -126,7 +126,7 @@ void Launch::modex_message(int from, ModexMessage message) {
       message.data = std::move(*data);
     else
       message.error = data.error().message;
-    peers->send(asker.node_id, asker.host, asker.port, wire::modex_message(message));
+    peers->send(asker, wire::modex_message(message));
   };
   if (spec_.rank_nodes[static_cast<size_t>(message.rank)] != spec_.node_index)
     return reply(make_error(cat("rank ", message.rank, " does not run on ", env_.node_id)));

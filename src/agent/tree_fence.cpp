@@ -56,6 +56,8 @@ std::vector<int> TreeFence::neighbors() const {
   return out;
 }
 
+int TreeFence::parent() const { return reducer_.tree().parent(reducer_.self()); }
+
 void TreeFence::fail_down(uint64_t epoch, const std::string& message) {
   fence::Chunk chunk;
   chunk.epoch = epoch;

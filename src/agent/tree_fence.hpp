@@ -41,6 +41,7 @@ class TreeFence : public Fence {
   void fail_down(uint64_t epoch, const std::string& message);
   // This node's parent and children: the links the fence uses, watched from the start.
   std::vector<int> neighbors() const;
+  int parent() const;  // -1 at the root
 
  private:
   void run(std::vector<fence::Action> actions);

@@ -85,6 +85,7 @@ size_t body(schema::Envelope::Body::Reader b) {
   switch (b.which()) {
     case schema::Envelope::Body::NONE:
     case schema::Envelope::Body::HEARTBEAT:
+    case schema::Envelope::Body::CLOSE_LINK:
       return 1;
     case schema::Envelope::Body::LAUNCH_PROCESSES:
       return launch(b.getLaunchProcesses());

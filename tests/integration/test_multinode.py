@@ -296,7 +296,7 @@ def idle_links_close(c):
           f"n1 holds no link to its fence neighbours while the launch runs: {head}")
     r = c.finish_launch(p, ["mpi_hold"], started, 60)
     expect_status(r, 0)
-    quiet = "links: 0 to peers (0 held), 0 accepted"
+    quiet = "links: 0 to peers (0 held), 0 open"
     check(wait_until(lambda: all(quiet in status_of(a)[0] for a in nodes), 15),
           "links still open after the launch ended and the linger passed:\n" +
           "\n".join(status_of(a)[0] for a in nodes))
@@ -306,6 +306,47 @@ def idle_links_close(c):
     check(before == after, f"idle agents exchanged messages: {before} -> {after}")
     again = c.run_launch(["--agents", addresses(nodes), "-n", "6", prog("mpi_check")], timeout=120)
     ok(c, again, 6, "ok")
+
+
+def links_between(nodes):
+    """The TCP connections between the agents, as (maker, listener) node indices: sockets of an
+    agent's process whose peer is another agent's listening address (the acceptor's end has an
+    ephemeral peer port, so each connection is counted once)."""
+    listening = {a.address: i for i, a in enumerate(nodes)}
+    by_pid = {a.proc.pid: i for i, a in enumerate(nodes)}
+    out = subprocess.run(["ss", "-tnpH", "state", "established"], capture_output=True, text=True,
+                         timeout=30, check=True).stdout
+    links = []
+    for line in out.splitlines():
+        fields = line.split()
+        pid = re.search(r"pid=(\d+)", line)
+        if len(fields) < 4 or not pid or int(pid.group(1)) not in by_pid:
+            continue
+        if fields[3] in listening:
+            links.append((by_pid[int(pid.group(1))], listening[fields[3]]))
+    return links
+
+
+def one_link_per_tree_edge(c):
+    """8 agents, a fence tree of fanout 2: while the launch runs, its 7 tree edges are 7 links,
+    each made by the child and used both ways (before, each end made its own: 14)."""
+    nodes = agents(c, 8)
+    p = c.start_launch(["--agents", addresses(nodes), "--fanout", "2", "-n", "8", prog("mpi_hold"),
+                        "hold", "4"])
+    started = time.monotonic()
+    check(wait_ranks(nodes, 8, past_init), "the ranks did not all get past MPI_Init")
+    links = links_between(nodes)
+    edges = sorted((i, (i - 1) // 2) for i in range(1, 8))
+    check(sorted(links) == edges, f"links (maker, listener) {sorted(links)}, expected the tree's "
+                                  f"edges, each made by the child: {edges}")
+    for i, a in enumerate(nodes):
+        degree = len([e for e in edges if i in e])
+        line = status_of(a)[0]
+        check(f"links: {degree} to peers ({degree} held)" in line,
+              f"n{i + 1} should hold one link to each of its {degree} tree neighbours: {line}")
+    r = c.finish_launch(p, ["mpi_hold"], started, 60)
+    expect_status(r, 0)
+    c.check_clean(r)
 
 
 if __name__ == "__main__":
@@ -325,4 +366,5 @@ if __name__ == "__main__":
         ("name_publishing", name_publishing),
         ("mpmd", mpmd),
         ("idle_links_close", idle_links_close),
+        ("one_link_per_tree_edge", one_link_per_tree_edge),
     ])

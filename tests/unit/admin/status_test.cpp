@@ -56,7 +56,7 @@ TEST_CASE("status with no launches is the header alone") {
   std::string out = handle_request("status\n", control);
   CHECK(out ==
         "lattice-agentd 0.1.0 on node n1, listening on 127.0.0.1:7400, up 1m01s, 0 launches; "
-        "messages 0 out, 0 in; links: 0 to peers (0 held), 0 accepted\n");
+        "messages 0 out, 0 in; links: 0 to peers (0 held), 0 open\n");
   CHECK(control.calls == 1);
 }
 
@@ -65,12 +65,12 @@ TEST_CASE("one launch: summary line and an aligned rank table") {
   control.state = agent({launch("abc")});
   control.state.peer_links = 3;
   control.state.peer_links_held = 2;
-  control.state.accepted_links = 4;
+  control.state.open_links = 4;
   auto out = lines(handle_request("status", control));
   REQUIRE(out.size() == 6);
   CHECK(out[0] ==
         "lattice-agentd 0.1.0 on node n1, listening on 127.0.0.1:7400, up 1m01s, 1 launch; "
-        "messages 0 out, 0 in; links: 3 to peers (2 held), 4 accepted");
+        "messages 0 out, 0 in; links: 3 to peers (2 held), 4 open");
   CHECK(out[1] == "launch abc: node 0 of 2, 3 of 4 ranks here, age 2.3s, fence epoch 1");
   CHECK(out[2] == "  RANK  PID   PMI-STATE    LAST-CMD   IDLE  FENCE");
   CHECK(out[3] == "  0     4242  in_fence     kvs-fence  1.5s  2");

@@ -129,6 +129,7 @@ std::vector<Outgoing> one_of_each_body() {
         f.setFromNode(0);
       },
       [](auto b) { b.setHeartbeat(); },
+      [](auto b) { b.setCloseLink(); },
       [](auto b) {
         auto s = b.initSignalProcesses();
         s.setLaunchId("job-1");
