@@ -1152,13 +1152,75 @@ def cxi_table(args):
               f"| {median(r['cxi']['wall']):.1f} ms |")
 
 
+def reshape_table(args):
+    """What issue 31's reshaping costs (one link per agent pair, one wire module): fence rounds
+    (PMI-2 at fanout 8 and 2, the PMIx tier) over 16 and 64 agents and /bin/true over 256 agents
+    (star and relayed), this build beside a build of the last commit before it, alternating."""
+    before, rev = baseline_build(args, "tests/unit/agent/node_links_test.cpp", "build-before-links")
+    reps = 3 if args.quick else 5
+    rounds = 20 if args.quick else 50
+    builds = {"after": args.build, "before": before}
+    rows = []
+    for m in ((16,) if args.quick else (16, 64)):
+        farms = {b: Agents(build, m) for b, build in builds.items()}
+        res = {b: {} for b in builds}
+        try:
+            for _ in range(reps):
+                for b, build in builds.items():
+                    agents = farms[b]
+                    base = [f"{build}/lattice", "launch", "--agents", ",".join(agents.addrs), "-N",
+                            str(m)]
+                    bench = ["--bench", str(rounds), "--size", "64"]
+                    runs = {
+                        "PMI-2 round, fanout 8, 1 rank per agent":
+                            base + ["-n", str(m), "--fanout", "8",
+                                    f"{build}/tests/programs/pmi2_client", *bench],
+                        "PMI-2 round, fanout 2, 4 ranks per agent":
+                            base + ["-n", str(4 * m), "--fanout", "2",
+                                    f"{build}/tests/programs/pmi2_client", *bench],
+                    }
+                    if os.path.exists(f"{build}/tests/programs/pmix_bench"):
+                        runs["PMIx fence, fanout 8, 1 rank per agent"] = base + [
+                            "-n", str(m), "--fanout", "8", "--pmi", "pmix",
+                            f"{build}/tests/programs/pmix_bench", *bench]
+                    for name, cmd in runs.items():
+                        p50, _ = p50_p99(cmd, env=agents.launch_env())
+                        res[b].setdefault(f"{name}, {m} agents (p50 µs)", []).append(p50)
+        finally:
+            for a in farms.values():
+                a.close()
+        rows.append(res)
+    m = 64 if args.quick else 256
+    farms = {b: Agents(build, m) for b, build in builds.items()}
+    res = {b: {} for b in builds}
+    try:
+        for _ in range(reps):
+            for b, build in builds.items():
+                for how in ("star", "tree"):
+                    wall = fanout_once(build, farms[b], m, how)[2]
+                    res[b].setdefault(f"/bin/true over {m} agents, {how} (wall ms)", []).append(wall)
+    finally:
+        for a in farms.values():
+            a.close()
+    rows.append(res)
+    print(f"\n### Issue 31's reshaping: this build beside {rev} (the last commit before it), "
+          f"medians of {reps} alternating runs\n")
+    print("| measure | after | before | after / before |")
+    print("|---|---|---|---|")
+    for res in rows:
+        for name in res["after"]:
+            a, b = median(res["after"][name]), median(res["before"][name])
+            print(f"| {name} | {a:.1f} | {b:.1f} | {a / b:.3f} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only",
                     choices=["e2e", "ompi", "round", "rss", "fence", "fanout", "sealing", "failing",
-                             "cxi", "fenceonly", "idle", "sim", "user", "floor", "contain"])
+                             "cxi", "fenceonly", "idle", "sim", "user", "floor", "contain",
+                             "reshape"])
     args = ap.parse_args()
     if not HYDRA:
         print("note: mpiexec.hydra not found; Hydra columns will be empty", file=sys.stderr)
@@ -1166,7 +1228,7 @@ def main():
               "fence": fence_table, "fanout": fanout_table, "sealing": sealing_table,
               "failing": failing_table, "cxi": cxi_table, "fenceonly": fence_only_table,
               "idle": idle_table, "sim": sim_table, "user": user_table, "floor": floor_table,
-              "contain": contain_table}
+              "contain": contain_table, "reshape": reshape_table}
     for name, fn in tables.items():
         if args.only in (None, name):
             fn(args)
