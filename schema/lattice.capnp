@@ -301,16 +301,13 @@ struct Straggler {
   idleMs @3 :UInt64;             # since that command
 }
 
-# One rank's PMIx data fetched from the node that holds it (PMIx direct modex), agent to agent.
-# The asking node is the link's authenticated identity, never a field; an answer is accepted
-# only from the node the rank runs on.
+# One rank's PMIx data fetched from the node that holds it (PMIx direct modex), agent to agent:
+# a request to the rank's node, answered on the same link (an error response: why there is
+# none). The asking node is the link's authenticated identity, never a field.
 struct PmixModex {
   launchId @0 :Text;
   rank @1 :UInt32;               # whose data
-  tag @2 :UInt64;                # the asker's, echoed in the answer
-  isAnswer @3 :Bool;
-  data @4 :Data;                 # answer: libpmix's blob for that rank
-  error @5 :Text;                # answer: why there is none (then data is empty)
+  data @2 :Data;                 # the response: libpmix's blob for that rank
 }
 
 # The escape hatch (lattice-mpi-launcher): a command run on one node of a launch, as the launch's
@@ -347,9 +344,9 @@ struct ExecRequest {
   command @2 :List(Text);
 }
 
-# Name publishing (MPI_Publish_name / MPI_Lookup_name) across a launch: a node asks the launch's
-# head agent, which holds the names; the asker is the link's node, and answers are accepted only
-# from the head.
+# Name publishing (MPI_Publish_name / MPI_Lookup_name) across a launch: a request to the
+# launch's head agent, which holds the names, answered on the same link (an error response:
+# why not); the asker is the link's node.
 enum NameOp {
   publish @0;
   unpublish @1;
@@ -360,10 +357,7 @@ struct PmiName {
   launchId @0 :Text;
   op @1 :NameOp;
   name @2 :Text;
-  port @3 :Text;                 # publish: the port; an answer to a lookup: the port found
-  tag @4 :UInt64;                # the asker's, echoed in the answer
-  isAnswer @5 :Bool;
-  error @6 :Text;                # answer: why not (empty: done)
+  port @3 :Text;                 # publish: the port; the response to a lookup: the port found
 }
 
 # The launcher's stdin for a launch's input rank(s), in order; `eof` ends it. Accepted only from
@@ -410,12 +404,12 @@ struct Envelope {
     pmiFenceComplete @11 :PmiFenceComplete;       # agent -> child agents
     heartbeat @12 :Void;
     signalProcesses @13 :SignalProcesses;         # launcher -> agent
-    pmixModex @14 :PmixModex;                     # agent <-> agent
+    pmixModex @14 :PmixModex;                     # agent -> agent, response pmixModex
     remoteExec @15 :RemoteExec;                   # agent -> agent
     remoteExecEvent @16 :RemoteExecEvent;         # agent -> agent, agent -> lattice-mpi-launcher
     remoteExecKill @17 :RemoteExecKill;           # agent -> agent
     execRequest @18 :ExecRequest;                 # lattice-mpi-launcher -> agent
-    pmiName @19 :PmiName;                         # agent <-> head agent
+    pmiName @19 :PmiName;                         # agent -> head agent, response pmiName
     stdinChunk @20 :StdinChunk;                   # launcher -> agent
     stdinTaken @21 :StdinTaken;                   # agent -> launcher
     nodeAnswer @22 :NodeAnswer;                   # agent -> parent agent -> ... -> launcher

@@ -142,19 +142,12 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
     case schema::Envelope::Body::STDIN_TAKEN:
     case schema::Envelope::Body::NODE_ANSWER:
       return pass_up(sender, envelope);
-    case schema::Envelope::Body::PMI_NAME: {
-      auto message = wire::decode_name(body.getPmiName());
-      LaunchEntry* entry = find_launch(message.launch_id);
-      if (!entry) return refuse_late_name(std::move(message), sender);
-      auto from = may_send_name(entry->launch->spec(), message.is_answer, sender);
-      if (!from) {
-        LAT_LOG(warn, "auth", from.error().message);
-        return;
-      }
-      return entry->launch->name_message(*from, std::move(message));
-    }
+    case schema::Envelope::Body::PMI_NAME:
+      if (request_id == 0) return;  // nobody would hear the answer
+      return name_request(sender, request_id, wire::decode_name(body.getPmiName()));
     case schema::Envelope::Body::PMIX_MODEX:
-      return modex_message(wire::decode_modex(body.getPmixModex()), sender);
+      if (request_id == 0) return;
+      return modex_request(sender, request_id, wire::decode_modex(body.getPmixModex()));
     case schema::Envelope::Body::REMOTE_EXEC: {
       auto command = lattice::wire::decode_remote_exec(body.getRemoteExec());
       if (!find_launch(command.launch_id)) return refuse_late_exec(command, sender);
@@ -324,21 +317,53 @@ void Agent::fence_message(Result<FenceMessage> decoded, const Sender& sender) {
   hold_early(id, EarlyMessage{std::move(message), std::nullopt, sender});
 }
 
-void Agent::modex_message(ModexMessage message, const Sender& sender) {
-  LaunchEntry* entry = find_launch(message.launch_id);
+void Agent::name_request(const Sender& sender, uint64_t request_id, const NameRequest& request) {
+  rpc::Session& session = *session_of(sender.conn);
+  LaunchEntry* entry = find_launch(request.launch_id);
   if (!entry) {
-    // The launch ended here, so it is ending everywhere; or it has not started here yet,
-    // which libpmix's async modex does not wait for (said in lattice(1)'s PMIx section).
-    LAT_LOG(debug, "pmix", "direct modex message for unknown launch ", message.launch_id,
-            " dropped");
-    return;
+    // The names lived with the head's part of the launch: the rank hears at once that they are
+    // gone, rather than waiting for an answer that cannot come.
+    return session.respond_error(
+        request_id, ended_member(request.launch_id, sender)
+                        ? cat(ended_here(request.launch_id), ", and its published names with it")
+                        : cat("no launch '", request.launch_id, "' on ", config_.node_id));
   }
-  auto from = may_send_modex(entry->launch->spec(), message.is_answer, message.rank, sender);
+  auto from = may_ask_name(entry->launch->spec(), sender);
   if (!from) {
     LAT_LOG(warn, "auth", from.error().message);
+    return session.respond_error(request_id, from.error().message);
+  }
+  auto answer = entry->launch->name_asked(request);
+  if (answer)
+    session.respond(request_id, wire::name_answer(*answer));
+  else
+    session.respond_error(request_id, answer.error().message);
+}
+
+void Agent::modex_request(const Sender& sender, uint64_t request_id, const ModexRequest& request) {
+  LaunchEntry* entry = find_launch(request.launch_id);
+  if (!entry) {
+    // The launch ended here, so it is ending everywhere; or it has not started here yet,
+    // which libpmix's async modex does not wait for (said in lattice(1)'s PMIx section): the
+    // asker's deadline answers it.
+    LAT_LOG(debug, "pmix", "direct modex for unknown launch ", request.launch_id, " dropped");
     return;
   }
-  entry->launch->modex_message(*from, std::move(message));
+  auto from = may_ask_modex(entry->launch->spec(), request.rank, sender);
+  if (!from) {
+    LAT_LOG(warn, "auth", from.error().message);
+    return session_of(sender.conn)->respond_error(request_id, from.error().message);
+  }
+  // libpmix answers later, perhaps after the link or the launch has gone.
+  entry->launch->modex_asked(*from, request.rank,
+                             [this, conn = sender.conn, request_id](Result<std::string> data) {
+                               link::Connection* link = connection(conn);
+                               if (!link) return;
+                               if (data)
+                                 link->session().respond(request_id, wire::modex_answer(*data));
+                               else
+                                 link->session().respond_error(request_id, data.error().message);
+                             });
 }
 
 void Agent::exec_message(const std::string& launch_id, const std::string& what,
@@ -382,18 +407,6 @@ void Agent::refuse_late_exec(const lattice::wire::ExecCommand& command, const Se
   refusal.exited = true;
   refusal.error = ended_here(command.launch_id);
   peers_.send(*asker, lattice::wire::exec_event(refusal));
-}
-
-void Agent::refuse_late_name(NameMessage message, const Sender& sender) {
-  auto asker = message.is_answer ? std::nullopt : ended_member(message.launch_id, sender);
-  if (!asker) return;  // an answer for a launch that ended here: nobody waits for it
-  // The names lived with the head's part of the launch: the rank hears at once that they are
-  // gone, rather than waiting for an answer that cannot come.
-  message.is_answer = true;
-  message.name.clear();
-  message.port.clear();
-  message.error = cat(ended_here(message.launch_id), ", and its published names with it");
-  peers_.send(*asker, wire::name_message(message));
 }
 
 void Agent::hold_early(const std::string& launch_id, EarlyMessage early) {

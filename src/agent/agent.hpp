@@ -83,15 +83,16 @@ class Agent : private LaunchSink, private NodeLinks::Host, public admin::AgentCo
   void deliver_abort(LaunchEntry& entry, Failure failure, const Sender& sender);
   void fence_message(Result<FenceMessage> decoded, const Sender& sender);
   void hold_early(const std::string& launch_id, EarlyMessage early);
-  void modex_message(ModexMessage message, const Sender& sender);
+  // A name request, at the launch's head; a direct modex, at the rank's node. Answered on the
+  // link they came on.
+  void name_request(const Sender& sender, uint64_t request_id, const NameRequest& request);
+  void modex_request(const Sender& sender, uint64_t request_id, const ModexRequest& request);
   // An escape-hatch message: delivered to its launch when the sender is one of its nodes.
   void exec_message(const std::string& launch_id, const std::string& what, const Sender& sender,
                     const std::function<void(Launch&, int from)>& deliver);
   // An escape-hatch command for a launch that has ended here: its asker hears so at once
   // instead of waiting on a command that never starts.
   void refuse_late_exec(const lattice::wire::ExecCommand& command, const Sender& sender);
-  // A name request for a launch whose head part has ended: answered with that, at once.
-  void refuse_late_name(NameMessage message, const Sender& sender);
   // The sender's entry in the nodes of a launch that ended here lately, or null.
   std::optional<Peer> ended_member(const std::string& launch_id, const Sender& sender) const;
   std::string ended_here(const std::string& launch_id) const;

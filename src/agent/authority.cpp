@@ -86,32 +86,23 @@ Result<int> member_node(const LaunchSpec& spec, const Sender& sender, const std:
   return from;
 }
 
-Result<int> may_send_name(const LaunchSpec& spec, bool answer, const Sender& sender) {
+Result<int> may_ask_name(const LaunchSpec& spec, const Sender& sender) {
   auto member = member_node(spec, sender, "a name request");
   if (!member) return member;
-  bool at_head = spec.node_index == spec.head_node;
-  if (!answer && !at_head)
+  if (spec.node_index != spec.head_node)
     return make_error(cat("a name request for launch ", spec.launch_id, " from ",
                           secure::describe(sender.identity),
                           " dropped: this node is not its head"));
-  if (answer && *member != spec.head_node)
-    return make_error(cat("a name answer for launch ", spec.launch_id, " from ",
-                          secure::describe(sender.identity), ", not its head, dropped"));
   return member;
 }
 
-Result<int> may_send_modex(const LaunchSpec& spec, bool answer, int rank, const Sender& sender) {
-  auto member = member_node(spec, sender, "a PMIx modex message");
+Result<int> may_ask_modex(const LaunchSpec& spec, int rank, const Sender& sender) {
+  auto member = member_node(spec, sender, "a PMIx modex request");
   if (!member) return member;
-  int from = *member;
   if (rank < 0 || rank >= spec.world_size)
-    return make_error(cat("a PMIx modex message for launch ", spec.launch_id, " about rank ", rank,
+    return make_error(cat("a PMIx modex request for launch ", spec.launch_id, " about rank ", rank,
                           ", not one of its ranks, dropped"));
-  if (answer && spec.rank_nodes[static_cast<size_t>(rank)] != from)
-    return make_error(cat("a PMIx modex answer for rank ", rank, " of launch ", spec.launch_id,
-                          " from ", secure::describe(sender.identity),
-                          ", which does not run it, dropped"));
-  return from;
+  return member;
 }
 
 }  // namespace lattice::agent

@@ -6,8 +6,8 @@
 //   - it is aborted by its launcher, by its head agent, or (at the head) by any of its nodes;
 //   - a fence chunk going up comes from a child of this node, going down (data or error) from
 //     its parent, and its fromNode must be the node that link belongs to;
-//   - a PMIx direct modex question comes from any node of the launch, its answer only from the
-//     node the rank runs on;
+//   - a PMIx direct modex or a name request (at the head) comes from any node of the launch; its
+//     answer comes back on the link the request went out on, to the node it was asked of;
 //   - escape-hatch commands, their events and their ends come from nodes of the launch (the
 //     launch then checks that an event comes from the node that was asked).
 #pragma once
@@ -47,10 +47,11 @@ Status may_send_fence(const LaunchSpec& spec, const fence::Tree& tree, bool down
 
 // The sender's node index when it is one of the launch's nodes; `what` names the message.
 Result<int> member_node(const LaunchSpec& spec, const Sender& sender, const std::string& what);
-// The node index a name request (any node of the launch, at the head) or its answer (the head
-// only) may come from: the sender's own.
-Result<int> may_send_name(const LaunchSpec& spec, bool answer, const Sender& sender);
-// The node index a direct modex message about `rank` may come from: the sender's own.
-Result<int> may_send_modex(const LaunchSpec& spec, bool answer, int rank, const Sender& sender);
+// The node index a name request may come from (any node of the launch, at its head): the
+// sender's own.
+Result<int> may_ask_name(const LaunchSpec& spec, const Sender& sender);
+// The node index a direct modex about `rank` may come from (any node of the launch): the
+// sender's own.
+Result<int> may_ask_modex(const LaunchSpec& spec, int rank, const Sender& sender);
 
 }  // namespace lattice::agent

@@ -64,25 +64,18 @@ struct LaunchEnd {
   uint32_t strays = 0;  // processes it left behind, killed once its ranks had exited
 };
 
-// A PMIx direct modex between agents: a question (rank's data, please) or its answer.
-struct ModexMessage {
+// A PMIx direct modex: a rank's data, asked of the node it runs on.
+struct ModexRequest {
   std::string launch_id;
   int rank = -1;
-  uint64_t tag = 0;  // the asker's
-  bool is_answer = false;
-  std::string data;
-  std::string error;
 };
 
-// A name request to the launch's head agent, or its answer.
-struct NameMessage {
+// A name request to the launch's head agent.
+struct NameRequest {
   std::string launch_id;
   pmi::NameOp op = pmi::NameOp::lookup;
   std::string name;
   std::string port;
-  uint64_t tag = 0;  // the asker's
-  bool is_answer = false;
-  std::string error;
 };
 
 class Launch;
@@ -136,10 +129,11 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void forward_signal(int signum);
   // A fence chunk from a peer agent (multi-node launches only).
   void fence_message(FenceMessage message);
-  // A name request (at the head) or its answer, from node `from` (as its link proved).
-  void name_message(int from, NameMessage message);
-  // A direct modex question or answer from node `from` (as its link proved; authority.hpp).
-  void modex_message(int from, ModexMessage message);
+  // A name request from one of the launch's nodes, at its head: the port, or why not.
+  Result<std::string> name_asked(const NameRequest& request);
+  // A direct modex from node `from` (as its link proved; authority.hpp): `answer` gets the
+  // rank's data, or why there is none, later; it may outlive the launch.
+  void modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer);
   // A piece of the launcher's stdin for this node's input rank(s); `eof` ends it.
   void input(std::string data, bool eof);
   // The launcher reads slower than the ranks write: stop reading their output (their writes
@@ -189,7 +183,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void client_failed(pmi::ConnId conn, int rank, std::string message) override;
   bool name_request(pmi::ConnId conn, pmi::NameOp op, const std::string& name,
                     const std::string& port) override;
-  void name_answered(uint64_t tag, const Result<std::string>& answer);
+  void name_answered(uint64_t id, const Result<std::string>& answer);
   void rank_initialized(int rank) override;
   void rank_finalized(int rank) override;
   bool tracing() const override { return log_level() >= LogLevel::trace; }
@@ -208,6 +202,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void fence_entered(pmix::FenceCall call) override;
   void modex_requested(pmix::RankCall call) override;
   void unsupported(int rank, std::string operation) override;
+  void modex_answered(uint64_t id, Result<std::string> data);
   // Registers the namespace, then spawns (a failed registration fails every rank).
   void start_pmix();
   void pmix_fence_complete(uint64_t epoch, const std::vector<KvView>& merged);
@@ -272,6 +267,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::optional<proc::RankEnvInput::Cxi> cxi_environment() const;
 
   net::Loop& loop_;
+  // Answers to this launch's calls to other nodes may come after it is gone: they look here.
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
   LaunchSpec spec_;
   const std::string nodelist_;        // LATTICE_NODELIST, joined once (every rank gets it)
   const std::string slurm_nodelist_;  // SLURM_NODELIST, under slurm_compat
@@ -309,8 +306,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   pmix::Server* pmix_ = nullptr;
   std::map<uint64_t, std::pair<pmix::FenceCall, uint64_t>> pmix_fences_;  // call, entered at
   uint64_t pmix_epoch_ = 0;
-  std::map<uint64_t, pmix::RankCall> pmix_modex_;  // direct modex asked of other nodes, by tag
-  uint64_t pmix_modex_tag_ = 0;
+  std::map<uint64_t, pmix::RankCall> pmix_modex_;  // direct modex asked of other nodes
+  uint64_t pmix_modex_id_ = 0;
   // The escape hatch: the door, the variables it adds, the node each door client's command
   // runs on, and the commands running here by (asking node, its exec id).
   std::unique_ptr<ExecDoor> exec_door_;
@@ -320,13 +317,13 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::map<std::pair<int, uint64_t>, std::unique_ptr<Exec>> execs_;
   std::vector<std::unique_ptr<Exec>> finished_execs_;  // destroyed outside their callbacks
   net::Timer exec_reaper_;
-  // Name publishing: the names (used at the head), and requests waiting for an answer by tag.
+  // Name publishing: the names (used at the head), and the requests waiting for an answer.
   NameRegistry names_;
   std::map<uint64_t, pmi::ConnId> name_waiting_;
   std::vector<std::pair<uint64_t, Result<std::string>>> names_ready_;  // answered at the head
   net::Timer name_timer_;
   net::Timer upkeep_timer_;  // the PMI server's upkeep (later()), a turn after its answers
-  uint64_t name_tag_ = 0;
+  uint64_t name_id_ = 0;
   // Stdin that came before its rank was spawned, and whether it has ended.
   std::string pending_input_;
   bool input_ended_ = false;

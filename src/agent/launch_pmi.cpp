@@ -125,17 +125,20 @@ void Launch::client_failed(pmi::ConnId conn, int rank, std::string message) {
 }
 
 // Names live at the head agent: there a request is answered on the next loop turn (never from
-// inside the engine's hook), elsewhere it travels to the head and back.
+// inside the engine's hook), elsewhere it is a call to the head, within the fence timeout.
 bool Launch::name_request(pmi::ConnId conn, pmi::NameOp op, const std::string& name,
                           const std::string& port) {
-  uint64_t tag = ++name_tag_;
-  name_waiting_[tag] = conn;
+  uint64_t id = ++name_id_;
+  name_waiting_[id] = conn;
   if (spec_.head_node != spec_.node_index) {
-    send_to_node(spec_.head_node,
-                 wire::name_message({spec_.launch_id, op, name, port, tag, false, {}}));
+    peers_.call(spec_.peers[static_cast<size_t>(spec_.head_node)],
+                wire::name_request({spec_.launch_id, op, name, port}), spec_.fence_timeout_ms,
+                [this, alive = std::weak_ptr<int>(alive_), id](auto reply) {
+                  if (!alive.expired()) name_answered(id, wire::decode_name_answer(reply));
+                });
     return true;
   }
-  names_ready_.emplace_back(tag, names_.apply(op, name, port));
+  names_ready_.emplace_back(id, names_.apply(op, name, port));
   name_timer_.start(0, 0, [this] {
     auto ready = std::move(names_ready_);
     names_ready_.clear();
@@ -144,26 +147,16 @@ bool Launch::name_request(pmi::ConnId conn, pmi::NameOp op, const std::string& n
   return true;
 }
 
-void Launch::name_answered(uint64_t tag, const Result<std::string>& answer) {
-  auto it = name_waiting_.find(tag);
+void Launch::name_answered(uint64_t id, const Result<std::string>& answer) {
+  auto it = name_waiting_.find(id);
   if (it == name_waiting_.end()) return;
   pmi::ConnId conn = it->second;
   name_waiting_.erase(it);
   pmi_.name_answer(conn, answer);
 }
 
-void Launch::name_message(int from, NameMessage message) {
-  if (message.is_answer) {
-    return name_answered(message.tag, message.error.empty()
-                                          ? Result<std::string>(std::move(message.port))
-                                          : Result<std::string>(make_error(message.error)));
-  }
-  auto answer = names_.apply(message.op, message.name, message.port);
-  message.is_answer = true;
-  message.name.clear();
-  message.port = answer ? *answer : std::string();
-  message.error = answer ? std::string() : answer.error().message;
-  send_to_node(from, wire::name_message(message));
+Result<std::string> Launch::name_asked(const NameRequest& request) {
+  return names_.apply(request.op, request.name, request.port);
 }
 
 void Launch::rank_initialized(int rank) {

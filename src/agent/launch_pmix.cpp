@@ -97,40 +97,34 @@ void Launch::modex_requested(pmix::RankCall call) {
                   ? spec_.rank_nodes[static_cast<size_t>(call.rank)]
                   : -1;
   if (owner < 0 || owner == spec_.node_index) return pmix_->answer_modex(call, false, {});
-  uint64_t tag = ++pmix_modex_tag_;
-  ModexMessage question{spec_.launch_id, call.rank, tag, false, {}, {}};
-  pmix_modex_.emplace(tag, call);
+  uint64_t id = ++pmix_modex_id_;
+  pmix_modex_.emplace(id, call);
   LAT_LOG(debug, "pmix", spec_.launch_id, ": direct modex for rank ", call.rank, " asked of node ",
           owner);
-  send_to_node(owner, wire::modex_message(question));
+  peers_.call(spec_.peers[static_cast<size_t>(owner)],
+              wire::modex_request({spec_.launch_id, call.rank}), spec_.fence_timeout_ms,
+              [this, alive = std::weak_ptr<int>(alive_), id](auto reply) {
+                if (!alive.expired()) modex_answered(id, wire::decode_modex_answer(reply));
+              });
 }
 
-void Launch::modex_message(int from, ModexMessage message) {
-  if (!pmix_) return;
-  if (message.is_answer) {
-    auto it = pmix_modex_.find(message.tag);
-    if (it == pmix_modex_.end() || it->second.rank != message.rank) return;  // late or unasked
-    if (!message.error.empty())
-      LAT_LOG(warn, "pmix", spec_.launch_id, ": direct modex for rank ", message.rank, ": ",
-              message.error);
-    pmix_->answer_modex(it->second, message.error.empty(), std::move(message.data));
-    pmix_modex_.erase(it);
-    return;
-  }
-  // The answer goes back over the link to the asking node, and may come after
-  // this launch is gone: it holds copies, not the launch.
-  message.is_answer = true;
-  const Peer asker = spec_.peers[static_cast<size_t>(from)];
-  auto reply = [peers = &peers_, asker, message](Result<std::string> data) mutable {
-    if (data)
-      message.data = std::move(*data);
-    else
-      message.error = data.error().message;
-    peers->send(asker, wire::modex_message(message));
-  };
-  if (spec_.rank_nodes[static_cast<size_t>(message.rank)] != spec_.node_index)
-    return reply(make_error(cat("rank ", message.rank, " does not run on ", env_.node_id)));
-  pmix_->local_modex(nspace(), message.rank, std::move(reply));
+void Launch::modex_answered(uint64_t id, Result<std::string> data) {
+  auto it = pmix_modex_.find(id);
+  if (it == pmix_modex_.end()) return;  // the launch ended meanwhile: answered then
+  if (!data)
+    LAT_LOG(warn, "pmix", spec_.launch_id, ": direct modex for rank ", it->second.rank, ": ",
+            data.error().message);
+  pmix_->answer_modex(it->second, data.ok(), data ? std::move(*data) : std::string());
+  pmix_modex_.erase(it);
+}
+
+void Launch::modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer) {
+  if (!pmix_)
+    return answer(make_error(cat("launch ", spec_.launch_id, " does not use PMIx on ", env_.node_id,
+                                 " (asked by node ", from, ")")));
+  if (spec_.rank_nodes[static_cast<size_t>(rank)] != spec_.node_index)
+    return answer(make_error(cat("rank ", rank, " does not run on ", env_.node_id)));
+  pmix_->local_modex(nspace(), rank, std::move(answer));
 }
 
 void Launch::unsupported(int rank, std::string operation) {

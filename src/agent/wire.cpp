@@ -77,8 +77,8 @@ rpc::Outgoing fence_chunk(const std::string& launch_id, int from, bool down,
   return msg;
 }
 
-NameMessage decode_name(schema::PmiName::Reader m) {
-  NameMessage out;
+NameRequest decode_name(schema::PmiName::Reader m) {
+  NameRequest out;
   out.launch_id = m.getLaunchId();
   switch (m.getOp()) {
     case schema::NameOp::PUBLISH:
@@ -93,48 +93,58 @@ NameMessage decode_name(schema::PmiName::Reader m) {
   }
   out.name = m.getName();
   out.port = m.getPort();
-  out.tag = m.getTag();
-  out.is_answer = m.getIsAnswer();
-  out.error = m.getError();
   return out;
 }
 
-rpc::Outgoing name_message(const NameMessage& message) {
+rpc::Outgoing name_request(const NameRequest& request) {
   rpc::Outgoing msg;
   auto m = msg.envelope().initBody().initPmiName();
-  m.setLaunchId(message.launch_id);
-  m.setOp(message.op == pmi::NameOp::publish     ? schema::NameOp::PUBLISH
-          : message.op == pmi::NameOp::unpublish ? schema::NameOp::UNPUBLISH
+  m.setLaunchId(request.launch_id);
+  m.setOp(request.op == pmi::NameOp::publish     ? schema::NameOp::PUBLISH
+          : request.op == pmi::NameOp::unpublish ? schema::NameOp::UNPUBLISH
                                                  : schema::NameOp::LOOKUP);
-  m.setName(message.name);
-  m.setPort(message.port);
-  m.setTag(message.tag);
-  m.setIsAnswer(message.is_answer);
-  m.setError(message.error);
+  m.setName(request.name);
+  m.setPort(request.port);
   return msg;
 }
 
-ModexMessage decode_modex(schema::PmixModex::Reader m) {
-  ModexMessage out;
-  out.launch_id = m.getLaunchId();
-  out.rank = static_cast<int>(std::min<uint32_t>(m.getRank(), INT32_MAX));
-  out.tag = m.getTag();
-  out.is_answer = m.getIsAnswer();
-  out.data = rpc::as_string(m.getData());
-  out.error = m.getError();
-  return out;
+rpc::Outgoing name_answer(const std::string& port) {
+  rpc::Outgoing msg;
+  msg.envelope().initBody().initPmiName().setPort(port);
+  return msg;
 }
 
-rpc::Outgoing modex_message(const ModexMessage& message) {
+Result<std::string> decode_name_answer(const Result<schema::Envelope::Reader>& reply) {
+  if (!reply) return reply.error();
+  auto body = reply->getBody();
+  if (!body.isPmiName()) return make_error("the head's answer to a name request is no PmiName");
+  return std::string(body.getPmiName().getPort());
+}
+
+ModexRequest decode_modex(schema::PmixModex::Reader m) {
+  return ModexRequest{m.getLaunchId(),
+                      static_cast<int>(std::min<uint32_t>(m.getRank(), INT32_MAX))};
+}
+
+rpc::Outgoing modex_request(const ModexRequest& request) {
   rpc::Outgoing msg;
   auto m = msg.envelope().initBody().initPmixModex();
-  m.setLaunchId(message.launch_id);
-  m.setRank(static_cast<uint32_t>(message.rank));
-  m.setTag(message.tag);
-  m.setIsAnswer(message.is_answer);
-  m.setData(rpc::as_data(message.data));
-  m.setError(message.error);
+  m.setLaunchId(request.launch_id);
+  m.setRank(static_cast<uint32_t>(request.rank));
   return msg;
+}
+
+rpc::Outgoing modex_answer(const std::string& data) {
+  rpc::Outgoing msg;
+  msg.envelope().initBody().initPmixModex().setData(rpc::as_data(data));
+  return msg;
+}
+
+Result<std::string> decode_modex_answer(const Result<schema::Envelope::Reader>& reply) {
+  if (!reply) return reply.error();
+  auto body = reply->getBody();
+  if (!body.isPmixModex()) return make_error("the answer to a direct modex is no PmixModex");
+  return rpc::as_string(body.getPmixModex().getData());
 }
 
 rpc::Outgoing launch_accepted(const std::string& node_id, const std::vector<std::string>& bindings,

@@ -23,13 +23,18 @@ Result<FenceMessage> decode_fence_down(schema::PmiFenceComplete::Reader m);
 rpc::Outgoing fence_chunk(const std::string& launch_id, int from, bool down,
                           const fence::Chunk& chunk, const std::string& error);
 
-// A name request to the head agent or its answer (NameMessage, launch.hpp).
-NameMessage decode_name(schema::PmiName::Reader m);
-rpc::Outgoing name_message(const NameMessage& message);
+// A name request to the head agent (a call), and its answer: the port found (an error response
+// says why not).
+NameRequest decode_name(schema::PmiName::Reader m);
+rpc::Outgoing name_request(const NameRequest& request);
+rpc::Outgoing name_answer(const std::string& port);
+Result<std::string> decode_name_answer(const Result<schema::Envelope::Reader>& reply);
 
-// A PMIx direct modex between agents (ModexMessage, launch.hpp).
-ModexMessage decode_modex(schema::PmixModex::Reader m);
-rpc::Outgoing modex_message(const ModexMessage& message);
+// A PMIx direct modex (a call to the rank's node), and its answer: libpmix's blob for the rank.
+ModexRequest decode_modex(schema::PmixModex::Reader m);
+rpc::Outgoing modex_request(const ModexRequest& request);
+rpc::Outgoing modex_answer(const std::string& data);
+Result<std::string> decode_modex_answer(const Result<schema::Envelope::Reader>& reply);
 
 // Aborts: lattice::wire::abort_message / decode_abort (shared with the launcher).
 

@@ -157,12 +157,11 @@ size_t body(schema::Envelope::Body::Reader b) {
     case schema::Envelope::Body::PMI_NAME: {
       auto n = b.getPmiName();
       return text(n.getLaunchId()) + static_cast<size_t>(n.getOp()) + text(n.getName()) +
-             text(n.getPort()) + n.getTag() + n.getIsAnswer() + text(n.getError());
+             text(n.getPort());
     }
     case schema::Envelope::Body::PMIX_MODEX: {
       auto m = b.getPmixModex();
-      return text(m.getLaunchId()) + m.getRank() + m.getTag() + m.getIsAnswer() +
-             m.getData().size() + text(m.getError());
+      return text(m.getLaunchId()) + m.getRank() + m.getData().size();
     }
     // The escape hatch's bodies, through the decoders the agent and lattice-mpi-launcher use.
     case schema::Envelope::Body::REMOTE_EXEC: {

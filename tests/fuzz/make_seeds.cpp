@@ -190,11 +190,9 @@ void peer_pmix_seeds(const std::filesystem::path& dir) {
   auto failed = agent::wire::fence_chunk("job-1", 0, true, none, "fence 1 timed out");
   write_seed(dir, "fence_failed", std::string(8, '\x00') + rpc::test::frame_of(failed));
 
-  // A question from n2 about rank 2 (this node's), and an answer from n2 about rank 4 (its own).
-  agent::ModexMessage question{"job-1", 2, 7, false, {}, {}};
-  agent::ModexMessage answer{"job-1", 4, 1, true, std::string("\x00\x01pmix", 6), {}};
-  auto q = agent::wire::modex_message(question);
-  auto a = agent::wire::modex_message(answer);
+  // A request from n2 about rank 2 (this node's), and an answer with a blob.
+  auto q = agent::wire::modex_request({"job-1", 2});
+  auto a = agent::wire::modex_answer(std::string("\x00\x01pmix", 6));
   write_seed(dir, "modex",
              std::string(8, '\x02') + rpc::test::frame_of(q) + rpc::test::frame_of(a));
 }

@@ -1,10 +1,10 @@
 // libFuzzer target: what peer agents send one agent of a PMIx launch: fence chunks going up and
 // down the tree (PmiFence, PmiFenceComplete: chunk framing, epochs, errors), the PMIx blobs the
-// merged stores carry, and direct modex questions and answers (PmixModex). Each message is
+// merged stores carry, and direct modex requests and answers (PmixModex). Each message is
 // decoded as the agent decodes it, judged by the authority rules for the link it came on, and
 // then goes where the agent sends it: fence chunks into this node's real TreeFence (its
 // fence::Reducer), every merged store a fence completes through pmix_fence_data, as libpmix's
-// answer, and a modex message into the answer the agent would send back.
+// answer, and a modex request into the answer the agent would send back.
 // The launch: 8 ranks on n0..n3 (two each), fanout 2, this agent is n1 (parent n0, child n3);
 // its own ranks enter each fence as soon as the previous one completed.
 // Input: 8 bytes naming the link of each message (message i: byte i % 8; b % 5 < 4 is agent
@@ -117,25 +117,21 @@ struct Node {
       if (!may_send_fence(spec, spec.fence_tree(), message->down, message->from, sender)) return;
       fence->receive(std::move(*message));
     } else if (body.isPmixModex()) {
-      ModexMessage message = agent::wire::decode_modex(body.getPmixModex());
-      if (message.launch_id != spec.launch_id) return;
-      auto from = may_send_modex(spec, message.is_answer, message.rank, sender);
+      // As an answer to this node's own request (a response on the link it went out on).
+      auto answered = agent::wire::decode_modex_answer(envelope);
+      require(answered.ok(), "a PmixModex reads as an answer");
+      sink += answered->size();
+      ModexRequest request = agent::wire::decode_modex(body.getPmixModex());
+      if (request.launch_id != spec.launch_id) return;
+      auto from = may_ask_modex(spec, request.rank, sender);
       if (!from) return;
-      require(*from >= 0 && *from < spec.nnodes() && message.rank >= 0 &&
-                  message.rank < spec.world_size,
-              "an admitted modex message names a rank and a node of the launch");
-      if (message.is_answer) {
-        sink += message.data.size();
-        return;
-      }
-      // The agent answers a question with this message, flagged and filled.
-      message.is_answer = true;
-      message.data = "local data";
-      auto back = agent::wire::decode_modex(
-          agent::wire::modex_message(message).envelope().asReader().getBody().getPmixModex());
-      require(back.rank == message.rank && back.tag == message.tag && back.is_answer &&
-                  back.data == message.data && back.launch_id == message.launch_id,
-              "a modex answer reads back as sent");
+      require(*from >= 0 && *from < spec.nnodes() && request.rank >= 0 &&
+                  request.rank < spec.world_size,
+              "an admitted modex request names a rank and a node of the launch");
+      // The agent answers a request with the rank's data.
+      auto answer = agent::wire::modex_answer("local data");
+      auto back = agent::wire::decode_modex_answer(answer.envelope().asReader());
+      require(back.ok() && *back == "local data", "a modex answer reads back as sent");
     }
   }
 };

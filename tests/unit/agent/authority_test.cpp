@@ -94,33 +94,31 @@ TEST_CASE("fence chunks: up from a child, down from the parent, fromNode = the l
                 "not one of its nodes"));
 }
 
-TEST_CASE("direct modex: questions from any member, answers only from the rank's node") {
+TEST_CASE("direct modex: requests from any member, about a rank of the launch") {
+  // The answer needs no rule: it comes back on the link the request went out on, to the node
+  // that runs the rank.
   auto spec = four_nodes(1);
   spec.world_size = 4;
   spec.rank_nodes = {0, 1, 2, 3};
-  auto from_n2 = may_send_modex(spec, false, 1, member("n2"));
+  auto from_n2 = may_ask_modex(spec, 3, member("n2"));
   REQUIRE(from_n2);
   CHECK(*from_n2 == 2);  // the link's node, whatever the message says
-  CHECK(may_send_modex(spec, true, 3, member("n3")));
-  auto wrong = may_send_modex(spec, true, 3, member("n2"));  // n2 does not run rank 3
-  REQUIRE_FALSE(wrong);
-  CHECK(wrong.error().message.find("does not run it") != std::string::npos);
-  CHECK_FALSE(may_send_modex(spec, false, 1, member("intruder")));
-  CHECK_FALSE(may_send_modex(spec, false, 4, member("n2")));  // no such rank
-  CHECK_FALSE(may_send_modex(spec, false, -1, member("n2")));
-  CHECK_FALSE(may_send_modex(spec, false, 1, Sender{kLauncherConn, Identity{Role::launcher, "l"}}));
+  CHECK_FALSE(may_ask_modex(spec, 1, member("intruder")));
+  CHECK_FALSE(may_ask_modex(spec, 4, member("n2")));  // no such rank
+  CHECK_FALSE(may_ask_modex(spec, -1, member("n2")));
+  CHECK_FALSE(may_ask_modex(spec, 1, Sender{kLauncherConn, Identity{Role::launcher, "l"}}));
 }
 
-TEST_CASE("names: requests from any member reach the head only; answers come from the head") {
+TEST_CASE("names: requests from any member, at the head only") {
   auto head = four_nodes(0);
-  auto from = may_send_name(head, false, member("n3"));
+  auto from = may_ask_name(head, member("n3"));
   REQUIRE(from);
   CHECK(*from == 3);
-  CHECK_FALSE(may_send_name(head, false, member("intruder")));
+  CHECK_FALSE(may_ask_name(head, member("intruder")));
   auto at_n1 = four_nodes(1);
-  CHECK_FALSE(may_send_name(at_n1, false, member("n2")));  // n1 holds no names
-  CHECK(may_send_name(at_n1, true, member("n0")));
-  CHECK_FALSE(may_send_name(at_n1, true, member("n2")));  // only the head answers
+  auto refused = may_ask_name(at_n1, member("n2"));  // n1 holds no names
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("not its head") != std::string::npos);
 }
 
 TEST_CASE("escape-hatch messages: members of the launch only, named by their link") {

@@ -139,8 +139,6 @@ std::vector<Outgoing> one_of_each_body() {
         auto m = b.initPmixModex();
         m.setLaunchId("job-1");
         m.setRank(3);
-        m.setTag(9);
-        m.setIsAnswer(true);
         m.setData(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>("blob"), 4));
       },
       [](auto b) {
@@ -187,7 +185,6 @@ std::vector<Outgoing> one_of_each_body() {
         n.setLaunchId("job-1");
         n.setOp(schema::NameOp::LOOKUP);
         n.setName("svc");
-        n.setTag(4);
       },
       [](auto b) {
         auto r = b.initExecRequest();
