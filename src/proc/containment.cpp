@@ -15,7 +15,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <set>
 #include <thread>
@@ -78,7 +77,8 @@ std::vector<std::string> subdirectories(const std::string& dir, std::string_view
   std::vector<std::string> out;
   if (DIR* d = ::opendir(dir.c_str())) {
     while (dirent* e = ::readdir(d))
-      if (e->d_type == DT_DIR && starts_with(e->d_name, prefix)) out.emplace_back(e->d_name);
+      if (e->d_type == DT_DIR && e->d_name[0] != '.' && starts_with(e->d_name, prefix))
+        out.emplace_back(e->d_name);
     ::closedir(d);
   }
   return out;
@@ -87,28 +87,40 @@ std::vector<std::string> subdirectories(const std::string& dir, std::string_view
 // --- cgroups ---
 
 class CgroupGroup;
-// Where an emptied group goes instead of rmdir: making and removing cgroups takes the kernel's
-// global cgroup lock, which every clone into a cgroup waits for too.
-using Recycle = std::function<bool(CgroupGroup&)>;
+// What becomes of an emptied group. Kept for the next launch rather than removed: making and
+// removing cgroups takes the kernel's global cgroup lock, which every clone into a cgroup
+// waits for too. Removed later when a dying process still holds it: never waited for on the
+// agent's loop.
+class GroupKeeper {
+ public:
+  virtual bool keep(CgroupGroup& emptied) = 0;
+  virtual void remove_later(std::string dir) = 0;
+
+ protected:
+  ~GroupKeeper() = default;
+};
 
 class CgroupGroup final : public ProcessGroup {
  public:
-  CgroupGroup(std::string dir, int procs_fd, int dir_fd, bool has_kill, Recycle recycle = {})
+  // `keeper` null: removed when destroyed (the agent's spare, at its end).
+  CgroupGroup(std::string dir, int procs_fd, int dir_fd, bool has_kill, GroupKeeper* keeper)
       : dir_(std::move(dir)),
         procs_fd_(procs_fd),
         dir_fd_(dir_fd),
         has_kill_(has_kill),
-        recycle_(std::move(recycle)) {}
+        keeper_(keeper) {}
   ~CgroupGroup() override {
     // Not after cgroup.kill: the kernel then kills every child cloned into it (seen on 6.18).
-    if (recycle_ && !killed_ && procs_fd_ >= 0 && members().empty() && recycle_(*this)) return;
+    if (keeper_ && !killed_ && procs_fd_ >= 0 && members().empty() && keeper_->keep(*this)) return;
     if (procs_fd_ < 0) return;  // given to another
     ::close(procs_fd_);
     if (dir_fd_ >= 0) ::close(dir_fd_);
     // Its processes are gone (the launch waited for that); a dying one may hold it a moment.
-    for (int tries = 0; ::rmdir(dir_.c_str()) != 0 && errno == EBUSY && tries < 50; ++tries)
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    if (exists(dir_)) LAT_LOG(warn, "contain", "cannot remove ", dir_, ": ", why());
+    if (::rmdir(dir_.c_str()) == 0) return;
+    if (errno == EBUSY && keeper_)
+      keeper_->remove_later(dir_);
+    else
+      LAT_LOG(warn, "contain", "cannot remove ", dir_, ": ", why());
   }
   int join_fd() const override { return procs_fd_; }
   int clone_into_fd() const override { return dir_fd_; }
@@ -125,9 +137,8 @@ class CgroupGroup final : public ProcessGroup {
   }
   std::string describe() const override { return dir_; }
   // Hands the cgroup and its fds to a new owner; this one then lets go of nothing.
-  std::unique_ptr<CgroupGroup> take(Recycle recycle) {
-    auto out =
-        std::make_unique<CgroupGroup>(dir_, procs_fd_, dir_fd_, has_kill_, std::move(recycle));
+  std::unique_ptr<CgroupGroup> take(GroupKeeper* keeper) {
+    auto out = std::make_unique<CgroupGroup>(dir_, procs_fd_, dir_fd_, has_kill_, keeper);
     procs_fd_ = dir_fd_ = -1;
     return out;
   }
@@ -138,15 +149,17 @@ class CgroupGroup final : public ProcessGroup {
   int dir_fd_;  // v2 only
   bool has_kill_;
   bool killed_ = false;  // cgroup.kill was written
-  Recycle recycle_;
+  GroupKeeper* keeper_;
 };
 
-class CgroupContainment final : public Containment {
+class CgroupContainment final : public Containment, private GroupKeeper {
  public:
   CgroupContainment(ContainmentMode mode, std::string root, std::string base, std::string notes)
       : mode_(mode), root_(std::move(root)), base_(std::move(base)), notes_(std::move(notes)) {}
   ~CgroupContainment() override {
     spare_.reset();
+    remove_busy();
+    for (const auto& dir : busy_) LAT_LOG(warn, "contain", "cannot remove ", dir, ": busy");
     ::rmdir(base_.c_str());
   }
 
@@ -158,8 +171,9 @@ class CgroupContainment final : public Containment {
   // An emptied group is kept for the next launch (one at most), so that launches after the
   // first make and remove no cgroup.
   Result<std::unique_ptr<ProcessGroup>> make_group(const std::string&) override {
+    remove_busy();
     if (spare_) {
-      std::unique_ptr<ProcessGroup> reused = spare_->take(recycler());
+      std::unique_ptr<ProcessGroup> reused = spare_->take(this);
       spare_.reset();
       return reused;
     }
@@ -175,7 +189,7 @@ class CgroupContainment final : public Containment {
                      ? ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                      : -1;  // (without it, children join by cgroup.procs)
     return std::unique_ptr<ProcessGroup>(
-        new CgroupGroup(dir, fd, dir_fd, exists(dir + "/cgroup.kill"), recycler()));
+        new CgroupGroup(dir, fd, dir_fd, exists(dir + "/cgroup.kill"), this));
   }
   int remove_leftovers() override {
     int killed = 0;
@@ -206,17 +220,25 @@ class CgroupContainment final : public Containment {
   }
 
  private:
-  Recycle recycler() {
-    return [this](CgroupGroup& emptied) {
-      if (spare_) return false;
-      spare_ = emptied.take({});  // (removed when the agent ends, if no launch takes it)
-      return true;
-    };
+  bool keep(CgroupGroup& emptied) override {
+    if (spare_) return false;
+    spare_ = emptied.take(nullptr);  // (removed when the agent ends, if no launch takes it)
+    return true;
+  }
+  void remove_later(std::string dir) override { busy_.push_back(std::move(dir)); }
+  // Groups that were busy when emptied: tried again before each new one, and at the end.
+  void remove_busy() {
+    busy_.erase(std::remove_if(busy_.begin(), busy_.end(),
+                               [](const std::string& dir) {
+                                 return ::rmdir(dir.c_str()) == 0 || errno == ENOENT;
+                               }),
+                busy_.end());
   }
 
   ContainmentMode mode_;
   std::string root_, base_, notes_;
   std::unique_ptr<CgroupGroup> spare_;
+  std::vector<std::string> busy_;
 };
 
 // The agent's own subtree in `mount`, made (or why not).
