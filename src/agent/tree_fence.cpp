@@ -15,6 +15,7 @@ TreeFence::TreeFence(net::Loop& loop, std::string launch_id, int self, fence::Tr
       phase_(std::move(phase)),
       queue_(loop, std::move(complete)) {
   // Which tree this agent took from the request: agents that disagree refuse each other's chunks.
+  if (log_level() < LogLevel::debug) return;  // the children's list is not built for nothing
   const auto& t = reducer_.tree();
   std::string children;
   for (int child : t.children(self)) children += cat(children.empty() ? "" : ",", child);
