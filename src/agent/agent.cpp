@@ -153,19 +153,20 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
       if (!find_launch(command.launch_id)) return refuse_late_exec(command, sender);
       return exec_message(
           command.launch_id, "an escape-hatch command", sender,
-          [&](Launch& launch, int from) { launch.remote_exec(from, std::move(command)); });
+          [&](Launch& launch, int from) { launch.hatch().remote_exec(from, std::move(command)); });
     }
     case schema::Envelope::Body::REMOTE_EXEC_KILL: {
       auto kill = lattice::wire::decode_remote_exec_kill(body.getRemoteExecKill());
       return exec_message(
           kill.launch_id, "an escape-hatch kill", sender,
-          [&](Launch& launch, int from) { launch.remote_exec_kill(from, kill.exec_id); });
+          [&](Launch& launch, int from) { launch.hatch().remote_exec_kill(from, kill.exec_id); });
     }
     case schema::Envelope::Body::REMOTE_EXEC_EVENT: {
       auto event = lattice::wire::decode_exec_event(body.getRemoteExecEvent());
-      return exec_message(
-          event.launch_id, "an escape-hatch event", sender,
-          [&](Launch& launch, int from) { launch.remote_exec_event(from, std::move(event)); });
+      return exec_message(event.launch_id, "an escape-hatch event", sender,
+                          [&](Launch& launch, int from) {
+                            launch.hatch().remote_exec_event(from, std::move(event));
+                          });
     }
     case schema::Envelope::Body::ABORT_PROCESSES:
       abort_processes(sender, request_id, body.getAbortProcesses());

@@ -84,7 +84,7 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       policy_(policy::LaunchShape{env.node_id, spec_.node_index, spec_.head_node, spec_.nnodes(),
                                   spec_.local_ranks(), spec_.time_limit_ms, spec_.kill_on_bad_exit},
               kPolicyTimes),
-      exec_reaper_(loop),
+      hatch_(loop, spec_, env.node_id, *this),
       name_timer_(loop),
       upkeep_timer_(loop) {
   auto complete = [this](uint64_t epoch, KvStore merged) {
@@ -186,7 +186,7 @@ Status Launch::start() {
   }
   if (auto opened = open_doors(); !opened) {
     socket_listener_.reset();
-    exec_door_.reset();
+    hatch_.close_door();
     if (launch_dir_) remove_launch_dir(launch_dir_->path());
     launch_dir_.reset();
     return opened.error();
@@ -282,7 +282,7 @@ Status Launch::spawn_rank(Rank& rank) {
   in.slurm_nodelist = slurm_nodelist_;
   in.slurm_compat = spec_.slurm_compat;
   in.user_env = app.env.empty() ? spec_.env : proc::merge_env(spec_.env, app.env);
-  in.launch_env = escape_env_;
+  in.launch_env = hatch_.rank_env();
   in.cxi = cxi_environment();
 
   net::SpawnSpec spawn;
@@ -364,7 +364,7 @@ void Launch::on_exit(Rank& rank, net::ExitInfo info) {
                    [this](auto& r) { return policy_.running(r->rank); })) {
     times_.exited_us = elapsed_us();
     // At once, not at the end: a stray that holds the ranks' output pipes would hold the end.
-    if (!execs_running()) sweep_strays();
+    if (!hatch_.running()) sweep_strays();
   }
   run(std::move(actions));
 }
@@ -453,13 +453,13 @@ void Launch::run(std::vector<policy::Action> actions) {
 void Launch::kill_running(int signum) {
   for (auto& rank : ranks_)
     if (rank->process && policy_.running(rank->rank)) rank->process->kill_group(signum);
-  kill_execs(signum);
+  hatch_.kill(signum);
 }
 
 void Launch::end(const std::optional<Failure>& failure) {
   // Commands run here through the escape hatch belong to the launch: a finished node waits for
   // them (a failed launch has killed them already, and their ends are near).
-  if (execs_running()) {
+  if (hatch_.running()) {
     end_after_execs_ = failure;
     return;
   }
@@ -470,7 +470,7 @@ void Launch::end(const std::optional<Failure>& failure) {
   watch_timer_.stop();
   links_timer_.stop();
   link_holds_.clear();  // neighbours' links linger for the next launch, silent
-  exec_door_.reset();
+  hatch_.close_door();
   spec_.cxi.reset();  // the key: nothing runs here any more that could need it
   if (pmix_) {
     for (auto& [epoch, pending] : pmix_fences_) pmix_->answer_fence(pending.first, false, {});
@@ -486,6 +486,34 @@ void Launch::end(const std::optional<Failure>& failure) {
   if (launch_dir_) remove_launch_dir(launch_dir_->path());
   launch_dir_.reset();
   sink_.ended(*this, LaunchEnd{failure, stragglers_, times_, sweep_ ? sweep_->strays() : 0});
+}
+
+Result<std::unique_ptr<net::Process>> Launch::start_command(
+    const std::string& command, const std::vector<std::pair<std::string, std::string>>& env,
+    std::function<void(net::ExitInfo)> on_exit) {
+  proc::RankEnvInput in;
+  in.wireup = proc::RankEnvInput::Wireup::none;
+  in.world_size = spec_.world_size;
+  in.node_index = spec_.node_index;
+  in.nnodes = spec_.nnodes();
+  in.launch_id = spec_.launch_id;
+  in.allocation_id = spec_.allocation_id;
+  in.nodelist = nodelist_;
+  in.user_env = spec_.env;
+  in.launch_env = env;
+  in.cxi = cxi_environment();  // mpirun's daemons pass it on to the processes they start
+  net::SpawnSpec spawn;
+  job_process(spawn, "/bin/sh", {"-c", command}, {}, proc::rank_environment(in));
+  auto process = net::Process::spawn(loop_, spawn, std::move(on_exit));
+  wipe(spawn.env);  // it may hold FI_CXI_AUTH_KEY
+  return process;
+}
+
+void Launch::commands_done() {
+  if (!end_after_execs_) return;
+  auto failure = std::move(*end_after_execs_);
+  end_after_execs_.reset();
+  end(failure);
 }
 
 // A process of the launch (a rank, an escape-hatch command), killed if the agent dies. It

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "agent/exec_door.hpp"
 #include "agent/fence.hpp"
 #include "agent/fence_phases.hpp"
+#include "agent/launch_hatch.hpp"
 #include "agent/launch_spec.hpp"
 #include "agent/name_registry.hpp"
 #include "agent/node_links.hpp"
@@ -36,7 +36,6 @@
 #include "proc/exit_status.hpp"
 #include "proc/line_buffer.hpp"
 #include "proc/own_user.hpp"
-#include "wire/exec_codec.hpp"
 
 namespace lattice::agent {
 
@@ -114,7 +113,7 @@ struct LaunchEnvironment {
   proc::Containment* containment = nullptr;
 };
 
-class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
+class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents, private LaunchHatch::Host {
  public:
   Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, LaunchSink& sink,
          NodeLinks& peers);
@@ -140,11 +139,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   // then block, as under srun) until it has caught up.
   void pause_output();
   void resume_output();
-  // The escape hatch (launch_exec.cpp), from node `from` (as its link proved): run a command
-  // here for it, end one, or an event of a command it runs for this node.
-  void remote_exec(int from, wire::ExecCommand command);
-  void remote_exec_kill(int from, uint64_t exec_id);
-  void remote_exec_event(int from, wire::ExecEvent event);
+  // The escape hatch's messages from other nodes go to it.
+  LaunchHatch& hatch() { return hatch_; }
   // An abort from the launcher or from one of the launch's nodes (as its link proved).
   void abort_received(policy::AbortSource from, Failure failure);
   // The link to agent `node_id` was lost: fails the launch when that node is one of its nodes.
@@ -163,8 +159,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::vector<std::pair<int, int>> rank_pids() const;  // (rank, pid)
   uint64_t age_ms() const;
   uint64_t elapsed_us() const;  // since the request arrived: the clock of every figure it reports
-  bool ended() const { return policy_.ended(); }
-  bool failing() const { return policy_.failure().has_value(); }  // an abort is under way
+  bool ended() const override { return policy_.ended(); }
+  bool failing() const override { return policy_.failure().has_value(); }  // an abort is under way
 
  private:
   struct Rank;
@@ -211,16 +207,11 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   uint64_t pmix_fence_started_ms() const;
   std::string nspace() const { return "lattice." + spec_.launch_id; }
 
-  // The escape hatch: the door's requests, and the commands this node runs for some node.
-  struct Exec;
-  Status open_exec_door();
-  Status exec_requested(uint64_t client, wire::ExecRequest request);
-  void exec_client_gone(uint64_t client);
-  void run_exec(int for_node, uint64_t exec_id, const std::vector<std::string>& command);
-  void exec_output(int for_node, uint64_t exec_id, wire::ExecEvent event);
-  void exec_finished(Exec& exec);
-  bool execs_running() const { return !execs_.empty(); }
-  void kill_execs(int signum);
+  // LaunchHatch::Host (and ended(), failing())
+  Result<std::unique_ptr<net::Process>> start_command(
+      const std::string& command, const std::vector<std::pair<std::string, std::string>>& env,
+      std::function<void(net::ExitInfo)> on_exit) override;
+  void commands_done() override;
 
   void spawn_all();
   Status spawn_rank(Rank& rank);
@@ -257,7 +248,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void run(std::vector<policy::Action> actions);
   void kill_running(int signum);
   void end(const std::optional<Failure>& failure);
-  void send_to_node(int node, rpc::Outgoing message);
+  void send_to_node(int node, rpc::Outgoing message) override;
   void send_to_nodes(const std::vector<int>& nodes, rpc::Outgoing message);
   void send_abort(int node, const Failure& failure);
   Rank* find_rank(int rank);
@@ -308,15 +299,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   uint64_t pmix_epoch_ = 0;
   std::map<uint64_t, pmix::RankCall> pmix_modex_;  // direct modex asked of other nodes
   uint64_t pmix_modex_id_ = 0;
-  // The escape hatch: the door, the variables it adds, the node each door client's command
-  // runs on, and the commands running here by (asking node, its exec id).
-  std::unique_ptr<ExecDoor> exec_door_;
-  std::vector<std::pair<std::string, std::string>> escape_env_;   // for ranks
-  std::vector<std::pair<std::string, std::string>> command_env_;  // for hatch commands
-  std::map<uint64_t, int> exec_targets_;
-  std::map<std::pair<int, uint64_t>, std::unique_ptr<Exec>> execs_;
-  std::vector<std::unique_ptr<Exec>> finished_execs_;  // destroyed outside their callbacks
-  net::Timer exec_reaper_;
+  LaunchHatch hatch_;
   // Name publishing: the names (used at the head), and the requests waiting for an answer.
   NameRegistry names_;
   std::map<uint64_t, pmi::ConnId> name_waiting_;
@@ -328,7 +311,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   std::string pending_input_;
   bool input_ended_ = false;
   uint64_t input_received_ = 0, input_reported_ = 0;       // stdin bytes in, and reported taken
-  std::optional<std::optional<Failure>> end_after_execs_;  // end() waits for running commands
+  std::optional<std::optional<Failure>> end_after_execs_;  // end() waits for the hatch's commands
   // Every process the launch starts here joins group_; what is left in it when they are done
   // is swept before the launch ends (end() waits for that too).
   std::unique_ptr<proc::ProcessGroup> group_;

@@ -22,7 +22,7 @@ Status Launch::open_doors() {
   auto dir = env_.socket_dir->make_launch_dir(user.uid, user.gid, env_.agent_is_root);
   if (!dir) return dir.error();
   launch_dir_ = std::make_unique<LaunchDir>(std::move(dir.value()));
-  if (auto hatch = open_exec_door(); !hatch) return hatch;
+  if (auto hatch = hatch_.open(*launch_dir_, env_.mpi_launcher); !hatch) return hatch;
   // libpmix's own listener is the PMIx launches' door; their directory holds its files.
   if (!pmix_) {
     const std::string name = "pmi.sock";

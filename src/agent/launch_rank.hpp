@@ -1,6 +1,5 @@
 // Internals shared by the files that implement Launch (launch.cpp, launch_pmi.cpp,
-// launch_pmix.cpp, launch_exec.cpp): a local rank's state, an escape-hatch command's, and the
-// launch's timing constants.
+// launch_pmix.cpp): a local rank's state and the launch's timing constants.
 #pragma once
 
 #include <cstdint>
@@ -45,16 +44,6 @@ struct Launch::Rank {
   std::vector<int> cpus;  // --cpu-bind's choice; empty: not bound
   bool initialized = false;
   bool finalized = false;
-};
-
-// A command this node runs through the escape hatch for node `for_node` (launch_exec.cpp).
-struct Launch::Exec {
-  int for_node = 0;
-  uint64_t exec_id = 0;
-  std::unique_ptr<net::Process> process;
-  std::unique_ptr<net::Stream> out, err;
-  int open_streams = 0;
-  std::optional<net::ExitInfo> exit;  // the exit goes out after all output
 };
 
 }  // namespace lattice::agent
