@@ -220,11 +220,11 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
     return refuse(cat("launch '", spec->launch_id, "' already exists"));
 
   std::string id = spec->launch_id;
-  auto launch = std::make_unique<Launch>(loop_, std::move(spec.value()), environment_,
-                                         static_cast<LaunchSink&>(*this), peers_);
-  Launch* raw = launch.get();
   LaunchEntry& entry = launches_[id];
-  entry.launch = std::move(launch);
+  entry.sink = std::make_unique<LaunchEntry::Sink>(*this, entry);
+  entry.launch =
+      std::make_unique<Launch>(loop_, std::move(spec.value()), environment_, *entry.sink, peers_);
+  Launch* raw = entry.launch.get();
   entry.launcher_conn = sender.conn;
   if (raw->spec().relayed) entry.relay = std::make_unique<LaunchRelay>(raw->spec());
   auto started = raw->start();

@@ -36,7 +36,7 @@
 
 namespace lattice::agent {
 
-class Agent : private LaunchSink, private NodeLinks::Host, public admin::AgentControl {
+class Agent : private NodeLinks::Host, public admin::AgentControl {
  public:
   // `key` must outlive the agent. `reread` gives the configuration again (the file named
   // `config_source`, "" for none, with the command line's flags over it) for SIGHUP.
@@ -52,6 +52,24 @@ class Agent : private LaunchSink, private NodeLinks::Host, public admin::AgentCo
 
  private:
   struct LaunchEntry {
+    // What its launch reports to: this entry, so that no report looks the launch up by id.
+    class Sink : public LaunchSink {
+     public:
+      Sink(Agent& agent, LaunchEntry& entry) : agent_(agent), entry_(entry) {}
+      void output(Launch&, int rank, bool is_stderr, std::string data) override {
+        agent_.output(entry_, rank, is_stderr, std::move(data));
+      }
+      void rank_exited(Launch&, int rank, int pid, proc::ExitStatus status) override {
+        agent_.rank_exited(entry_, rank, pid, status);
+      }
+      void input_taken(Launch&, uint64_t bytes) override { agent_.input_taken(entry_, bytes); }
+      void ended(Launch&, const LaunchEnd& end) override { agent_.ended(entry_, end); }
+
+     private:
+      Agent& agent_;
+      LaunchEntry& entry_;
+    };
+    std::unique_ptr<Sink> sink;  // before launch: outlives it
     std::unique_ptr<Launch> launch;
     uint64_t launcher_conn = 0;  // connection that asked for it; events go there
     bool output_paused = false;  // until that connection's queue drains
@@ -154,11 +172,11 @@ class Agent : private LaunchSink, private NodeLinks::Host, public admin::AgentCo
   link::Connection* connection(uint64_t id) override;
   void drop(uint64_t id, const std::string& reason) override;
 
-  // LaunchSink
-  void output(Launch& launch, int rank, bool is_stderr, std::string data) override;
-  void rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) override;
-  void input_taken(Launch& launch, uint64_t bytes) override;
-  void ended(Launch& launch, const LaunchEnd& end) override;
+  // What a launch reports (through its entry's Sink).
+  void output(LaunchEntry& entry, int rank, bool is_stderr, std::string data);
+  void rank_exited(LaunchEntry& entry, int rank, int pid, proc::ExitStatus status);
+  void input_taken(LaunchEntry& entry, uint64_t bytes);
+  void ended(LaunchEntry& entry, const LaunchEnd& end);
 
   net::Loop& loop_;
   rpc::MessageCounts counts_;  // every link's messages, for the admin socket

@@ -18,9 +18,8 @@ constexpr size_t kHeldReportBytes = size_t{1} << 20;
 
 }  // namespace
 
-void Agent::output(Launch& launch, int rank, bool is_stderr, std::string data) {
-  LaunchEntry& entry = launches_.at(launch.id());
-  report(entry, wire::output(launch.id(), rank, is_stderr, data));
+void Agent::output(LaunchEntry& entry, int rank, bool is_stderr, std::string data) {
+  report(entry, wire::output(entry.launch->id(), rank, is_stderr, data));
   hold_back_output(entry);
 }
 
@@ -69,18 +68,18 @@ void Agent::report_own(LaunchEntry& entry, rpc::Outgoing message) {
   report(entry, std::move(message));
 }
 
-void Agent::input_taken(Launch& launch, uint64_t bytes) {
-  report(launches_.at(launch.id()),
-         wire::stdin_taken(launch.id(), launch.spec().node_index, bytes));
+void Agent::input_taken(LaunchEntry& entry, uint64_t bytes) {
+  const Launch& launch = *entry.launch;
+  report(entry, wire::stdin_taken(launch.id(), launch.spec().node_index, bytes));
 }
 
-void Agent::rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) {
-  report_own(launches_.at(launch.id()),
-             wire::rank_exit(launch.id(), launch.spec().node_index, rank, pid, status));
+void Agent::rank_exited(LaunchEntry& entry, int rank, int pid, proc::ExitStatus status) {
+  const Launch& launch = *entry.launch;
+  report_own(entry, wire::rank_exit(launch.id(), launch.spec().node_index, rank, pid, status));
 }
 
-void Agent::ended(Launch& launch, const LaunchEnd& end) {
-  LaunchEntry& entry = launches_.at(launch.id());
+void Agent::ended(LaunchEntry& entry, const LaunchEnd& end) {
+  const Launch& launch = *entry.launch;
   entry.ended_ms = loop_.now_ms();
   report_own(entry, wire::launch_ended(launch.id(), launch.spec().node_index, end));
   LAT_LOG(info, "launch", launch.id(), ": ended",
