@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "agent/launch_spec.hpp"
-#include "agent/wire.hpp"
 #include "fence/reducer.hpp"
 #include "launcher/wire.hpp"
 #include "pmi/kvs.hpp"
 #include "rpc/framing.hpp"
 #include "rpc/limits.hpp"
 #include "secure/channel.hpp"
+#include "wire/fence_chunk.hpp"
 
 namespace lattice::sim {
 namespace {
@@ -173,7 +173,7 @@ void fence_codec(size_t value_bytes, Calibration& c) {
   const size_t many = 230;  // about one 16 KiB chunk of 64-byte values
   auto one = fence_chunk(1, value_bytes), full = fence_chunk(many, value_bytes);
   auto frame_of = [](const fence::Chunk& chunk) {
-    auto msg = agent::wire::fence_chunk(kLaunchId, 1, true, chunk, "");
+    auto msg = wire::fence_chunk(kLaunchId, 1, true, chunk, "");
     return encode(msg);
   };
   const std::string small = frame_of(one), big = frame_of(full);
@@ -191,7 +191,7 @@ void fence_codec(size_t value_bytes, Calibration& c) {
     pmi::Kvs kvs(pmi::Limits{});
     const double t0 = cpu_us();
     read_frame(big, [&](schema::Envelope::Reader e) {
-      auto m = agent::wire::decode_fence_down(e.getBody().getPmiFenceComplete());
+      auto m = wire::decode_fence_down(e.getBody().getPmiFenceComplete());
       check(m.ok(), "the chunk decodes");
       auto actions = leaf.from_parent(std::move(m->chunk));
       auto* done = std::get_if<fence::Complete>(&actions.back());

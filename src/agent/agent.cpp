@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <csignal>
 
-#include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "lattice_version.h"
 #include "rpc/bytes.hpp"
 #include "wire/exec_codec.hpp"
 #include "wire/failure_codec.hpp"
+#include "wire/fence_chunk.hpp"
+#include "wire/modex.hpp"
+#include "wire/names_codec.hpp"
+#include "wire/reports.hpp"
 
 namespace lattice::agent {
 
@@ -253,8 +256,9 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
       deliver_abort(entry, std::move(*e.abort), e.sender);
   }
   if (entry.relay) relay_request(entry, request);
-  session.respond(request_id, wire::launch_accepted(config_.node_id, raw->bindings(),
-                                                    raw->elapsed_us(), raw->spec().env_left_out));
+  session.respond(request_id,
+                  wire::launch_accepted({config_.node_id, raw->bindings(), raw->elapsed_us(), true,
+                                         raw->spec().env_left_out}));
 }
 
 void Agent::abort_processes(const Sender& sender, uint64_t request_id,
@@ -305,7 +309,7 @@ void Agent::signal_processes(const Sender& sender, uint64_t request_id,
   if (request_id) session.respond(request_id, rpc::Outgoing());
 }
 
-void Agent::fence_message(Result<FenceMessage> decoded, const Sender& sender) {
+void Agent::fence_message(Result<wire::FenceMessage> decoded, const Sender& sender) {
   if (!decoded) {
     // As the Reducer treats a chunk it cannot place: dropped, and the fence's deadline ends a
     // launch whose fence then cannot complete. Only an authenticated agent gets this far.
@@ -313,7 +317,7 @@ void Agent::fence_message(Result<FenceMessage> decoded, const Sender& sender) {
             "): dropped");
     return;
   }
-  FenceMessage message = std::move(decoded.value());
+  wire::FenceMessage message = std::move(decoded.value());
   if (LaunchEntry* entry = find_launch(message.launch_id))
     return deliver_fence(*entry, std::move(message), sender);
   if (sender.identity.role != secure::Role::agent) {
@@ -325,7 +329,7 @@ void Agent::fence_message(Result<FenceMessage> decoded, const Sender& sender) {
   hold_early(id, EarlyMessage{std::move(message), std::nullopt, sender});
 }
 
-void Agent::modex_message(ModexMessage message, const Sender& sender) {
+void Agent::modex_message(wire::ModexMessage message, const Sender& sender) {
   LaunchEntry* entry = find_launch(message.launch_id);
   if (!entry) {
     // The launch ended here, so it is ending everywhere; or it has not started here yet,
@@ -385,7 +389,7 @@ void Agent::refuse_late_exec(const lattice::wire::ExecCommand& command, const Se
   peers_.send(asker->node_id, asker->host, asker->port, lattice::wire::exec_event(refusal));
 }
 
-void Agent::refuse_late_name(NameMessage message, const Sender& sender) {
+void Agent::refuse_late_name(wire::NameMessage message, const Sender& sender) {
   auto asker = message.is_answer ? std::nullopt : ended_member(message.launch_id, sender);
   if (!asker) return;  // an answer for a launch that ended here: nobody waits for it
   // The names lived with the head's part of the launch: the rank hears at once that they are
@@ -405,7 +409,7 @@ void Agent::hold_early(const std::string& launch_id, EarlyMessage early) {
             " dropped: ", early_.bytes(), " bytes are held already for launches not started here");
 }
 
-void Agent::deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender) {
+void Agent::deliver_fence(LaunchEntry& entry, wire::FenceMessage message, const Sender& sender) {
   const LaunchSpec& spec = entry.launch->spec();
   if (auto allowed = may_send_fence(spec, spec.fence_tree(), message.down, message.from, sender);
       !allowed) {

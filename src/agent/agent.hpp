@@ -78,9 +78,9 @@ class Agent : private LaunchSink, public admin::AgentControl {
   void signal_processes(const Sender& sender, uint64_t request_id,
                         schema::SignalProcesses::Reader sig);
   void deliver_abort(LaunchEntry& entry, Failure failure, const Sender& sender);
-  void fence_message(Result<FenceMessage> decoded, const Sender& sender);
+  void fence_message(Result<wire::FenceMessage> decoded, const Sender& sender);
   void hold_early(const std::string& launch_id, EarlyMessage early);
-  void modex_message(ModexMessage message, const Sender& sender);
+  void modex_message(wire::ModexMessage message, const Sender& sender);
   // An escape-hatch message: delivered to its launch when the sender is one of its nodes.
   void exec_message(const std::string& launch_id, const std::string& what, const Sender& sender,
                     const std::function<void(Launch&, int from)>& deliver);
@@ -88,11 +88,11 @@ class Agent : private LaunchSink, public admin::AgentControl {
   // instead of waiting on a command that never starts.
   void refuse_late_exec(const lattice::wire::ExecCommand& command, const Sender& sender);
   // A name request for a launch whose head part has ended: answered with that, at once.
-  void refuse_late_name(NameMessage message, const Sender& sender);
+  void refuse_late_name(wire::NameMessage message, const Sender& sender);
   // The sender's entry in the nodes of a launch that ended here lately, or null.
   std::optional<Peer> ended_member(const std::string& launch_id, const Sender& sender) const;
   std::string ended_here(const std::string& launch_id) const;
-  void deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender);
+  void deliver_fence(LaunchEntry& entry, wire::FenceMessage message, const Sender& sender);
   void connection_closed(uint64_t conn_id, const Error& why);
   void accept_admin(std::unique_ptr<net::Stream> stream);
   void sweep();        // rpc deadlines, idle links, stale early fence chunks, heap trimming
@@ -149,7 +149,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
   void output(Launch& launch, int rank, bool is_stderr, std::string data) override;
   void rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) override;
   void input_taken(Launch& launch, uint64_t bytes) override;
-  void ended(Launch& launch, const LaunchEnd& end) override;
+  void ended(Launch& launch, const wire::LaunchEnded& end) override;
 
   net::Loop& loop_;
   rpc::MessageCounts counts_;  // every link's messages, for the admin socket

@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "agent/agent.hpp"
-#include "agent/wire.hpp"
 #include "base/log.hpp"
+#include "wire/reports.hpp"
 
 namespace lattice::agent {
 namespace {
@@ -74,18 +74,18 @@ void Agent::report_own(LaunchEntry& entry, rpc::Outgoing message) {
 
 void Agent::input_taken(Launch& launch, uint64_t bytes) {
   report(launches_.at(launch.id()),
-         wire::stdin_taken(launch.id(), launch.spec().node_index, bytes));
+         wire::stdin_taken({launch.id(), launch.spec().node_index, bytes}));
 }
 
 void Agent::rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) {
   report_own(launches_.at(launch.id()),
-             wire::rank_exit(launch.id(), launch.spec().node_index, rank, pid, status));
+             wire::rank_exit({launch.id(), launch.spec().node_index, rank, pid, status}));
 }
 
-void Agent::ended(Launch& launch, const LaunchEnd& end) {
+void Agent::ended(Launch& launch, const wire::LaunchEnded& end) {
   LaunchEntry& entry = launches_.at(launch.id());
   entry.ended_ms = loop_.now_ms();
-  report_own(entry, wire::launch_ended(launch.id(), launch.spec().node_index, end));
+  report_own(entry, wire::launch_ended(end));
   LAT_LOG(info, "launch", launch.id(), ": ended",
           end.failure ? ": " + policy::describe(*end.failure) : "");
   reaper_.start(0, 0, [this] { reap(); });

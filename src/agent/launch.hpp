@@ -37,53 +37,13 @@
 #include "proc/line_buffer.hpp"
 #include "proc/own_user.hpp"
 #include "wire/exec_codec.hpp"
+#include "wire/modex.hpp"
+#include "wire/names_codec.hpp"
+#include "wire/reports.hpp"
 
 namespace lattice::agent {
 
 using policy::Failure;
-
-// A local rank that never entered a fence that timed out (for the launcher's report).
-struct Straggler {
-  int rank = 0;
-  std::string pmi_state;     // pmi::rank_state_name
-  std::string last_command;  // "" = none yet
-  uint64_t idle_ms = 0;      // since that command
-};
-
-struct LaunchTimes {  // microseconds since the request arrived; 0 = not yet
-  uint64_t spawned_us = 0, first_init_us = 0, last_finalize_us = 0, exited_us = 0;
-  uint64_t user_known_us = 0;  // the job's user looked up (or found unknown); 0: no lookup
-  FencePhaseLog fences;        // the latest fences' phases
-};
-
-// How a launch ended on this node, as the launcher hears it.
-struct LaunchEnd {
-  std::optional<Failure> failure;     // the first this node saw
-  std::vector<Straggler> stragglers;  // after a fence timeout
-  LaunchTimes times;
-  uint32_t strays = 0;  // processes it left behind, killed once its ranks had exited
-};
-
-// A PMIx direct modex between agents: a question (rank's data, please) or its answer.
-struct ModexMessage {
-  std::string launch_id;
-  int rank = -1;
-  uint64_t tag = 0;  // the asker's
-  bool is_answer = false;
-  std::string data;
-  std::string error;
-};
-
-// A name request to the launch's head agent, or its answer.
-struct NameMessage {
-  std::string launch_id;
-  pmi::NameOp op = pmi::NameOp::lookup;
-  std::string name;
-  std::string port;
-  uint64_t tag = 0;  // the asker's
-  bool is_answer = false;
-  std::string error;
-};
 
 class Launch;
 
@@ -97,7 +57,7 @@ class LaunchSink {
   virtual void input_taken(Launch& launch, uint64_t bytes) = 0;
   // Every local rank is reaped and its output drained; the owner may destroy the launch later
   // (not from inside this call).
-  virtual void ended(Launch& launch, const LaunchEnd& end) = 0;
+  virtual void ended(Launch& launch, const wire::LaunchEnded& end) = 0;
 };
 
 class SocketDir;
@@ -135,11 +95,11 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   Status start();
   void forward_signal(int signum);
   // A fence chunk from a peer agent (multi-node launches only).
-  void fence_message(FenceMessage message);
+  void fence_message(wire::FenceMessage message);
   // A name request (at the head) or its answer, from node `from` (as its link proved).
-  void name_message(int from, NameMessage message);
+  void name_message(int from, wire::NameMessage message);
   // A direct modex question or answer from node `from` (as its link proved; authority.hpp).
-  void modex_message(int from, ModexMessage message);
+  void modex_message(int from, wire::ModexMessage message);
   // A piece of the launcher's stdin for this node's input rank(s); `eof` ends it.
   void input(std::string data, bool eof);
   // The launcher reads slower than the ranks write: stop reading their output (their writes
@@ -165,7 +125,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   const std::string& id() const { return spec_.launch_id; }
   const pmi::Server& pmi() const { return pmi_; }
   std::vector<int> fence_children_pending() const { return fence_->children_pending(); }
-  const FencePhaseLog& fence_phases() const { return times_.fences; }
+  const FencePhaseLog& fence_phases() const { return fence_log_; }
   std::vector<std::pair<int, int>> rank_pids() const;  // (rank, pid)
   uint64_t age_ms() const;
   uint64_t elapsed_us() const;  // since the request arrived: the clock of every figure it reports
@@ -257,7 +217,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   void check_fence_deadline();
   void hold_neighbour_links();
   // Local ranks that never entered fence `epoch`, with their last PMI command and its age.
-  std::vector<Straggler> stragglers(uint64_t epoch) const;
+  std::vector<wire::Straggler> stragglers(uint64_t epoch) const;
   // Carries out the policy's actions, in order.
   void run(std::vector<policy::Action> actions);
   void kill_running(int signum);
@@ -302,8 +262,9 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents {
   bool ranks_batch_ = false;  // ranks start under SCHED_BATCH (LaunchSpec::ranks_batch)
   policy::LaunchPolicy policy_;
   std::map<policy::TimerId, std::unique_ptr<net::Timer>> timers_;  // the policy's, by name
-  std::vector<Straggler> stragglers_;  // snapshot taken when a fence timeout ended the launch
-  LaunchTimes times_;
+  std::vector<wire::Straggler> stragglers_;  // snapshot taken when a fence timeout ended the launch
+  wire::NodeTimes times_;                    // its fences, from fence_log_, at the end
+  FencePhaseLog fence_log_;
   int finalized_ = 0;
   // PMIx launches: the server (null otherwise), and this node's fences in flight by epoch.
   pmix::Server* pmix_ = nullptr;

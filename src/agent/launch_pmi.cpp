@@ -10,7 +10,6 @@
 #include "agent/launch.hpp"
 #include "agent/launch_rank.hpp"
 #include "agent/socket_dir.hpp"
-#include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "net/loopback_owner.hpp"
 #include "net/peer_credentials.hpp"
@@ -152,7 +151,7 @@ void Launch::name_answered(uint64_t tag, const Result<std::string>& answer) {
   pmi_.name_answer(conn, answer);
 }
 
-void Launch::name_message(int from, NameMessage message) {
+void Launch::name_message(int from, wire::NameMessage message) {
   if (message.is_answer) {
     return name_answered(message.tag, message.error.empty()
                                           ? Result<std::string>(std::move(message.port))
@@ -207,13 +206,13 @@ void Launch::check_fence_deadline() {
   run(std::move(actions));
 }
 
-std::vector<Straggler> Launch::stragglers(uint64_t epoch) const {
-  std::vector<Straggler> out;
+std::vector<wire::Straggler> Launch::stragglers(uint64_t epoch) const {
+  std::vector<wire::Straggler> out;
   uint64_t now = env_.clock->now_ms();
   for (const auto& st : pmi_.status())
     if (st.fences_entered < epoch)
-      out.push_back(Straggler{st.rank, std::string(pmi::rank_state_name(st.state)), st.last_command,
-                              now - st.last_activity_ms});
+      out.push_back(wire::Straggler{st.rank, std::string(pmi::rank_state_name(st.state)),
+                                    st.last_command, now - st.last_activity_ms});
   return out;
 }
 

@@ -10,7 +10,6 @@
 #include "agent/pmix_blobs.hpp"
 #include "agent/pmix_host.hpp"
 #include "agent/socket_dir.hpp"
-#include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
 
@@ -98,14 +97,14 @@ void Launch::modex_requested(pmix::RankCall call) {
                   : -1;
   if (owner < 0 || owner == spec_.node_index) return pmix_->answer_modex(call, false, {});
   uint64_t tag = ++pmix_modex_tag_;
-  ModexMessage question{spec_.launch_id, call.rank, tag, false, {}, {}};
+  wire::ModexMessage question{spec_.launch_id, call.rank, tag, false, {}, {}};
   pmix_modex_.emplace(tag, call);
   LAT_LOG(debug, "pmix", spec_.launch_id, ": direct modex for rank ", call.rank, " asked of node ",
           owner);
   send_to_node(owner, wire::modex_message(question));
 }
 
-void Launch::modex_message(int from, ModexMessage message) {
+void Launch::modex_message(int from, wire::ModexMessage message) {
   if (!pmix_) return;
   if (message.is_answer) {
     auto it = pmix_modex_.find(message.tag);

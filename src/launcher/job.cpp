@@ -244,14 +244,15 @@ void Job::send_launch(Node& node) {
     asked.sent_ms = now_ms();
     run(policy_.sent(index(asked)));
   }
-  node.conn->session().call(std::move(msg), loop_.now_ms() + kAgentResponseMs,
-                            [this, n](Result<schema::Envelope::Reader> reply) {
-                              if (!reply) return answered(*n, reply.error(), false);
-                              answered(*n, reply->getBody().getLaunchAccepted(), false);
-                            });
+  node.conn->session().call(
+      std::move(msg), loop_.now_ms() + kAgentResponseMs,
+      [this, n](Result<schema::Envelope::Reader> reply) {
+        if (!reply) return answered(*n, reply.error(), false);
+        answered(*n, lattice::wire::decode_accepted(reply->getBody().getLaunchAccepted()), false);
+      });
 }
 
-void Job::answered(Node& node, Result<schema::LaunchAccepted::Reader> reply, bool lost) {
+void Job::answered(Node& node, Result<lattice::wire::Accepted> reply, bool lost) {
   if (policy_.done(index(node))) return;
   const std::string& id = node.address.node_id;
   if (!reply) {
@@ -268,18 +269,17 @@ void Job::answered(Node& node, Result<schema::LaunchAccepted::Reader> reply, boo
     return;
   }
   node.accepted_ms = now_ms();
-  node.replied_ms = wire::accepted_replied_ms(*reply);
-  node.reports_stdin = wire::accepted_stdin_taken(*reply);
-  std::string node_id = wire::accepted_node_id(*reply);
-  if (!node_id.empty()) node.address.node_id = node_id;
+  node.replied_ms = static_cast<double>(reply->replied_us) / 1e3;
+  node.reports_stdin = reply->stdin_taken;
+  if (!reply->node_id.empty()) node.address.node_id = reply->node_id;
   std::vector<std::string> left_out;
-  for (auto& name : wire::accepted_env_left_out(*reply))
+  for (auto& name : reply->env_left_out)
     if (env_left_out_.insert(name).second) left_out.push_back(std::move(name));
   if (!left_out.empty())
     say(cat("lattice: hooks left out of the root job's environment (the agents' ",
             "security.allow_root_job_env may allow them): ", join(left_out, ", "), '\n'));
   if (options_.verbose)
-    for (const auto& binding : wire::accepted_bindings(*reply)) {
+    for (const auto& binding : reply->bindings) {
       auto colon = binding.find(':');
       say(cat("lattice: rank ", binding.substr(0, colon), " on ", node.address.node_id,
               " bound to CPUs ", binding.substr(colon + 1), "\n"));
@@ -379,46 +379,49 @@ void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
   auto body = envelope.getBody();
   switch (body.which()) {
     case schema::Envelope::Body::OUTPUT: {
-      auto chunk = wire::decode_output(body.getOutput());
+      auto chunk = lattice::wire::decode_output(body.getOutput());
       if (options_.label) chunk.data = label_lines(chunk.rank, chunk.data);
       outputs_.write(chunk.rank, chunk.is_stderr, chunk.data);
       return maybe_pause_output();
     }
     case schema::Envelope::Body::RANK_EXIT: {
-      auto exit = wire::decode_rank_exit(body.getRankExit());
+      auto exit = lattice::wire::decode_rank_exit(body.getRankExit());
       // A rank of the node it names, which the link speaks for.
       if (exit.rank < 0 || exit.rank >= static_cast<int>(layout_.rank_nodes.size()) ||
-          layout_.rank_nodes[static_cast<size_t>(exit.rank)] != exit.result.node ||
-          !origin(via, static_cast<uint32_t>(exit.result.node)))
+          layout_.rank_nodes[static_cast<size_t>(exit.rank)] != exit.node_index ||
+          !origin(via, static_cast<uint32_t>(exit.node_index)))
         return;
       // Maybe twice, alike: a failing relayed launch's nodes report by two ways.
-      ranks_[exit.rank] = exit.result;
+      ranks_[exit.rank] = RankResult{exit.node_index, exit.status.code, exit.status.signal};
       return;
     }
     case schema::Envelope::Body::STDIN_TAKEN: {
-      Node* node = origin(via, body.getStdinTaken().getNodeIndex());
+      auto taken = lattice::wire::decode_stdin_taken(body.getStdinTaken());
+      Node* node = origin(via, static_cast<uint32_t>(taken.node_index));
       if (!node) return;
       // Never more than was sent: a confused agent cannot open the window wider.
-      node->stdin_taken = std::min<uint64_t>(node->stdin_sent, body.getStdinTaken().getBytes());
+      node->stdin_taken = std::min<uint64_t>(node->stdin_sent, taken.bytes);
       return pace_input();
     }
     case schema::Envelope::Body::LAUNCH_ENDED: {
-      Node* node = origin(via, body.getLaunchEnded().getNodeIndex());
+      auto end = lattice::wire::decode_launch_ended(body.getLaunchEnded());
+      Node* node = origin(via, static_cast<uint32_t>(end.node_index));
       if (!node || node->ended) return;
-      auto end = wire::decode_ended(body.getLaunchEnded(), node->address.node_id);
-      node->times = end.times;
+      node->times = std::move(end.times);
       node->strays = end.strays;
       node->ended = true;
-      stragglers_.insert(stragglers_.end(), end.stragglers.begin(), end.stragglers.end());
+      for (auto& s : end.stragglers)
+        stragglers_.push_back(Straggler{s.rank, node->address.node_id, std::move(s.pmi_state),
+                                        std::move(s.last_command), s.idle_ms});
       run(policy_.ended(index(*node), std::move(end.failure)));
       return pace_input();  // it takes no more input
     }
     case schema::Envelope::Body::NODE_ANSWER: {
-      auto answer = body.getNodeAnswer();
-      Node* node = relayed_ ? origin(via, answer.getNodeIndex()) : nullptr;
+      auto answer = lattice::wire::decode_node_answer(body.getNodeAnswer());
+      Node* node = relayed_ ? origin(via, static_cast<uint32_t>(answer.node_index)) : nullptr;
       if (!node) return;
-      if (answer.getError().size() == 0) return answered(*node, answer.getAccepted(), false);
-      return answered(*node, make_error(answer.getError().cStr()), answer.getLost());
+      if (answer.error.empty()) return answered(*node, std::move(answer.accepted), false);
+      return answered(*node, make_error(answer.error), answer.lost);
     }
     default:
       return;

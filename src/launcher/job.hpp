@@ -38,6 +38,7 @@
 #include "policy/job_policy.hpp"
 #include "secure/cluster_key.hpp"
 #include "secure/ephemeral_key.hpp"
+#include "wire/reports.hpp"
 
 namespace lattice::launcher {
 
@@ -68,13 +69,13 @@ class Job {
     bool authenticated = false;  // the agent proved the cluster key; address.node_id is its own
     double accepted_ms = -1;
     double sent_ms = -1;
-    double replied_ms = 0;         // the agent's time from the request's arrival to its reply
-    bool waiting_for_cxi = false;  // ready to be sent its request once the credentials are in
-    wire::NodeTimes times{};       // from its LaunchEnded
-    uint32_t strays = 0;           // processes the launch left there, which its agent killed
-    bool ended = false;            // its LaunchEnded came: every rank it started has exited
-    bool refused = false;          // it answered the request with an error: it started nothing
-    bool reports_stdin = false;    // it says how much stdin its ranks took (StdinTaken)
+    double replied_ms = 0;             // the agent's time from the request's arrival to its reply
+    bool waiting_for_cxi = false;      // ready to be sent its request once the credentials are in
+    lattice::wire::NodeTimes times{};  // from its LaunchEnded
+    uint32_t strays = 0;               // processes the launch left there, which its agent killed
+    bool ended = false;                // its LaunchEnded came: every rank it started has exited
+    bool refused = false;              // it answered the request with an error: it started nothing
+    bool reports_stdin = false;        // it says how much stdin its ranks took (StdinTaken)
     uint64_t stdin_sent = 0, stdin_taken = 0;
   };
 
@@ -89,7 +90,7 @@ class Job {
   void provision_cxi();
   void on_message(Node& via, schema::Envelope::Reader envelope);
   // Its answer to its request: LaunchAccepted, or why not (`lost`: it was lost, not refused).
-  void answered(Node& node, Result<schema::LaunchAccepted::Reader> reply, bool lost);
+  void answered(Node& node, Result<lattice::wire::Accepted> reply, bool lost);
   void node_out(Node& node, JobFailure failure);
   // A relayed launch: the node a report arriving on `via` is about (the index it names), or
   // null; on a star launch, `via` itself.

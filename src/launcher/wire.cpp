@@ -5,7 +5,6 @@
 #include "base/hostlist.hpp"
 #include "proc/environment.hpp"
 #include "rpc/bytes.hpp"
-#include "wire/failure_codec.hpp"
 
 namespace lattice::launcher::wire {
 namespace {
@@ -153,61 +152,12 @@ rpc::Outgoing stdin_chunk(const std::string& launch_id, std::string_view data, b
   return msg;
 }
 
-std::string accepted_node_id(schema::LaunchAccepted::Reader reply) { return reply.getNodeId(); }
-
-double accepted_replied_ms(schema::LaunchAccepted::Reader reply) {
-  return static_cast<double>(reply.getRepliedUs()) / 1e3;
-}
-
-bool accepted_stdin_taken(schema::LaunchAccepted::Reader reply) { return reply.getStdinTaken(); }
-
-std::vector<std::string> accepted_bindings(schema::LaunchAccepted::Reader reply) {
-  std::vector<std::string> out;
-  for (auto b : reply.getBindings()) out.emplace_back(b);
-  return out;
-}
-
-std::vector<std::string> accepted_env_left_out(schema::LaunchAccepted::Reader reply) {
-  std::vector<std::string> out;
-  for (auto name : reply.getEnvLeftOut()) out.emplace_back(name);
-  return out;
-}
-
 rpc::Outgoing signal(const std::string& launch_id, int signum) {
   rpc::Outgoing msg;
   auto sig = msg.envelope().initBody().initSignalProcesses();
   sig.setLaunchId(launch_id);
   sig.setSignal(signum);
   return msg;
-}
-
-Output decode_output(schema::OutputChunk::Reader m) {
-  return Output{static_cast<int>(m.getRank()), m.getStream() == schema::OutputStream::STDERR,
-                rpc::as_string(m.getData())};
-}
-
-RankExit decode_rank_exit(schema::RankExit::Reader m) {
-  return RankExit{static_cast<int>(m.getRank()),
-                  RankResult{static_cast<int>(m.getNodeIndex()), m.getExitCode(), m.getSignal()}};
-}
-
-Ended decode_ended(schema::LaunchEnded::Reader m, const std::string& node_id) {
-  Ended out;
-  auto t = m.getTimings();
-  out.times = NodeTimes{t.getSpawnedUs(), t.getFirstInitUs(), t.getLastFinalizeUs(),
-                        t.getExitedUs(),  t.getUserKnownUs(), {}};
-  // Bounded by the agent (64), and again here: a hostile agent's list costs what we keep.
-  for (auto f : t.getFences()) {
-    if (out.times.fences.size() >= kMaxFencesReported) break;
-    out.times.fences.push_back(NodeTimes::Fence{f.getEpoch(), f.getEnteredUs(), f.getReducedUs(),
-                                                f.getStoreUs(), f.getReleasedUs()});
-  }
-  for (auto s : m.getStragglers())
-    out.stragglers.push_back(Straggler{static_cast<int>(s.getRank()), node_id, s.getPmiState(),
-                                       s.getLastCommand(), s.getIdleMs()});
-  if (m.getFailed()) out.failure = lattice::wire::decode_failure(m.getFailure());
-  out.strays = m.getStrays();
-  return out;
 }
 
 }  // namespace lattice::launcher::wire

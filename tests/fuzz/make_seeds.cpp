@@ -10,11 +10,12 @@
 #include <string>
 
 #include "agent/pmix_blobs.hpp"
-#include "agent/wire.hpp"
 #include "fence/chunk.hpp"
 #include "launcher/wire.hpp"
 #include "rpc_test_support.hpp"
 #include "secure/channel.hpp"
+#include "wire/fence_chunk.hpp"
+#include "wire/modex.hpp"
 
 namespace {
 
@@ -167,7 +168,7 @@ std::string chunk_frames(int from, bool down, uint64_t epoch, const pmi::KvList&
   std::vector<KvView> views(store.begin(), store.end());
   std::string out;
   for (const auto& chunk : fence::make_chunks(epoch, views, 48)) {
-    auto msg = agent::wire::fence_chunk("job-1", from, down, chunk, "");
+    auto msg = wire::fence_chunk("job-1", from, down, chunk, "");
     out += rpc::test::frame_of(msg);
   }
   return out;
@@ -187,14 +188,14 @@ void peer_pmix_seeds(const std::filesystem::path& dir) {
 
   fence::Chunk none;
   none.epoch = 1;
-  auto failed = agent::wire::fence_chunk("job-1", 0, true, none, "fence 1 timed out");
+  auto failed = wire::fence_chunk("job-1", 0, true, none, "fence 1 timed out");
   write_seed(dir, "fence_failed", std::string(8, '\x00') + rpc::test::frame_of(failed));
 
   // A question from n2 about rank 2 (this node's), and an answer from n2 about rank 4 (its own).
-  agent::ModexMessage question{"job-1", 2, 7, false, {}, {}};
-  agent::ModexMessage answer{"job-1", 4, 1, true, std::string("\x00\x01pmix", 6), {}};
-  auto q = agent::wire::modex_message(question);
-  auto a = agent::wire::modex_message(answer);
+  wire::ModexMessage question{"job-1", 2, 7, false, {}, {}};
+  wire::ModexMessage answer{"job-1", 4, 1, true, std::string("\x00\x01pmix", 6), {}};
+  auto q = wire::modex_message(question);
+  auto a = wire::modex_message(answer);
   write_seed(dir, "modex",
              std::string(8, '\x02') + rpc::test::frame_of(q) + rpc::test::frame_of(a));
 }

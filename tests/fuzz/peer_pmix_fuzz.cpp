@@ -21,10 +21,11 @@
 #include "agent/authority.hpp"
 #include "agent/pmix_blobs.hpp"
 #include "agent/tree_fence.hpp"
-#include "agent/wire.hpp"
 #include "base/strings.hpp"
 #include "net/loop.hpp"
 #include "session_input.hpp"
+#include "wire/fence_chunk.hpp"
+#include "wire/modex.hpp"
 
 namespace {
 
@@ -65,8 +66,8 @@ Sender link_of(uint8_t b) {
 // What this node sends a peer decodes back to the same chunk.
 void check_sent(rpc::Outgoing& msg, int self) {
   auto body = msg.envelope().asReader().getBody();
-  auto decoded = body.isPmiFence() ? agent::wire::decode_fence_up(body.getPmiFence())
-                                   : agent::wire::decode_fence_down(body.getPmiFenceComplete());
+  auto decoded = body.isPmiFence() ? wire::decode_fence_up(body.getPmiFence())
+                                   : wire::decode_fence_down(body.getPmiFenceComplete());
   require(static_cast<bool>(decoded), "a chunk this node sent does not decode");
   require(decoded->from == self && decoded->launch_id == "job-1", "a sent chunk's sender");
   require(decoded->chunk.count >= 1 && decoded->chunk.index < decoded->chunk.count,
@@ -111,13 +112,13 @@ struct Node {
   void receive(const Sender& sender, schema::Envelope::Reader envelope) {
     auto body = envelope.getBody();
     if (body.isPmiFence() || body.isPmiFenceComplete()) {
-      auto message = body.isPmiFence() ? agent::wire::decode_fence_up(body.getPmiFence())
-                                       : agent::wire::decode_fence_down(body.getPmiFenceComplete());
+      auto message = body.isPmiFence() ? wire::decode_fence_up(body.getPmiFence())
+                                       : wire::decode_fence_down(body.getPmiFenceComplete());
       if (!message || message->launch_id != spec.launch_id) return;
       if (!may_send_fence(spec, spec.fence_tree(), message->down, message->from, sender)) return;
       fence->receive(std::move(*message));
     } else if (body.isPmixModex()) {
-      ModexMessage message = agent::wire::decode_modex(body.getPmixModex());
+      wire::ModexMessage message = wire::decode_modex(body.getPmixModex());
       if (message.launch_id != spec.launch_id) return;
       auto from = may_send_modex(spec, message.is_answer, message.rank, sender);
       if (!from) return;
@@ -131,8 +132,8 @@ struct Node {
       // The agent answers a question with this message, flagged and filled.
       message.is_answer = true;
       message.data = "local data";
-      auto back = agent::wire::decode_modex(
-          agent::wire::modex_message(message).envelope().asReader().getBody().getPmixModex());
+      auto back = wire::decode_modex(
+          wire::modex_message(message).envelope().asReader().getBody().getPmixModex());
       require(back.rank == message.rank && back.tag == message.tag && back.is_answer &&
                   back.data == message.data && back.launch_id == message.launch_id,
               "a modex answer reads back as sent");

@@ -24,7 +24,8 @@ ALLOWED = {
     "net": {"base"},
     "secure": {"base"},
     "link": {"base", "net", "rpc", "secure"},
-    "wire": {"base", "proc", "policy", "rpc"},
+    # fence/ for its chunks, pmi/ for the name operations: what fence and name messages carry.
+    "wire": {"base", "pmi", "fence", "proc", "policy", "rpc"},
     "fabric": {"base", "net", "secure"},
     "agent": {"base", "pmi", "pmix", "fence", "proc", "policy", "config", "admin", "rpc", "net",
               "secure", "link", "wire"},
