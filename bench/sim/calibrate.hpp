@@ -22,8 +22,8 @@ void apply(const Calibration& c, Model& model);
 
 // One agent's LaunchProcesses request for `agents` nodes x `ranks_per_node` (block layout, one
 // app, a fixed 30-variable exported environment): its encoded size, the launcher's encoding
-// (launcher::wire::launch_request + framing) and an agent's decoding and checks
-// (agent::decode_launch_request), medians of a few runs.
+// (wire::launch_request + framing) and an agent's decoding and checks
+// (wire::decode_launch_request, agent::make_launch_spec), medians of a few runs.
 struct RequestCost {
   double bytes = 0;
   double encode_us = 0;

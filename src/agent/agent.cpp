@@ -8,10 +8,11 @@
 
 #include "base/log.hpp"
 #include "lattice_version.h"
-#include "rpc/bytes.hpp"
+#include "wire/control.hpp"
 #include "wire/exec_codec.hpp"
 #include "wire/failure_codec.hpp"
 #include "wire/fence_chunk.hpp"
+#include "wire/launch_request.hpp"
 #include "wire/modex.hpp"
 #include "wire/names_codec.hpp"
 #include "wire/reports.hpp"
@@ -133,8 +134,8 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
     case schema::Envelope::Body::PMI_FENCE_COMPLETE:
       return fence_message(wire::decode_fence_down(body.getPmiFenceComplete()), sender);
     case schema::Envelope::Body::STDIN_CHUNK: {
-      auto chunk = body.getStdinChunk();
-      std::string launch_id = chunk.getLaunchId();
+      auto chunk = wire::decode_stdin_chunk(body.getStdinChunk());
+      const std::string& launch_id = chunk.launch_id;
       LaunchEntry* entry = find_launch(launch_id);
       if (!entry) return;
       // Only the launch's own launcher link feeds its ranks, as only it may signal them.
@@ -144,7 +145,7 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
                 " refused: ", allowed.error().message);
         return;
       }
-      entry->launch->input(rpc::as_string(chunk.getData()), chunk.getEof());
+      entry->launch->input(std::move(chunk.data), chunk.eof);
       return pass_down(sender, launch_id, envelope);
     }
     case schema::Envelope::Body::OUTPUT:
@@ -189,7 +190,7 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
       abort_processes(sender, request_id, body.getAbortProcesses());
       return pass_down(sender, body.getAbortProcesses().getLaunchId(), envelope);
     case schema::Envelope::Body::SIGNAL_PROCESSES:
-      signal_processes(sender, request_id, body.getSignalProcesses());
+      signal_processes(sender, request_id, wire::decode_signal(body.getSignalProcesses()));
       return pass_down(sender, body.getSignalProcesses().getLaunchId(), envelope);
     case schema::Envelope::Body::HEARTBEAT:
       if (request_id) conn.session().respond(request_id, rpc::Outgoing());
@@ -220,7 +221,9 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   defaults.allow_root_jobs = config_.allow_root_jobs;
   defaults.propagated = config_.propagate_limits;
   defaults.root_env_allowed = config_.allow_root_job_env;
-  auto spec = decode_launch_request(request, defaults);
+  auto decoded = wire::decode_launch_request(request);
+  if (!decoded) return refuse(decoded.error().message);
+  auto spec = make_launch_spec(*decoded, defaults);
   if (!spec) return refuse(spec.error().message);
   if (spec->relayed) {
     if (auto allowed = may_start_relayed(*spec, spec->fence_tree(), sender); !allowed)
@@ -294,18 +297,17 @@ void Agent::deliver_abort(LaunchEntry& entry, Failure failure, const Sender& sen
                                std::move(failure));
 }
 
-void Agent::signal_processes(const Sender& sender, uint64_t request_id,
-                             schema::SignalProcesses::Reader sig) {
+void Agent::signal_processes(const Sender& sender, uint64_t request_id, const wire::Signal& sig) {
   rpc::Session& session = *session_of(sender.conn);
-  LaunchEntry* entry = find_launch(sig.getLaunchId());
+  LaunchEntry* entry = find_launch(sig.launch_id);
   Status allowed = entry ? may_signal(entry->launch->spec(), entry->launcher_conn, sender)
-                         : Status(make_error(cat("no launch '", sig.getLaunchId().cStr(), "'")));
+                         : Status(make_error(cat("no launch '", sig.launch_id, "'")));
   if (!allowed) {
     if (entry) LAT_LOG(warn, "auth", allowed.error().message);
     if (request_id) session.respond_error(request_id, allowed.error().message);
     return;
   }
-  entry->launch->forward_signal(sig.getSignal());
+  entry->launch->forward_signal(sig.signum);
   if (request_id) session.respond(request_id, rpc::Outgoing());
 }
 

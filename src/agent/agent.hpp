@@ -32,6 +32,7 @@
 #include "net/signal.hpp"
 #include "net/timer.hpp"
 #include "secure/cluster_key.hpp"
+#include "wire/control.hpp"
 #include "wire/exec_codec.hpp"
 
 namespace lattice::agent {
@@ -75,8 +76,7 @@ class Agent : private LaunchSink, public admin::AgentControl {
                         schema::LaunchProcessesRequest::Reader request);
   void abort_processes(const Sender& sender, uint64_t request_id,
                        schema::AbortProcesses::Reader abort);
-  void signal_processes(const Sender& sender, uint64_t request_id,
-                        schema::SignalProcesses::Reader sig);
+  void signal_processes(const Sender& sender, uint64_t request_id, const wire::Signal& sig);
   void deliver_abort(LaunchEntry& entry, Failure failure, const Sender& sender);
   void fence_message(Result<wire::FenceMessage> decoded, const Sender& sender);
   void hold_early(const std::string& launch_id, EarlyMessage early);

@@ -13,6 +13,7 @@
 #include "config/config.hpp"
 #include "launcher/fence_clocks.hpp"
 #include "secure/secret.hpp"
+#include "wire/control.hpp"
 #include "wire/failure_codec.hpp"
 
 namespace lattice::launcher {
@@ -185,7 +186,7 @@ void Job::authenticated(Node& node, const secure::Identity& peer) {
   node.authenticated = true;
   node.address.node_id = peer.name;  // as the agent proved it, not as we guessed it
   // Reached directly once the head was lost: it adopts this link and ends its part.
-  if (direct_) return notify(node, lattice::wire::abort_message(request_.launch_id, direct_abort_));
+  if (direct_) return notify(node, wire::abort_message(request_.launch_id, direct_abort_));
   bool all_in = relayed_ || std::all_of(nodes_.begin(), nodes_.end(), [this](const Node& x) {
                   return x.authenticated || policy_.done(index(x));
                 });
@@ -229,14 +230,16 @@ void Job::send_launch(Node& node) {
     return;
   }
   // Built at the first request: every node id is final by then (proved, or named in advance).
-  if (!launch_nodes_) {
-    std::vector<wire::Peer> peers;
+  if (!launch_request_) {
+    std::vector<wire::PeerInfo> peers;
     for (const auto& n : nodes_)
-      peers.push_back(wire::Peer{n.address.node_id, n.address.host, n.address.port});
-    launch_nodes_ = wire::launch_nodes(std::move(peers), layout_);
+      peers.push_back(
+          wire::PeerInfo{n.address.node_id, n.address.host, static_cast<uint16_t>(n.address.port)});
+    launch_request_ = launch_request(options_, request_, layout_, peers, workdir_,
+                                     cxi_ ? cxi_->credentials() : nullptr);
   }
-  auto msg = wire::launch_request(options_, request_, layout_, *launch_nodes_, index(node),
-                                  workdir_, cxi_ ? cxi_->credentials() : nullptr);
+  launch_request_->node_index = static_cast<uint32_t>(index(node));
+  auto msg = wire::launch_request(*launch_request_);
   Node* n = &node;
   // A relayed launch asks every node with the head's request.
   for (auto& asked : nodes_) {
@@ -248,11 +251,11 @@ void Job::send_launch(Node& node) {
       std::move(msg), loop_.now_ms() + kAgentResponseMs,
       [this, n](Result<schema::Envelope::Reader> reply) {
         if (!reply) return answered(*n, reply.error(), false);
-        answered(*n, lattice::wire::decode_accepted(reply->getBody().getLaunchAccepted()), false);
+        answered(*n, wire::decode_accepted(reply->getBody().getLaunchAccepted()), false);
       });
 }
 
-void Job::answered(Node& node, Result<lattice::wire::Accepted> reply, bool lost) {
+void Job::answered(Node& node, Result<wire::Accepted> reply, bool lost) {
   if (policy_.done(index(node))) return;
   const std::string& id = node.address.node_id;
   if (!reply) {
@@ -379,13 +382,13 @@ void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
   auto body = envelope.getBody();
   switch (body.which()) {
     case schema::Envelope::Body::OUTPUT: {
-      auto chunk = lattice::wire::decode_output(body.getOutput());
+      auto chunk = wire::decode_output(body.getOutput());
       if (options_.label) chunk.data = label_lines(chunk.rank, chunk.data);
       outputs_.write(chunk.rank, chunk.is_stderr, chunk.data);
       return maybe_pause_output();
     }
     case schema::Envelope::Body::RANK_EXIT: {
-      auto exit = lattice::wire::decode_rank_exit(body.getRankExit());
+      auto exit = wire::decode_rank_exit(body.getRankExit());
       // A rank of the node it names, which the link speaks for.
       if (exit.rank < 0 || exit.rank >= static_cast<int>(layout_.rank_nodes.size()) ||
           layout_.rank_nodes[static_cast<size_t>(exit.rank)] != exit.node_index ||
@@ -396,7 +399,7 @@ void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
       return;
     }
     case schema::Envelope::Body::STDIN_TAKEN: {
-      auto taken = lattice::wire::decode_stdin_taken(body.getStdinTaken());
+      auto taken = wire::decode_stdin_taken(body.getStdinTaken());
       Node* node = origin(via, static_cast<uint32_t>(taken.node_index));
       if (!node) return;
       // Never more than was sent: a confused agent cannot open the window wider.
@@ -404,7 +407,7 @@ void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
       return pace_input();
     }
     case schema::Envelope::Body::LAUNCH_ENDED: {
-      auto end = lattice::wire::decode_launch_ended(body.getLaunchEnded());
+      auto end = wire::decode_launch_ended(body.getLaunchEnded());
       Node* node = origin(via, static_cast<uint32_t>(end.node_index));
       if (!node || node->ended) return;
       node->times = std::move(end.times);
@@ -417,7 +420,7 @@ void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
       return pace_input();  // it takes no more input
     }
     case schema::Envelope::Body::NODE_ANSWER: {
-      auto answer = lattice::wire::decode_node_answer(body.getNodeAnswer());
+      auto answer = wire::decode_node_answer(body.getNodeAnswer());
       Node* node = relayed_ ? origin(via, static_cast<uint32_t>(answer.node_index)) : nullptr;
       if (!node) return;
       if (answer.error.empty()) return answered(*node, std::move(answer.accepted), false);
@@ -442,14 +445,14 @@ void Job::run(std::vector<policy::JobAction> actions) {
         await_ends();
       }
       notify(link_of(nodes_[static_cast<size_t>(to_abort->node)]),
-             lattice::wire::abort_message(request_.launch_id, to_abort->failure));
+             wire::abort_message(request_.launch_id, to_abort->failure));
     } else if (auto* to_signal = std::get_if<policy::SignalNode>(&action)) {
       if (relayed_ && !direct_) {
         if (std::count(signals_sent_.begin(), signals_sent_.end(), to_signal->signum)) continue;
         signals_sent_.push_back(to_signal->signum);
       }
       notify(link_of(nodes_[static_cast<size_t>(to_signal->node)]),
-             wire::signal(request_.launch_id, to_signal->signum));
+             wire::signal({request_.launch_id, to_signal->signum}));
     } else if (auto* drop = std::get_if<policy::DropNode>(&action)) {
       Node& node = nodes_[static_cast<size_t>(drop->node)];
       if (node.conn) node.conn->close();

@@ -23,13 +23,13 @@
 #include "launcher/export_env.hpp"
 #include "launcher/input_source.hpp"
 #include "launcher/job_user.hpp"
+#include "launcher/launch_request.hpp"
 #include "launcher/layout.hpp"
 #include "launcher/local_agents.hpp"
 #include "launcher/options.hpp"
 #include "launcher/output_files.hpp"
 #include "launcher/output_writer.hpp"
 #include "launcher/report.hpp"
-#include "launcher/wire.hpp"
 #include "link/connection.hpp"
 #include "link/heartbeat.hpp"
 #include "net/listener.hpp"
@@ -44,7 +44,7 @@ namespace lattice::launcher {
 
 class Job {
  public:
-  using Request = wire::JobRequest;
+  using Request = JobRequest;
   // `key` must outlive the job.
   // With `cxi` (which must outlive the job), no request goes out before the launch's CXI
   // credentials are in hand, and a fabric manager that refuses them fails the launch.
@@ -69,13 +69,13 @@ class Job {
     bool authenticated = false;  // the agent proved the cluster key; address.node_id is its own
     double accepted_ms = -1;
     double sent_ms = -1;
-    double replied_ms = 0;             // the agent's time from the request's arrival to its reply
-    bool waiting_for_cxi = false;      // ready to be sent its request once the credentials are in
-    lattice::wire::NodeTimes times{};  // from its LaunchEnded
-    uint32_t strays = 0;               // processes the launch left there, which its agent killed
-    bool ended = false;                // its LaunchEnded came: every rank it started has exited
-    bool refused = false;              // it answered the request with an error: it started nothing
-    bool reports_stdin = false;        // it says how much stdin its ranks took (StdinTaken)
+    double replied_ms = 0;         // the agent's time from the request's arrival to its reply
+    bool waiting_for_cxi = false;  // ready to be sent its request once the credentials are in
+    wire::NodeTimes times{};       // from its LaunchEnded
+    uint32_t strays = 0;           // processes the launch left there, which its agent killed
+    bool ended = false;            // its LaunchEnded came: every rank it started has exited
+    bool refused = false;          // it answered the request with an error: it started nothing
+    bool reports_stdin = false;    // it says how much stdin its ranks took (StdinTaken)
     uint64_t stdin_sent = 0, stdin_taken = 0;
   };
 
@@ -90,7 +90,7 @@ class Job {
   void provision_cxi();
   void on_message(Node& via, schema::Envelope::Reader envelope);
   // Its answer to its request: LaunchAccepted, or why not (`lost`: it was lost, not refused).
-  void answered(Node& node, Result<lattice::wire::Accepted> reply, bool lost);
+  void answered(Node& node, Result<wire::Accepted> reply, bool lost);
   void node_out(Node& node, JobFailure failure);
   // A relayed launch: the node a report arriving on `via` is about (the index it names), or
   // null; on a star launch, `via` itself.
@@ -155,8 +155,8 @@ class Job {
   bool output_paused_ = false;  // the agents' links are not read until out_ and err_ drain
   bool reader_gone_ = false;    // the launch ends because its output has nowhere to go
   std::string workdir_;         // where the ranks start
-  std::optional<wire::LaunchNodes>
-      launch_nodes_;                   // what every request says of the nodes, built once
+  // What every node's request says but its node index (send_launch).
+  std::optional<wire::LaunchRequest> launch_request_;
   std::vector<Straggler> stragglers_;  // from every node's LaunchEnded
   net::Timer deadline_timer_;
   net::Timer heartbeat_timer_;

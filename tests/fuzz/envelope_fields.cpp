@@ -72,7 +72,8 @@ size_t launch(schema::LaunchProcessesRequest::Reader r) {
     for (auto var : setup.getEnvironment()) n += text(var.getName()) + text(var.getValue());
     n += setup.getVendor().size();
   }
-  n += static_cast<size_t>(r.getInputRank()) + text(r.getCpuBind());
+  n += static_cast<size_t>(r.getInputRank()) + static_cast<size_t>(r.getCpuBind().getKind());
+  for (uint32_t cpu : r.getCpuBind().getCpus()) n += cpu;
   for (auto app : r.getApps()) {
     n += text(app.getEntrypoint()) + app.getSize();
     for (auto arg : app.getArgs()) n += text(arg);
