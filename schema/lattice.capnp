@@ -116,7 +116,9 @@ struct LaunchProcessesRequest {
   appSetup @22 :AppSetup;
   inputRank @23 :Int32;          # whose stdin the launcher's feeds (StdinChunk): a rank, -1 all,
                                  # -2 none; the others read /dev/null
-  cpuBind @24 :Text;             # "none" (or empty), "cores", "sockets", "map_cpu:LIST"
+  cpuBind @24 :CpuBinding;       # --cpu-bind, parsed once by the launcher. Was Text ("cores",
+                                 # "map_cpu:LIST", ...) before: launcher and agents must be
+                                 # the same version
   apps @25 :List(Application);   # MPMD: two or more programs; then entrypoint and args are
                                  # empty. Empty: one app, entrypoint + args, all the ranks
   # Compact forms, so that a request's size does not grow with the nodes (issue 11): used when
@@ -133,6 +135,20 @@ struct LaunchProcessesRequest {
                                  # against its link); should the head be lost, a link proving
                                  # it may take the launch's reports directly
   inherit @31 :Inheritance;      # what ranks take from the launcher (absent: the agent's own)
+}
+
+# How each local rank is bound to CPUs (proc/cpu_binding.hpp): none (the default), round robin
+# over the node's cores or sockets by local rank, or to the CPUs of `cpus` by local rank.
+enum CpuBindKind {
+  none @0;
+  cores @1;
+  sockets @2;
+  mapCpu @3;
+}
+
+struct CpuBinding {
+  kind @0 :CpuBindKind;
+  cpus @1 :List(UInt32);         # mapCpu: CPU numbers, by local rank (round robin)
 }
 
 # What ranks inherit from the launcher, as srun's tasks take its umask and resource limits

@@ -14,13 +14,14 @@
 #include <vector>
 
 #include "agent/launch_spec.hpp"
-#include "agent/wire.hpp"
 #include "fence/reducer.hpp"
-#include "launcher/wire.hpp"
+#include "launcher/launch_request.hpp"
 #include "pmi/kvs.hpp"
 #include "rpc/framing.hpp"
 #include "rpc/limits.hpp"
 #include "secure/channel.hpp"
+#include "wire/fence_chunk.hpp"
+#include "wire/launch_request.hpp"
 
 namespace lattice::sim {
 namespace {
@@ -173,7 +174,7 @@ void fence_codec(size_t value_bytes, Calibration& c) {
   const size_t many = 230;  // about one 16 KiB chunk of 64-byte values
   auto one = fence_chunk(1, value_bytes), full = fence_chunk(many, value_bytes);
   auto frame_of = [](const fence::Chunk& chunk) {
-    auto msg = agent::wire::fence_chunk(kLaunchId, 1, true, chunk, "");
+    auto msg = wire::fence_chunk(kLaunchId, 1, true, chunk, "");
     return encode(msg);
   };
   const std::string small = frame_of(one), big = frame_of(full);
@@ -191,7 +192,7 @@ void fence_codec(size_t value_bytes, Calibration& c) {
     pmi::Kvs kvs(pmi::Limits{});
     const double t0 = cpu_us();
     read_frame(big, [&](schema::Envelope::Reader e) {
-      auto m = agent::wire::decode_fence_down(e.getBody().getPmiFenceComplete());
+      auto m = wire::decode_fence_down(e.getBody().getPmiFenceComplete());
       check(m.ok(), "the chunk decodes");
       auto actions = leaf.from_parent(std::move(m->chunk));
       auto* done = std::get_if<fence::Complete>(&actions.back());
@@ -240,24 +241,24 @@ RequestCost measure_request(int agents, int ranks_per_node) {
   layout.nodes = agents;
   for (int n = 0; n < agents; ++n)
     for (int j = 0; j < ranks_per_node; ++j) layout.rank_nodes.push_back(n);
-  launcher::wire::JobRequest request;
+  launcher::JobRequest request;
   request.launch_id = kLaunchId;
   request.user = {1000, 1000, {1000, 27, 100}, "alice"};
   for (int v = 0; v < 30; ++v)  // a login shell's environment, roughly
     request.exported.emplace_back("VARIABLE_" + std::to_string(v), std::string(48, 'e'));
   // Numbered nodes on a management network's /16, as clusters name and address them: the
   // request carries them as host lists (a few bytes per 256 nodes), worked out once per launch.
-  std::vector<launcher::wire::Peer> peers;
+  std::vector<wire::PeerInfo> peers;
   for (int n = 0; n < agents; ++n)
     peers.push_back({"node" + std::to_string(10000 + n),
                      "10.1." + std::to_string(n / 256 % 256) + "." + std::to_string(n % 256),
                      7400});
   const std::string self = peers.back().node_id;
-  const launcher::wire::LaunchNodes nodes = launcher::wire::launch_nodes(std::move(peers), layout);
-  const int index = agents - 1;
   const std::string workdir = "/home/alice/jobs/run-0001";
+  wire::LaunchRequest plain = launcher::launch_request(options, request, layout, peers, workdir);
+  plain.node_index = static_cast<uint32_t>(agents - 1);
   auto encode_one = [&] {
-    auto msg = launcher::wire::launch_request(options, request, layout, nodes, index, workdir);
+    auto msg = wire::launch_request(plain);
     return encode(msg);
   };
   const std::string frame = encode_one();
@@ -270,7 +271,9 @@ RequestCost measure_request(int agents, int ranks_per_node) {
   cost.encode_us = time_us(reps, 1, [&] { encode_one(); });
   cost.decode_us = time_us(reps, 1, [&] {
     read_frame(frame, [&](schema::Envelope::Reader e) {
-      auto spec = agent::decode_launch_request(e.getBody().getLaunchProcesses(), defaults);
+      auto decoded = wire::decode_launch_request(e.getBody().getLaunchProcesses());
+      check(decoded.ok(), "request decode");
+      auto spec = agent::make_launch_spec(*decoded, defaults);
       if (!spec) throw std::runtime_error("calibration: request refused: " + spec.error().message);
       check(spec->nnodes() == agents, "request decode");
     });

@@ -11,7 +11,7 @@ namespace lattice::sim {
 struct Calibration {
   double handshake_initiator_us = 0, handshake_responder_us = 0, handshake_msg_bytes = 0;
   double seal_msg_us = 0, seal_byte_us = 0, open_msg_us = 0, open_byte_us = 0;
-  double key_encode_us = 0;  // fence chunk: agent::wire::fence_chunk + rpc::encode_frame, per key
+  double key_encode_us = 0;  // fence chunk: wire::fence_chunk + rpc::encode_frame, per key
   double key_path_us = 0;    // a leaf's decode + fence::Reducer + pmi::Kvs::publish, per key
   double entry_wire_bytes = 0, chunk_wire_bytes = 0;
 };
@@ -22,8 +22,8 @@ void apply(const Calibration& c, Model& model);
 
 // One agent's LaunchProcesses request for `agents` nodes x `ranks_per_node` (block layout, one
 // app, a fixed 30-variable exported environment): its encoded size, the launcher's encoding
-// (launcher::wire::launch_request + framing) and an agent's decoding and checks
-// (agent::decode_launch_request), medians of a few runs.
+// (wire::launch_request + framing) and an agent's decoding and checks
+// (wire::decode_launch_request, agent::make_launch_spec), medians of a few runs.
 struct RequestCost {
   double bytes = 0;
   double encode_us = 0;

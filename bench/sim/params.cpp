@@ -7,7 +7,7 @@ std::vector<Param> model_params() {
   const std::string seal =
       "measured now: secure::Channel records of 100 B and 64 KiB (per record + per byte)";
   const std::string chunk =
-      "measured now: agent::wire::fence_chunk + rpc::encode_frame, chunks of 1 and 230 keys";
+      "measured now: wire::fence_chunk + rpc::encode_frame, chunks of 1 and 230 keys";
   const std::string handshake =
       "measured now: secure::Channel handshake, this side's calls (median of 300)";
   return {

@@ -6,12 +6,16 @@
 #include <algorithm>
 #include <csignal>
 
-#include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "lattice_version.h"
-#include "rpc/bytes.hpp"
+#include "wire/control.hpp"
 #include "wire/exec_codec.hpp"
 #include "wire/failure_codec.hpp"
+#include "wire/fence_chunk.hpp"
+#include "wire/launch_request.hpp"
+#include "wire/modex.hpp"
+#include "wire/names_codec.hpp"
+#include "wire/reports.hpp"
 
 namespace lattice::agent {
 
@@ -122,8 +126,8 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
     case schema::Envelope::Body::PMI_FENCE_COMPLETE:
       return fence_message(wire::decode_fence_down(body.getPmiFenceComplete()), sender);
     case schema::Envelope::Body::STDIN_CHUNK: {
-      auto chunk = body.getStdinChunk();
-      std::string launch_id = chunk.getLaunchId();
+      auto chunk = wire::decode_stdin_chunk(body.getStdinChunk());
+      const std::string& launch_id = chunk.launch_id;
       LaunchEntry* entry = find_launch(launch_id);
       if (!entry) return;
       // Only the launch's own launcher link feeds its ranks, as only it may signal them.
@@ -133,7 +137,7 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
                 " refused: ", allowed.error().message);
         return;
       }
-      entry->launch->input(rpc::as_string(chunk.getData()), chunk.getEof());
+      entry->launch->input(std::move(chunk.data), chunk.eof);
       return pass_down(sender, launch_id, envelope);
     }
     case schema::Envelope::Body::OUTPUT:
@@ -172,7 +176,7 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
       abort_processes(sender, request_id, body.getAbortProcesses());
       return pass_down(sender, body.getAbortProcesses().getLaunchId(), envelope);
     case schema::Envelope::Body::SIGNAL_PROCESSES:
-      signal_processes(sender, request_id, body.getSignalProcesses());
+      signal_processes(sender, request_id, wire::decode_signal(body.getSignalProcesses()));
       return pass_down(sender, body.getSignalProcesses().getLaunchId(), envelope);
     case schema::Envelope::Body::CLOSE_LINK:
       if (!request_id) return;
@@ -210,7 +214,9 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   defaults.allow_root_jobs = config_.allow_root_jobs;
   defaults.propagated = config_.propagate_limits;
   defaults.root_env_allowed = config_.allow_root_job_env;
-  auto spec = decode_launch_request(request, defaults);
+  auto decoded = wire::decode_launch_request(request);
+  if (!decoded) return refuse(decoded.error().message);
+  auto spec = make_launch_spec(*decoded, defaults);
   if (!spec) return refuse(spec.error().message);
   if (spec->relayed) {
     if (auto allowed = may_start_relayed(*spec, spec->fence_tree(), sender); !allowed)
@@ -246,8 +252,9 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
       deliver_abort(entry, std::move(*e.abort), e.sender);
   }
   if (entry.relay) relay_request(entry, request);
-  session.respond(request_id, wire::launch_accepted(config_.node_id, raw->bindings(),
-                                                    raw->elapsed_us(), raw->spec().env_left_out));
+  session.respond(request_id,
+                  wire::launch_accepted({config_.node_id, raw->bindings(), raw->elapsed_us(), true,
+                                         raw->spec().env_left_out}));
 }
 
 void Agent::abort_processes(const Sender& sender, uint64_t request_id,
@@ -283,22 +290,21 @@ void Agent::deliver_abort(LaunchEntry& entry, Failure failure, const Sender& sen
                                std::move(failure));
 }
 
-void Agent::signal_processes(const Sender& sender, uint64_t request_id,
-                             schema::SignalProcesses::Reader sig) {
+void Agent::signal_processes(const Sender& sender, uint64_t request_id, const wire::Signal& sig) {
   rpc::Session& session = *session_of(sender.conn);
-  LaunchEntry* entry = find_launch(sig.getLaunchId());
+  LaunchEntry* entry = find_launch(sig.launch_id);
   Status allowed = entry ? may_signal(entry->launch->spec(), entry->launcher_conn, sender)
-                         : Status(make_error(cat("no launch '", sig.getLaunchId().cStr(), "'")));
+                         : Status(make_error(cat("no launch '", sig.launch_id, "'")));
   if (!allowed) {
     if (entry) LAT_LOG(warn, "auth", allowed.error().message);
     if (request_id) session.respond_error(request_id, allowed.error().message);
     return;
   }
-  entry->launch->forward_signal(sig.getSignal());
+  entry->launch->forward_signal(sig.signum);
   if (request_id) session.respond(request_id, rpc::Outgoing());
 }
 
-void Agent::fence_message(Result<FenceMessage> decoded, const Sender& sender) {
+void Agent::fence_message(Result<wire::FenceMessage> decoded, const Sender& sender) {
   if (!decoded) {
     // As the Reducer treats a chunk it cannot place: dropped, and the fence's deadline ends a
     // launch whose fence then cannot complete. Only an authenticated agent gets this far.
@@ -306,7 +312,7 @@ void Agent::fence_message(Result<FenceMessage> decoded, const Sender& sender) {
             "): dropped");
     return;
   }
-  FenceMessage message = std::move(decoded.value());
+  wire::FenceMessage message = std::move(decoded.value());
   if (LaunchEntry* entry = find_launch(message.launch_id))
     return deliver_fence(*entry, std::move(message), sender);
   if (sender.identity.role != secure::Role::agent) {
@@ -318,7 +324,8 @@ void Agent::fence_message(Result<FenceMessage> decoded, const Sender& sender) {
   hold_early(id, EarlyMessage{std::move(message), std::nullopt, sender});
 }
 
-void Agent::name_request(const Sender& sender, uint64_t request_id, const NameRequest& request) {
+void Agent::name_request(const Sender& sender, uint64_t request_id,
+                         const wire::NameRequest& request) {
   rpc::Session& session = *session_of(sender.conn);
   LaunchEntry* entry = find_launch(request.launch_id);
   if (!entry) {
@@ -341,7 +348,8 @@ void Agent::name_request(const Sender& sender, uint64_t request_id, const NameRe
     session.respond_error(request_id, answer.error().message);
 }
 
-void Agent::modex_request(const Sender& sender, uint64_t request_id, const ModexRequest& request) {
+void Agent::modex_request(const Sender& sender, uint64_t request_id,
+                          const wire::ModexRequest& request) {
   LaunchEntry* entry = find_launch(request.launch_id);
   if (!entry) {
     // The launch ended here, so it is ending everywhere; or it has not started here yet,
@@ -418,7 +426,7 @@ void Agent::hold_early(const std::string& launch_id, EarlyMessage early) {
             " dropped: ", early_.bytes(), " bytes are held already for launches not started here");
 }
 
-void Agent::deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender) {
+void Agent::deliver_fence(LaunchEntry& entry, wire::FenceMessage message, const Sender& sender) {
   const LaunchSpec& spec = entry.launch->spec();
   if (auto allowed = may_send_fence(spec, spec.fence_tree(), message.down, message.from, sender);
       !allowed) {

@@ -32,6 +32,7 @@
 #include "net/signal.hpp"
 #include "net/timer.hpp"
 #include "secure/cluster_key.hpp"
+#include "wire/control.hpp"
 #include "wire/exec_codec.hpp"
 
 namespace lattice::agent {
@@ -63,7 +64,7 @@ class Agent : private NodeLinks::Host, public admin::AgentControl {
         agent_.rank_exited(entry_, rank, pid, status);
       }
       void input_taken(Launch&, uint64_t bytes) override { agent_.input_taken(entry_, bytes); }
-      void ended(Launch&, const LaunchEnd& end) override { agent_.ended(entry_, end); }
+      void ended(Launch&, const wire::LaunchEnded& end) override { agent_.ended(entry_, end); }
 
      private:
       Agent& agent_;
@@ -96,15 +97,14 @@ class Agent : private NodeLinks::Host, public admin::AgentControl {
                         schema::LaunchProcessesRequest::Reader request);
   void abort_processes(const Sender& sender, uint64_t request_id,
                        schema::AbortProcesses::Reader abort);
-  void signal_processes(const Sender& sender, uint64_t request_id,
-                        schema::SignalProcesses::Reader sig);
+  void signal_processes(const Sender& sender, uint64_t request_id, const wire::Signal& sig);
   void deliver_abort(LaunchEntry& entry, Failure failure, const Sender& sender);
-  void fence_message(Result<FenceMessage> decoded, const Sender& sender);
+  void fence_message(Result<wire::FenceMessage> decoded, const Sender& sender);
   void hold_early(const std::string& launch_id, EarlyMessage early);
   // A name request, at the launch's head; a direct modex, at the rank's node. Answered on the
   // link they came on.
-  void name_request(const Sender& sender, uint64_t request_id, const NameRequest& request);
-  void modex_request(const Sender& sender, uint64_t request_id, const ModexRequest& request);
+  void name_request(const Sender& sender, uint64_t request_id, const wire::NameRequest& request);
+  void modex_request(const Sender& sender, uint64_t request_id, const wire::ModexRequest& request);
   // An escape-hatch message: delivered to its launch when the sender is one of its nodes.
   void exec_message(const std::string& launch_id, const std::string& what, const Sender& sender,
                     const std::function<void(Launch&, int from)>& deliver);
@@ -114,7 +114,7 @@ class Agent : private NodeLinks::Host, public admin::AgentControl {
   // The sender's entry in the nodes of a launch that ended here lately, or null.
   std::optional<Peer> ended_member(const std::string& launch_id, const Sender& sender) const;
   std::string ended_here(const std::string& launch_id) const;
-  void deliver_fence(LaunchEntry& entry, FenceMessage message, const Sender& sender);
+  void deliver_fence(LaunchEntry& entry, wire::FenceMessage message, const Sender& sender);
   void connection_closed(uint64_t conn_id, const Error& why);
   void accept_admin(std::unique_ptr<net::Stream> stream);
   void sweep();        // rpc deadlines, idle links, stale early fence chunks, heap trimming
@@ -176,7 +176,7 @@ class Agent : private NodeLinks::Host, public admin::AgentControl {
   void output(LaunchEntry& entry, int rank, bool is_stderr, std::string data);
   void rank_exited(LaunchEntry& entry, int rank, int pid, proc::ExitStatus status);
   void input_taken(LaunchEntry& entry, uint64_t bytes);
-  void ended(LaunchEntry& entry, const LaunchEnd& end);
+  void ended(LaunchEntry& entry, const wire::LaunchEnded& end);
 
   net::Loop& loop_;
   rpc::MessageCounts counts_;  // every link's messages, for the admin socket

@@ -3,9 +3,10 @@
 #include <utility>
 
 #include "agent/agent.hpp"
-#include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "wire/failure_codec.hpp"
+#include "wire/launch_request.hpp"
+#include "wire/reports.hpp"
 
 namespace lattice::agent {
 namespace {
@@ -17,6 +18,20 @@ constexpr uint64_t kChildAnswerMs = 10000;
 // node reports its end or is reported lost well within this; it bounds what a node that never
 // does can keep here.
 constexpr uint64_t kRelayLingerMs = 60000;
+
+// A child's answer to its request as this node passes it up: its LaunchAccepted, or why there
+// is none (`lost`: the child was lost rather than refused).
+wire::NodeAnswer node_answer(const std::string& launch_id, int child,
+                             const Result<schema::Envelope::Reader>& reply, bool lost) {
+  wire::NodeAnswer answer{launch_id, child, {}, {}, false};
+  if (!reply) {
+    answer.error = reply.error().message;
+    answer.lost = lost;
+  } else if (reply->getBody().isLaunchAccepted()) {
+    answer.accepted = wire::decode_accepted(reply->getBody().getLaunchAccepted());
+  }
+  return answer;
+}
 
 }  // namespace
 
@@ -67,7 +82,7 @@ void Agent::child_answered(const std::string& launch_id, int child,
   } else if (!entry->relay->lost(child)) {
     return;  // reported lost already, when its link went
   }
-  report(*entry, wire::node_answer(launch_id, child, reply, lost));
+  report(*entry, wire::node_answer(node_answer(launch_id, child, reply, lost)));
   if (relayed_all(*entry)) reaper_.start(0, 0, [this] { reap(); });
 }
 
@@ -163,8 +178,7 @@ void Agent::relay_peer_lost(const std::string& node_id, const std::string& reaso
     if (int parent = entry.relay->parent(); parent >= 0) near.push_back(parent);
     for (int node : near) {
       if (spec.peers[static_cast<size_t>(node)].node_id != node_id) continue;
-      if (entry.relay->lost(node))
-        report(entry, wire::node_answer(id, node, make_error(reason), true));
+      if (entry.relay->lost(node)) report(entry, wire::node_answer({id, node, {}, reason, true}));
     }
     if (entry.relay->uplink() == LaunchRelay::kNowhere)
       LAT_LOG(warn, "relay", id, ": the head is lost too; this node's reports go nowhere");
@@ -181,7 +195,7 @@ void Agent::relay_origin_lost(LaunchEntry& entry, const std::string& reason) {
           " (this node's parent in the launch's tree) closed; reports go to the head");
   const std::string why = cat("its link to this node closed (", reason, ")");
   if (entry.relay->lost(parent))
-    report(entry, wire::node_answer(spec.launch_id, parent, make_error(why), true));
+    report(entry, wire::node_answer({spec.launch_id, parent, {}, why, true}));
   entry.launch->peer_lost(p.node_id, why);
   // Below, nobody else may hear of it (the head may be what was lost): the abort goes down.
   policy::Failure failure;

@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "agent/agent.hpp"
-#include "agent/wire.hpp"
 #include "base/log.hpp"
+#include "wire/reports.hpp"
 
 namespace lattice::agent {
 namespace {
@@ -70,18 +70,18 @@ void Agent::report_own(LaunchEntry& entry, rpc::Outgoing message) {
 
 void Agent::input_taken(LaunchEntry& entry, uint64_t bytes) {
   const Launch& launch = *entry.launch;
-  report(entry, wire::stdin_taken(launch.id(), launch.spec().node_index, bytes));
+  report(entry, wire::stdin_taken({launch.id(), launch.spec().node_index, bytes}));
 }
 
 void Agent::rank_exited(LaunchEntry& entry, int rank, int pid, proc::ExitStatus status) {
   const Launch& launch = *entry.launch;
-  report_own(entry, wire::rank_exit(launch.id(), launch.spec().node_index, rank, pid, status));
+  report_own(entry, wire::rank_exit({launch.id(), launch.spec().node_index, rank, pid, status}));
 }
 
-void Agent::ended(LaunchEntry& entry, const LaunchEnd& end) {
+void Agent::ended(LaunchEntry& entry, const wire::LaunchEnded& end) {
   const Launch& launch = *entry.launch;
   entry.ended_ms = loop_.now_ms();
-  report_own(entry, wire::launch_ended(launch.id(), launch.spec().node_index, end));
+  report_own(entry, wire::launch_ended(end));
   LAT_LOG(info, "launch", launch.id(), ": ended",
           end.failure ? ": " + policy::describe(*end.failure) : "");
   reaper_.start(0, 0, [this] { reap(); });

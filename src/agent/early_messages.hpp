@@ -19,7 +19,7 @@
 namespace lattice::agent {
 
 struct EarlyMessage {
-  std::optional<FenceMessage> fence;
+  std::optional<wire::FenceMessage> fence;
   std::optional<Failure> abort;
   Sender sender;
 };

@@ -1,20 +1,20 @@
 // When each fence reached each phase on this node (issue: cheap, always-on phase figures):
 // the last local rank entered, the subtree's contributions were in and merged (sent up, or at
 // the root sent down), the whole merged store was in from the parent, and the local ranks were
-// released. Microseconds since the launch request arrived, like LaunchTimes; the launcher lays
-// them on its own clock (-v) and the admin socket shows the latest.
+// released. Microseconds since the launch request arrived, like the launch's own (wire::NodeTimes);
+// the launcher lays them on its own clock (-v) and the admin socket shows the latest.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 
+#include "wire/reports.hpp"
+
 namespace lattice::agent {
 
-struct FencePhases {
-  uint64_t epoch = 0;
-  uint64_t entered_us = 0, reduced_us = 0, store_us = 0, released_us = 0;  // 0 = not (yet)
-};
+// As LaunchEnded reports them.
+using FencePhases = wire::FenceTimes;
 
 enum class FencePhase { entered, reduced, store, released };
 

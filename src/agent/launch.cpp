@@ -485,7 +485,9 @@ void Launch::end(const std::optional<Failure>& failure) {
   port_listener_.reset();
   if (launch_dir_) remove_launch_dir(launch_dir_->path());
   launch_dir_.reset();
-  sink_.ended(*this, LaunchEnd{failure, stragglers_, times_, sweep_ ? sweep_->strays() : 0});
+  times_.fences.assign(fence_log_.fences().begin(), fence_log_.fences().end());
+  sink_.ended(*this, wire::LaunchEnded{spec_.launch_id, spec_.node_index, failure, stragglers_,
+                                       times_, sweep_ ? sweep_->strays() : 0});
 }
 
 Result<std::unique_ptr<net::Process>> Launch::start_command(
@@ -592,7 +594,7 @@ std::optional<proc::RankEnvInput::Cxi> Launch::cxi_environment() const {
 }
 
 void Launch::fence_phase(uint64_t epoch, FencePhase phase) {
-  times_.fences.record(epoch, phase, elapsed_us());
+  fence_log_.record(epoch, phase, elapsed_us());
 }
 
 uint64_t Launch::elapsed_us() const { return (env_.clock->now_ns() - started_ns_) / 1000; }

@@ -36,46 +36,13 @@
 #include "proc/exit_status.hpp"
 #include "proc/line_buffer.hpp"
 #include "proc/own_user.hpp"
+#include "wire/modex.hpp"
+#include "wire/names_codec.hpp"
+#include "wire/reports.hpp"
 
 namespace lattice::agent {
 
 using policy::Failure;
-
-// A local rank that never entered a fence that timed out (for the launcher's report).
-struct Straggler {
-  int rank = 0;
-  std::string pmi_state;     // pmi::rank_state_name
-  std::string last_command;  // "" = none yet
-  uint64_t idle_ms = 0;      // since that command
-};
-
-struct LaunchTimes {  // microseconds since the request arrived; 0 = not yet
-  uint64_t spawned_us = 0, first_init_us = 0, last_finalize_us = 0, exited_us = 0;
-  uint64_t user_known_us = 0;  // the job's user looked up (or found unknown); 0: no lookup
-  FencePhaseLog fences;        // the latest fences' phases
-};
-
-// How a launch ended on this node, as the launcher hears it.
-struct LaunchEnd {
-  std::optional<Failure> failure;     // the first this node saw
-  std::vector<Straggler> stragglers;  // after a fence timeout
-  LaunchTimes times;
-  uint32_t strays = 0;  // processes it left behind, killed once its ranks had exited
-};
-
-// A PMIx direct modex: a rank's data, asked of the node it runs on.
-struct ModexRequest {
-  std::string launch_id;
-  int rank = -1;
-};
-
-// A name request to the launch's head agent.
-struct NameRequest {
-  std::string launch_id;
-  pmi::NameOp op = pmi::NameOp::lookup;
-  std::string name;
-  std::string port;
-};
 
 class Launch;
 
@@ -89,7 +56,7 @@ class LaunchSink {
   virtual void input_taken(Launch& launch, uint64_t bytes) = 0;
   // Every local rank is reaped and its output drained; the owner may destroy the launch later
   // (not from inside this call).
-  virtual void ended(Launch& launch, const LaunchEnd& end) = 0;
+  virtual void ended(Launch& launch, const wire::LaunchEnded& end) = 0;
 };
 
 class SocketDir;
@@ -127,9 +94,9 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents, private 
   Status start();
   void forward_signal(int signum);
   // A fence chunk from a peer agent (multi-node launches only).
-  void fence_message(FenceMessage message);
+  void fence_message(wire::FenceMessage message);
   // A name request from one of the launch's nodes, at its head: the port, or why not.
-  Result<std::string> name_asked(const NameRequest& request);
+  Result<std::string> name_asked(const wire::NameRequest& request);
   // A direct modex from node `from` (as its link proved; authority.hpp): `answer` gets the
   // rank's data, or why there is none, later; it may outlive the launch.
   void modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer);
@@ -155,7 +122,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents, private 
   const std::string& id() const { return spec_.launch_id; }
   const pmi::Server& pmi() const { return pmi_; }
   std::vector<int> fence_children_pending() const { return fence_->children_pending(); }
-  const FencePhaseLog& fence_phases() const { return times_.fences; }
+  const FencePhaseLog& fence_phases() const { return fence_log_; }
   std::vector<std::pair<int, int>> rank_pids() const;  // (rank, pid)
   uint64_t age_ms() const;
   uint64_t elapsed_us() const;  // since the request arrived: the clock of every figure it reports
@@ -243,7 +210,7 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents, private 
   void check_fence_deadline();
   void hold_neighbour_links();
   // Local ranks that never entered fence `epoch`, with their last PMI command and its age.
-  std::vector<Straggler> stragglers(uint64_t epoch) const;
+  std::vector<wire::Straggler> stragglers(uint64_t epoch) const;
   // Carries out the policy's actions, in order.
   void run(std::vector<policy::Action> actions);
   void kill_running(int signum);
@@ -290,8 +257,9 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents, private 
   bool ranks_batch_ = false;  // ranks start under SCHED_BATCH (LaunchSpec::ranks_batch)
   policy::LaunchPolicy policy_;
   std::map<policy::TimerId, std::unique_ptr<net::Timer>> timers_;  // the policy's, by name
-  std::vector<Straggler> stragglers_;  // snapshot taken when a fence timeout ended the launch
-  LaunchTimes times_;
+  std::vector<wire::Straggler> stragglers_;  // snapshot taken when a fence timeout ended the launch
+  wire::NodeTimes times_;                    // its fences, from fence_log_, at the end
+  FencePhaseLog fence_log_;
   int finalized_ = 0;
   // PMIx launches: the server (null otherwise), and this node's fences in flight by epoch.
   pmix::Server* pmix_ = nullptr;

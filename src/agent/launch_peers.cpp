@@ -28,7 +28,7 @@ void Launch::send_abort(int node, const Failure& failure) {
   send_to_node(node, lattice::wire::abort_message(spec_.launch_id, failure));
 }
 
-void Launch::fence_message(FenceMessage message) {
+void Launch::fence_message(wire::FenceMessage message) {
   if (!tree_fence_) {
     LAT_LOG(warn, "fence", spec_.launch_id, ": fence message for a single-node launch dropped");
     return;

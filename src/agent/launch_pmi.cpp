@@ -10,7 +10,6 @@
 #include "agent/launch.hpp"
 #include "agent/launch_rank.hpp"
 #include "agent/socket_dir.hpp"
-#include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "net/loopback_owner.hpp"
 #include "net/peer_credentials.hpp"
@@ -155,7 +154,7 @@ void Launch::name_answered(uint64_t id, const Result<std::string>& answer) {
   pmi_.name_answer(conn, answer);
 }
 
-Result<std::string> Launch::name_asked(const NameRequest& request) {
+Result<std::string> Launch::name_asked(const wire::NameRequest& request) {
   return names_.apply(request.op, request.name, request.port);
 }
 
@@ -200,13 +199,13 @@ void Launch::check_fence_deadline() {
   run(std::move(actions));
 }
 
-std::vector<Straggler> Launch::stragglers(uint64_t epoch) const {
-  std::vector<Straggler> out;
+std::vector<wire::Straggler> Launch::stragglers(uint64_t epoch) const {
+  std::vector<wire::Straggler> out;
   uint64_t now = env_.clock->now_ms();
   for (const auto& st : pmi_.status())
     if (st.fences_entered < epoch)
-      out.push_back(Straggler{st.rank, std::string(pmi::rank_state_name(st.state)), st.last_command,
-                              now - st.last_activity_ms});
+      out.push_back(wire::Straggler{st.rank, std::string(pmi::rank_state_name(st.state)),
+                                    st.last_command, now - st.last_activity_ms});
   return out;
 }
 

@@ -10,7 +10,6 @@
 #include "agent/pmix_blobs.hpp"
 #include "agent/pmix_host.hpp"
 #include "agent/socket_dir.hpp"
-#include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
 

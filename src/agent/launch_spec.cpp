@@ -1,13 +1,11 @@
 #include "agent/launch_spec.hpp"
 
 #include <algorithm>
-#include <string_view>
 
 #include "base/strings.hpp"
 #include "config/config.hpp"
 #include "proc/environment.hpp"
 #include "secure/identity.hpp"
-#include "wire/rank_layout.hpp"
 
 namespace lattice::agent {
 namespace {
@@ -22,11 +20,11 @@ bool path_safe(const std::string& id) {
   return true;
 }
 
-Result<std::vector<int>> decode_rank_nodes(schema::LaunchProcessesRequest::Reader r, int world_size,
-                                           int nnodes, int node_index) {
+Result<std::vector<int>> rank_nodes_of(const wire::LaunchRequest& r, int world_size, int nnodes,
+                                       int node_index) {
   std::vector<int> nodes;
-  if (r.hasRankNodes() && r.getRankNodes().size() > 0) {
-    auto list = r.getRankNodes();
+  if (!r.rank_nodes.empty()) {
+    const auto& list = r.rank_nodes;
     if (static_cast<int>(list.size()) != world_size)
       return make_error(cat("rankNodes has ", list.size(), " entries for worldSize ", world_size));
     for (uint32_t n : list) {
@@ -36,22 +34,18 @@ Result<std::vector<int>> decode_rank_nodes(schema::LaunchProcessesRequest::Reade
     }
     return nodes;
   }
-  if (r.hasRankLayout()) {
-    auto blocks = r.getRankLayout().getBlocks();
-    if (blocks.size() > static_cast<uint32_t>(nnodes))  // each block holds a node at least
+  if (r.rank_layout) {
+    const auto& blocks = r.rank_layout->blocks;
+    if (blocks.size() > static_cast<size_t>(nnodes))  // each block holds a node at least
       return make_error(cat("rankLayout has ", blocks.size(), " blocks for ", nnodes, " nodes"));
-    lattice::wire::RankLayout layout;
-    layout.cyclic = r.getRankLayout().getCyclic();
-    for (auto block : blocks)
-      layout.blocks.push_back(lattice::wire::NodeBlock{block.getNodes(), block.getRanksEach()});
-    return lattice::wire::expand_rank_layout(layout, world_size, nnodes);
+    return wire::expand_rank_layout(*r.rank_layout, world_size, nnodes);
   }
   // Block shorthand: this node holds [firstRank, firstRank + tasksPerNode); every node is
   // assumed to hold tasksPerNode ranks (the last one fewer).
-  uint64_t per_node = r.getTasksPerNode();
+  uint64_t per_node = r.tasks_per_node;
   if (per_node == 0) return make_error("tasksPerNode is 0 and no rankNodes given");
-  if (static_cast<uint64_t>(node_index) * per_node != r.getFirstRank())
-    return make_error(cat("firstRank ", r.getFirstRank(), " does not match a block layout of ",
+  if (static_cast<uint64_t>(node_index) * per_node != r.first_rank)
+    return make_error(cat("firstRank ", r.first_rank, " does not match a block layout of ",
                           per_node, " ranks per node at node ", node_index));
   for (int rank = 0; rank < world_size; ++rank) {
     auto node = static_cast<int>(static_cast<uint64_t>(rank) / per_node);
@@ -74,48 +68,33 @@ Status check_user(const JobUser& user, const LaunchDefaults& d) {
   return {};
 }
 
-Result<JobUser> decode_user(schema::LaunchProcessesRequest::Reader r) {
-  if (!r.hasUser()) return make_error("the request names no user to run the job as");
-  auto u = r.getUser();
-  JobUser user;
-  user.uid = u.getUid();
-  user.gid = u.getGid();
-  user.name = u.getName();
-  if (u.hasGroups()) {
-    user.groups.emplace();
-    for (uint32_t g : u.getGroups()) user.groups->push_back(g);
-  }
+Result<JobUser> user_of(const wire::LaunchRequest& r) {
+  if (!r.user) return make_error("the request names no user to run the job as");
   // uid/gid -1 mean "unchanged" to the set*id calls.
-  if (user.uid == UINT32_MAX || user.gid == UINT32_MAX)
+  if (r.user->uid == UINT32_MAX || r.user->gid == UINT32_MAX)
     return make_error("the job's uid and gid must not be 4294967295");
-  return user;
+  return *r.user;
 }
 
 // apps (MPMD) or else entrypoint + args as the one app of every rank. Each app's env is checked
 // as the request's is.
-Result<std::vector<App>> decode_apps(schema::LaunchProcessesRequest::Reader r, int world_size,
-                                     const proc::EnvRules& rules) {
+Result<std::vector<App>> apps_of(const wire::LaunchRequest& r, int world_size,
+                                 const proc::EnvRules& rules) {
   std::vector<App> apps;
-  if (!r.hasApps() || r.getApps().size() == 0) {
-    App app{r.getEntrypoint(), {}, {}, 0, world_size};
-    for (auto arg : r.getArgs()) app.args.emplace_back(arg);
-    if (app.entrypoint.empty()) return make_error("no entrypoint given");
-    apps.push_back(std::move(app));
+  if (r.apps.empty()) {
+    if (r.entrypoint.empty()) return make_error("no entrypoint given");
+    apps.push_back(App{r.entrypoint, r.args, {}, 0, world_size});
     return apps;
   }
-  if (r.getEntrypoint().size() > 0 || r.getArgs().size() > 0)
+  if (!r.entrypoint.empty() || !r.args.empty())
     return make_error("a request with apps must leave entrypoint and args empty");
-  if (r.getApps().size() > static_cast<uint32_t>(world_size))
-    return make_error(cat(r.getApps().size(), " apps for ", world_size, " ranks"));
   int next = 0;
-  for (auto a : r.getApps()) {
-    App app{a.getEntrypoint(), {}, {}, next, static_cast<int>(a.getSize())};
+  for (const auto& a : r.apps) {
+    App app{a.entrypoint, a.args, a.env, next, static_cast<int>(a.size)};
     if (app.entrypoint.empty()) return make_error(cat("app ", apps.size(), " has no entrypoint"));
-    if (a.getSize() == 0 || a.getSize() > static_cast<uint32_t>(world_size - next))
-      return make_error(cat("app ", apps.size(), " has ", a.getSize(), " ranks, but ",
-                            world_size - next, " of the world's ", world_size, " are left"));
-    for (auto arg : a.getArgs()) app.args.emplace_back(arg);
-    for (auto var : a.getEnv()) app.env.emplace_back(var.getName(), var.getValue());
+    if (a.size == 0 || a.size > static_cast<uint32_t>(world_size - next))
+      return make_error(cat("app ", apps.size(), " has ", a.size, " ranks, but ", world_size - next,
+                            " of the world's ", world_size, " are left"));
     if (auto checked = proc::check_request_env(app.env, rules); !checked) return checked.error();
     next += app.size;
     apps.push_back(std::move(app));
@@ -125,21 +104,16 @@ Result<std::vector<App>> decode_apps(schema::LaunchProcessesRequest::Reader r, i
   return apps;
 }
 
-Result<std::optional<CxiCredentials>> decode_cxi(schema::LaunchProcessesRequest::Reader r) {
-  if (!r.hasCxiCredentials()) return std::optional<CxiCredentials>();
-  auto c = r.getCxiCredentials();
-  auto key = c.getAuthKey();
-  if (key.size() == 0) return std::optional<CxiCredentials>();
-  if (key.size() > kMaxCxiKeyBytes)
-    return make_error(
-        cat("a CXI auth key of ", key.size(), " bytes (at most ", kMaxCxiKeyBytes, ")"));
+// The key as the hex its ranks get.
+CxiCredentials cxi_of(const wire::CxiKey& c) {
   static constexpr char kDigits[] = "0123456789abcdef";
-  CxiCredentials cxi{c.getVni(), c.getSvcId(), secure::Secret(2 * key.size() + 1)};
+  const secure::Secret& key = c.auth_key;
+  CxiCredentials cxi{c.vni, c.svc_id, secure::Secret(2 * key.size() + 1)};
   for (size_t i = 0; i < key.size(); ++i) {
-    cxi.auth_key_hex.data()[2 * i] = static_cast<uint8_t>(kDigits[key[i] >> 4]);
-    cxi.auth_key_hex.data()[2 * i + 1] = static_cast<uint8_t>(kDigits[key[i] & 0xf]);
+    cxi.auth_key_hex.data()[2 * i] = static_cast<uint8_t>(kDigits[key.data()[i] >> 4]);
+    cxi.auth_key_hex.data()[2 * i + 1] = static_cast<uint8_t>(kDigits[key.data()[i] & 0xf]);
   }
-  return std::optional<CxiCredentials>(std::move(cxi));
+  return cxi;
 }
 
 }  // namespace
@@ -168,62 +142,54 @@ std::vector<int> LaunchSpec::local_ranks() const {
 
 namespace {
 
-// The peers, from the list or from the compact host lists (no more nodes than ranks: each node
-// of a launch holds one at least, so the world size bounds either form before it is copied).
-Result<PeerTable> decode_peers(schema::LaunchProcessesRequest::Reader r, int world_size) {
-  if (r.getPeers().size() > 0 || !r.hasPeerList()) {
-    if (r.getPeers().size() > static_cast<size_t>(world_size))
-      return make_error(cat("peers: ", r.getPeers().size(), " nodes for a world of ", world_size,
-                            " ranks (each node holds one at least)"));
+// The peers, from the list (no longer than the world: the decoder saw to it) or from the
+// compact host lists, expanded no further than the world either (each node of a launch holds
+// one rank at least).
+Result<PeerTable> peers_of(const wire::LaunchRequest& r, int world_size) {
+  if (!r.peers.empty() || !r.peer_list) {
     std::vector<Peer> peers;
-    for (auto peer : r.getPeers())
-      peers.push_back(Peer{peer.getNodeId(), peer.getHost(), peer.getPort()});
+    for (const auto& peer : r.peers) peers.push_back(Peer{peer.node_id, peer.host, peer.port});
     return PeerTable(peers);
   }
-  auto compact = r.getPeerList();
-  auto text = [](capnp::Text::Reader t) { return std::string_view(t.begin(), t.size()); };
-  std::vector<uint16_t> ports;
-  for (uint16_t port : compact.getPorts()) ports.push_back(port);
-  return PeerTable::compact(text(compact.getNodeIds()), text(compact.getHosts()), std::move(ports),
+  const wire::PeerList& compact = *r.peer_list;
+  return PeerTable::compact(compact.node_ids, compact.hosts, compact.ports,
                             static_cast<size_t>(world_size));
 }
 
 }  // namespace
 
-Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader r,
-                                         const LaunchDefaults& defaults) {
+Result<LaunchSpec> make_launch_spec(const wire::LaunchRequest& r, const LaunchDefaults& defaults) {
   LaunchSpec spec;
-  spec.launch_id = r.getLaunchId();
+  spec.launch_id = r.launch_id;
   if (!path_safe(spec.launch_id))
     return make_error("launchId must be 1-64 characters of [A-Za-z0-9._-], not starting with '.'");
-  spec.pmix = r.getPmiMode() == schema::PmiMode::PMIX;
-  spec.allocation_id = r.getAllocationId();
-  if (r.getWorldSize() == 0 || r.getWorldSize() > defaults.max_world_size)
-    return make_error(cat("a world of ", r.getWorldSize(), " ranks is refused by ",
-                          defaults.node_id, " (limits.max_world_size is ", defaults.max_world_size,
-                          ")"));
-  spec.world_size = static_cast<int>(r.getWorldSize());
+  spec.pmix = r.pmix;
+  spec.allocation_id = r.allocation_id;
+  if (r.world_size == 0 || r.world_size > defaults.max_world_size)
+    return make_error(cat("a world of ", r.world_size, " ranks is refused by ", defaults.node_id,
+                          " (limits.max_world_size is ", defaults.max_world_size, ")"));
+  spec.world_size = static_cast<int>(r.world_size);
 
-  auto peers = decode_peers(r, spec.world_size);
+  auto peers = peers_of(r, spec.world_size);
   if (!peers) return peers.error();
   spec.peers = std::move(peers.value());
   if (spec.peers.empty()) spec.peers = PeerTable({Peer{defaults.node_id, "", 0}});
   // Node ids are how links are matched to launch members: each must name one node.
   if (auto twice = spec.peers.duplicate())
     return make_error(cat("node id '", *twice, "' appears twice among the peers"));
-  if (r.getNodeIndex() >= spec.peers.size())
+  if (r.node_index >= spec.peers.size())
     return make_error(
-        cat("nodeIndex ", r.getNodeIndex(), " is outside the ", spec.peers.size(), " peers"));
-  if (r.getHeadNodeIndex() >= spec.peers.size())
-    return make_error(cat("headNodeIndex ", r.getHeadNodeIndex(), " is outside the peers"));
-  spec.node_index = static_cast<int>(r.getNodeIndex());
+        cat("nodeIndex ", r.node_index, " is outside the ", spec.peers.size(), " peers"));
+  if (r.head_node_index >= spec.peers.size())
+    return make_error(cat("headNodeIndex ", r.head_node_index, " is outside the peers"));
+  spec.node_index = static_cast<int>(r.node_index);
   if (auto self = spec.peers[static_cast<size_t>(spec.node_index)].node_id;
       self != defaults.node_id)
     return make_error(cat("the request addresses this agent as node '", self, "', but it is '",
                           defaults.node_id, "'"));
-  spec.head_node = static_cast<int>(r.getHeadNodeIndex());
+  spec.head_node = static_cast<int>(r.head_node_index);
 
-  auto nodes = decode_rank_nodes(r, spec.world_size, spec.nnodes(), spec.node_index);
+  auto nodes = rank_nodes_of(r, spec.world_size, spec.nnodes(), spec.node_index);
   if (!nodes) return nodes.error();
   spec.rank_nodes = std::move(nodes.value());
   size_t local = spec.local_ranks().size();
@@ -233,78 +199,54 @@ Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader 
                           " are refused (limits.max_ranks_per_node is ",
                           defaults.max_ranks_per_node, ")"));
 
-  auto user = decode_user(r);
+  auto user = user_of(r);
   if (!user) return user.error();
   if (auto allowed = check_user(*user, defaults); !allowed) return allowed.error();
   spec.user = std::move(user.value());
 
-  std::vector<std::pair<std::string, std::string>> harvested, explicit_env;
-  auto setup = r.getAppSetup();
-  if (setup.getVendor().size() > 0)
+  if (!r.vendor.empty())
     return make_error(cat("vendor setup data (PMIx_server_setup_application) is not supported by ",
                           defaults.node_id, " yet"));
-  for (auto var : setup.getEnvironment()) harvested.emplace_back(var.getName(), var.getValue());
-  for (auto var : r.getEnv()) explicit_env.emplace_back(var.getName(), var.getValue());
+  std::vector<std::pair<std::string, std::string>> harvested = r.harvested;
   // Hooks are refused where the request names them (--env, --export NAME=VALUE) and left out
   // with a word to the launcher where --export took them from its environment.
   const proc::EnvRules rules{spec.user.uid == 0, defaults.root_env_allowed};
   auto left_out = proc::leave_out_hooks(harvested, rules);
   if (!left_out) return left_out.error();
   spec.env_left_out = std::move(left_out.value());
-  if (auto env = proc::check_request_env(explicit_env, rules); !env) return env.error();
-  spec.env = proc::merge_env(harvested, explicit_env);
-  auto apps = decode_apps(r, spec.world_size, rules);
+  if (auto env = proc::check_request_env(r.env, rules); !env) return env.error();
+  spec.env = proc::merge_env(harvested, r.env);
+  auto apps = apps_of(r, spec.world_size, rules);
   if (!apps) return apps.error();
   spec.apps = std::move(apps.value());
-  spec.fence_timeout_ms = r.getFenceTimeoutMs() ? r.getFenceTimeoutMs() : defaults.fence_timeout_ms;
+  spec.fence_timeout_ms = r.fence_timeout_ms ? r.fence_timeout_ms : defaults.fence_timeout_ms;
   // Not this agent's own choice: agents configured differently would build different trees.
-  spec.fanout = r.getFanout() ? r.getFanout() : config::kDefaultFanout;
+  spec.fanout = r.fanout ? r.fanout : config::kDefaultFanout;
   if (spec.fanout > config::kMaxFanout)  // (before, one past INT_MAX failed an assertion)
     return make_error(
         cat("a fence fanout of ", spec.fanout, " (at most ", config::kMaxFanout, ")"));
-  spec.slurm_compat = r.getSlurmCompat() || defaults.slurm_compat;
-  spec.use_pmi_port = r.getUsePmiPort();
-  spec.workdir = r.getWorkdir();
-  spec.time_limit_ms = r.getTimeLimitMs();
-  spec.kill_on_bad_exit = r.getKillOnBadExit();
-  auto bind = proc::parse_cpu_bind(r.getCpuBind().cStr());
-  if (!bind) return bind.error();
-  spec.cpu_bind = std::move(bind.value());
-  switch (r.getRankScheduling()) {
-    case schema::RankScheduling::NORMAL:
-      spec.sched = RankScheduling::normal;
-      break;
-    case schema::RankScheduling::BATCH:
-      spec.sched = RankScheduling::batch;
-      break;
-    default:  // AUTO, and values a newer launcher may add
-      spec.sched = RankScheduling::automatic;
-  }
-  auto cxi = decode_cxi(r);
-  if (!cxi) return cxi.error();
-  spec.cxi = std::move(cxi.value());
-  spec.relayed = r.getRelayed();
+  spec.slurm_compat = r.slurm_compat || defaults.slurm_compat;
+  spec.use_pmi_port = r.use_pmi_port;
+  spec.workdir = r.workdir;
+  spec.time_limit_ms = r.time_limit_ms;
+  spec.kill_on_bad_exit = r.kill_on_bad_exit;
+  spec.cpu_bind = r.cpu_bind;
+  spec.sched = r.scheduling;
+  if (r.cxi) spec.cxi = cxi_of(*r.cxi);
+  spec.relayed = r.relayed;
   if (spec.relayed) {
     // Every agent of the launch works out the same tree from the request alone.
-    if (!r.getFanout()) return make_error("a relayed launch must name its fence fanout");
-    spec.launcher_name = r.getLauncherName();
+    if (!r.fanout) return make_error("a relayed launch must name its fence fanout");
+    spec.launcher_name = r.launcher_name;
     if (!secure::valid_identity_name(spec.launcher_name))
       return make_error("a relayed launch must name its launcher (launcherName)");
   }
-  if (r.hasInherit()) {
-    auto inherit = r.getInherit();
-    spec.umask = inherit.getUmask() & 0777u;
-    for (auto limit : inherit.getLimits()) {
-      // A resource a newer launcher knows and this agent does not is left alone.
-      auto raw = static_cast<int>(limit.getResource());
-      if (raw < 0 || raw >= proc::kResourceCount) continue;
-      auto resource = static_cast<proc::Resource>(raw);
-      if (std::find(defaults.propagated.begin(), defaults.propagated.end(), resource) !=
-          defaults.propagated.end())
-        spec.limits.push_back(proc::Limit{resource, limit.getSoft()});
-    }
-  }
-  spec.input_rank = r.getInputRank();
+  spec.umask = r.umask;
+  for (const proc::Limit& limit : r.limits)
+    if (std::find(defaults.propagated.begin(), defaults.propagated.end(), limit.resource) !=
+        defaults.propagated.end())
+      spec.limits.push_back(limit);
+  spec.input_rank = r.input_rank;
   if (spec.input_rank < -2 || spec.input_rank >= spec.world_size)
     return make_error(cat("inputRank ", spec.input_rank, " is neither a rank, -1 (all) nor -2"));
   return spec;

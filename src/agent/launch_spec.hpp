@@ -1,6 +1,7 @@
-// A LaunchProcesses request decoded into plain values and validated, so that nothing past this
-// point reads capnp (or trusts the launcher's numbers). Block layouts given as
-// tasksPerNode/firstRank are expanded into rank_nodes here.
+// A LaunchProcesses request (decoded by wire/launch_request) judged by this agent: validated
+// against its own limits and users, so that nothing past this point trusts the launcher's
+// numbers. Block layouts given as tasksPerNode/firstRank, and the compact forms of the peers
+// and the layout, are expanded here.
 #pragma once
 
 #include <cstdint>
@@ -13,20 +14,15 @@
 #include "base/result.hpp"
 #include "config/fence_defaults.hpp"
 #include "fence/tree.hpp"
-#include "lattice.capnp.h"
 #include "proc/cpu_binding.hpp"
 #include "proc/resource_limits.hpp"
 #include "secure/secret.hpp"
+#include "wire/launch_request.hpp"
 
 namespace lattice::agent {
 
 // Who the ranks run as (lattice-rank-exec switches to it when the agent runs as root).
-struct JobUser {
-  uint32_t uid = 0;
-  uint32_t gid = 0;
-  std::optional<std::vector<uint32_t>> groups;  // nullopt: the node's own (initgroups)
-  std::string name;
-};
+using JobUser = wire::JobUser;
 
 // One program of the launch; an MPMD launch (mpiexec's ':') has several, numbered through in
 // order. Its index is its ranks' appnum.
@@ -45,14 +41,12 @@ struct CxiCredentials {
   uint32_t svc_id = 0;
   secure::Secret auth_key_hex;
 };
-// Longest CXI auth key accepted, in bytes.
-inline constexpr size_t kMaxCxiKeyBytes = 256;
 
 // How ranks are scheduled (lattice launch --sched). SCHED_BATCH ranks do not preempt on waking:
 // where there are more ranks than CPUs, the agent then answers every rank that is ready
 // before it yields, instead of one per turn; elsewhere ranks keep the usual policy, whose
 // wake-up preemption a latency-bound thread (an MPI progress thread) may need.
-enum class RankScheduling { automatic, normal, batch };
+using RankScheduling = wire::RankScheduling;
 
 struct LaunchSpec {
   std::string launch_id;
@@ -117,7 +111,8 @@ struct LaunchDefaults {
 // Launch ids end up in file names (the per-launch PMI socket): short and path-safe only.
 inline constexpr size_t kMaxLaunchIdLength = 64;
 
-Result<LaunchSpec> decode_launch_request(schema::LaunchProcessesRequest::Reader request,
-                                         const LaunchDefaults& defaults);
+// The request judged against `defaults`: the launch as this agent runs it, or why it refuses.
+Result<LaunchSpec> make_launch_spec(const wire::LaunchRequest& request,
+                                    const LaunchDefaults& defaults);
 
 }  // namespace lattice::agent

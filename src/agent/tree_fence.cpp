@@ -1,6 +1,5 @@
 #include "agent/tree_fence.hpp"
 
-#include "agent/wire.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
 
@@ -31,7 +30,7 @@ std::vector<int> TreeFence::children_pending() const {
   return reducer_.children_pending(reducer_.completed_epoch() + 1);
 }
 
-void TreeFence::receive(FenceMessage message) {
+void TreeFence::receive(wire::FenceMessage message) {
   if (!message.error.empty()) {
     // Passed down as this node's own error chunk: the parent's chunk framing is not checked on
     // this path, and is not this node's to forward (found by fuzz_peer_pmix).

@@ -10,17 +10,9 @@
 #include "agent/fence_phases.hpp"
 #include "fence/reducer.hpp"
 #include "rpc/session.hpp"
+#include "wire/fence_chunk.hpp"
 
 namespace lattice::agent {
-
-// A fence message from a peer, decoded out of capnp (readers die with their callback).
-struct FenceMessage {
-  std::string launch_id;
-  bool down = false;  // PmiFenceComplete (parent -> child) rather than PmiFence (child -> parent)
-  int from = -1;      // sending node index
-  fence::Chunk chunk;
-  std::string error;  // a failed fence sent down (PmiFenceComplete.errorMessage)
-};
 
 class TreeFence : public Fence {
  public:
@@ -35,7 +27,7 @@ class TreeFence : public Fence {
 
   void enter(uint64_t epoch, pmi::KvList puts) override;
   std::vector<int> children_pending() const override;
-  void receive(FenceMessage message);
+  void receive(wire::FenceMessage message);
   // Tells the children that `epoch` failed (the launch is being aborted anyway; this makes
   // their ranks' fence answers say why, at once).
   void fail_down(uint64_t epoch, const std::string& message);

@@ -7,14 +7,14 @@
 namespace lattice::launcher {
 namespace {
 
-using Fences = std::vector<wire::NodeTimes::Fence>;
+using Fences = std::vector<lattice::wire::FenceTimes>;
 
 // Bounds on (child's origin - parent's origin), in µs, from the fences both reported:
 //   up:   child.reduced (sent up) <= parent.reduced (merged every child) -> at most their gap;
 //   down: parent.store (had it, before sending it on) <= child.store -> at least their gap.
 // nullopt unless both bounds exist and agree.
 std::optional<double> offset_us(const Fences& parent, const Fences& child) {
-  std::map<uint64_t, const wire::NodeTimes::Fence*> by_epoch;
+  std::map<uint64_t, const lattice::wire::FenceTimes*> by_epoch;
   for (const auto& f : parent) by_epoch[f.epoch] = &f;
   auto gap = [](uint64_t a, uint64_t b) { return static_cast<double>(a) - static_cast<double>(b); };
   const double inf = std::numeric_limits<double>::infinity();

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "fence/tree.hpp"
-#include "launcher/wire.hpp"
+#include "wire/reports.hpp"
 
 namespace lattice::launcher {
 
@@ -23,6 +23,6 @@ namespace lattice::launcher {
 // and every other node keep their estimate.
 std::vector<std::optional<double>> align_by_fences(
     const fence::Tree& tree, std::vector<std::optional<double>> origins,
-    const std::vector<std::vector<wire::NodeTimes::Fence>>& fences);
+    const std::vector<std::vector<lattice::wire::FenceTimes>>& fences);
 
 }  // namespace lattice::launcher

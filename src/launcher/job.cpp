@@ -13,6 +13,7 @@
 #include "config/config.hpp"
 #include "launcher/fence_clocks.hpp"
 #include "secure/secret.hpp"
+#include "wire/control.hpp"
 #include "wire/failure_codec.hpp"
 
 namespace lattice::launcher {
@@ -185,7 +186,7 @@ void Job::authenticated(Node& node, const secure::Identity& peer) {
   node.authenticated = true;
   node.address.node_id = peer.name;  // as the agent proved it, not as we guessed it
   // Reached directly once the head was lost: it adopts this link and ends its part.
-  if (direct_) return notify(node, lattice::wire::abort_message(request_.launch_id, direct_abort_));
+  if (direct_) return notify(node, wire::abort_message(request_.launch_id, direct_abort_));
   bool all_in = relayed_ || std::all_of(nodes_.begin(), nodes_.end(), [this](const Node& x) {
                   return x.authenticated || policy_.done(index(x));
                 });
@@ -229,14 +230,16 @@ void Job::send_launch(Node& node) {
     return;
   }
   // Built at the first request: every node id is final by then (proved, or named in advance).
-  if (!launch_nodes_) {
-    std::vector<wire::Peer> peers;
+  if (!launch_request_) {
+    std::vector<wire::PeerInfo> peers;
     for (const auto& n : nodes_)
-      peers.push_back(wire::Peer{n.address.node_id, n.address.host, n.address.port});
-    launch_nodes_ = wire::launch_nodes(std::move(peers), layout_);
+      peers.push_back(
+          wire::PeerInfo{n.address.node_id, n.address.host, static_cast<uint16_t>(n.address.port)});
+    launch_request_ = launch_request(options_, request_, layout_, peers, workdir_,
+                                     cxi_ ? cxi_->credentials() : nullptr);
   }
-  auto msg = wire::launch_request(options_, request_, layout_, *launch_nodes_, index(node),
-                                  workdir_, cxi_ ? cxi_->credentials() : nullptr);
+  launch_request_->node_index = static_cast<uint32_t>(index(node));
+  auto msg = wire::launch_request(*launch_request_);
   Node* n = &node;
   // A relayed launch asks every node with the head's request.
   for (auto& asked : nodes_) {
@@ -244,14 +247,15 @@ void Job::send_launch(Node& node) {
     asked.sent_ms = now_ms();
     run(policy_.sent(index(asked)));
   }
-  node.conn->session().call(std::move(msg), loop_.now_ms() + kAgentResponseMs,
-                            [this, n](Result<schema::Envelope::Reader> reply) {
-                              if (!reply) return answered(*n, reply.error(), false);
-                              answered(*n, reply->getBody().getLaunchAccepted(), false);
-                            });
+  node.conn->session().call(
+      std::move(msg), loop_.now_ms() + kAgentResponseMs,
+      [this, n](Result<schema::Envelope::Reader> reply) {
+        if (!reply) return answered(*n, reply.error(), false);
+        answered(*n, wire::decode_accepted(reply->getBody().getLaunchAccepted()), false);
+      });
 }
 
-void Job::answered(Node& node, Result<schema::LaunchAccepted::Reader> reply, bool lost) {
+void Job::answered(Node& node, Result<wire::Accepted> reply, bool lost) {
   if (policy_.done(index(node))) return;
   const std::string& id = node.address.node_id;
   if (!reply) {
@@ -268,18 +272,17 @@ void Job::answered(Node& node, Result<schema::LaunchAccepted::Reader> reply, boo
     return;
   }
   node.accepted_ms = now_ms();
-  node.replied_ms = wire::accepted_replied_ms(*reply);
-  node.reports_stdin = wire::accepted_stdin_taken(*reply);
-  std::string node_id = wire::accepted_node_id(*reply);
-  if (!node_id.empty()) node.address.node_id = node_id;
+  node.replied_ms = static_cast<double>(reply->replied_us) / 1e3;
+  node.reports_stdin = reply->stdin_taken;
+  if (!reply->node_id.empty()) node.address.node_id = reply->node_id;
   std::vector<std::string> left_out;
-  for (auto& name : wire::accepted_env_left_out(*reply))
+  for (auto& name : reply->env_left_out)
     if (env_left_out_.insert(name).second) left_out.push_back(std::move(name));
   if (!left_out.empty())
     say(cat("lattice: hooks left out of the root job's environment (the agents' ",
             "security.allow_root_job_env may allow them): ", join(left_out, ", "), '\n'));
   if (options_.verbose)
-    for (const auto& binding : wire::accepted_bindings(*reply)) {
+    for (const auto& binding : reply->bindings) {
       auto colon = binding.find(':');
       say(cat("lattice: rank ", binding.substr(0, colon), " on ", node.address.node_id,
               " bound to CPUs ", binding.substr(colon + 1), "\n"));
@@ -388,37 +391,40 @@ void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
       auto exit = wire::decode_rank_exit(body.getRankExit());
       // A rank of the node it names, which the link speaks for.
       if (exit.rank < 0 || exit.rank >= static_cast<int>(layout_.rank_nodes.size()) ||
-          layout_.rank_nodes[static_cast<size_t>(exit.rank)] != exit.result.node ||
-          !origin(via, static_cast<uint32_t>(exit.result.node)))
+          layout_.rank_nodes[static_cast<size_t>(exit.rank)] != exit.node_index ||
+          !origin(via, static_cast<uint32_t>(exit.node_index)))
         return;
       // Maybe twice, alike: a failing relayed launch's nodes report by two ways.
-      ranks_[exit.rank] = exit.result;
+      ranks_[exit.rank] = RankResult{exit.node_index, exit.status.code, exit.status.signal};
       return;
     }
     case schema::Envelope::Body::STDIN_TAKEN: {
-      Node* node = origin(via, body.getStdinTaken().getNodeIndex());
+      auto taken = wire::decode_stdin_taken(body.getStdinTaken());
+      Node* node = origin(via, static_cast<uint32_t>(taken.node_index));
       if (!node) return;
       // Never more than was sent: a confused agent cannot open the window wider.
-      node->stdin_taken = std::min<uint64_t>(node->stdin_sent, body.getStdinTaken().getBytes());
+      node->stdin_taken = std::min<uint64_t>(node->stdin_sent, taken.bytes);
       return pace_input();
     }
     case schema::Envelope::Body::LAUNCH_ENDED: {
-      Node* node = origin(via, body.getLaunchEnded().getNodeIndex());
+      auto end = wire::decode_launch_ended(body.getLaunchEnded());
+      Node* node = origin(via, static_cast<uint32_t>(end.node_index));
       if (!node || node->ended) return;
-      auto end = wire::decode_ended(body.getLaunchEnded(), node->address.node_id);
-      node->times = end.times;
+      node->times = std::move(end.times);
       node->strays = end.strays;
       node->ended = true;
-      stragglers_.insert(stragglers_.end(), end.stragglers.begin(), end.stragglers.end());
+      for (auto& s : end.stragglers)
+        stragglers_.push_back(Straggler{s.rank, node->address.node_id, std::move(s.pmi_state),
+                                        std::move(s.last_command), s.idle_ms});
       run(policy_.ended(index(*node), std::move(end.failure)));
       return pace_input();  // it takes no more input
     }
     case schema::Envelope::Body::NODE_ANSWER: {
-      auto answer = body.getNodeAnswer();
-      Node* node = relayed_ ? origin(via, answer.getNodeIndex()) : nullptr;
+      auto answer = wire::decode_node_answer(body.getNodeAnswer());
+      Node* node = relayed_ ? origin(via, static_cast<uint32_t>(answer.node_index)) : nullptr;
       if (!node) return;
-      if (answer.getError().size() == 0) return answered(*node, answer.getAccepted(), false);
-      return answered(*node, make_error(answer.getError().cStr()), answer.getLost());
+      if (answer.error.empty()) return answered(*node, std::move(answer.accepted), false);
+      return answered(*node, make_error(answer.error), answer.lost);
     }
     default:
       return;
@@ -439,14 +445,14 @@ void Job::run(std::vector<policy::JobAction> actions) {
         await_ends();
       }
       notify(link_of(nodes_[static_cast<size_t>(to_abort->node)]),
-             lattice::wire::abort_message(request_.launch_id, to_abort->failure));
+             wire::abort_message(request_.launch_id, to_abort->failure));
     } else if (auto* to_signal = std::get_if<policy::SignalNode>(&action)) {
       if (relayed_ && !direct_) {
         if (std::count(signals_sent_.begin(), signals_sent_.end(), to_signal->signum)) continue;
         signals_sent_.push_back(to_signal->signum);
       }
       notify(link_of(nodes_[static_cast<size_t>(to_signal->node)]),
-             wire::signal(request_.launch_id, to_signal->signum));
+             wire::signal({request_.launch_id, to_signal->signum}));
     } else if (auto* drop = std::get_if<policy::DropNode>(&action)) {
       Node& node = nodes_[static_cast<size_t>(drop->node)];
       if (node.conn) node.conn->close();

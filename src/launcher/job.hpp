@@ -23,13 +23,13 @@
 #include "launcher/export_env.hpp"
 #include "launcher/input_source.hpp"
 #include "launcher/job_user.hpp"
+#include "launcher/launch_request.hpp"
 #include "launcher/layout.hpp"
 #include "launcher/local_agents.hpp"
 #include "launcher/options.hpp"
 #include "launcher/output_files.hpp"
 #include "launcher/output_writer.hpp"
 #include "launcher/report.hpp"
-#include "launcher/wire.hpp"
 #include "link/connection.hpp"
 #include "link/heartbeat.hpp"
 #include "net/listener.hpp"
@@ -38,12 +38,13 @@
 #include "policy/job_policy.hpp"
 #include "secure/cluster_key.hpp"
 #include "secure/ephemeral_key.hpp"
+#include "wire/reports.hpp"
 
 namespace lattice::launcher {
 
 class Job {
  public:
-  using Request = wire::JobRequest;
+  using Request = JobRequest;
   // `key` must outlive the job.
   // With `cxi` (which must outlive the job), no request goes out before the launch's CXI
   // credentials are in hand, and a fabric manager that refuses them fails the launch.
@@ -89,7 +90,7 @@ class Job {
   void provision_cxi();
   void on_message(Node& via, schema::Envelope::Reader envelope);
   // Its answer to its request: LaunchAccepted, or why not (`lost`: it was lost, not refused).
-  void answered(Node& node, Result<schema::LaunchAccepted::Reader> reply, bool lost);
+  void answered(Node& node, Result<wire::Accepted> reply, bool lost);
   void node_out(Node& node, JobFailure failure);
   // A relayed launch: the node a report arriving on `via` is about (the index it names), or
   // null; on a star launch, `via` itself.
@@ -154,8 +155,8 @@ class Job {
   bool output_paused_ = false;  // the agents' links are not read until out_ and err_ drain
   bool reader_gone_ = false;    // the launch ends because its output has nowhere to go
   std::string workdir_;         // where the ranks start
-  std::optional<wire::LaunchNodes>
-      launch_nodes_;                   // what every request says of the nodes, built once
+  // What every node's request says but its node index (send_launch).
+  std::optional<wire::LaunchRequest> launch_request_;
   std::vector<Straggler> stragglers_;  // from every node's LaunchEnded
   net::Timer deadline_timer_;
   net::Timer heartbeat_timer_;

@@ -9,7 +9,7 @@ namespace lattice::launcher {
 
 std::vector<std::optional<double>> Job::agent_clock_origins() const {
   std::vector<std::optional<double>> origins;
-  std::vector<std::vector<wire::NodeTimes::Fence>> fences;
+  std::vector<std::vector<lattice::wire::FenceTimes>> fences;
   for (const auto& node : nodes_) {
     origins.push_back(node.sent_ms < 0 ? std::nullopt
                                        : std::optional<double>(agent_clock_origin_ms(
@@ -58,7 +58,7 @@ std::string Job::final_report() const {
       // Agent times count from the request's arrival; -1: never reached.
       const double base = *origins[static_cast<size_t>(index(node))];
       auto at = [&](uint64_t us) { return us ? base + static_cast<double>(us) / 1e3 : -1.0; };
-      const wire::NodeTimes& nt = node.times;
+      const lattice::wire::NodeTimes& nt = node.times;
       user = std::max(user, at(nt.user_known_us));
       spawned = std::max(spawned, at(nt.spawned_us));
       if (nt.first_init_us)

@@ -201,7 +201,7 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       if (!v) return v.error();
       auto bind = proc::parse_cpu_bind(*v);
       if (!bind) return bind.error();
-      o.cpu_bind = proc::format_cpu_bind(*bind);
+      o.cpu_bind = std::move(bind.value());
     } else if (arg == "--sched") {
       auto v = take();
       if (!v) return v.error();

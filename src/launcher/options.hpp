@@ -9,6 +9,7 @@
 
 #include "base/result.hpp"
 #include "base/strings.hpp"
+#include "proc/cpu_binding.hpp"
 
 namespace lattice::launcher {
 
@@ -48,18 +49,18 @@ struct LaunchOptions {
   bool slurm_compat = false;
   bool pmi_port = false;
   bool verbose = false;
-  std::string key_file;           // --key-file; empty: $LATTICE_KEY_FILE (main decides)
-  std::string user;               // --user NAME|UID; empty: the invoking user
-  std::string exports = "ALL";    // --export ALL|NONE|NAME[,NAME=VALUE,PATTERN...]
-  uint64_t time_limit_ms = 0;     // -t/--time; 0 = none (main falls back to MPIEXEC_TIMEOUT)
-  bool kill_on_bad_exit = true;   // -K/--kill-on-bad-exit[=0|1]
-  std::string cpu_bind = "none";  // --cpu-bind, normalised (proc::format_cpu_bind)
-  std::string sched = "auto";     // --sched auto|normal|batch
-  std::string launch = "auto";    // --launch auto|star|tree (job.hpp: relayed launches)
-  int input_rank = 0;             // -i/--input: a rank, kInputAll or kInputNone (srun's default: 0)
-  std::string alloc;              // --alloc ID (LATTICE_ALLOC_ID); empty: the launch id
-  std::string chdir;              // --chdir DIR; empty: the launcher's working directory
-  std::string output, error;      // --output / --error PATTERN (srun's %t %n %j); empty: terminal
+  std::string key_file;          // --key-file; empty: $LATTICE_KEY_FILE (main decides)
+  std::string user;              // --user NAME|UID; empty: the invoking user
+  std::string exports = "ALL";   // --export ALL|NONE|NAME[,NAME=VALUE,PATTERN...]
+  uint64_t time_limit_ms = 0;    // -t/--time; 0 = none (main falls back to MPIEXEC_TIMEOUT)
+  bool kill_on_bad_exit = true;  // -K/--kill-on-bad-exit[=0|1]
+  proc::CpuBind cpu_bind;        // --cpu-bind
+  std::string sched = "auto";    // --sched auto|normal|batch
+  std::string launch = "auto";   // --launch auto|star|tree (job.hpp: relayed launches)
+  int input_rank = 0;            // -i/--input: a rank, kInputAll or kInputNone (srun's default: 0)
+  std::string alloc;             // --alloc ID (LATTICE_ALLOC_ID); empty: the launch id
+  std::string chdir;             // --chdir DIR; empty: the launcher's working directory
+  std::string output, error;     // --output / --error PATTERN (srun's %t %n %j); empty: terminal
   // CXI credentials (Slingshot) from the fabric manager; each overrides --config's fabric keys.
   uint32_t vni = 0;               // --vni; 0: the config's, else no CXI
   std::string fabric_url;         // --fabric-url

@@ -24,7 +24,7 @@ Result<CpuBind> parse_cpu_bind(std::string_view text) {
     bind.kind = CpuBind::Kind::map_cpu;
     for (const auto& piece : split(text.substr(kMap.size()), ',')) {
       auto cpu = parse_int(piece);
-      if (!cpu || *cpu < 0 || *cpu >= 1024)
+      if (!cpu || *cpu < 0 || *cpu >= kMaxCpus)
         return make_error(cat("--cpu-bind: '", piece, "' in map_cpu is not a CPU number"));
       bind.map.push_back(static_cast<int>(*cpu));
     }
@@ -32,23 +32,6 @@ Result<CpuBind> parse_cpu_bind(std::string_view text) {
   }
   return make_error(
       cat("--cpu-bind: none, cores, sockets or map_cpu:LIST, got '", std::string(text), "'"));
-}
-
-std::string format_cpu_bind(const CpuBind& bind) {
-  switch (bind.kind) {
-    case CpuBind::Kind::none:
-      return "none";
-    case CpuBind::Kind::cores:
-      return "cores";
-    case CpuBind::Kind::sockets:
-      return "sockets";
-    case CpuBind::Kind::map_cpu: {
-      std::vector<std::string> cpus;
-      for (int cpu : bind.map) cpus.push_back(std::to_string(cpu));
-      return "map_cpu:" + join(cpus, ",");
-    }
-  }
-  return "none";
 }
 
 Result<std::vector<int>> cpus_for(const CpuBind& bind, const Topology& topology, int local_rank) {

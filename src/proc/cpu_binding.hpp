@@ -20,16 +20,18 @@ struct Topology {
   std::vector<std::vector<int>> sockets;
 };
 
+// CPU numbers a binding may name are below this.
+inline constexpr int kMaxCpus = 1024;
+
 struct CpuBind {
   enum class Kind { none, cores, sockets, map_cpu };
   Kind kind = Kind::none;
   std::vector<int> map;  // map_cpu's list, by local rank (round robin)
 };
 
-// "none", "cores", "sockets" or "map_cpu:0,2,..." (as the launcher's option and the launch
-// request carry it; "" is none).
+// "none", "cores", "sockets" or "map_cpu:0,2,..." (--cpu-bind; "" is none). The launch request
+// carries the parsed form (schema CpuBinding).
 Result<CpuBind> parse_cpu_bind(std::string_view text);
-std::string format_cpu_bind(const CpuBind& bind);
 
 // The CPUs local rank `local_rank` is bound to; empty: not bound. An error when the topology
 // cannot serve the policy (no cores, a map_cpu CPU the node does not have).

@@ -17,7 +17,7 @@ namespace {
 
 size_t text(capnp::Text::Reader t) { return std::string(t.cStr(), t.size()).size(); }
 
-// Fence entries travel packed; the agent counts them, and views them later (agent/wire.cpp).
+// Fence entries travel packed; the agent counts them, and views them later (wire/fence_chunk.cpp).
 size_t entries(capnp::Data::Reader packed) {
   std::string_view bytes(reinterpret_cast<const char*>(packed.begin()), packed.size());
   if (!fence::count_packed(bytes)) return 0;
@@ -72,7 +72,8 @@ size_t launch(schema::LaunchProcessesRequest::Reader r) {
     for (auto var : setup.getEnvironment()) n += text(var.getName()) + text(var.getValue());
     n += setup.getVendor().size();
   }
-  n += static_cast<size_t>(r.getInputRank()) + text(r.getCpuBind());
+  n += static_cast<size_t>(r.getInputRank()) + static_cast<size_t>(r.getCpuBind().getKind());
+  for (uint32_t cpu : r.getCpuBind().getCpus()) n += cpu;
   for (auto app : r.getApps()) {
     n += text(app.getEntrypoint()) + app.getSize();
     for (auto arg : app.getArgs()) n += text(arg);
@@ -224,7 +225,7 @@ size_t walk(capnp::DynamicValue::Reader value) {
 size_t read_every_field(schema::Envelope::Reader envelope) {
   size_t n = envelope.getRequestId() + envelope.getIsResponse() + text(envelope.getError()) +
              body(envelope.getBody());
-  // A relaying agent copies what it passes up or down (agent/wire's copy_of) as this does.
+  // A relaying agent copies what it passes up or down (wire/reports.hpp copy_of) as this does.
   capnp::MallocMessageBuilder copy;
   copy.setRoot(envelope);
   n += copy.sizeInWords();

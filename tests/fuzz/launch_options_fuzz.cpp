@@ -20,9 +20,9 @@
 #include "base/strings.hpp"
 #include "config/config.hpp"
 #include "launcher/export_env.hpp"
+#include "launcher/launch_request.hpp"
 #include "launcher/layout.hpp"
 #include "launcher/options.hpp"
-#include "launcher/wire.hpp"
 #include "proc/cpu_binding.hpp"
 #include "proc/environment.hpp"
 
@@ -77,7 +77,7 @@ void check_layout(const LaunchOptions& o, const Layout& layout) {
 
 // What an agent may refuse for the command line's own sake, not the launcher's encoding.
 bool agents_must_refuse(const LaunchOptions& o, const Exported& exported, const Layout& layout,
-                        const std::vector<launcher::wire::Peer>& peers) {
+                        const std::vector<wire::PeerInfo>& peers) {
   std::set<std::string> ids;
   for (const auto& peer : peers)
     if (!config::node_id_problem(peer.node_id).empty() || !ids.insert(peer.node_id).second)
@@ -90,24 +90,27 @@ bool agents_must_refuse(const LaunchOptions& o, const Exported& exported, const 
 }
 
 void check_request(const LaunchOptions& o, const Exported& exported, const Layout& layout) {
-  std::vector<launcher::wire::Peer> peers;
+  std::vector<wire::PeerInfo> peers;
   for (int i = 0; i < layout.nodes; ++i) {
     const auto& agent = o.agents[static_cast<size_t>(i)];
     peers.push_back({agent.name.empty() ? agent.address.host : agent.name, agent.address.host,
-                     agent.address.port});
+                     static_cast<uint16_t>(agent.address.port)});
   }
   const bool may_refuse = agents_must_refuse(o, exported, layout, peers);
-  launcher::wire::JobRequest request{
+  launcher::JobRequest request{
       "fuzz-1", {1000, 1000, {1000}, "u"}, exported.harvested, exported.assigned};
-  auto nodes = launcher::wire::launch_nodes(peers, layout);
+  auto plain = launcher::launch_request(o, request, layout, peers, "/tmp");
   for (int node : {0, layout.nodes - 1}) {
-    auto msg = launcher::wire::launch_request(o, request, layout, nodes, node, "/tmp");
+    plain.node_index = static_cast<uint32_t>(node);
+    auto msg = wire::launch_request(plain);
     agent::LaunchDefaults defaults;
     defaults.node_id = peers[static_cast<size_t>(node)].node_id;
     defaults.agent_uid = 1000;
     defaults.max_ranks_per_node = 1u << 20;
-    auto spec = agent::decode_launch_request(
-        msg.envelope().asReader().getBody().getLaunchProcesses(), defaults);
+    auto decoded =
+        wire::decode_launch_request(msg.envelope().asReader().getBody().getLaunchProcesses());
+    require(decoded.ok(), "an agent cannot decode what the launcher wrote");
+    auto spec = agent::make_launch_spec(*decoded, defaults);
     if (!spec) {
       if (!may_refuse) std::fprintf(stderr, "refused: %s\n", spec.error().message.c_str());
       require(may_refuse, "an agent refuses what the launcher wrote");
@@ -142,7 +145,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   require(!o.apps.empty() && !o.apps.front().program.empty() && !o.apps.back().program.empty(),
           "programs");
   require(o.time_limit_ms <= kYearMs, "-t within a year");
-  require(static_cast<bool>(proc::parse_cpu_bind(o.cpu_bind)), "--cpu-bind normalised");
+  for (int cpu : o.cpu_bind.map) require(cpu >= 0 && cpu < proc::kMaxCpus, "--cpu-bind's CPUs");
   for (const auto& agent : o.agents) require(agent.address.port > 0, "agents' ports");
 
   auto exported = export_environment(o.exports, kEnviron);

@@ -105,7 +105,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view frames(reinterpret_cast<const char*>(data + 1), size - 1);
   fuzz::deliver_messages(frames, [&](size_t, schema::Envelope::Reader envelope) {
     if (!envelope.getBody().isLaunchProcesses()) return;
-    auto spec = decode_launch_request(envelope.getBody().getLaunchProcesses(), defaults);
+    auto request = wire::decode_launch_request(envelope.getBody().getLaunchProcesses());
+    if (!request) return;
+    auto spec = make_launch_spec(*request, defaults);
     if (spec) check_spec(*spec, defaults);
   });
   return 0;

@@ -10,11 +10,12 @@
 #include <string>
 
 #include "agent/pmix_blobs.hpp"
-#include "agent/wire.hpp"
 #include "fence/chunk.hpp"
-#include "launcher/wire.hpp"
+#include "launcher/launch_request.hpp"
 #include "rpc_test_support.hpp"
 #include "secure/channel.hpp"
+#include "wire/fence_chunk.hpp"
+#include "wire/modex.hpp"
 
 namespace {
 
@@ -91,14 +92,15 @@ void channel_seeds(const std::filesystem::path& dir) {
 
 // A request the launcher writes, for node `node` of `agents`: n0, n1, ... on 10.0.0.x.
 std::string request_frame(const launcher::LaunchOptions& options,
-                          const launcher::wire::JobRequest& request, int agents, int node,
+                          const launcher::JobRequest& request, int agents, int node,
                           const std::vector<int>& rank_nodes) {
-  std::vector<launcher::wire::Peer> peers;
+  std::vector<wire::PeerInfo> peers;
   for (int i = 0; i < agents; ++i)
     peers.push_back({"n" + std::to_string(i), "10.0.0." + std::to_string(i + 1), 7400});
   launcher::Layout layout{static_cast<int>(rank_nodes.size()), agents, rank_nodes};
-  auto msg = launcher::wire::launch_request(
-      options, request, layout, launcher::wire::launch_nodes(peers, layout), node, "/home/alice");
+  auto plain = launcher::launch_request(options, request, layout, peers, "/home/alice");
+  plain.node_index = static_cast<uint32_t>(node);
+  auto msg = wire::launch_request(plain);
   return rpc::test::frame_of(msg);
 }
 
@@ -110,11 +112,11 @@ char agent_byte(int node, bool root, bool allow_root, bool allow_hooks) {
 void launch_request_seeds(const std::filesystem::path& dir) {
   launcher::LaunchOptions one;
   one.apps = {launcher::App{8, {{"OMP_NUM_THREADS", "2"}}, "/bin/echo", {"a", "b c"}}};
-  one.cpu_bind = "cores";
-  launcher::wire::JobRequest alice{"L-1",
-                                   {1000, 1000, {1000, 27}, "alice"},
-                                   {{"HOME", "/home/alice"}, {"PYTHONPATH", "/opt/py"}},
-                                   {{"FOO", "bar"}}};
+  one.cpu_bind.kind = proc::CpuBind::Kind::cores;
+  launcher::JobRequest alice{"L-1",
+                             {1000, 1000, {1000, 27}, "alice"},
+                             {{"HOME", "/home/alice"}, {"PYTHONPATH", "/opt/py"}},
+                             {{"FOO", "bar"}}};
   write_seed(dir, "block_of_four",
              agent_byte(1, true, false, false) +
                  request_frame(one, alice, 4, 1, {0, 0, 1, 1, 2, 2, 3, 3}));
@@ -128,12 +130,12 @@ void launch_request_seeds(const std::filesystem::path& dir) {
       agent_byte(0, false, false, false) + request_frame(mpmd, alice, 2, 0, {0, 1, 0, 1, 0}));
 
   // A relayed root job with hooks in its environment, to an agent that allows some.
-  launcher::wire::JobRequest root{"L-2",
-                                  {0, 0, {0}, "root"},
-                                  {{"BASH_ENV", "/tmp/x"}, {"LANG", "/tmp/l"}, {"TZ", "UTC"}},
-                                  {{"PYTHONSTARTUP", "/tmp/s.py"}},
-                                  true,
-                                  "lattice@host:1"};
+  launcher::JobRequest root{"L-2",
+                            {0, 0, {0}, "root"},
+                            {{"BASH_ENV", "/tmp/x"}, {"LANG", "/tmp/l"}, {"TZ", "UTC"}},
+                            {{"PYTHONSTARTUP", "/tmp/s.py"}},
+                            true,
+                            "lattice@host:1"};
   launcher::LaunchOptions binary_tree = one;
   binary_tree.fanout = 2;  // every launch names its fanout; a relayed one must
   write_seed(dir, "relayed_root",
@@ -167,7 +169,7 @@ std::string chunk_frames(int from, bool down, uint64_t epoch, const pmi::KvList&
   std::vector<KvView> views(store.begin(), store.end());
   std::string out;
   for (const auto& chunk : fence::make_chunks(epoch, views, 48)) {
-    auto msg = agent::wire::fence_chunk("job-1", from, down, chunk, "");
+    auto msg = wire::fence_chunk("job-1", from, down, chunk, "");
     out += rpc::test::frame_of(msg);
   }
   return out;
@@ -187,12 +189,12 @@ void peer_pmix_seeds(const std::filesystem::path& dir) {
 
   fence::Chunk none;
   none.epoch = 1;
-  auto failed = agent::wire::fence_chunk("job-1", 0, true, none, "fence 1 timed out");
+  auto failed = wire::fence_chunk("job-1", 0, true, none, "fence 1 timed out");
   write_seed(dir, "fence_failed", std::string(8, '\x00') + rpc::test::frame_of(failed));
 
   // A request from n2 about rank 2 (this node's), and an answer with a blob.
-  auto q = agent::wire::modex_request({"job-1", 2});
-  auto a = agent::wire::modex_answer(std::string("\x00\x01pmix", 6));
+  auto q = wire::modex_request({"job-1", 2});
+  auto a = wire::modex_answer(std::string("\x00\x01pmix", 6));
   write_seed(dir, "modex",
              std::string(8, '\x02') + rpc::test::frame_of(q) + rpc::test::frame_of(a));
 }

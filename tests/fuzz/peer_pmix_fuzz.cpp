@@ -21,10 +21,11 @@
 #include "agent/authority.hpp"
 #include "agent/pmix_blobs.hpp"
 #include "agent/tree_fence.hpp"
-#include "agent/wire.hpp"
 #include "base/strings.hpp"
 #include "net/loop.hpp"
 #include "session_input.hpp"
+#include "wire/fence_chunk.hpp"
+#include "wire/modex.hpp"
 
 namespace {
 
@@ -65,8 +66,8 @@ Sender link_of(uint8_t b) {
 // What this node sends a peer decodes back to the same chunk.
 void check_sent(rpc::Outgoing& msg, int self) {
   auto body = msg.envelope().asReader().getBody();
-  auto decoded = body.isPmiFence() ? agent::wire::decode_fence_up(body.getPmiFence())
-                                   : agent::wire::decode_fence_down(body.getPmiFenceComplete());
+  auto decoded = body.isPmiFence() ? wire::decode_fence_up(body.getPmiFence())
+                                   : wire::decode_fence_down(body.getPmiFenceComplete());
   require(static_cast<bool>(decoded), "a chunk this node sent does not decode");
   require(decoded->from == self && decoded->launch_id == "job-1", "a sent chunk's sender");
   require(decoded->chunk.count >= 1 && decoded->chunk.index < decoded->chunk.count,
@@ -111,17 +112,17 @@ struct Node {
   void receive(const Sender& sender, schema::Envelope::Reader envelope) {
     auto body = envelope.getBody();
     if (body.isPmiFence() || body.isPmiFenceComplete()) {
-      auto message = body.isPmiFence() ? agent::wire::decode_fence_up(body.getPmiFence())
-                                       : agent::wire::decode_fence_down(body.getPmiFenceComplete());
+      auto message = body.isPmiFence() ? wire::decode_fence_up(body.getPmiFence())
+                                       : wire::decode_fence_down(body.getPmiFenceComplete());
       if (!message || message->launch_id != spec.launch_id) return;
       if (!may_send_fence(spec, spec.fence_tree(), message->down, message->from, sender)) return;
       fence->receive(std::move(*message));
     } else if (body.isPmixModex()) {
       // As an answer to this node's own request (a response on the link it went out on).
-      auto answered = agent::wire::decode_modex_answer(envelope);
+      auto answered = wire::decode_modex_answer(envelope);
       require(answered.ok(), "a PmixModex reads as an answer");
       sink += answered->size();
-      ModexRequest request = agent::wire::decode_modex(body.getPmixModex());
+      wire::ModexRequest request = wire::decode_modex(body.getPmixModex());
       if (request.launch_id != spec.launch_id) return;
       auto from = may_ask_modex(spec, request.rank, sender);
       if (!from) return;
@@ -129,8 +130,8 @@ struct Node {
                   request.rank < spec.world_size,
               "an admitted modex request names a rank and a node of the launch");
       // The agent answers a request with the rank's data.
-      auto answer = agent::wire::modex_answer("local data");
-      auto back = agent::wire::decode_modex_answer(answer.envelope().asReader());
+      auto answer = wire::modex_answer("local data");
+      auto back = wire::decode_modex_answer(answer.envelope().asReader());
       require(back.ok() && *back == "local data", "a modex answer reads back as sent");
     }
   }

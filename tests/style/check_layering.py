@@ -24,7 +24,9 @@ ALLOWED = {
     "net": {"base"},
     "secure": {"base"},
     "link": {"base", "net", "rpc", "secure"},
-    "wire": {"base", "proc", "policy", "rpc"},
+    # fence/ for its chunks, pmi/ for the name operations, secure/ for the CXI key's guarded
+    # memory: what fence, name and launch messages carry.
+    "wire": {"base", "pmi", "fence", "proc", "policy", "rpc", "secure"},
     "fabric": {"base", "net", "secure"},
     "agent": {"base", "pmi", "pmix", "fence", "proc", "policy", "config", "admin", "rpc", "net",
               "secure", "link", "wire"},

@@ -21,7 +21,7 @@ EarlyMessage abort_from(const char* name, std::string detail) {
 }
 
 EarlyMessage chunk_from(const char* name, size_t value_bytes) {
-  FenceMessage m;
+  wire::FenceMessage m;
   m.launch_id = "L";
   m.chunk.entries = std::make_shared<const std::string>(value_bytes + 3, 'v');  // one entry's
   return EarlyMessage{m, std::nullopt, peer(name)};

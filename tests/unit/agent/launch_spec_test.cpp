@@ -22,7 +22,11 @@ struct Request {
     user.setName("alice");
     defaults.node_id = "n0";
   }
-  Result<LaunchSpec> decode() { return decode_launch_request(r.asReader(), defaults); }
+  Result<LaunchSpec> decode() {
+    auto request = wire::decode_launch_request(r.asReader());
+    if (!request) return request.error();
+    return make_launch_spec(*request, defaults);
+  }
 };
 }  // namespace
 
@@ -323,7 +327,7 @@ TEST_CASE("CXI credentials: the key kept as the hex ranks get, in guarded memory
   CHECK(spec->cxi->vni == 9);
   CHECK(spec->cxi->svc_id == 3);
   CHECK(std::string(reinterpret_cast<const char*>(spec->cxi->auth_key_hex.data())) == "00ab7f");
-  std::vector<uint8_t> big(kMaxCxiKeyBytes + 1, 1);
+  std::vector<uint8_t> big(wire::kMaxCxiKeyBytes + 1, 1);
   cxi.setAuthKey(capnp::Data::Reader(big.data(), big.size()));
   auto refused = req.decode();
   REQUIRE_FALSE(refused);

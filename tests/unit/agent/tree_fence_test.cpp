@@ -8,7 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include "agent/wire.hpp"
 #include "net/loop.hpp"
 
 using namespace lattice;
@@ -29,7 +28,7 @@ TEST_CASE(
       [](uint64_t, KvStore) {},
       [&](uint64_t epoch, const std::string& why) { failed.emplace_back(epoch, why); },
       [](uint64_t, FencePhase) {});
-  FenceMessage message;
+  wire::FenceMessage message;
   message.launch_id = "L";
   message.down = true;
   message.from = 0;
@@ -43,12 +42,21 @@ TEST_CASE(
   CHECK(failed[0] == std::make_pair(uint64_t{3}, std::string("fence 3 timed out")));
   REQUIRE(sent.size() == 1);
   CHECK(sent[0].first == std::vector<int>{3});
-  auto down = agent::wire::decode_fence_down(
-      sent[0].second.envelope().asReader().getBody().getPmiFenceComplete());
+  auto down =
+      wire::decode_fence_down(sent[0].second.envelope().asReader().getBody().getPmiFenceComplete());
   REQUIRE(down);
   CHECK(down->from == 1);
   CHECK(down->error == "fence 3 timed out");
   CHECK(down->chunk.epoch == 3);
   CHECK(down->chunk.index == 0);
   CHECK(down->chunk.count == 1);
+}
+
+TEST_CASE("fence phases: the agent keeps its latest 64 fences, oldest first") {
+  FencePhaseLog log;
+  for (uint64_t e = 1; e <= 100; ++e)
+    for (auto phase : {FencePhase::entered, FencePhase::released}) log.record(e, phase, e * 1000);
+  REQUIRE(log.fences().size() == FencePhaseLog::kKept);
+  CHECK(log.fences().front().epoch == 37);  // the oldest kept
+  CHECK(log.fences().back().released_us == 100000);
 }

@@ -8,7 +8,7 @@
 
 using lattice::fence::Tree;
 using lattice::launcher::align_by_fences;
-using Fence = lattice::launcher::wire::NodeTimes::Fence;
+using Fence = lattice::wire::FenceTimes;
 
 namespace {
 

@@ -74,3 +74,10 @@ TEST_CASE("an agent's clock starts midway between the request's send and the lat
   CHECK(agent_clock_origin_ms(10, -1, 0) == doctest::Approx(10));
   CHECK(agent_clock_origin_ms(10, 25, 20) == doctest::Approx(10));
 }
+
+TEST_CASE("stragglers are reported by rank, with their node and last PMI command") {
+  CHECK(format_stragglers({{4, "n4", "initialized", "put", 1534}, {2, "n4", "waiting", "", 0}}) ==
+        "lattice: straggler report: ranks that never entered the fence:\n"
+        "lattice:   rank 2 on n4: waiting, no PMI command yet\n"
+        "lattice:   rank 4 on n4: initialized, last PMI command 'put' 1.5 s ago\n");
+}

@@ -32,9 +32,8 @@ TEST_CASE("policies round-robin over cores and sockets by local rank, or follow 
   CHECK(bound("map_cpu:7,0", 3) == std::vector<int>{0});
 }
 
-TEST_CASE("the text round-trips, and what cannot be served is an error") {
-  for (const char* text : {"none", "cores", "sockets", "map_cpu:3,1,2"})
-    CHECK(format_cpu_bind(*parse_cpu_bind(text)) == text);
+TEST_CASE("bad text, and what cannot be served, is an error") {
+  CHECK(parse_cpu_bind("map_cpu:3,1,2")->map == std::vector<int>{3, 1, 2});
   for (const char* bad : {"core", "map_cpu:", "map_cpu:a", "map_cpu:-1", "map_cpu:1,,2", "all"})
     CHECK_MESSAGE(!parse_cpu_bind(bad), bad);
   CHECK_FALSE(cpus_for(*parse_cpu_bind("map_cpu:9"), two_sockets(), 0));  // no CPU 9 here

@@ -1,0 +1,82 @@
+#include "launcher/launch_request.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/hostlist.hpp"
+#include "proc/environment.hpp"
+
+namespace lattice::launcher {
+namespace {
+
+// The peers as host lists, or nullopt when their names or hosts have none.
+std::optional<wire::PeerList> peer_list(const std::vector<wire::PeerInfo>& peers) {
+  std::vector<std::string> ids, hosts;
+  std::vector<uint16_t> ports;
+  for (const auto& peer : peers) {
+    ids.push_back(peer.node_id);
+    hosts.push_back(peer.host);
+    ports.push_back(peer.port);
+  }
+  auto compact_ids = compress_hostlist(ids);
+  auto compact_hosts = compress_hostlist(hosts);
+  if (!compact_ids || !compact_hosts) return std::nullopt;
+  if (std::all_of(ports.begin(), ports.end(), [&](uint16_t p) { return p == ports[0]; }))
+    ports = {ports.front()};
+  return wire::PeerList{std::move(*compact_ids), std::move(*compact_hosts), std::move(ports)};
+}
+
+}  // namespace
+
+wire::LaunchRequest launch_request(const LaunchOptions& options, const JobRequest& request,
+                                   const Layout& layout, const std::vector<wire::PeerInfo>& peers,
+                                   const std::string& workdir, const fabric::CxiCredentials* cxi) {
+  wire::LaunchRequest req;
+  req.launch_id = request.launch_id;
+  req.allocation_id = options.alloc.empty() ? request.launch_id : options.alloc;
+  req.user =
+      wire::JobUser{request.user.uid, request.user.gid, request.user.groups, request.user.name};
+  req.world_size = static_cast<uint32_t>(layout.ntasks);
+  // One app travels in the seed's fields; MPMD as apps, each with its own --env.
+  if (options.apps.size() == 1) {
+    const App& app = options.apps.front();
+    req.entrypoint = app.program;
+    req.args = app.args;
+    req.env = proc::merge_env(request.assigned, app.env);
+  } else {
+    req.env = request.assigned;
+    for (const App& app : options.apps)
+      req.apps.push_back(wire::Application{app.program, app.args, app.env,
+                                           static_cast<uint32_t>(app.segment_ranks())});
+  }
+  req.harvested = request.exported;
+  req.pmix = options.pmix;
+  req.peer_list = peer_list(peers);
+  if (!req.peer_list) req.peers = peers;
+  req.head_node_index = static_cast<uint32_t>(layout.rank_nodes.front());
+  req.rank_layout = wire::compact_rank_layout(layout.rank_nodes, layout.nodes);
+  if (!req.rank_layout) req.rank_nodes.assign(layout.rank_nodes.begin(), layout.rank_nodes.end());
+  req.fence_timeout_ms = options.fence_timeout_ms;
+  req.fanout = options.fanout;
+  req.relayed = request.relayed;
+  if (request.relayed) req.launcher_name = request.launcher_name;
+  req.slurm_compat = options.slurm_compat;
+  req.use_pmi_port = options.pmi_port;
+  req.workdir = workdir;
+  req.time_limit_ms = options.time_limit_ms;
+  req.kill_on_bad_exit = options.kill_on_bad_exit;
+  req.input_rank = options.input_rank;
+  req.umask = request.umask & 0777;
+  req.limits = request.limits;
+  req.cpu_bind = options.cpu_bind;
+  req.scheduling = options.sched == "batch"    ? wire::RankScheduling::batch
+                   : options.sched == "normal" ? wire::RankScheduling::normal
+                                               : wire::RankScheduling::automatic;
+  if (cxi) {
+    req.cxi.emplace(wire::CxiKey{cxi->vni, cxi->svc_id, secure::Secret(cxi->auth_key.size())});
+    std::memcpy(req.cxi->auth_key.data(), cxi->auth_key.data(), cxi->auth_key.size());
+  }
+  return req;
+}
+
+}  // namespace lattice::launcher

@@ -1,0 +1,271 @@
+#include "wire/launch_request.hpp"
+
+#include <cstring>
+
+#include "base/strings.hpp"
+#include "rpc/bytes.hpp"
+
+namespace lattice::wire {
+namespace {
+
+// The schema's CpuBindKind and proc::CpuBind::Kind name the same kinds in the same order.
+static_assert(static_cast<int>(schema::CpuBindKind::MAP_CPU) ==
+              static_cast<int>(proc::CpuBind::Kind::map_cpu));
+
+void set_texts(capnp::List<capnp::Text>::Builder list, const std::vector<std::string>& values) {
+  for (unsigned i = 0; i < list.size(); ++i) list.set(i, values[i]);
+}
+
+void set_env(capnp::List<schema::EnvVar>::Builder list, const EnvList& values) {
+  for (unsigned i = 0; i < list.size(); ++i) {
+    list[i].setName(values[i].first);
+    list[i].setValue(values[i].second);
+  }
+}
+
+std::vector<std::string> texts(capnp::List<capnp::Text>::Reader list) {
+  std::vector<std::string> out;
+  out.reserve(list.size());
+  for (auto text : list) out.emplace_back(text);
+  return out;
+}
+
+EnvList env_of(capnp::List<schema::EnvVar>::Reader list) {
+  EnvList out;
+  out.reserve(list.size());
+  for (auto var : list) out.emplace_back(var.getName(), var.getValue());
+  return out;
+}
+
+void encode_cpu_bind(const proc::CpuBind& bind, schema::CpuBinding::Builder out) {
+  out.setKind(static_cast<schema::CpuBindKind>(bind.kind));
+  auto cpus = out.initCpus(static_cast<unsigned>(bind.map.size()));
+  for (unsigned i = 0; i < cpus.size(); ++i) cpus.set(i, static_cast<uint32_t>(bind.map[i]));
+}
+
+// As the launcher's --cpu-bind would have parsed it: a kind this side knows, and for map_cpu
+// a list of CPU numbers it accepts.
+Result<proc::CpuBind> decode_cpu_bind(schema::CpuBinding::Reader in) {
+  proc::CpuBind bind;
+  switch (in.getKind()) {
+    case schema::CpuBindKind::NONE:
+      return bind;
+    case schema::CpuBindKind::CORES:
+      bind.kind = proc::CpuBind::Kind::cores;
+      return bind;
+    case schema::CpuBindKind::SOCKETS:
+      bind.kind = proc::CpuBind::Kind::sockets;
+      return bind;
+    case schema::CpuBindKind::MAP_CPU:
+      break;
+    default:
+      return make_error(cat("cpuBind: a binding of kind ", static_cast<int>(in.getKind()),
+                            " is unknown to this agent"));
+  }
+  bind.kind = proc::CpuBind::Kind::map_cpu;
+  auto cpus = in.getCpus();
+  if (cpus.size() == 0) return make_error("cpuBind: map_cpu without CPUs");
+  for (uint32_t cpu : cpus) {
+    if (cpu >= static_cast<uint32_t>(proc::kMaxCpus))
+      return make_error(cat("cpuBind: ", cpu, " in map_cpu is not a CPU number"));
+    bind.map.push_back(static_cast<int>(cpu));
+  }
+  return bind;
+}
+
+}  // namespace
+
+rpc::Outgoing launch_request(const LaunchRequest& r) {
+  rpc::Outgoing msg;
+  auto req = msg.envelope().initBody().initLaunchProcesses();
+  req.setLaunchId(r.launch_id);
+  req.setAllocationId(r.allocation_id);
+  req.setEntrypoint(r.entrypoint);
+  set_texts(req.initArgs(static_cast<unsigned>(r.args.size())), r.args);
+  req.setTasksPerNode(r.tasks_per_node);
+  req.setFirstRank(r.first_rank);
+  req.setWorldSize(r.world_size);
+  set_env(req.initEnv(static_cast<unsigned>(r.env.size())), r.env);
+  req.setPmiMode(r.pmix ? schema::PmiMode::PMIX : schema::PmiMode::PMI2);
+  if (r.cxi) {
+    auto c = req.initCxiCredentials();
+    c.setVni(r.cxi->vni);
+    c.setSvcId(r.cxi->svc_id);
+    c.setAuthKey(capnp::Data::Reader(r.cxi->auth_key.data(), r.cxi->auth_key.size()));
+    msg.mark_secret();
+  }
+  auto peers = req.initPeers(static_cast<unsigned>(r.peers.size()));
+  for (unsigned i = 0; i < peers.size(); ++i) {
+    peers[i].setNodeId(r.peers[i].node_id);
+    peers[i].setHost(r.peers[i].host);
+    peers[i].setPort(r.peers[i].port);
+  }
+  req.setHeadNodeIndex(r.head_node_index);
+  req.setNodeIndex(r.node_index);
+  auto rank_nodes = req.initRankNodes(static_cast<unsigned>(r.rank_nodes.size()));
+  for (unsigned i = 0; i < rank_nodes.size(); ++i) rank_nodes.set(i, r.rank_nodes[i]);
+  req.setFenceTimeoutMs(r.fence_timeout_ms);
+  req.setSlurmCompat(r.slurm_compat);
+  req.setWorkdir(r.workdir);
+  req.setFanout(r.fanout);
+  req.setUsePmiPort(r.use_pmi_port);
+  if (r.user) {
+    auto user = req.initUser();
+    user.setUid(r.user->uid);
+    user.setGid(r.user->gid);
+    user.setName(r.user->name);
+    if (r.user->groups) {
+      auto groups = user.initGroups(static_cast<unsigned>(r.user->groups->size()));
+      for (unsigned i = 0; i < groups.size(); ++i) groups.set(i, (*r.user->groups)[i]);
+    }
+  }
+  req.setTimeLimitMs(r.time_limit_ms);
+  req.setKillOnBadExit(r.kill_on_bad_exit);
+  auto setup = req.initAppSetup();
+  set_env(setup.initEnvironment(static_cast<unsigned>(r.harvested.size())), r.harvested);
+  if (!r.vendor.empty()) setup.setVendor(rpc::as_data(r.vendor));
+  req.setInputRank(r.input_rank);
+  encode_cpu_bind(r.cpu_bind, req.initCpuBind());
+  auto apps = req.initApps(static_cast<unsigned>(r.apps.size()));
+  for (unsigned a = 0; a < apps.size(); ++a) {
+    const Application& app = r.apps[a];
+    apps[a].setEntrypoint(app.entrypoint);
+    set_texts(apps[a].initArgs(static_cast<unsigned>(app.args.size())), app.args);
+    set_env(apps[a].initEnv(static_cast<unsigned>(app.env.size())), app.env);
+    apps[a].setSize(app.size);
+  }
+  if (r.peer_list) {
+    auto compact = req.initPeerList();
+    compact.setNodeIds(r.peer_list->node_ids);
+    compact.setHosts(r.peer_list->hosts);
+    auto ports = compact.initPorts(static_cast<unsigned>(r.peer_list->ports.size()));
+    for (unsigned i = 0; i < ports.size(); ++i) ports.set(i, r.peer_list->ports[i]);
+  }
+  if (r.rank_layout) {
+    auto rule = req.initRankLayout();
+    rule.setCyclic(r.rank_layout->cyclic);
+    auto blocks = rule.initBlocks(static_cast<unsigned>(r.rank_layout->blocks.size()));
+    for (unsigned i = 0; i < blocks.size(); ++i) {
+      blocks[i].setNodes(r.rank_layout->blocks[i].nodes);
+      blocks[i].setRanksEach(r.rank_layout->blocks[i].ranks_each);
+    }
+  }
+  req.setRankScheduling(r.scheduling == RankScheduling::batch    ? schema::RankScheduling::BATCH
+                        : r.scheduling == RankScheduling::normal ? schema::RankScheduling::NORMAL
+                                                                 : schema::RankScheduling::AUTO);
+  req.setRelayed(r.relayed);
+  req.setLauncherName(r.launcher_name);
+  if (r.umask) {
+    auto inherit = req.initInherit();
+    inherit.setUmask(static_cast<uint16_t>(*r.umask & 0777));
+    auto limits = inherit.initLimits(static_cast<unsigned>(r.limits.size()));
+    for (unsigned i = 0; i < limits.size(); ++i) {
+      limits[i].setResource(static_cast<schema::Resource>(r.limits[i].resource));
+      limits[i].setSoft(r.limits[i].soft);
+    }
+  }
+  return msg;
+}
+
+Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Reader in) {
+  LaunchRequest r;
+  const uint32_t world = in.getWorldSize();
+  // Each node and each app holds one rank at least: the world bounds both before they are
+  // copied.
+  if (in.getPeers().size() > world)
+    return make_error(cat("peers: ", in.getPeers().size(), " nodes for a world of ", world,
+                          " ranks (each node holds one at least)"));
+  if (in.getApps().size() > world)
+    return make_error(cat(in.getApps().size(), " apps for ", world, " ranks"));
+  auto key = in.getCxiCredentials().getAuthKey();
+  if (key.size() > kMaxCxiKeyBytes)
+    return make_error(
+        cat("a CXI auth key of ", key.size(), " bytes (at most ", kMaxCxiKeyBytes, ")"));
+  if (key.size() > 0) {
+    r.cxi.emplace(CxiKey{in.getCxiCredentials().getVni(), in.getCxiCredentials().getSvcId(),
+                         secure::Secret(key.size())});
+    std::memcpy(r.cxi->auth_key.data(), key.begin(), key.size());
+  }
+  auto bind = decode_cpu_bind(in.getCpuBind());
+  if (!bind) return bind.error();
+  r.cpu_bind = std::move(bind.value());
+
+  r.launch_id = in.getLaunchId();
+  r.allocation_id = in.getAllocationId();
+  r.entrypoint = in.getEntrypoint();
+  r.args = texts(in.getArgs());
+  r.tasks_per_node = in.getTasksPerNode();
+  r.first_rank = in.getFirstRank();
+  r.world_size = world;
+  r.env = env_of(in.getEnv());
+  r.pmix = in.getPmiMode() == schema::PmiMode::PMIX;
+  for (auto peer : in.getPeers())
+    r.peers.push_back(PeerInfo{peer.getNodeId(), peer.getHost(), peer.getPort()});
+  r.head_node_index = in.getHeadNodeIndex();
+  r.node_index = in.getNodeIndex();
+  for (uint32_t node : in.getRankNodes()) r.rank_nodes.push_back(node);
+  r.fence_timeout_ms = in.getFenceTimeoutMs();
+  r.slurm_compat = in.getSlurmCompat();
+  r.workdir = in.getWorkdir();
+  r.fanout = in.getFanout();
+  r.use_pmi_port = in.getUsePmiPort();
+  if (in.hasUser()) {
+    auto u = in.getUser();
+    r.user.emplace(JobUser{u.getUid(), u.getGid(), std::nullopt, u.getName()});
+    if (u.hasGroups()) {
+      r.user->groups.emplace();
+      for (uint32_t group : u.getGroups()) r.user->groups->push_back(group);
+    }
+  }
+  r.time_limit_ms = in.getTimeLimitMs();
+  r.kill_on_bad_exit = in.getKillOnBadExit();
+  r.harvested = env_of(in.getAppSetup().getEnvironment());
+  r.vendor = rpc::as_string(in.getAppSetup().getVendor());
+  r.input_rank = in.getInputRank();
+  for (auto a : in.getApps())
+    r.apps.push_back(
+        Application{a.getEntrypoint(), texts(a.getArgs()), env_of(a.getEnv()), a.getSize()});
+  if (in.hasPeerList()) {
+    auto compact = in.getPeerList();
+    r.peer_list.emplace(PeerList{compact.getNodeIds(), compact.getHosts(), {}});
+    for (uint16_t port : compact.getPorts()) r.peer_list->ports.push_back(port);
+  }
+  if (in.hasRankLayout()) {
+    r.rank_layout.emplace(RankLayout{in.getRankLayout().getCyclic(), {}});
+    for (auto block : in.getRankLayout().getBlocks())
+      r.rank_layout->blocks.push_back(NodeBlock{block.getNodes(), block.getRanksEach()});
+  }
+  switch (in.getRankScheduling()) {
+    case schema::RankScheduling::NORMAL:
+      r.scheduling = RankScheduling::normal;
+      break;
+    case schema::RankScheduling::BATCH:
+      r.scheduling = RankScheduling::batch;
+      break;
+    default:  // AUTO, and values a newer launcher may add
+      r.scheduling = RankScheduling::automatic;
+  }
+  r.relayed = in.getRelayed();
+  r.launcher_name = in.getLauncherName();
+  if (in.hasInherit()) {
+    r.umask = in.getInherit().getUmask() & 0777u;
+    for (auto limit : in.getInherit().getLimits()) {
+      // A resource a newer launcher knows and this side does not is left alone.
+      auto raw = static_cast<int>(limit.getResource());
+      if (raw >= 0 && raw < proc::kResourceCount)
+        r.limits.push_back(proc::Limit{static_cast<proc::Resource>(raw), limit.getSoft()});
+    }
+  }
+  return r;
+}
+
+rpc::Outgoing relayed_request(schema::LaunchProcessesRequest::Reader request, int node_index) {
+  rpc::Outgoing msg;
+  msg.envelope().initBody().setLaunchProcesses(request);
+  msg.envelope().getBody().getLaunchProcesses().setNodeIndex(static_cast<uint32_t>(node_index));
+  // The copy holds the launch's CXI key as the original does: wiped with the message.
+  if (request.getCxiCredentials().getAuthKey().size()) msg.mark_secret();
+  return msg;
+}
+
+}  // namespace lattice::wire

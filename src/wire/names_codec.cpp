@@ -1,0 +1,49 @@
+#include "wire/names_codec.hpp"
+
+namespace lattice::wire {
+
+NameRequest decode_name(schema::PmiName::Reader m) {
+  NameRequest out;
+  out.launch_id = m.getLaunchId();
+  switch (m.getOp()) {
+    case schema::NameOp::PUBLISH:
+      out.op = pmi::NameOp::publish;
+      break;
+    case schema::NameOp::UNPUBLISH:
+      out.op = pmi::NameOp::unpublish;
+      break;
+    default:
+      out.op = pmi::NameOp::lookup;
+      break;  // lookups change nothing: the safe reading
+  }
+  out.name = m.getName();
+  out.port = m.getPort();
+  return out;
+}
+
+rpc::Outgoing name_request(const NameRequest& request) {
+  rpc::Outgoing msg;
+  auto m = msg.envelope().initBody().initPmiName();
+  m.setLaunchId(request.launch_id);
+  m.setOp(request.op == pmi::NameOp::publish     ? schema::NameOp::PUBLISH
+          : request.op == pmi::NameOp::unpublish ? schema::NameOp::UNPUBLISH
+                                                 : schema::NameOp::LOOKUP);
+  m.setName(request.name);
+  m.setPort(request.port);
+  return msg;
+}
+
+rpc::Outgoing name_answer(const std::string& port) {
+  rpc::Outgoing msg;
+  msg.envelope().initBody().initPmiName().setPort(port);
+  return msg;
+}
+
+Result<std::string> decode_name_answer(const Result<schema::Envelope::Reader>& reply) {
+  if (!reply) return reply.error();
+  auto body = reply->getBody();
+  if (!body.isPmiName()) return make_error("the head's answer to a name request is no PmiName");
+  return std::string(body.getPmiName().getPort());
+}
+
+}  // namespace lattice::wire

@@ -1,0 +1,28 @@
+// Name publishing between agents (PmiName): a node's request to the launch's head agent, which
+// holds the names, as an rpc call; the response carries the port found (an error response says
+// why not).
+#pragma once
+
+#include <string>
+
+#include "base/result.hpp"
+#include "lattice.capnp.h"
+#include "pmi/server.hpp"
+#include "rpc/outgoing.hpp"
+
+namespace lattice::wire {
+
+struct NameRequest {
+  std::string launch_id;
+  pmi::NameOp op = pmi::NameOp::lookup;
+  std::string name;
+  std::string port;  // publish: the port
+};
+
+rpc::Outgoing name_request(const NameRequest& request);
+NameRequest decode_name(schema::PmiName::Reader m);
+rpc::Outgoing name_answer(const std::string& port);
+// The port from the head's response, or why there is none (its error, or the call's).
+Result<std::string> decode_name_answer(const Result<schema::Envelope::Reader>& reply);
+
+}  // namespace lattice::wire

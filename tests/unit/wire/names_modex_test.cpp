@@ -1,0 +1,50 @@
+// Name requests and PMIx direct modex between agents (rpc calls) round-trip; answers read back,
+// errors pass through, and a response of the wrong kind is refused.
+#include <doctest/doctest.h>
+
+#include "rpc/session.hpp"
+#include "wire/modex.hpp"
+#include "wire/names_codec.hpp"
+
+using namespace lattice;
+using namespace lattice::wire;
+
+TEST_CASE("a name request and its answer read back field for field") {
+  for (auto op : {pmi::NameOp::publish, pmi::NameOp::unpublish, pmi::NameOp::lookup}) {
+    NameRequest sent{"L-1", op, "service", "port-9"};
+    auto got = decode_name(name_request(sent).envelope().asReader().getBody().getPmiName());
+    CHECK(got.launch_id == "L-1");
+    CHECK(got.op == op);
+    CHECK(got.name == "service");
+    CHECK(got.port == "port-9");
+  }
+  auto answer = decode_name_answer(name_answer("port-42").envelope().asReader());
+  REQUIRE(answer);
+  CHECK(*answer == "port-42");
+}
+
+TEST_CASE("a name answer: the head's error, the call's, or a wrong kind of response") {
+  Result<schema::Envelope::Reader> refused = make_error("no such name", ErrorKind::refused);
+  auto got = decode_name_answer(refused);
+  REQUIRE_FALSE(got);
+  CHECK(got.error().message == "no such name");
+  auto wrong = decode_name_answer(modex_answer("blob").envelope().asReader());
+  REQUIRE_FALSE(wrong);
+  CHECK(wrong.error().message.find("no PmiName") != std::string::npos);
+}
+
+TEST_CASE("a direct modex request and its answer read back; a huge rank reads as none") {
+  auto got = decode_modex(modex_request({"L-2", 5}).envelope().asReader().getBody().getPmixModex());
+  CHECK(got.launch_id == "L-2");
+  CHECK(got.rank == 5);
+  std::string blob("\x00\x01pmix\xff", 7);
+  auto answer = decode_modex_answer(modex_answer(blob).envelope().asReader());
+  REQUIRE(answer);
+  CHECK(*answer == blob);
+  rpc::Outgoing hostile;
+  hostile.envelope().initBody().initPmixModex().setRank(0xffffffffu);
+  CHECK(decode_modex(hostile.envelope().asReader().getBody().getPmixModex()).rank == INT32_MAX);
+  auto wrong = decode_modex_answer(name_answer("p").envelope().asReader());
+  REQUIRE_FALSE(wrong);
+  CHECK(wrong.error().message.find("no PmixModex") != std::string::npos);
+}
