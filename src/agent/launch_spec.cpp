@@ -107,7 +107,7 @@ Result<std::vector<App>> apps_of(const wire::LaunchRequest& r, int world_size,
 // The key as the hex its ranks get.
 CxiCredentials cxi_of(const wire::CxiKey& c) {
   static constexpr char kDigits[] = "0123456789abcdef";
-  const secure::Secret& key = c.auth_key;
+  const secure::Secret& key = *c.auth_key;
   CxiCredentials cxi{c.vni, c.svc_id, secure::Secret(2 * key.size() + 1)};
   for (size_t i = 0; i < key.size(); ++i) {
     cxi.auth_key_hex.data()[2 * i] = static_cast<uint8_t>(kDigits[key.data()[i] >> 4]);

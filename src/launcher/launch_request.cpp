@@ -1,7 +1,6 @@
 #include "launcher/launch_request.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "base/hostlist.hpp"
 #include "proc/environment.hpp"
@@ -73,8 +72,10 @@ wire::LaunchRequest launch_request(const LaunchOptions& options, const JobReques
                    : options.sched == "normal" ? wire::RankScheduling::normal
                                                : wire::RankScheduling::automatic;
   if (cxi) {
-    req.cxi.emplace(wire::CxiKey{cxi->vni, cxi->svc_id, secure::Secret(cxi->auth_key.size())});
-    std::memcpy(req.cxi->auth_key.data(), cxi->auth_key.data(), cxi->auth_key.size());
+    // The lease's own key, not a copy (the launcher holds it once): `cxi` outlives the request.
+    req.cxi.emplace(wire::CxiKey{
+        cxi->vni, cxi->svc_id,
+        std::shared_ptr<const secure::Secret>(std::shared_ptr<void>(), &cxi->auth_key)});
   }
   return req;
 }

@@ -35,7 +35,8 @@ struct JobRequest {
 // The request for every node of `peers` (by node index; address each with node_index). The
 // peers travel as host lists with one port, and the layout as a rule, when the names and the
 // layout allow (then a request's size does not grow with the nodes), else as the lists
-// themselves. With `cxi`, the launch's CXI credentials.
+// themselves. With `cxi`, the launch's CXI credentials, which must outlive the request (it
+// points at their key).
 wire::LaunchRequest launch_request(const LaunchOptions& options, const JobRequest& request,
                                    const Layout& layout, const std::vector<wire::PeerInfo>& peers,
                                    const std::string& workdir,

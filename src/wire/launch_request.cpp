@@ -91,7 +91,8 @@ rpc::Outgoing launch_request(const LaunchRequest& r) {
     auto c = req.initCxiCredentials();
     c.setVni(r.cxi->vni);
     c.setSvcId(r.cxi->svc_id);
-    c.setAuthKey(capnp::Data::Reader(r.cxi->auth_key.data(), r.cxi->auth_key.size()));
+    const secure::Secret& key = *r.cxi->auth_key;
+    c.setAuthKey(capnp::Data::Reader(key.data(), key.size()));
     msg.mark_secret();
   }
   auto peers = req.initPeers(static_cast<unsigned>(r.peers.size()));
@@ -182,9 +183,10 @@ Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Read
     return make_error(
         cat("a CXI auth key of ", key.size(), " bytes (at most ", kMaxCxiKeyBytes, ")"));
   if (key.size() > 0) {
-    r.cxi.emplace(CxiKey{in.getCxiCredentials().getVni(), in.getCxiCredentials().getSvcId(),
-                         secure::Secret(key.size())});
-    std::memcpy(r.cxi->auth_key.data(), key.begin(), key.size());
+    auto owned = std::make_shared<secure::Secret>(key.size());
+    std::memcpy(owned->data(), key.begin(), key.size());
+    r.cxi.emplace(
+        CxiKey{in.getCxiCredentials().getVni(), in.getCxiCredentials().getSvcId(), owned});
   }
   auto bind = decode_cpu_bind(in.getCpuBind());
   if (!bind) return bind.error();

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -55,11 +56,12 @@ struct PeerList {
   std::vector<uint16_t> ports;
 };
 
-// The launch's Slingshot CXI service; the key in guarded memory, wiped when this goes.
+// The launch's Slingshot CXI service. The key stays in one place of guarded memory: shared,
+// never copied (a decoded request owns it; the launcher's points into its lease).
 struct CxiKey {
   uint32_t vni = 0;
   uint32_t svc_id = 0;
-  secure::Secret auth_key{1};  // never empty: a request without a key has no CxiKey
+  std::shared_ptr<const secure::Secret> auth_key;  // never empty: no key, no CxiKey
 };
 // Longest CXI auth key accepted, in bytes.
 inline constexpr size_t kMaxCxiKeyBytes = 256;

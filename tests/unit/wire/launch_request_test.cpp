@@ -29,8 +29,9 @@ LaunchRequest every_field() {
   r.world_size = 6;
   r.env = {{"FOO", "1"}};
   r.pmix = true;
-  r.cxi.emplace(CxiKey{11, 12, secure::Secret(3)});
-  std::memcpy(r.cxi->auth_key.data(), "\x01\xfe\x00", 3);
+  auto key = std::make_shared<secure::Secret>(3);
+  std::memcpy(key->data(), "\x01\xfe\x00", 3);
+  r.cxi.emplace(CxiKey{11, 12, key});
   r.peers = {{"n1", "10.0.0.1", 7400}, {"n2", "10.0.0.2", 7401}};
   r.head_node_index = 1;
   r.node_index = 1;
@@ -76,8 +77,8 @@ TEST_CASE("a launch request with every field set reads back field for field") {
   REQUIRE(got->cxi);
   CHECK(got->cxi->vni == 11);
   CHECK(got->cxi->svc_id == 12);
-  REQUIRE(got->cxi->auth_key.size() == 3);
-  CHECK(std::memcmp(got->cxi->auth_key.data(), "\x01\xfe\x00", 3) == 0);
+  REQUIRE(got->cxi->auth_key->size() == 3);
+  CHECK(std::memcmp(got->cxi->auth_key->data(), "\x01\xfe\x00", 3) == 0);
   REQUIRE(got->peers.size() == 2);
   CHECK(got->peers[1].node_id == "n2");
   CHECK(got->peers[1].host == "10.0.0.2");
@@ -216,5 +217,5 @@ TEST_CASE("a relayed copy is the request addressed to the child, its key kept") 
   CHECK(got->node_index == 0);
   CHECK(got->launch_id == "L-1");
   REQUIRE(got->cxi);
-  CHECK(got->cxi->auth_key.size() == 3);
+  CHECK(got->cxi->auth_key->size() == 3);
 }
