@@ -7,10 +7,11 @@ stdin to a rank deep in the tree, signals, and what a lost relay or head costs."
 import os
 import re
 import signal
+import tempfile
 import time
 
-from harness import (SANITIZED, check, expect_status, past_init, prog, run_cases, wait_marks,
-                     wait_ranks, wait_until, writers_blocked)
+from harness import (SANITIZED, check, expect_status, prog, run_cases, wait_marks, wait_until,
+                     writers_blocked)
 from test_security_links import rogue
 
 NODES = 7
@@ -139,10 +140,13 @@ def killed_mid_launch(c, nodes, victims, ranks=14, sig=signal.SIGKILL):
     """A launch of `ranks` ranks held running; once the last node has its request, the nodes
     `victims` (indices) get `sig` together (SIGSTOP: an agent gone silent, its links open).
     Returns the launch's result and its exit-status summary; the victims are killed and started
-    again afterwards."""
-    p = c.start_launch(tree_args(nodes, "-n", str(ranks), prog("mpi_hold"), "hold", "60"))
+    again afterwards. The ranks are let wire up first: MPI_Init goes on after its PMI fence (UCX
+    connects its ranks), and a rank that loses a peer in there fails on its own."""
+    marks = tempfile.mkdtemp(dir=c.dir)
+    p = c.start_launch(tree_args(nodes, "-n", str(ranks), "--env", f"MPI_HOLD_MARKS={marks}",
+                                 prog("mpi_hold"), "hold", "60"))
     started = time.monotonic()
-    check(wait_ranks(nodes, ranks, past_init), "the ranks did not all get past MPI_Init")
+    check(wait_marks(marks, ranks), "the ranks did not all get past MPI_Init")
     for v in victims:
         os.kill(nodes[v].proc.pid, sig)
     r = c.finish_launch(p, ["mpi_hold"], started, 90)

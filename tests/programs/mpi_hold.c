@@ -3,9 +3,12 @@
  *   mpi_hold hold SECONDS     every rank: MPI_Init, Barrier, sleep SECONDS, Barrier, Finalize
  *   mpi_hold no-fence RANK    RANK never calls MPI_Init (so never enters a PMI fence); the others
  *                             wait for it in MPI_Init's first fence
- * Each rank prints "rank R pid P ready" once it is past MPI_Init (for `hold`). */
+ * Each rank prints "rank R pid P ready" once it is past MPI_Init (for `hold`), and with
+ * MPI_HOLD_MARKS=DIR also makes the file DIR/R then, for a test to wait on. */
 #include <mpi.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -31,6 +34,13 @@ int main(int argc, char** argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   printf("rank %d pid %d ready\n", rank, (int)getpid());
   fflush(stdout);
+  const char* marks = getenv("MPI_HOLD_MARKS");
+  if (marks) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%d", marks, rank);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) close(fd);
+  }
   sleep((unsigned)value);
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
