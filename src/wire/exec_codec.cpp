@@ -1,35 +1,20 @@
 #include "wire/exec_codec.hpp"
 
 #include "rpc/bytes.hpp"
+#include "wire/texts.hpp"
 
 namespace lattice::wire {
-namespace {
-
-template <class Builder>
-void set_list(Builder list, const std::vector<std::string>& items) {
-  for (unsigned i = 0; i < items.size(); ++i) list.set(i, items[i]);
-}
-
-std::vector<std::string> list_of(capnp::List<capnp::Text>::Reader list) {
-  std::vector<std::string> out;
-  out.reserve(list.size());
-  for (auto item : list) out.emplace_back(item);
-  return out;
-}
-
-}  // namespace
-
 rpc::Outgoing exec_request(const ExecRequest& request) {
   rpc::Outgoing msg;
   auto m = msg.envelope().initBody().initExecRequest();
   m.setToken(request.token);
   m.setNode(request.node);
-  set_list(m.initCommand(static_cast<unsigned>(request.command.size())), request.command);
+  set_texts(m.initCommand(static_cast<unsigned>(request.command.size())), request.command);
   return msg;
 }
 
 ExecRequest decode_exec_request(schema::ExecRequest::Reader in) {
-  return ExecRequest{in.getToken(), in.getNode(), list_of(in.getCommand())};
+  return ExecRequest{in.getToken(), in.getNode(), texts_of(in.getCommand())};
 }
 
 rpc::Outgoing remote_exec(const ExecCommand& command) {
@@ -37,12 +22,12 @@ rpc::Outgoing remote_exec(const ExecCommand& command) {
   auto m = msg.envelope().initBody().initRemoteExec();
   m.setLaunchId(command.launch_id);
   m.setExecId(command.exec_id);
-  set_list(m.initCommand(static_cast<unsigned>(command.command.size())), command.command);
+  set_texts(m.initCommand(static_cast<unsigned>(command.command.size())), command.command);
   return msg;
 }
 
 ExecCommand decode_remote_exec(schema::RemoteExec::Reader in) {
-  return ExecCommand{in.getLaunchId(), in.getExecId(), list_of(in.getCommand())};
+  return ExecCommand{in.getLaunchId(), in.getExecId(), texts_of(in.getCommand())};
 }
 
 rpc::Outgoing remote_exec_kill(const std::string& launch_id, uint64_t exec_id) {

@@ -4,6 +4,7 @@
 
 #include "base/strings.hpp"
 #include "rpc/bytes.hpp"
+#include "wire/texts.hpp"
 
 namespace lattice::wire {
 namespace {
@@ -12,22 +13,11 @@ namespace {
 static_assert(static_cast<int>(schema::CpuBindKind::MAP_CPU) ==
               static_cast<int>(proc::CpuBind::Kind::map_cpu));
 
-void set_texts(capnp::List<capnp::Text>::Builder list, const std::vector<std::string>& values) {
-  for (unsigned i = 0; i < list.size(); ++i) list.set(i, values[i]);
-}
-
 void set_env(capnp::List<schema::EnvVar>::Builder list, const EnvList& values) {
   for (unsigned i = 0; i < list.size(); ++i) {
     list[i].setName(values[i].first);
     list[i].setValue(values[i].second);
   }
-}
-
-std::vector<std::string> texts(capnp::List<capnp::Text>::Reader list) {
-  std::vector<std::string> out;
-  out.reserve(list.size());
-  for (auto text : list) out.emplace_back(text);
-  return out;
 }
 
 EnvList env_of(capnp::List<schema::EnvVar>::Reader list) {
@@ -195,7 +185,7 @@ Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Read
   r.launch_id = in.getLaunchId();
   r.allocation_id = in.getAllocationId();
   r.entrypoint = in.getEntrypoint();
-  r.args = texts(in.getArgs());
+  r.args = texts_of(in.getArgs());
   r.tasks_per_node = in.getTasksPerNode();
   r.first_rank = in.getFirstRank();
   r.world_size = world;
@@ -226,7 +216,7 @@ Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Read
   r.input_rank = in.getInputRank();
   for (auto a : in.getApps())
     r.apps.push_back(
-        Application{a.getEntrypoint(), texts(a.getArgs()), env_of(a.getEnv()), a.getSize()});
+        Application{a.getEntrypoint(), texts_of(a.getArgs()), env_of(a.getEnv()), a.getSize()});
   if (in.hasPeerList()) {
     auto compact = in.getPeerList();
     r.peer_list.emplace(PeerList{compact.getNodeIds(), compact.getHosts(), {}});

@@ -2,20 +2,10 @@
 
 #include "rpc/bytes.hpp"
 #include "wire/failure_codec.hpp"
+#include "wire/texts.hpp"
 
 namespace lattice::wire {
 namespace {
-
-void set_texts(capnp::List<capnp::Text>::Builder list, const std::vector<std::string>& values) {
-  for (unsigned i = 0; i < list.size(); ++i) list.set(i, values[i]);
-}
-
-std::vector<std::string> texts(capnp::List<capnp::Text>::Reader list) {
-  std::vector<std::string> out;
-  out.reserve(list.size());
-  for (auto text : list) out.emplace_back(text);
-  return out;
-}
 
 void fill_accepted(const Accepted& a, schema::LaunchAccepted::Builder m) {
   m.setNodeId(a.node_id);
@@ -34,8 +24,8 @@ rpc::Outgoing launch_accepted(const Accepted& accepted) {
 }
 
 Accepted decode_accepted(schema::LaunchAccepted::Reader m) {
-  return Accepted{m.getNodeId(), texts(m.getBindings()), m.getRepliedUs(), m.getStdinTaken(),
-                  texts(m.getEnvLeftOut())};
+  return Accepted{m.getNodeId(), texts_of(m.getBindings()), m.getRepliedUs(), m.getStdinTaken(),
+                  texts_of(m.getEnvLeftOut())};
 }
 
 rpc::Outgoing output(const std::string& launch_id, int rank, bool is_stderr,

@@ -5,8 +5,8 @@
  *                             wait for it in MPI_Init's first fence
  * Each rank prints "rank R pid P ready" once it is past MPI_Init (for `hold`), and with
  * MPI_HOLD_MARKS=DIR also makes the file DIR/R then, for a test to wait on. */
-#include <mpi.h>
 #include <fcntl.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
