@@ -69,10 +69,10 @@ void NodeLinks::make(Link& link) {
                      if (it == links_.end() || !it->second->making || it->second->conn) return;
                      if (!stream)
                        return lose(node, cat("cannot connect: ", stream.error().message), false);
-                     Link& link = *it->second;
-                     link.conn = host_.link_made(std::move(stream.value()));
-                     node_of_conn_[link.conn] = node;
-                     flush(link);  // the connection holds them until the handshake is done
+                     Link& made = *it->second;
+                     made.conn = host_.link_made(std::move(stream.value()));
+                     node_of_conn_[made.conn] = node;
+                     flush(made);  // the connection holds them until the handshake is done
                    });
 }
 
@@ -246,13 +246,13 @@ void NodeLinks::ask_to_close(Link& link) {
                       [this, node, conn](Result<schema::Envelope::Reader> reply) {
                         auto it = links_.find(node);
                         if (it == links_.end() || it->second->conn != conn) return;
-                        Link& link = *it->second;
-                        link.closing = false;
-                        rpc::Session* s = session(link);
+                        Link& asked = *it->second;
+                        asked.closing = false;
+                        rpc::Session* s = session(asked);
                         // Used again meanwhile: kept (the peer, having agreed, makes its own should
                         // it send).
-                        if (!reply || link.sent_since_closing || held(node) ||
-                            !link.waiting.empty() || !s || s->pending() > 0)
+                        if (!reply || asked.sent_since_closing || held(node) ||
+                            !asked.waiting.empty() || !s || s->pending() > 0)
                           return;
                         node_of_conn_.erase(conn);
                         links_.erase(it);
