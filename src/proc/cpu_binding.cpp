@@ -66,4 +66,10 @@ size_t usable_cpus() {
   return static_cast<size_t>(CPU_COUNT(&set));
 }
 
+std::string cpu_list(const std::vector<int>& cpus) {
+  std::string out;
+  for (int cpu : cpus) out += cat(out.empty() ? "" : ",", cpu);
+  return out;
+}
+
 }  // namespace lattice::proc

@@ -35,6 +35,8 @@ Result<CpuBind> parse_cpu_bind(std::string_view text);
 
 // The CPUs local rank `local_rank` is bound to; empty: not bound. An error when the topology
 // cannot serve the policy (no cores, a map_cpu CPU the node does not have).
+// "0,2,5": CPU numbers as lattice-rank-exec's --cpus and the launcher's -v take them.
+std::string cpu_list(const std::vector<int>& cpus);
 Result<std::vector<int>> cpus_for(const CpuBind& bind, const Topology& topology, int local_rank);
 
 // How many CPUs this process may run on (its affinity mask), what its children inherit.

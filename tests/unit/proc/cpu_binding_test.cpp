@@ -41,3 +41,9 @@ TEST_CASE("bad text, and what cannot be served, is an error") {
 }
 
 }  // namespace lattice::proc
+
+TEST_CASE("a CPU list reads as lattice-rank-exec's --cpus takes it") {
+  CHECK(lattice::proc::cpu_list({0, 2, 5}) == "0,2,5");
+  CHECK(lattice::proc::cpu_list({7}) == "7");
+  CHECK(lattice::proc::cpu_list({}).empty());
+}
