@@ -272,9 +272,8 @@ void NodeLinks::tick() {
         unused.push_back(node);
       continue;
     }
-    // In the handshake: its own deadline decides.
+    // In the handshake: its own deadline decides. (Calls' deadlines: the agent's sweep.)
     if (!conn->established()) continue;
-    conn->session().expire(now);  // a relayed request's deadline, held or not
     if (!held(node)) {
       uint64_t last = std::max(link->last_used_ms, conn->last_activity_ms());
       if (link->made && !link->closing && link->waiting.empty() && conn->session().pending() == 0 &&
