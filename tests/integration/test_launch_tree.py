@@ -147,6 +147,10 @@ def killed_mid_launch(c, nodes, victims, ranks=14, sig=signal.SIGKILL):
                                  prog("mpi_hold"), "hold", "60"))
     started = time.monotonic()
     check(wait_marks(marks, ranks), "the ranks did not all get past MPI_Init")
+    # Killed "together" means none of them can act on another's loss in between: each is
+    # stopped first (a stopped agent reads nothing), then all get `sig`.
+    for v in victims:
+        os.kill(nodes[v].proc.pid, signal.SIGSTOP)
     for v in victims:
         os.kill(nodes[v].proc.pid, sig)
     r = c.finish_launch(p, ["mpi_hold"], started, 90)
