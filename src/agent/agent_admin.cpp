@@ -57,8 +57,8 @@ admin::AgentStatus Agent::status() {
     row.node_index = launch.spec().node_index;
     row.nnodes = launch.spec().nnodes();
     row.world_size = launch.spec().world_size;
-    row.fence_epoch = launch.pmi().fence_epoch();
-    row.fence_waiting_for = launch.pmi().ranks_not_in_fence();
+    row.fence_epoch = launch.wire_up().fence_epoch();
+    row.fence_waiting_for = launch.wire_up().ranks_not_in_fence();
     row.children_pending = launch.fence_children_pending();
     row.age_ms = launch.age_ms();
     if (!launch.fence_phases().fences().empty()) {
@@ -68,7 +68,7 @@ admin::AgentStatus Agent::status() {
     }
     auto pids = launch.rank_pids();
     uint64_t now = environment_.clock->now_ms();
-    for (const auto& rank : launch.pmi().status()) {
+    for (const auto& rank : launch.wire_up().status()) {
       admin::RankRow r;
       r.rank = rank.rank;
       for (auto [rk, pid] : pids)

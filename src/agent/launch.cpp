@@ -5,48 +5,24 @@
 
 #include <algorithm>
 #include <csignal>
-#include <set>
 
 #include "agent/launch_rank.hpp"
-#include "agent/pmix_host.hpp"
+#include "agent/pmi_wire_up.hpp"
+#include "agent/pmix_wire_up.hpp"
 #include "agent/socket_dir.hpp"
 #include "base/log.hpp"
 #include "base/wipe.hpp"
-#include "pmi/mapping.hpp"
 #include "proc/environment.hpp"
 #include "proc/executable.hpp"
-#include "secure/secret.hpp"
 
 namespace lattice::agent {
 namespace {
 
-pmi::LaunchInfo pmi_info(const LaunchSpec& spec, const std::map<int, std::string>& port_ids) {
-  pmi::LaunchInfo info;
-  info.jobid = spec.launch_id;
-  info.world_size = spec.world_size;
-  info.local_ranks = spec.local_ranks();
-  info.process_mapping = pmi::process_mapping(spec.rank_nodes);
-  for (int rank : info.local_ranks) info.appnums.push_back(spec.app_of(rank));
-  for (const auto& [rank, id] : port_ids) info.port_ids[id] = rank;
-  return info;
-}
-
-// One random, distinct PMI_ID per local rank: MPICH reads it with atoi(), so it is a decimal
-// int (31 random bits); with the port open only to the job's user and each id good once, a
-// guess gains nothing.
-std::map<int, std::string> issue_port_ids(const LaunchSpec& spec) {
-  std::map<int, std::string> ids;
-  if (!spec.use_pmi_port) return ids;
-  std::set<uint32_t> used;
-  for (int rank : spec.local_ranks()) {
-    uint32_t id = 0;
-    while (id == 0 || !used.insert(id).second) {
-      secure::random_bytes(&id, sizeof id);
-      id &= 0x7fffffff;
-    }
-    ids[rank] = std::to_string(id);
-  }
-  return ids;
+std::unique_ptr<WireUp> make_wire_up(net::Loop& loop, const LaunchSpec& spec,
+                                     const LaunchEnvironment& env, LaunchNames& names,
+                                     NodeLinks& peers, WireUpEvents& events) {
+  if (spec.pmix) return std::make_unique<PmixWireUp>(spec, *env.clock, env.pmix, peers, events);
+  return std::make_unique<PmiWireUp>(loop, spec, *env.clock, names, events);
 }
 
 // The PATH an app's ranks get: its own, else the launch's, else the default.
@@ -70,44 +46,23 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       sink_(sink),
       peers_(peers),
       started_ns_(env.clock->now_ns()),
-      port_ids_(issue_port_ids(spec_)),
-      pmi_(pmi_info(spec_, port_ids_), *this),
+      names_(loop, spec_, peers),
+      wire_up_(make_wire_up(loop, spec_, env, names_, peers, *this)),
+      fence_(
+          loop, spec_, *wire_up_, [this] { return elapsed_us(); },
+          [this](const std::vector<int>& nodes, rpc::Outgoing message) {
+            send_to_nodes(nodes, std::move(message));
+          },
+          [this](uint64_t epoch, const std::string& message) {
+            run(policy_.fence_failed_above(epoch, message));
+          }),
       watch_timer_(loop),
       links_timer_(loop),
       spawn_timer_(loop),
       policy_(policy::LaunchShape{env.node_id, spec_.node_index, spec_.head_node, spec_.nnodes(),
                                   spec_.local_ranks(), spec_.time_limit_ms, spec_.kill_on_bad_exit},
               kPolicyTimes),
-      hatch_(loop, spec_, env.node_id, *this),
-      name_timer_(loop),
-      upkeep_timer_(loop) {
-  auto complete = [this](uint64_t epoch, KvStore merged) {
-    if (spec_.pmix)
-      pmix_fence_complete(epoch, merged.entries);
-    else
-      pmi_.fence_complete(epoch, std::move(merged));
-    fence_phase(epoch, FencePhase::released);
-  };
-  if (spec_.nnodes() == 1) {
-    fence_ = std::make_unique<LocalFence>(loop, complete);
-  } else {
-    auto tree = std::make_unique<TreeFence>(
-        loop, spec_.launch_id, spec_.node_index, spec_.fence_tree(),
-        [this](const std::vector<int>& nodes, rpc::Outgoing message) {
-          send_to_nodes(nodes, std::move(message));
-        },
-        complete,
-        [this](uint64_t epoch, const std::string& message) {
-          if (spec_.pmix)
-            pmix_fence_failed(epoch, message);
-          else
-            pmi_.fence_failed(epoch, message);
-          run(policy_.fence_failed_above(epoch, message));
-        },
-        [this](uint64_t epoch, FencePhase phase) { fence_phase(epoch, phase); });
-    tree_fence_ = tree.get();
-    fence_ = std::move(tree);
-  }
+      hatch_(loop, spec_, env.node_id, *this) {
   auto local = spec_.local_ranks();
   for (size_t i = 0; i < local.size(); ++i) {
     auto rank = std::make_unique<Rank>();
@@ -123,10 +78,6 @@ Launch::~Launch() {
   // teardown) is killed rather than orphaned.
   kill_running(SIGKILL);
   if (group_ && sweep_ && !sweep_->finished()) group_->signal(SIGKILL);
-  if (pmix_) {
-    env_.pmix->door().forget(nspace());
-    pmix_->deregister_job(nspace());
-  }
 }
 
 Status Launch::start() {
@@ -172,14 +123,8 @@ Status Launch::start() {
       end(failure);
     });
   }
-  if (spec_.pmix) {
-    if (!env_.pmix) return make_error("this agent does not serve PMIx");
-    auto server = env_.pmix->server();
-    if (!server) return server.error();
-    pmix_ = *server;
-  }
   if (auto opened = open_doors(); !opened) {
-    socket_listener_.reset();
+    wire_up_->close();
     hatch_.close_door();
     if (launch_dir_) remove_launch_dir(launch_dir_->path());
     launch_dir_.reset();
@@ -188,14 +133,17 @@ Status Launch::start() {
 
   if (needs_user_lookup()) look_up_user();
   watch_timer_.start(kWatchPeriodMs, kWatchPeriodMs, [this] { check_fence_deadline(); });
-  if (tree_fence_)
+  if (fence_.spans_nodes())
     links_timer_.start(kNeighbourLinksAfterMs, 0, [this] { hold_neighbour_links(); });
   // Spawning waits for the next loop turn: the launcher hears "accepted" first, so fan-out to
   // many agents is not serialised behind each agent's forks.
-  if (pmix_)
-    start_pmix();
-  else
+  wire_up_->prepare([this](Status prepared) {
+    if (!prepared) {
+      for (auto& rank : ranks_) run(policy_.not_spawned(rank->rank, prepared.error().message));
+      return;
+    }
     spawn_timer_.start(0, 0, [this] { spawn_all(); });
+  });
   return {};
 }
 
@@ -246,20 +194,7 @@ Status Launch::spawn_rank(Rank& rank) {
   in.cxi = cxi_environment();
 
   net::SpawnSpec spawn;
-  if (pmix_) {
-    auto pmix_env = pmix_->client_environment(nspace(), rank.rank);
-    if (!pmix_env) return pmix_env.error();
-    in.wireup = proc::RankEnvInput::Wireup::pmix;
-    in.pmix_env = std::move(pmix_env.value());
-    in.session_dir = launch_dir_->path();
-  } else if (port_listener_) {
-    auto bound = port_listener_->bound();
-    in.pmi_port = cat(bound.host, ':', bound.port);
-    in.pmi_id = port_ids_.at(rank.rank);
-  } else {
-    spawn.channel = true;  // the rank's PMI_FD
-    in.pmi_fd = 3;
-  }
+  if (auto wired = wire_up_->rank_environment(rank.rank, in, spawn); !wired) return wired;
   job_process(spawn, programs_[static_cast<size_t>(rank.app)], app.args, rank.cpus,
               proc::rank_environment(in));
   spawn.stdin_pipe = spec_.gets_input(rank.rank);
@@ -272,9 +207,9 @@ Status Launch::spawn_rank(Rank& rank) {
   if (!process) return process.error();
   rank.process = std::move(process.value());
   rank.pid = rank.process->pid();
-  if (auto pmi = rank.process->take_channel()) serve_pmi(std::move(pmi), Door::rank_fd, rank.rank);
+  wire_up_->rank_started(rank.rank, *rank.process);
   if ((rank.in_stream = rank.process->take_stdin())) {
-    rank.in_stream->set_write_limit(kPmiWriteLimitBytes);
+    rank.in_stream->set_write_limit(kRankWriteLimitBytes);
     feed_input(rank);
   }
   attach_output(rank, rank.process->take_stdout(), false);
@@ -398,7 +333,7 @@ void Launch::run(std::vector<policy::Action> actions) {
     } else if (auto* stop = std::get_if<policy::StopTimer>(&action)) {
       if (auto it = timers_.find(stop->timer); it != timers_.end()) it->second->stop();
     } else if (auto* snapshot = std::get_if<policy::SnapshotStragglers>(&action)) {
-      stragglers_ = stragglers(snapshot->epoch);
+      stragglers_ = fence_.stragglers(snapshot->epoch, now_ms());
     } else if (std::holds_alternative<policy::CloseOutputs>(action)) {
       for (auto& r : ranks_) {
         if (r->out_stream) r->out_stream->close();
@@ -432,20 +367,10 @@ void Launch::end(const std::optional<Failure>& failure) {
   link_holds_.clear();  // neighbours' links linger for the next launch, silent
   hatch_.close_door();
   spec_.cxi.reset();  // the key: nothing runs here any more that could need it
-  if (pmix_) {
-    for (auto& [epoch, pending] : pmix_fences_) pmix_->answer_fence(pending.first, false, {});
-    pmix_fences_.clear();
-    for (auto& [tag, call] : pmix_modex_) pmix_->answer_modex(call, false, {});
-    pmix_modex_.clear();
-    env_.pmix->door().forget(nspace());
-    pmix_->deregister_job(nspace());
-  }
-  conns_.clear();
-  socket_listener_.reset();  // removes the socket file
-  port_listener_.reset();
+  wire_up_->close();
   if (launch_dir_) remove_launch_dir(launch_dir_->path());
   launch_dir_.reset();
-  times_.fences.assign(fence_log_.fences().begin(), fence_log_.fences().end());
+  times_.fences.assign(fence_.phases().fences().begin(), fence_.phases().fences().end());
   sink_.ended(*this, wire::LaunchEnded{spec_.launch_id, spec_.node_index, failure, stragglers_,
                                        times_, sweep_ ? sweep_->strays() : 0});
 }
@@ -470,13 +395,9 @@ std::vector<std::pair<int, int>> Launch::rank_pids() const {
   return out;
 }
 
-void Launch::fence_phase(uint64_t epoch, FencePhase phase) {
-  fence_log_.record(epoch, phase, elapsed_us());
-}
-
 uint64_t Launch::elapsed_us() const { return (env_.clock->now_ns() - started_ns_) / 1000; }
 uint64_t Launch::age_ms() const { return elapsed_us() / 1000; }
-uint64_t Launch::now_ms() { return env_.clock->now_ms(); }
+uint64_t Launch::now_ms() const { return env_.clock->now_ms(); }
 
 Launch::Rank* Launch::find_rank(int rank) {
   for (auto& r : ranks_)

@@ -1,5 +1,5 @@
-// One launch on this node: spawns its local ranks through lattice-rank-exec, serves them PMI
-// (PMI_FD socketpairs, the per-launch Unix socket, optionally PMI_PORT), streams their output
+// One launch on this node: spawns its local ranks, wires them up through its backend
+// (wire_up.hpp: PMI-1/PMI-2 or PMIx) and its fence (launch_fence.hpp), streams their output
 // and exit statuses to the launcher, and carries out what the failure policy decides
 // (policy/launch_policy.hpp: the first failure anywhere ends the whole launch).
 #pragma once
@@ -11,25 +11,21 @@
 #include <string>
 #include <vector>
 
-#include "agent/fence.hpp"
 #include "agent/fence_phases.hpp"
+#include "agent/launch_fence.hpp"
 #include "agent/launch_hatch.hpp"
+#include "agent/launch_names.hpp"
 #include "agent/launch_spec.hpp"
-#include "agent/name_registry.hpp"
 #include "agent/node_links.hpp"
 #include "agent/stray_sweep.hpp"
-#include "agent/tree_fence.hpp"
 #include "agent/user_lookup.hpp"
+#include "agent/wire_up.hpp"
 #include "base/clock.hpp"
 #include "base/log.hpp"
-#include "base/log_limiter.hpp"
-#include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "net/process.hpp"
 #include "net/stream.hpp"
 #include "net/timer.hpp"
-#include "pmi/server.hpp"
-#include "pmix/server.hpp"
 #include "policy/launch_policy.hpp"
 #include "proc/containment.hpp"
 #include "proc/environment.hpp"
@@ -80,7 +76,7 @@ struct LaunchEnvironment {
   proc::Containment* containment = nullptr;
 };
 
-class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents, private LaunchHatch::Host {
+class Launch : private WireUpEvents, private LaunchHatch::Host {
  public:
   Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, LaunchSink& sink,
          NodeLinks& peers);
@@ -120,9 +116,9 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents, private 
   // "RANK:CPUS" for each local rank bound by --cpu-bind (known once start() succeeded).
   std::vector<std::string> bindings() const;
   const std::string& id() const { return spec_.launch_id; }
-  const pmi::Server& pmi() const { return pmi_; }
-  std::vector<int> fence_children_pending() const { return fence_->children_pending(); }
-  const FencePhaseLog& fence_phases() const { return fence_log_; }
+  const WireUp& wire_up() const { return *wire_up_; }
+  std::vector<int> fence_children_pending() const { return fence_.children_pending(); }
+  const FencePhaseLog& fence_phases() const { return fence_.phases(); }
   std::vector<std::pair<int, int>> rank_pids() const;  // (rank, pid)
   uint64_t age_ms() const;
   uint64_t elapsed_us() const;  // since the request arrived: the clock of every figure it reports
@@ -131,48 +127,26 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents, private 
 
  private:
   struct Rank;
-  struct PmiConn {
-    std::unique_ptr<net::Stream> stream;
-    int rank = -1;
-  };
-  // How a PMI connection reached the launch: it decides who may use it and how it names its
-  // rank (pmi::Server::connect / connect_port).
-  enum class Door { rank_fd, socket, port };
 
-  // pmi::ServerHooks
-  void send(pmi::ConnId conn, std::string bytes) override;
-  void fence_ready(uint64_t epoch, pmi::KvList local_puts) override;
-  void abort_requested(int rank, std::optional<int> exit_code, std::string message) override;
-  void client_failed(pmi::ConnId conn, int rank, std::string message) override;
-  bool name_request(pmi::ConnId conn, pmi::NameOp op, const std::string& name,
-                    const std::string& port) override;
-  void name_answered(uint64_t id, const Result<std::string>& answer);
+  // WireUpEvents
   void rank_initialized(int rank) override;
   void rank_finalized(int rank) override;
-  bool tracing() const override { return log_level() >= LogLevel::trace; }
-  void trace(pmi::ConnId conn, char direction, std::string_view message) override;
-  uint64_t now_ms() override;
-  // On the next loop turn: the answers this turn wrote go out first (writes are held until the
-  // callback returns).
-  void later(std::function<void()> upkeep) override {
-    upkeep_timer_.start(0, 0, std::move(upkeep));  // replaces one still waiting
+  void fence_entered(uint64_t epoch, pmi::KvList contribution) override {
+    fence_.enter(epoch, std::move(contribution));
   }
-
-  // pmix::NamespaceEvents (launch_pmix.cpp): Open MPI's ranks through libpmix.
-  void client_connected(int rank) override;
-  void client_finalized(pmix::RankCall call) override;
-  void client_aborted(pmix::RankCall call, int status, std::string message) override;
-  void fence_entered(pmix::FenceCall call) override;
-  void modex_requested(pmix::RankCall call) override;
-  void unsupported(int rank, std::string operation) override;
-  void modex_answered(uint64_t id, Result<std::string> data);
-  // Registers the namespace, then spawns (a failed registration fails every rank).
-  void start_pmix();
-  void pmix_fence_complete(uint64_t epoch, const std::vector<KvView>& merged);
-  void pmix_fence_failed(uint64_t epoch, const std::string& message);
-  // Since when a PMIx fence has been pending on this node (0: none), for the fence deadline.
-  uint64_t pmix_fence_started_ms() const;
-  std::string nspace() const { return "lattice." + spec_.launch_id; }
+  void rank_aborted(int rank, std::optional<int> exit_code, std::string message) override {
+    run(policy_.pmi_abort(rank, exit_code, message));
+  }
+  void rank_failed(int rank, std::string message, bool lost) override {
+    // Usually a lost rank is exiting: its status, if it comes in time, says more.
+    run(lost ? policy_.pmi_lost(rank, message) : policy_.pmi_error(rank, message));
+  }
+  void fence_unusable(uint64_t epoch, std::string message) override {
+    run(policy_.fence_failed_above(epoch, message));
+  }
+  void rank_notice(int rank, std::string line) override {
+    sink_.output(*this, rank, true, std::move(line));
+  }
 
   // LaunchHatch::Host (and ended(), failing())
   Result<std::unique_ptr<net::Process>> start_command(
@@ -192,10 +166,8 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents, private 
   void feed_input(Rank& rank);  // a freshly spawned input rank gets the stdin held for it
   // Tells the launcher how much stdin the slowest input rank has taken, each MiB.
   void report_input_taken();
-  Status open_doors();  // the per-launch directory and socket, and the PMI_PORT listener
-  // A connection on the socket or the port, admitted only from the job's user (or root).
-  void admit(std::unique_ptr<net::Stream> stream, Door door);
-  void serve_pmi(std::unique_ptr<net::Stream> stream, Door door, std::optional<int> rank);
+  // The per-launch directory, and in it the doors of the escape hatch and the wire-up.
+  Status open_doors();
   // How a process of the launch starts: file, argv, environment, cwd, CPUs (below).
   void job_process(net::SpawnSpec& spawn, const std::string& program,
                    const std::vector<std::string>& args, const std::vector<int>& cpus,
@@ -209,8 +181,6 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents, private 
   void sweep_strays();
   void check_fence_deadline();
   void hold_neighbour_links();
-  // Local ranks that never entered fence `epoch`, with their last PMI command and its age.
-  std::vector<wire::Straggler> stragglers(uint64_t epoch) const;
   // Carries out the policy's actions, in order.
   void run(std::vector<policy::Action> actions);
   void kill_running(int signum);
@@ -220,13 +190,11 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents, private 
   void send_abort(int node, const Failure& failure);
   Rank* find_rank(int rank);
   std::string where(int rank) const;  // "rank 3 on n1"
-  void fence_phase(uint64_t epoch, FencePhase phase);
+  uint64_t now_ms() const;
   // The launch's CXI credentials as rank environments carry them (none without CXI).
   std::optional<proc::RankEnvInput::Cxi> cxi_environment() const;
 
   net::Loop& loop_;
-  // Answers to this launch's calls to other nodes may come after it is gone: they look here.
-  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
   LaunchSpec spec_;
   const std::string nodelist_;        // LATTICE_NODELIST, joined once (every rank gets it)
   const std::string slurm_nodelist_;  // SLURM_NODELIST, under slurm_compat
@@ -235,17 +203,12 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents, private 
   NodeLinks& peers_;
   std::vector<NodeLinks::Hold> link_holds_;  // the tree neighbours', while the launch lives
   uint64_t started_ns_;
-  std::map<int, std::string> port_ids_;  // rank -> its one-time PMI_ID (PMI_PORT mode)
-  pmi::Server pmi_;
-  std::unique_ptr<Fence> fence_;
-  TreeFence* tree_fence_ = nullptr;  // fence_ when the launch spans nodes
+  LaunchNames names_;
+  std::unique_ptr<WireUp> wire_up_;
+  LaunchFence fence_;
   std::vector<std::unique_ptr<Rank>> ranks_;
-  std::vector<std::string> programs_;  // each app's executable, resolved by start()
-  std::map<pmi::ConnId, PmiConn> conns_;
+  std::vector<std::string> programs_;      // each app's executable, resolved by start()
   std::unique_ptr<LaunchDir> launch_dir_;  // <socket dir>/lattice-<random>, removed at the end
-  std::unique_ptr<net::UnixListener> socket_listener_;
-  std::unique_ptr<net::TcpListener> port_listener_;
-  LogLimiter refusals_;  // other users at the socket or the port: one line a second each
   net::Timer watch_timer_;
   net::Timer links_timer_;  // holds the neighbours' links if no rank has started PMI by then
   net::Timer spawn_timer_;
@@ -258,23 +221,9 @@ class Launch : private pmi::ServerHooks, private pmix::NamespaceEvents, private 
   policy::LaunchPolicy policy_;
   std::map<policy::TimerId, std::unique_ptr<net::Timer>> timers_;  // the policy's, by name
   std::vector<wire::Straggler> stragglers_;  // snapshot taken when a fence timeout ended the launch
-  wire::NodeTimes times_;                    // its fences, from fence_log_, at the end
-  FencePhaseLog fence_log_;
+  wire::NodeTimes times_;                    // its fences, from fence_'s log, at the end
   int finalized_ = 0;
-  // PMIx launches: the server (null otherwise), and this node's fences in flight by epoch.
-  pmix::Server* pmix_ = nullptr;
-  std::map<uint64_t, std::pair<pmix::FenceCall, uint64_t>> pmix_fences_;  // call, entered at
-  uint64_t pmix_epoch_ = 0;
-  std::map<uint64_t, pmix::RankCall> pmix_modex_;  // direct modex asked of other nodes
-  uint64_t pmix_modex_id_ = 0;
   LaunchHatch hatch_;
-  // Name publishing: the names (used at the head), and the requests waiting for an answer.
-  NameRegistry names_;
-  std::map<uint64_t, pmi::ConnId> name_waiting_;
-  std::vector<std::pair<uint64_t, Result<std::string>>> names_ready_;  // answered at the head
-  net::Timer name_timer_;
-  net::Timer upkeep_timer_;  // the PMI server's upkeep (later()), a turn after its answers
-  uint64_t name_id_ = 0;
   // Stdin that came before its rank was spawned, and whether it has ended.
   std::string pending_input_;
   bool input_ended_ = false;

@@ -1,5 +1,5 @@
 // A launch's messages to the other nodes of the launch (over the agent's sealed peer links, by
-// node index), the fence and abort messages they send it, and the links to its tree neighbours.
+// node index), the aborts they send it, and the links to its tree neighbours.
 #include "agent/launch.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
@@ -28,14 +28,6 @@ void Launch::send_abort(int node, const Failure& failure) {
   send_to_node(node, lattice::wire::abort_message(spec_.launch_id, failure));
 }
 
-void Launch::fence_message(wire::FenceMessage message) {
-  if (!tree_fence_) {
-    LAT_LOG(warn, "fence", spec_.launch_id, ": fence message for a single-node launch dropped");
-    return;
-  }
-  tree_fence_->receive(std::move(message));
-}
-
 void Launch::abort_received(policy::AbortSource from, Failure failure) {
   run(policy_.abort_received(from, std::move(failure)));
 }
@@ -47,11 +39,11 @@ void Launch::abort_received(policy::AbortSource from, Failure failure) {
 // the link to its parent and waits for its children's (a relayed launch's parent made them
 // already), so that a tree edge is one link, not two made at once from both ends.
 void Launch::hold_neighbour_links() {
-  if (!tree_fence_ || !link_holds_.empty() || ended()) return;
+  if (!fence_.spans_nodes() || !link_holds_.empty() || ended()) return;
   links_timer_.stop();
-  for (int node : tree_fence_->neighbors())
+  for (int node : fence_.neighbors())
     link_holds_.push_back(
-        peers_.hold(spec_.peers[static_cast<size_t>(node)], node == tree_fence_->parent()));
+        peers_.hold(spec_.peers[static_cast<size_t>(node)], node == fence_.parent()));
 }
 
 void Launch::peer_lost(const std::string& node_id, const std::string& reason) {

@@ -15,9 +15,6 @@ namespace lattice::agent {
 // kill at once); last exit -> stop waiting for pipes a daemonised grandchild holds; a rank that
 // dropped PMI without finalize -> fail with that reason unless its exit status comes first.
 constexpr policy::PolicyTimes kPolicyTimes{2000, 3000, 2000};
-// Answers a rank may leave unread before its PMI connection is dropped: far beyond any honest
-// backlog (one request in flight, answers of at most a frame each).
-constexpr size_t kPmiWriteLimitBytes = size_t{16} << 20;
 // The launcher's stdin held for input ranks not spawned yet: far beyond what arrives before
 // a spawn that comes one loop turn after the launch request.
 constexpr size_t kMaxPendingInputBytes = size_t{64} << 20;

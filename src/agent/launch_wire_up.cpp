@@ -1,0 +1,53 @@
+// The launch's side of wire-up: the directory its doors live in, what the ranks' progress means
+// to it, the fence deadline, and the other nodes' questions about its names and ranks.
+#include "agent/launch.hpp"
+#include "agent/launch_rank.hpp"
+#include "agent/socket_dir.hpp"
+
+namespace lattice::agent {
+
+Status Launch::open_doors() {
+  const JobUser& user = spec_.user;
+  auto dir = env_.socket_dir->make_launch_dir(user.uid, user.gid, env_.agent_is_root);
+  if (!dir) return dir.error();
+  launch_dir_ = std::make_unique<LaunchDir>(std::move(dir.value()));
+  if (auto hatch = hatch_.open(*launch_dir_, env_.mpi_launcher); !hatch) return hatch;
+  if (auto wired = wire_up_->open(*launch_dir_); !wired) return wired;
+  // Last: until now the directory was the agent's, so no name in it could be swapped.
+  return launch_dir_->hand_over();
+}
+
+void Launch::rank_initialized(int rank) {
+  if (Rank* r = find_rank(rank)) r->initialized = true;
+  if (times_.first_init_us == 0) {
+    times_.first_init_us = elapsed_us();
+    hold_neighbour_links();
+  }
+}
+
+void Launch::rank_finalized(int rank) {
+  if (Rank* r = find_rank(rank)) r->finalized = true;
+  if (++finalized_ == static_cast<int>(ranks_.size())) times_.last_finalize_us = elapsed_us();
+}
+
+void Launch::check_fence_deadline() {
+  if (policy_.failure()) return;
+  auto epoch = fence_.overdue(now_ms());
+  if (!epoch) return;
+  auto actions = policy_.fence_timed_out(*epoch, spec_.fence_timeout_ms);
+  // The ranks parked in it, and the children's, hear the same words as the launcher.
+  fence_.fail(*epoch, policy::describe(*policy_.failure()));
+  run(std::move(actions));
+}
+
+void Launch::fence_message(wire::FenceMessage message) { fence_.receive(std::move(message)); }
+
+Result<std::string> Launch::name_asked(const wire::NameRequest& request) {
+  return names_.asked(request);
+}
+
+void Launch::modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer) {
+  wire_up_->modex_asked(from, rank, std::move(answer));
+}
+
+}  // namespace lattice::agent

@@ -1,0 +1,190 @@
+#include "agent/pmix_wire_up.hpp"
+
+#include "agent/pmix_blobs.hpp"
+#include "agent/pmix_host.hpp"
+#include "agent/socket_dir.hpp"
+#include "base/log.hpp"
+#include "base/strings.hpp"
+#include "wire/modex.hpp"
+
+namespace lattice::agent {
+
+PmixWireUp::PmixWireUp(const LaunchSpec& spec, const Clock& clock, PmixHost* host, NodeLinks& peers,
+                       WireUpEvents& events)
+    : spec_(spec), clock_(clock), host_(host), peers_(peers), events_(events) {
+  for (int rank : spec.local_ranks())
+    ranks_.emplace(rank, pmi::RankStatus{rank, pmi::RankState::waiting, "", 0, 0});
+}
+
+// libpmix's own listener is the door: nothing of the launch's directory but its files.
+Status PmixWireUp::open(LaunchDir& dir) {
+  if (!host_) return make_error("this agent does not serve PMIx");
+  auto server = host_->server();
+  if (!server) return server.error();
+  server_ = *server;
+  tmpdir_ = dir.path();
+  return {};
+}
+
+// Spawning waits for libpmix to know the namespace and every local rank; the answer comes on a
+// later loop turn.
+void PmixWireUp::prepare(std::function<void(Status)> ready) {
+  pmix::JobLayout layout;
+  layout.nspace = nspace();
+  layout.jobid = spec_.launch_id;
+  spec_.peers.for_each_id([&](size_t, std::string_view id) { layout.nodes.emplace_back(id); });
+  layout.rank_nodes = spec_.rank_nodes;
+  if (spec_.apps.size() > 1)
+    for (int rank = 0; rank < spec_.world_size; ++rank)
+      layout.appnums.push_back(spec_.app_of(rank));
+  layout.this_node = spec_.node_index;
+  layout.tmpdir = tmpdir_;
+  // Only its user's processes may connect as its ranks (pmix_door.hpp).
+  pmix::RegisteredNamespace job{spec_.user.uid, spec_.user.gid, {}};
+  for (const auto& [rank, status] : ranks_) job.local_ranks.insert(rank);
+  host_->door().allow(nspace(), std::move(job));
+  server_->register_job(layout, spec_.user.uid, spec_.user.gid, *this,
+                        [alive = std::weak_ptr<int>(alive_), ready = std::move(ready)](Status s) {
+                          if (!alive.expired()) ready(std::move(s));
+                        });
+}
+
+Status PmixWireUp::rank_environment(int rank, proc::RankEnvInput& in, net::SpawnSpec&) {
+  auto env = server_->client_environment(nspace(), rank);
+  if (!env) return env.error();
+  in.wireup = proc::RankEnvInput::Wireup::pmix;
+  in.pmix_env = std::move(env.value());
+  in.session_dir = tmpdir_;
+  return {};
+}
+
+void PmixWireUp::saw(int rank, pmi::RankState state, const char* call) {
+  auto it = ranks_.find(rank);
+  if (it == ranks_.end()) return;
+  it->second.state = state;
+  it->second.last_command = call;
+  it->second.last_activity_ms = clock_.now_ms();
+}
+
+void PmixWireUp::client_connected(int rank) {
+  saw(rank, pmi::RankState::initialized, "PMIx_Init");
+  events_.rank_initialized(rank);
+}
+
+void PmixWireUp::client_finalized(pmix::RankCall call) {
+  saw(call.rank, pmi::RankState::finalized, "PMIx_Finalize");
+  events_.rank_finalized(call.rank);
+  server_->release(call);
+}
+
+void PmixWireUp::client_aborted(pmix::RankCall call, int status, std::string message) {
+  events_.rank_aborted(call.rank, status, std::move(message));
+  server_->release(call);  // the client then exits; its status is already decided
+}
+
+// libpmix calls its host once per fence for all of this node's ranks.
+void PmixWireUp::fence_entered(pmix::FenceCall call) {
+  uint64_t epoch = ++epoch_;
+  pmi::KvList contribution = pmix_contribution(spec_.node_index, call.data);
+  LAT_LOG(debug, "fence", spec_.launch_id, ": PMIx fence ", epoch, " entered with ",
+          call.data.size(), " bytes");
+  for (auto& [rank, status] : ranks_) {
+    if (status.state == pmi::RankState::finalized) continue;
+    saw(rank, pmi::RankState::in_fence, "PMIx_Fence");
+    status.fences_entered = epoch;
+  }
+  fences_.emplace(epoch, std::make_pair(std::move(call), clock_.now_ms()));
+  events_.fence_entered(epoch, std::move(contribution));
+}
+
+void PmixWireUp::fence_complete(uint64_t epoch, KvStore merged) {
+  auto it = fences_.find(epoch);
+  if (it == fences_.end() || !server_) return;
+  auto call = std::move(it->second.first);
+  fences_.erase(it);
+  for (auto& [rank, status] : ranks_)
+    if (status.state == pmi::RankState::in_fence) status.state = pmi::RankState::initialized;
+  auto all = pmix_fence_data(merged.entries);
+  if (!all) {
+    LAT_LOG(warn, "fence", spec_.launch_id, ": PMIx fence ", epoch, ": ", all.error().message);
+    server_->answer_fence(call, false, {});
+    return events_.fence_unusable(epoch, all.error().message);
+  }
+  LAT_LOG(debug, "fence", spec_.launch_id, ": PMIx fence ", epoch, " complete: ", all->size(),
+          " bytes from ", merged.entries.size(), " nodes to libpmix");
+  server_->answer_fence(call, true, std::move(all.value()));
+}
+
+void PmixWireUp::fence_failed(uint64_t epoch, const std::string& message) {
+  auto it = fences_.find(epoch);
+  if (it == fences_.end() || !server_) return;
+  LAT_LOG(debug, "fence", spec_.launch_id, ": PMIx fence ", epoch, " failed: ", message);
+  server_->answer_fence(it->second.first, false, {});
+  fences_.erase(it);
+}
+
+std::optional<FenceWait> PmixWireUp::fence_waiting() const {
+  if (fences_.empty()) return std::nullopt;
+  return FenceWait{fences_.rbegin()->first, fences_.begin()->second.second};
+}
+
+std::vector<pmi::RankStatus> PmixWireUp::status() const {
+  std::vector<pmi::RankStatus> out;
+  for (const auto& [rank, status] : ranks_) out.push_back(status);
+  return out;
+}
+
+void PmixWireUp::modex_requested(pmix::RankCall call) {
+  // libpmix asks for a rank it does not hold: the agent of that rank's node fetches it there.
+  int owner = call.rank >= 0 && call.rank < spec_.world_size
+                  ? spec_.rank_nodes[static_cast<size_t>(call.rank)]
+                  : -1;
+  if (owner < 0 || owner == spec_.node_index) return server_->answer_modex(call, false, {});
+  uint64_t id = ++modex_id_;
+  modex_.emplace(id, call);
+  LAT_LOG(debug, "pmix", spec_.launch_id, ": direct modex for rank ", call.rank, " asked of node ",
+          owner);
+  peers_.call(spec_.peers[static_cast<size_t>(owner)],
+              wire::modex_request({spec_.launch_id, call.rank}), spec_.fence_timeout_ms,
+              [this, alive = std::weak_ptr<int>(alive_), id](auto reply) {
+                if (!alive.expired()) modex_answered(id, wire::decode_modex_answer(reply));
+              });
+}
+
+void PmixWireUp::modex_answered(uint64_t id, Result<std::string> data) {
+  auto it = modex_.find(id);
+  if (it == modex_.end() || !server_) return;  // the launch ended meanwhile: answered then
+  if (!data)
+    LAT_LOG(warn, "pmix", spec_.launch_id, ": direct modex for rank ", it->second.rank, ": ",
+            data.error().message);
+  server_->answer_modex(it->second, data.ok(), data ? std::move(*data) : std::string());
+  modex_.erase(it);
+}
+
+void PmixWireUp::modex_asked(int, int rank, std::function<void(Result<std::string>)> answer) {
+  if (spec_.rank_nodes[static_cast<size_t>(rank)] != spec_.node_index)
+    return answer(make_error(cat("rank ", rank, " does not run on ",
+                                 spec_.peers[static_cast<size_t>(spec_.node_index)].node_id)));
+  if (!server_) return answer(make_error(cat("launch ", spec_.launch_id, " has ended here")));
+  server_->local_modex(nspace(), rank, std::move(answer));
+}
+
+void PmixWireUp::unsupported(int rank, std::string operation) {
+  LAT_LOG(warn, "pmix", spec_.launch_id, ": rank ", rank, ": ", operation, " refused");
+  if (rank >= 0)
+    events_.rank_notice(
+        rank, cat("lattice: ", operation, " is not supported by Lattice's PMIx server\n"));
+}
+
+void PmixWireUp::close() {
+  if (!server_) return;
+  for (auto& [epoch, pending] : fences_) server_->answer_fence(pending.first, false, {});
+  fences_.clear();
+  for (auto& [id, call] : modex_) server_->answer_modex(call, false, {});
+  modex_.clear();
+  host_->door().forget(nspace());
+  server_->deregister_job(nspace());
+  server_ = nullptr;
+}
+
+}  // namespace lattice::agent

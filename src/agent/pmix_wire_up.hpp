@@ -1,0 +1,75 @@
+// PMIx wire-up (Open MPI): the launch's namespace registered with the agent's libpmix server
+// before any rank starts, libpmix's client events turned into the events PMI-1/2 ranks raise,
+// and fences carried by the launch's fence like theirs. A node's contribution is libpmix's
+// opaque blob for its ranks, sent as one hex value under this node's key; the answer is every
+// node's blob concatenated, in any order (which is all libpmix asks of its host).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "agent/launch_spec.hpp"
+#include "agent/node_links.hpp"
+#include "agent/wire_up.hpp"
+#include "base/clock.hpp"
+#include "pmix/server.hpp"
+
+namespace lattice::agent {
+
+class PmixHost;
+
+class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
+ public:
+  // `spec`, `clock`, `peers` and `events` must outlive it; `host` null: this agent serves no
+  // PMIx (open() says so).
+  PmixWireUp(const LaunchSpec& spec, const Clock& clock, PmixHost* host, NodeLinks& peers,
+             WireUpEvents& events);
+  ~PmixWireUp() override { close(); }
+
+  Status open(LaunchDir& dir) override;
+  void prepare(std::function<void(Status)> ready) override;
+  Status rank_environment(int rank, proc::RankEnvInput& in, net::SpawnSpec& spawn) override;
+  void rank_started(int, net::Process&) override {}
+  void fence_complete(uint64_t epoch, KvStore merged) override;
+  void fence_failed(uint64_t epoch, const std::string& message) override;
+  std::optional<FenceWait> fence_waiting() const override;
+  std::vector<pmi::RankStatus> status() const override;
+  uint64_t fence_epoch() const override { return epoch_; }
+  std::vector<int> ranks_not_in_fence() const override { return {}; }  // libpmix's to know
+  void modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer) override;
+  void close() override;
+
+ private:
+  // pmix::NamespaceEvents
+  void client_connected(int rank) override;
+  void client_finalized(pmix::RankCall call) override;
+  void client_aborted(pmix::RankCall call, int status, std::string message) override;
+  void fence_entered(pmix::FenceCall call) override;
+  void modex_requested(pmix::RankCall call) override;
+  void unsupported(int rank, std::string operation) override;
+  void modex_answered(uint64_t id, Result<std::string> data);
+  void saw(int rank, pmi::RankState state, const char* call);
+  std::string nspace() const { return "lattice." + spec_.launch_id; }
+
+  const LaunchSpec& spec_;
+  const Clock& clock_;
+  PmixHost* host_;
+  NodeLinks& peers_;
+  WireUpEvents& events_;
+  pmix::Server* server_ = nullptr;  // once open() found it; null again once closed
+  std::string tmpdir_;              // the launch's directory
+  // Each local rank as libpmix showed it (its last call, for stragglers and the admin socket).
+  std::map<int, pmi::RankStatus> ranks_;
+  // This node's fences in flight by epoch: the call to answer, and when it was entered.
+  std::map<uint64_t, std::pair<pmix::FenceCall, uint64_t>> fences_;
+  uint64_t epoch_ = 0;
+  std::map<uint64_t, pmix::RankCall> modex_;  // direct modex asked of other nodes
+  uint64_t modex_id_ = 0;
+  // Answers to calls of other nodes (and libpmix's registration) may come after this is gone.
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
+};
+
+}  // namespace lattice::agent
