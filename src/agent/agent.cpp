@@ -57,8 +57,10 @@ Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterK
              NodeLinks::Options{{config_.heartbeat_interval_ms, config_.heartbeat_misses},
                                 link_linger_ms(config_)},
              [this](const std::string& node_id, const std::string& reason) {
-               relay_peer_lost(node_id, reason);
-               for (auto& [id, entry] : launches_) entry.launch->peer_lost(node_id, reason);
+               for (auto& [id, entry] : launches_) {
+                 entry.route->peer_lost(node_id, reason);
+                 entry.launch->peer_lost(node_id, reason);
+               }
              }),
       early_(kMaxEarlyBytes, kMaxEarlyAgeMs),
       reaper_(loop),
@@ -131,7 +133,7 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
       LaunchEntry* entry = find_launch(launch_id);
       if (!entry) return;
       // Only the launch's own launcher link feeds its ranks, as only it may signal them.
-      if (auto allowed = may_signal(entry->launch->spec(), entry->launcher_conn, sender);
+      if (auto allowed = may_signal(entry->launch->spec(), entry->route->launcher_conn(), sender);
           !allowed) {
         LAT_LOG(warn, "auth", "stdin for launch ", launch_id,
                 " refused: ", allowed.error().message);
@@ -227,12 +229,12 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
 
   std::string id = spec->launch_id;
   LaunchEntry& entry = launches_[id];
-  entry.sink = std::make_unique<LaunchEntry::Sink>(*this, entry);
+  LaunchRoute::Host& host = *this;
+  entry.route = std::make_unique<LaunchRoute>(loop_, host, peers_, config_.node_id, sender.conn);
   entry.launch =
-      std::make_unique<Launch>(loop_, std::move(spec.value()), environment_, *entry.sink, peers_);
+      std::make_unique<Launch>(loop_, std::move(spec.value()), environment_, *entry.route, peers_);
   Launch* raw = entry.launch.get();
-  entry.launcher_conn = sender.conn;
-  if (raw->spec().relayed) entry.relay = std::make_unique<LaunchRelay>(raw->spec());
+  entry.route->attach(*raw);
   auto started = raw->start();
   if (!started) {
     launches_.erase(id);  // nothing was spawned
@@ -246,12 +248,12 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   for (auto& e : early_.take(id)) {
     if (e.fence) deliver_fence(entry, std::move(*e.fence), e.sender);
     if (!e.abort) continue;
-    if (auto allowed = may_abort(raw->spec(), entry.launcher_conn, e.sender); !allowed)
+    if (auto allowed = may_abort(raw->spec(), entry.route->launcher_conn(), e.sender); !allowed)
       LAT_LOG(warn, "auth", allowed.error().message);
     else
       deliver_abort(entry, std::move(*e.abort), e.sender);
   }
-  if (entry.relay) relay_request(entry, request);
+  if (entry.route->relayed()) entry.route->relay_request(request);
   session.respond(request_id,
                   wire::launch_accepted({config_.node_id, raw->bindings(), raw->elapsed_us(), true,
                                          raw->spec().env_left_out}));
@@ -269,9 +271,9 @@ void Agent::abort_processes(const Sender& sender, uint64_t request_id,
     if (request_id) session.respond(request_id, rpc::Outgoing());
     return;
   }
-  if (entry && may_adopt(entry->launch->spec(), entry->launcher_conn, sender))
-    adopt(*entry, sender);
-  Status allowed = entry ? may_abort(entry->launch->spec(), entry->launcher_conn, sender)
+  if (entry && may_adopt(entry->launch->spec(), entry->route->launcher_conn(), sender))
+    entry->route->adopt(sender);
+  Status allowed = entry ? may_abort(entry->launch->spec(), entry->route->launcher_conn(), sender)
                          : Status(make_error(cat("no launch '", abort.getLaunchId().cStr(), "'")));
   if (!allowed) {
     if (entry) LAT_LOG(warn, "auth", allowed.error().message);
@@ -284,7 +286,7 @@ void Agent::abort_processes(const Sender& sender, uint64_t request_id,
 
 void Agent::deliver_abort(LaunchEntry& entry, Failure failure, const Sender& sender) {
   // A relayed launch's launcher speaks through the node's parent, on the link it came on.
-  if (sender.identity.role == secure::Role::launcher || sender.conn == entry.launcher_conn)
+  if (sender.identity.role == secure::Role::launcher || sender.conn == entry.route->launcher_conn())
     return entry.launch->abort_received(policy::FromLauncher{}, std::move(failure));
   entry.launch->abort_received(policy::FromNode{node_of(entry.launch->spec(), sender.identity)},
                                std::move(failure));
@@ -293,7 +295,7 @@ void Agent::deliver_abort(LaunchEntry& entry, Failure failure, const Sender& sen
 void Agent::signal_processes(const Sender& sender, uint64_t request_id, const wire::Signal& sig) {
   rpc::Session& session = *session_of(sender.conn);
   LaunchEntry* entry = find_launch(sig.launch_id);
-  Status allowed = entry ? may_signal(entry->launch->spec(), entry->launcher_conn, sender)
+  Status allowed = entry ? may_signal(entry->launch->spec(), entry->route->launcher_conn(), sender)
                          : Status(make_error(cat("no launch '", sig.launch_id, "'")));
   if (!allowed) {
     if (entry) LAT_LOG(warn, "auth", allowed.error().message);
@@ -450,15 +452,8 @@ void Agent::connection_closed(uint64_t conn_id, const Error& why) {
   else
     LAT_LOG(info, "link", "connection ", conn_id, " (", secure::describe(it->second->identity()),
             ") lost: ", why.message);
-  for (auto& [id, entry] : launches_) {
-    if (entry.launcher_conn != conn_id) continue;
-    if (entry.relay && entry.relay->parent() >= 0)
-      relay_origin_lost(entry, why.message);
-    else if (!entry.launch->ended())
-      entry.launch->launcher_lost(why.message);
-    // Nobody takes the output now: read it to the end (and drop it) so the launch can end.
-    resume_output(entry);
-  }
+  for (auto& [id, entry] : launches_)
+    if (entry.route->launcher_conn() == conn_id) entry.route->launcher_lost(why.message);
   peers_.closed(conn_id, why);
   reaper_.start(0, 0, [this] { reap(); });
 }
@@ -504,10 +499,14 @@ void Agent::arm_sweeper() {
     sweeper_.start(kSweepPeriodMs, kSweepPeriodMs, [this] { sweep(); });
 }
 
-void Agent::notify(uint64_t conn_id, rpc::Outgoing message) {
-  auto it = connections_.find(conn_id);
-  if (it != connections_.end() && it->second->open())
-    it->second->session().notify(std::move(message));
+link::Connection* Agent::open_connection(uint64_t id) {
+  auto it = connections_.find(id);
+  return it != connections_.end() && it->second->open() ? it->second.get() : nullptr;
+}
+
+void Agent::drained(uint64_t id) {
+  for (auto& [launch_id, entry] : launches_)
+    if (entry.route->launcher_conn() == id) entry.route->resume_output();
 }
 
 rpc::Session* Agent::session_of(uint64_t conn_id) { return &connections_.at(conn_id)->session(); }
@@ -520,7 +519,7 @@ void Agent::reap() {
   arm_sweeper();
   const uint64_t now = loop_.now_ms();
   for (auto it = launches_.begin(); it != launches_.end();) {
-    if (!reapable(it->second, now)) {
+    if (!it->second.route->reapable(now)) {
       ++it;
       continue;
     }

@@ -19,7 +19,7 @@
 #include "agent/connection_slots.hpp"
 #include "agent/early_messages.hpp"
 #include "agent/launch.hpp"
-#include "agent/launch_relay.hpp"
+#include "agent/launch_route.hpp"
 #include "agent/node_links.hpp"
 #include "agent/pmix_host.hpp"
 #include "agent/socket_dir.hpp"
@@ -37,7 +37,7 @@
 
 namespace lattice::agent {
 
-class Agent : private NodeLinks::Host, public admin::AgentControl {
+class Agent : private NodeLinks::Host, private LaunchRoute::Host, public admin::AgentControl {
  public:
   // `key` must outlive the agent. `reread` gives the configuration again (the file named
   // `config_source`, "" for none, with the command line's flags over it) for SIGHUP.
@@ -53,36 +53,8 @@ class Agent : private NodeLinks::Host, public admin::AgentControl {
 
  private:
   struct LaunchEntry {
-    // What its launch reports to: this entry, so that no report looks the launch up by id.
-    class Sink : public LaunchSink {
-     public:
-      Sink(Agent& agent, LaunchEntry& entry) : agent_(agent), entry_(entry) {}
-      void output(Launch&, int rank, bool is_stderr, std::string data) override {
-        agent_.output(entry_, rank, is_stderr, std::move(data));
-      }
-      void rank_exited(Launch&, int rank, int pid, proc::ExitStatus status) override {
-        agent_.rank_exited(entry_, rank, pid, status);
-      }
-      void input_taken(Launch&, uint64_t bytes) override { agent_.input_taken(entry_, bytes); }
-      void ended(Launch&, const wire::LaunchEnded& end) override { agent_.ended(entry_, end); }
-
-     private:
-      Agent& agent_;
-      LaunchEntry& entry_;
-    };
-    std::unique_ptr<Sink> sink;  // before launch: outlives it
+    std::unique_ptr<LaunchRoute> route;  // before launch: its sink, outlives it
     std::unique_ptr<Launch> launch;
-    uint64_t launcher_conn = 0;  // connection that asked for it; events go there
-    bool output_paused = false;  // until that connection's queue drains
-    // A relayed launch's routing, and its children's links held (heartbeated) meanwhile; the
-    // entry outlives the launch until every node below is settled (or kRelayLingerMs).
-    std::unique_ptr<LaunchRelay> relay;
-    std::vector<NodeLinks::Hold> child_holds;
-    uint64_t ended_ms = 0;  // when the launch ended here (0: running)
-    // Reports with no way up (the parent and the head lost), encoded, until the launcher
-    // reaches this node directly; output beyond kHeldReportBytes is dropped.
-    std::vector<std::string> held_reports;
-    size_t held_bytes = 0;
   };
 
   void accept(std::unique_ptr<net::Stream> stream);
@@ -125,45 +97,11 @@ class Agent : private NodeLinks::Host, public admin::AgentControl {
   // restart. Never ends the agent or a launch.
   void reload();
   void reap();  // destroys closed connections and ended launches, outside their callbacks
-  void notify(uint64_t conn_id, rpc::Outgoing message);
-  // This node's reports of a launch: to the link it came on, or where its relay says.
-  void report(LaunchEntry& entry, rpc::Outgoing message);
-  void hold_report(LaunchEntry& entry, rpc::Outgoing message);
-  // This node's own exits and end. While its launch is failing, a relayed launch's tree may be
-  // what broke (a relay lost, silently or with these in flight, before this node could know):
-  // they also go straight to the head, which takes any node's reports about itself.
-  void report_own(LaunchEntry& entry, rpc::Outgoing message);
-  // The link reports go on is a launcher's, or a parent's, that reads slower than they come:
-  // the launch's output, and its children's, wait until it drains.
-  void hold_back_output(LaunchEntry& entry);
-  void resume_output(LaunchEntry& entry);
-  // A relayed launch: stops (or resumes) reading the reports its children send up.
-  void set_children_reading(LaunchEntry& entry, bool reading);
-  // Its ranks have ended and every report of it and of the nodes below has gone up.
-  bool relayed_all(const LaunchEntry& entry) const;
-  // For reap(), which lets the entry go when true: relayed_all, or it has waited long enough
-  // (then it says what is left behind).
-  bool reapable(const LaunchEntry& entry, uint64_t now) const;
-
-  // Relayed launches (agent_relay.cpp, launch_relay.hpp); reports (agent_reports.cpp).
-  void relay_request(LaunchEntry& entry, schema::LaunchProcessesRequest::Reader request);
-  void child_answered(const std::string& launch_id, int child,
-                      const Result<schema::Envelope::Reader>& reply);
-  // A report from below: a child's, on this node's link to it, or (at the head) one from a node
-  // whose way up was lost. Passed up when the relay allows it.
+  // A report from below on a relayed launch's link: to its route.
   void pass_up(const Sender& sender, schema::Envelope::Reader envelope);
-  // What came down the link a relayed launch came on (a signal, an abort, stdin), on to the
-  // children (for stdin, those with input ranks below). From any other link: nothing.
+  // What came down a launcher's link for a launch: on to its children, if it relays.
   void pass_down(const Sender& sender, const std::string& launch_id,
                  schema::Envelope::Reader envelope);
-  // `message` to each of the nodes `to` (children of this node), encoded once.
-  void send_down(const LaunchEntry& entry, const std::vector<int>& to, rpc::Outgoing message);
-  void relay_peer_lost(const std::string& node_id, const std::string& reason);
-  // A relayed launch's launcher reached this node directly (its head was lost): the link
-  // becomes the launch's, and the reports held meanwhile go on it.
-  void adopt(LaunchEntry& entry, const Sender& sender);
-  // The link a relayed launch came on (from its parent) closed.
-  void relay_origin_lost(LaunchEntry& entry, const std::string& reason);
   rpc::Session* session_of(uint64_t conn_id);
   LaunchEntry* find_launch(const std::string& id);
 
@@ -172,11 +110,13 @@ class Agent : private NodeLinks::Host, public admin::AgentControl {
   link::Connection* connection(uint64_t id) override;
   void drop(uint64_t id, const std::string& reason) override;
 
-  // What a launch reports (through its entry's Sink).
-  void output(LaunchEntry& entry, int rank, bool is_stderr, std::string data);
-  void rank_exited(LaunchEntry& entry, int rank, int pid, proc::ExitStatus status);
-  void input_taken(LaunchEntry& entry, uint64_t bytes);
-  void ended(LaunchEntry& entry, const wire::LaunchEnded& end);
+  // LaunchRoute::Host
+  link::Connection* open_connection(uint64_t id) override;
+  void drained(uint64_t id) override;
+  void reap_soon() override {
+    reaper_.start(0, 0, [this] { reap(); });
+  }
+  bool stopping() const override { return shutting_down_; }
 
   net::Loop& loop_;
   rpc::MessageCounts counts_;  // every link's messages, for the admin socket

@@ -18,7 +18,7 @@ void Agent::shutdown(int signum) {
     entry.launch->shutdown(signum, false);
     // A stopping agent does not wait for a slow reader: the rest of the output is queued (up
     // to the link's own limit) so the launch can end.
-    resume_output(entry);
+    entry.route->resume_output();
   }
   reaper_.start(0, 0, [this] { reap(); });
 }
