@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <csignal>
 
-#include "agent/launch_rank.hpp"
+#include "agent/launch_times.hpp"
 #include "agent/pmi_wire_up.hpp"
 #include "agent/pmix_wire_up.hpp"
 #include "agent/socket_dir.hpp"
@@ -56,22 +56,14 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
           [this](uint64_t epoch, const std::string& message) {
             run(policy_.fence_failed_above(epoch, message));
           }),
+      ranks_(spec_, *this),
       watch_timer_(loop),
       links_timer_(loop),
       spawn_timer_(loop),
       policy_(policy::LaunchShape{env.node_id, spec_.node_index, spec_.head_node, spec_.nnodes(),
                                   spec_.local_ranks(), spec_.time_limit_ms, spec_.kill_on_bad_exit},
               kPolicyTimes),
-      hatch_(loop, spec_, env.node_id, *this) {
-  auto local = spec_.local_ranks();
-  for (size_t i = 0; i < local.size(); ++i) {
-    auto rank = std::make_unique<Rank>();
-    rank->rank = local[i];
-    rank->local_rank = static_cast<int>(i);
-    rank->app = spec_.app_of(local[i]);
-    ranks_.push_back(std::move(rank));
-  }
-}
+      hatch_(loop, spec_, env.node_id, *this) {}
 
 Launch::~Launch() {
   // The owner destroys a launch only after it ended; anything still alive here (agent
@@ -99,11 +91,8 @@ Status Launch::start() {
     if (!env_.topology || !*env_.topology)
       return make_error(cat("--cpu-bind on ", env_.node_id, ": ",
                             env_.topology ? env_.topology->error().message : "no topology"));
-    for (auto& rank : ranks_) {
-      auto cpus = proc::cpus_for(spec_.cpu_bind, env_.topology->value(), rank->local_rank);
-      if (!cpus) return make_error(cat("--cpu-bind on ", env_.node_id, ": ", cpus.error().message));
-      rank->cpus = std::move(cpus.value());
-    }
+    if (auto bound = ranks_.bind(env_.topology->value()); !bound)
+      return make_error(cat("--cpu-bind on ", env_.node_id, ": ", bound.error().message));
   }
   const size_t cpus = proc::usable_cpus();
   ranks_batch_ = spec_.ranks_batch(ranks_.size(), cpus);
@@ -168,12 +157,13 @@ void Launch::spawn_all() {
     run(policy_.spawned(rank->rank, (rank->out_stream ? 1 : 0) + (rank->err_stream ? 1 : 0)));
   }
   times_.spawned_us = elapsed_us();
+  ranks_.starting_done();
   LAT_LOG(info, "launch", spec_.launch_id, ": spawned ", started, " of its ", ranks_.size(),
           " ranks (", spec_.world_size, " in all)");
   run(policy_.spawn_finished());
 }
 
-Status Launch::spawn_rank(Rank& rank) {
+Status Launch::spawn_rank(RankSet::Rank& rank) {
   if (job_user_ && !*job_user_) return job_user_->error();
   const App& app = spec_.apps[static_cast<size_t>(rank.app)];
   proc::RankEnvInput in;
@@ -197,66 +187,30 @@ Status Launch::spawn_rank(Rank& rank) {
   if (auto wired = wire_up_->rank_environment(rank.rank, in, spawn); !wired) return wired;
   job_process(spawn, programs_[static_cast<size_t>(rank.app)], app.args, rank.cpus,
               proc::rank_environment(in));
-  spawn.stdin_pipe = spec_.gets_input(rank.rank);
   spawn.sched_batch = ranks_batch_;
-
-  Rank* r = &rank;
-  auto process =
-      net::Process::spawn(loop_, spawn, [this, r](net::ExitInfo info) { on_exit(*r, info); });
+  auto started = ranks_.start(loop_, rank, spawn);
   wipe(spawn.env);  // it may hold FI_CXI_AUTH_KEY
-  if (!process) return process.error();
-  rank.process = std::move(process.value());
-  rank.pid = rank.process->pid();
+  if (!started) return started;
   wire_up_->rank_started(rank.rank, *rank.process);
-  if ((rank.in_stream = rank.process->take_stdin())) {
-    rank.in_stream->set_write_limit(kRankWriteLimitBytes);
-    feed_input(rank);
-  }
-  attach_output(rank, rank.process->take_stdout(), false);
-  attach_output(rank, rank.process->take_stderr(), true);
   return {};
 }
 
-void Launch::attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool is_stderr) {
-  if (!stream) return;
-  Rank* r = &rank;
-  net::Stream* s = stream.get();
-  (is_stderr ? rank.err_stream : rank.out_stream) = std::move(stream);
-  s->start(
-      [this, r, is_stderr](std::string_view bytes) {
-        auto& lines = is_stderr ? r->err_lines : r->out_lines;
-        std::string batch;
-        for (auto& line : lines.feed(bytes)) batch += line;
-        if (!batch.empty()) sink_.output(*this, r->rank, is_stderr, std::move(batch));
-      },
-      [this, r, is_stderr](const Error&) {
-        auto& lines = is_stderr ? r->err_lines : r->out_lines;
-        if (auto rest = lines.flush()) sink_.output(*this, r->rank, is_stderr, std::move(*rest));
-        run(policy_.pipe_closed(r->rank));
-      });
-}
-
 void Launch::pause_output() {
-  for (auto& r : ranks_)
-    for (auto* stream : {r->out_stream.get(), r->err_stream.get()})
-      if (stream) stream->pause_reading();
+  ranks_.pause_output();
   run(policy_.output_paused());
 }
 
 void Launch::resume_output() {
-  for (auto& r : ranks_)
-    for (auto* stream : {r->out_stream.get(), r->err_stream.get()})
-      if (stream) stream->resume_reading();
+  ranks_.resume_output();
   run(policy_.output_resumed());
 }
 
-void Launch::on_exit(Rank& rank, net::ExitInfo info) {
+void Launch::rank_exited(int rank, int pid, net::ExitInfo info) {
   proc::ExitStatus status{static_cast<int>(info.exit_status), info.term_signal};
-  LAT_LOG(debug, "launch", spec_.launch_id, ": ", where(rank.rank), " ", proc::describe(status));
-  sink_.rank_exited(*this, rank.rank, rank.pid, status);
-  auto actions = policy_.exited(rank.rank, status, rank.initialized && !rank.finalized);
-  if (std::none_of(ranks_.begin(), ranks_.end(),
-                   [this](auto& r) { return policy_.running(r->rank); })) {
+  LAT_LOG(debug, "launch", spec_.launch_id, ": ", where(rank), " ", proc::describe(status));
+  sink_.rank_exited(*this, rank, pid, status);
+  auto actions = policy_.exited(rank, status, wire_up_->finalize_missing(rank));
+  if (!ranks_.any_running()) {
     times_.exited_us = elapsed_us();
     // At once, not at the end: a stray that holds the ranks' output pipes would hold the end.
     if (!hatch_.running()) sweep_strays();
@@ -268,50 +222,7 @@ void Launch::sweep_strays() {
   if (sweep_) sweep_->start();
 }
 
-void Launch::input(std::string data, bool eof) {
-  input_received_ += data.size();
-  bool waiting = false;  // an input rank of this node not spawned yet
-  for (auto& rank : ranks_) {
-    if (!spec_.gets_input(rank->rank)) continue;
-    if (!rank->process && !policy_.failure()) waiting = true;
-    if (!rank->in_stream) continue;
-    if (!data.empty()) rank->in_stream->write(data);
-    if (eof) rank->in_stream->end({});
-  }
-  if (eof) input_ended_ = true;
-  if (waiting && pending_input_.size() + data.size() > kMaxPendingInputBytes)
-    LAT_LOG(warn, "launch", spec_.launch_id, ": stdin beyond ", kMaxPendingInputBytes,
-            " bytes before the input rank started is dropped");
-  else if (waiting)
-    pending_input_ += data;
-  report_input_taken();
-}
-
-void Launch::report_input_taken() {
-  // What the slowest input rank has not taken: queued for its pipe, or held until it starts.
-  uint64_t held = 0;
-  for (auto& rank : ranks_) {
-    if (!spec_.gets_input(rank->rank)) continue;
-    if (rank->in_stream) {
-      size_t queued = rank->in_stream->write_queue_bytes();
-      held = std::max<uint64_t>(held, queued);
-      if (queued > 0) rank->in_stream->when_drained([this] { report_input_taken(); });
-    } else if (!rank->process && !policy_.failure()) {
-      held = std::max<uint64_t>(held, pending_input_.size());
-    }
-  }
-  uint64_t taken = input_received_ - std::min(held, input_received_);
-  if (taken < input_reported_ + kInputReportBytes) return;
-  input_reported_ = taken;
-  sink_.input_taken(*this, taken);
-}
-
-// A freshly spawned input rank gets what came before it, and the end if it came too.
-void Launch::feed_input(Rank& rank) {
-  if (!pending_input_.empty()) rank.in_stream->write(pending_input_);
-  if (input_ended_) rank.in_stream->end({});
-  report_input_taken();
-}
+void Launch::input(std::string data, bool eof) { ranks_.input(data, eof); }
 
 void Launch::forward_signal(int signum) { run(policy_.signal(signum)); }
 void Launch::launcher_lost(const std::string& reason) { run(policy_.launcher_lost(reason)); }
@@ -335,10 +246,7 @@ void Launch::run(std::vector<policy::Action> actions) {
     } else if (auto* snapshot = std::get_if<policy::SnapshotStragglers>(&action)) {
       stragglers_ = fence_.stragglers(snapshot->epoch, now_ms());
     } else if (std::holds_alternative<policy::CloseOutputs>(action)) {
-      for (auto& r : ranks_) {
-        if (r->out_stream) r->out_stream->close();
-        if (r->err_stream) r->err_stream->close();
-      }
+      ranks_.close_output();
     } else if (auto* end_of = std::get_if<policy::ReportEnd>(&action)) {
       end(end_of->failure);
     }
@@ -346,8 +254,7 @@ void Launch::run(std::vector<policy::Action> actions) {
 }
 
 void Launch::kill_running(int signum) {
-  for (auto& rank : ranks_)
-    if (rank->process && policy_.running(rank->rank)) rank->process->kill_group(signum);
+  ranks_.kill(signum);
   hatch_.kill(signum);
 }
 
@@ -382,28 +289,12 @@ void Launch::commands_done() {
   end(failure);
 }
 
-std::vector<std::string> Launch::bindings() const {
-  std::vector<std::string> out;
-  for (auto& rank : ranks_)
-    if (!rank->cpus.empty()) out.push_back(cat(rank->rank, ':', proc::cpu_list(rank->cpus)));
-  return out;
-}
-
-std::vector<std::pair<int, int>> Launch::rank_pids() const {
-  std::vector<std::pair<int, int>> out;
-  for (auto& rank : ranks_) out.emplace_back(rank->rank, rank->pid);
-  return out;
-}
+std::vector<std::string> Launch::bindings() const { return ranks_.bindings(); }
+std::vector<std::pair<int, int>> Launch::rank_pids() const { return ranks_.pids(); }
 
 uint64_t Launch::elapsed_us() const { return (env_.clock->now_ns() - started_ns_) / 1000; }
 uint64_t Launch::age_ms() const { return elapsed_us() / 1000; }
 uint64_t Launch::now_ms() const { return env_.clock->now_ms(); }
-
-Launch::Rank* Launch::find_rank(int rank) {
-  for (auto& r : ranks_)
-    if (r->rank == rank) return r.get();
-  return nullptr;
-}
 
 std::string Launch::where(int rank) const { return cat("rank ", rank, " on ", env_.node_id); }
 

@@ -17,6 +17,7 @@
 #include "agent/launch_names.hpp"
 #include "agent/launch_spec.hpp"
 #include "agent/node_links.hpp"
+#include "agent/rank_set.hpp"
 #include "agent/stray_sweep.hpp"
 #include "agent/user_lookup.hpp"
 #include "agent/wire_up.hpp"
@@ -30,7 +31,6 @@
 #include "proc/containment.hpp"
 #include "proc/environment.hpp"
 #include "proc/exit_status.hpp"
-#include "proc/line_buffer.hpp"
 #include "proc/own_user.hpp"
 #include "wire/modex.hpp"
 #include "wire/names_codec.hpp"
@@ -76,7 +76,7 @@ struct LaunchEnvironment {
   proc::Containment* containment = nullptr;
 };
 
-class Launch : private WireUpEvents, private LaunchHatch::Host {
+class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatch::Host {
  public:
   Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, LaunchSink& sink,
          NodeLinks& peers);
@@ -126,7 +126,13 @@ class Launch : private WireUpEvents, private LaunchHatch::Host {
   bool failing() const override { return policy_.failure().has_value(); }  // an abort is under way
 
  private:
-  struct Rank;
+  // RankSet::Events
+  void rank_output(int rank, bool is_stderr, std::string data) override {
+    sink_.output(*this, rank, is_stderr, std::move(data));
+  }
+  void rank_exited(int rank, int pid, net::ExitInfo info) override;
+  void rank_pipe_closed(int rank) override { run(policy_.pipe_closed(rank)); }
+  void input_taken(uint64_t bytes) override { sink_.input_taken(*this, bytes); }
 
   // WireUpEvents
   void rank_initialized(int rank) override;
@@ -155,17 +161,13 @@ class Launch : private WireUpEvents, private LaunchHatch::Host {
   void commands_done() override;
 
   void spawn_all();
-  Status spawn_rank(Rank& rank);
+  Status spawn_rank(RankSet::Rank& rank);
   // A root agent whose job runs as another user learns that user once (user_lookup.hpp) and
   // then switches in each rank's child; spawning waits for the answer.
   bool needs_user_lookup() const;
   void look_up_user();
   void user_known(Result<proc::ProcessUser> user);
   void give_up_user_lookup();
-  void attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool is_stderr);
-  void feed_input(Rank& rank);  // a freshly spawned input rank gets the stdin held for it
-  // Tells the launcher how much stdin the slowest input rank has taken, each MiB.
-  void report_input_taken();
   // The per-launch directory, and in it the doors of the escape hatch and the wire-up.
   Status open_doors();
   // How a process of the launch starts: file, argv, environment, cwd, CPUs (below).
@@ -176,7 +178,6 @@ class Launch : private WireUpEvents, private LaunchHatch::Host {
   std::vector<std::string> rank_exec_argv(const std::string& program,
                                           const std::vector<std::string>& args,
                                           const std::vector<int>& cpus = {}) const;
-  void on_exit(Rank& rank, net::ExitInfo info);
   // Once no rank or command of the launch runs here: what they left behind is ended.
   void sweep_strays();
   void check_fence_deadline();
@@ -188,7 +189,6 @@ class Launch : private WireUpEvents, private LaunchHatch::Host {
   void send_to_node(int node, rpc::Outgoing message) override;
   void send_to_nodes(const std::vector<int>& nodes, rpc::Outgoing message);
   void send_abort(int node, const Failure& failure);
-  Rank* find_rank(int rank);
   std::string where(int rank) const;  // "rank 3 on n1"
   uint64_t now_ms() const;
   // The launch's CXI credentials as rank environments carry them (none without CXI).
@@ -206,7 +206,7 @@ class Launch : private WireUpEvents, private LaunchHatch::Host {
   LaunchNames names_;
   std::unique_ptr<WireUp> wire_up_;
   LaunchFence fence_;
-  std::vector<std::unique_ptr<Rank>> ranks_;
+  RankSet ranks_;
   std::vector<std::string> programs_;      // each app's executable, resolved by start()
   std::unique_ptr<LaunchDir> launch_dir_;  // <socket dir>/lattice-<random>, removed at the end
   net::Timer watch_timer_;
@@ -222,12 +222,7 @@ class Launch : private WireUpEvents, private LaunchHatch::Host {
   std::map<policy::TimerId, std::unique_ptr<net::Timer>> timers_;  // the policy's, by name
   std::vector<wire::Straggler> stragglers_;  // snapshot taken when a fence timeout ended the launch
   wire::NodeTimes times_;                    // its fences, from fence_'s log, at the end
-  int finalized_ = 0;
   LaunchHatch hatch_;
-  // Stdin that came before its rank was spawned, and whether it has ended.
-  std::string pending_input_;
-  bool input_ended_ = false;
-  uint64_t input_received_ = 0, input_reported_ = 0;       // stdin bytes in, and reported taken
   std::optional<std::optional<Failure>> end_after_execs_;  // end() waits for the hatch's commands
   // Every process the launch starts here joins group_; what is left in it when they are done
   // is swept before the launch ends (end() waits for that too).

@@ -10,8 +10,8 @@ void LaunchNames::request(pmi::NameOp op, const std::string& name, const std::st
   if (spec_.head_node != spec_.node_index) {
     peers_.call(spec_.peers[static_cast<size_t>(spec_.head_node)],
                 wire::name_request({spec_.launch_id, op, name, port}), spec_.fence_timeout_ms,
-                [alive = std::weak_ptr<int>(alive_), answer = std::move(answer)](auto reply) {
-                  if (!alive.expired()) answer(wire::decode_name_answer(reply));
+                [alive = std::weak_ptr<int>(alive_), done = std::move(answer)](auto reply) {
+                  if (!alive.expired()) done(wire::decode_name_answer(reply));
                 });
     return;
   }
@@ -19,7 +19,7 @@ void LaunchNames::request(pmi::NameOp op, const std::string& name, const std::st
   timer_.start(0, 0, [this] {
     auto ready = std::move(ready_);
     ready_.clear();
-    for (auto& [answer, result] : ready) answer(result);
+    for (auto& [done, result] : ready) done(result);
   });
 }
 

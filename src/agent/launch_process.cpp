@@ -4,7 +4,7 @@
 #include <csignal>
 
 #include "agent/launch.hpp"
-#include "agent/launch_rank.hpp"
+#include "agent/launch_times.hpp"
 #include "base/log.hpp"
 #include "base/wipe.hpp"
 #include "proc/environment.hpp"

@@ -1,7 +1,7 @@
 // The launch's side of wire-up: the directory its doors live in, what the ranks' progress means
 // to it, the fence deadline, and the other nodes' questions about its names and ranks.
 #include "agent/launch.hpp"
-#include "agent/launch_rank.hpp"
+#include "agent/launch_times.hpp"
 #include "agent/socket_dir.hpp"
 
 namespace lattice::agent {
@@ -17,17 +17,15 @@ Status Launch::open_doors() {
   return launch_dir_->hand_over();
 }
 
-void Launch::rank_initialized(int rank) {
-  if (Rank* r = find_rank(rank)) r->initialized = true;
+void Launch::rank_initialized(int) {
   if (times_.first_init_us == 0) {
     times_.first_init_us = elapsed_us();
     hold_neighbour_links();
   }
 }
 
-void Launch::rank_finalized(int rank) {
-  if (Rank* r = find_rank(rank)) r->finalized = true;
-  if (++finalized_ == static_cast<int>(ranks_.size())) times_.last_finalize_us = elapsed_us();
+void Launch::rank_finalized(int) {
+  if (wire_up_->all_finalized()) times_.last_finalize_us = elapsed_us();
 }
 
 void Launch::check_fence_deadline() {

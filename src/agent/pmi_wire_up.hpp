@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "agent/launch_names.hpp"
@@ -39,6 +40,8 @@ class PmiWireUp final : public WireUp, private pmi::ServerHooks {
   }
   std::optional<FenceWait> fence_waiting() const override;
   std::vector<pmi::RankStatus> status() const override { return pmi_.status(); }
+  bool finalize_missing(int rank) const override { return unfinalized_.count(rank) > 0; }
+  bool all_finalized() const override { return finalized_ == spec_.local_ranks().size(); }
   uint64_t fence_epoch() const override { return pmi_.fence_epoch(); }
   std::vector<int> ranks_not_in_fence() const override { return pmi_.ranks_not_in_fence(); }
   void modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer) override;
@@ -68,8 +71,15 @@ class PmiWireUp final : public WireUp, private pmi::ServerHooks {
   void client_failed(pmi::ConnId conn, int rank, std::string message) override;
   bool name_request(pmi::ConnId conn, pmi::NameOp op, const std::string& name,
                     const std::string& port) override;
-  void rank_initialized(int rank) override { events_.rank_initialized(rank); }
-  void rank_finalized(int rank) override { events_.rank_finalized(rank); }
+  void rank_initialized(int rank) override {
+    unfinalized_.insert(rank);
+    events_.rank_initialized(rank);
+  }
+  void rank_finalized(int rank) override {
+    unfinalized_.erase(rank);
+    ++finalized_;
+    events_.rank_finalized(rank);
+  }
   bool tracing() const override { return log_level() >= LogLevel::trace; }
   void trace(pmi::ConnId conn, char direction, std::string_view message) override;
   uint64_t now_ms() override { return clock_.now_ms(); }
@@ -87,6 +97,8 @@ class PmiWireUp final : public WireUp, private pmi::ServerHooks {
   std::map<int, std::string> port_ids_;  // rank -> its one-time PMI_ID (PMI_PORT mode)
   pmi::Server pmi_;
   std::map<pmi::ConnId, Conn> conns_;
+  std::set<int> unfinalized_;  // ranks initialized and not finalized
+  size_t finalized_ = 0;
   std::unique_ptr<net::UnixListener> socket_listener_;
   std::unique_ptr<net::TcpListener> port_listener_;
   LogLimiter refusals_;  // other users at the socket or the port: one line a second each

@@ -1,5 +1,7 @@
 #include "agent/pmix_wire_up.hpp"
 
+#include <algorithm>
+
 #include "agent/pmix_blobs.hpp"
 #include "agent/pmix_host.hpp"
 #include "agent/socket_dir.hpp"
@@ -132,6 +134,17 @@ std::vector<pmi::RankStatus> PmixWireUp::status() const {
   std::vector<pmi::RankStatus> out;
   for (const auto& [rank, status] : ranks_) out.push_back(status);
   return out;
+}
+
+bool PmixWireUp::finalize_missing(int rank) const {
+  auto it = ranks_.find(rank);
+  return it != ranks_.end() && (it->second.state == pmi::RankState::initialized ||
+                                it->second.state == pmi::RankState::in_fence);
+}
+
+bool PmixWireUp::all_finalized() const {
+  return std::all_of(ranks_.begin(), ranks_.end(),
+                     [](const auto& r) { return r.second.state == pmi::RankState::finalized; });
 }
 
 void PmixWireUp::modex_requested(pmix::RankCall call) {

@@ -37,6 +37,8 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   void fence_failed(uint64_t epoch, const std::string& message) override;
   std::optional<FenceWait> fence_waiting() const override;
   std::vector<pmi::RankStatus> status() const override;
+  bool finalize_missing(int rank) const override;
+  bool all_finalized() const override;
   uint64_t fence_epoch() const override { return epoch_; }
   std::vector<int> ranks_not_in_fence() const override { return {}; }  // libpmix's to know
   void modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer) override;

@@ -67,6 +67,9 @@ class WireUp {
   virtual std::optional<FenceWait> fence_waiting() const = 0;
   // Each local rank's wire-up state, in local-rank order (the admin socket, stragglers).
   virtual std::vector<pmi::RankStatus> status() const = 0;
+  // `rank` wired up and has not finalized (an exit 0 then is a failure).
+  virtual bool finalize_missing(int rank) const = 0;
+  virtual bool all_finalized() const = 0;
   virtual uint64_t fence_epoch() const = 0;                 // the highest fence entered here
   virtual std::vector<int> ranks_not_in_fence() const = 0;  // a pending fence still waits for
   // Another node (`from`) asks for `rank`'s data, which lives here (direct modex).

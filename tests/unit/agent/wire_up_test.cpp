@@ -110,7 +110,7 @@ struct Fixture {
     REQUIRE(dir.hand_over().ok());
   }
   Client rank(int rank) {
-    Client c{net::test::unix_connect(dir.entry("pmi.sock"))};
+    Client c{net::test::unix_connect(dir.entry("pmi.sock")), {}};
     REQUIRE(c.fd);
     c.say(cat("cmd=initack pmiid=", rank, "\n"));
     CHECK(c.read_line(loop) == "cmd=initack\n");
