@@ -3,15 +3,17 @@ them: the fence tree between agents (block, cyclic, uneven layouts; chains and s
 libpmi2 rounds and PMIX_Ring across nodes, and the failures that must end a launch everywhere:
 a rank killed on one node, an agent killed while its ranks wait in a fence, a fence timeout with
 its straggler report. After each fault the surviving agents serve the next launch. Links between
-agents are held (heartbeated) only while a launch needs them; idle agents fall silent."""
+agents are held (heartbeated) only while a launch needs them; idle agents fall silent. And
+lattice-api's single-request form of the launch request, one per node, through a real MPI job."""
 import os
 import re
 import signal
 import subprocess
 import time
 
-from harness import (AGENTD, LATTICE, check, expect_mpmd, expect_status, in_fence, mpmd_args,
-                     past_init, processes_with_env, prog, run_cases, wait_ranks, wait_until)
+from harness import (AGENTD, LATTICE, ROGUE, check, expect_mpmd, expect_status, in_fence,
+                     mpmd_args, past_init, processes_with_env, prog, run_cases, wait_ranks,
+                     wait_until)
 
 
 def agents(c, count):
@@ -349,6 +351,64 @@ def one_link_per_tree_edge(c):
     c.check_clean(r)
 
 
+def seed_launch(c, nodes, index, first_rank, per_node=2):
+    """lattice-test-rogue as lattice-api, started in the background: node `index`'s request in
+    the seed's form (the whole peers list, tasksPerNode, firstRank, worldSize, headNodeIndex 0,
+    PMI-2), with the nodeIndex and user an agent requires, for mpi_check."""
+    peers = ",".join(f"{a.node_id}={a.address}" for a in nodes)
+    p = subprocess.Popen(
+        [ROGUE, "--key", c.key_file, "--identity", "launcher:lattice-api", "--connect",
+         nodes[index].address, "--launch", "seed-form", "--env", f"LT_TEST_TAG={c.tag}",
+         "seed-launch", peers, str(index), str(per_node), str(first_rank),
+         str(per_node * len(nodes)), prog("mpi_check")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=c.case_env(),
+        start_new_session=True)
+    c.launchers.append(p)  # killed by the case's cleanup should it hang
+    return p
+
+
+def rogue_lines(p, timeout=120):
+    try:
+        return p.communicate(timeout=timeout)[0].splitlines()
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        return p.communicate()[0].splitlines() + [f"(no end within {timeout} s)"]
+
+
+def seed_form_launch(c):
+    """lattice-api's contract: each of 3 agents gets one request in the seed's form, 2 ranks
+    per node, on its own link. Each node reports exactly its ranks' lines (the right rank and a
+    world of 6, 2 ranks sharing memory on it) and exits 0, and the launch ends on every node."""
+    nodes = agents(c, 3)
+    rogues = [seed_launch(c, nodes, i, 2 * i) for i in range(len(nodes))]
+    for i, p in enumerate(rogues):
+        lines = rogue_lines(p)
+        said = "\n".join(lines)
+        check(lines[:2] == [f"established as agent n{i + 1}", f"accepted by n{i + 1}"],
+              f"n{i + 1} did not accept the request:\n{said}\n{nodes[i].log()}")
+        check(lines[-1] == f"ended node {i}",
+              f"the launch did not end cleanly on n{i + 1}:\n{said}\n{nodes[i].log()}")
+        ranks = (2 * i, 2 * i + 1)
+        want = [f"rank {r} stdout: rank {r}/6 ok (allreduce, barrier, ring, 2 on this node)"
+                for r in ranks] + [f"exit rank {r} node {i}: exited with status 0" for r in ranks]
+        got = [l for l in lines[2:-1] if " stderr: " not in l]  # MPICH's own warnings, if any
+        check(sorted(got) == sorted(want), f"n{i + 1} reported\n{said}\nexpected\n" +
+              "\n".join(want))
+    c.check_clean()
+
+
+def seed_form_refused(c):
+    """A seed-form request whose firstRank is not tasksPerNode x nodeIndex is refused, and says
+    so; nothing starts."""
+    nodes = agents(c, 2)
+    lines = rogue_lines(seed_launch(c, nodes, 1, 3))
+    check(lines[-1:] == ["refused: firstRank 3 does not match a block layout of 2 ranks per node "
+                         "at node 1"], f"not refused as expected: {lines}")
+    check(nodes[1].wait_log("refused a launch from launcher lattice-api"),
+          f"n2 did not log the refusal\n{nodes[1].log()}")
+    c.check_clean()
+
+
 if __name__ == "__main__":
     run_cases([
         ("mpich_block", mpich_block),
@@ -367,4 +427,6 @@ if __name__ == "__main__":
         ("mpmd", mpmd),
         ("idle_links_close", idle_links_close),
         ("one_link_per_tree_edge", one_link_per_tree_edge),
+        ("seed_form_launch", seed_form_launch),
+        ("seed_form_refused", seed_form_refused),
     ])

@@ -3,13 +3,16 @@
 // fence chunks for other launches, forges fromNode, asks to launch with the wrong role, sends a
 // header that claims a huge frame and then trickles. It prints what happened, one line each:
 //   established as agent n1 | reply: ok | reply: error: TEXT | closed: REASON | sent
-// Test-only; never installed.
+// It also plays lattice-api honestly (seed-launch): one node's request in the seed's form, and
+// what the agent reports back. Test-only; never installed.
 #include <capnp/serialize.h>
 
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,8 +24,14 @@
 #include "net/loop.hpp"
 #include "net/signal.hpp"
 #include "net/timer.hpp"
+#include "policy/failure.hpp"
+#include "proc/exit_status.hpp"
+#include "proc/own_user.hpp"
 #include "rpc/outgoing.hpp"
 #include "secure/cluster_key.hpp"
+#include "wire/launch_request.hpp"
+#include "wire/reports.hpp"
+#include "wire/texts.hpp"
 
 using namespace lattice;
 
@@ -30,19 +39,23 @@ namespace {
 
 const char* kUsage =
     "usage: lattice-test-rogue --key FILE --identity ROLE:NAME --connect HOST:PORT\n"
-    "                          [--launch ID] ACTION [ARGS...]\n"
+    "                          [--launch ID] [--env NAME=VALUE]... ACTION [ARGS...]\n"
     "       lattice-test-rogue --key FILE --identity agent:NAME --listen HOST:PORT\n"
     "                          forge-exit OWN_RANK RANK NODE STATUS DELAY_MS\n"
     "actions: abort | signal SIG | fence EPOCH FROM [up|down] KEY=VALUE... |\n"
     "         fence-packed EPOCH FROM up|down HEX (raw packed entries) |\n"
     "         fence-error EPOCH FROM MESSAGE | launch | trickle SECONDS | hold SECONDS |\n"
     "         relayed-launch NODE,NODE,... INDEX (fanout 2, to node INDEX) |\n"
-    "         ended NODE | lost NODE (a relayed launch's reports about node NODE)\n";
+    "         ended NODE | lost NODE (a relayed launch's reports about node NODE) |\n"
+    "         seed-launch NODE=HOST:PORT,... INDEX TASKS_PER_NODE FIRST_RANK WORLD_SIZE\n"
+    "                     PROGRAM [ARGS...] (lattice-api's request to node INDEX, as this\n"
+    "                     process's user; prints the answer and the reports until the end)\n";
 
 struct Args {
   std::string key, identity, host, launch = "none", action;
   int port = 0;
   bool listen = false;
+  std::vector<std::string> env;  // NAME=VALUE, for the ranks of a seed-launch
   std::vector<std::string> rest;
 };
 
@@ -56,6 +69,8 @@ bool parse(int argc, char** argv, Args& a) {
       a.identity = v;
     else if (flag == "--launch")
       a.launch = v;
+    else if (flag == "--env")
+      a.env.push_back(v);
     else if (flag == "--connect" || flag == "--listen") {
       a.listen = flag == "--listen";
       if (a.listen && v.size() > 2 && v.compare(v.size() - 2, 2, ":0") == 0) {
@@ -83,6 +98,22 @@ void say(const std::string& line) {
   std::fflush(stdout);
 }
 
+uint32_t number(const std::string& text) {
+  return static_cast<uint32_t>(parse_int(text).value_or(0));
+}
+
+// "n1=127.0.0.1:7000,n2=..." as a launch's peers, by node index; nullopt when malformed.
+std::optional<std::vector<wire::PeerInfo>> peers_of(const std::string& list) {
+  std::vector<wire::PeerInfo> peers;
+  for (const std::string& entry : split(list, ',')) {
+    auto eq = entry.find('=');
+    auto hp = eq == std::string::npos ? std::nullopt : parse_host_port(entry.substr(eq + 1));
+    if (!hp) return std::nullopt;
+    peers.push_back(wire::PeerInfo{entry.substr(0, eq), hp->host, static_cast<uint16_t>(hp->port)});
+  }
+  return peers;
+}
+
 class Rogue {
  public:
   Rogue(net::Loop& loop, const secure::ClusterKey& key, Args args)
@@ -92,7 +123,12 @@ class Rogue {
     if (args_.listen) return serve();
     net::connect_tcp(loop_, args_.host, args_.port, [this](Result<std::unique_ptr<net::Stream>> s) {
       if (!s) return finish(cat("closed: ", s.error().message));
-      open(std::move(s.value()), secure::Channel::Side::initiator, {});
+      rpc::Session::Handlers handlers;
+      // Only a launch gets reports; the other actions leave whatever the agent sends to the
+      // session (calls get an error).
+      if (args_.action == "seed-launch")
+        handlers.on_message = [this](uint64_t, schema::Envelope::Reader m) { reported(m); };
+      open(std::move(s.value()), secure::Channel::Side::initiator, std::move(handlers));
     });
   }
 
@@ -140,7 +176,7 @@ class Rogue {
       }
       req.setWorldSize(static_cast<uint32_t>(ids.size()));
       req.setTasksPerNode(1);
-      uint32_t index = static_cast<uint32_t>(parse_int(args_.rest[1]).value_or(0));
+      uint32_t index = number(args_.rest[1]);
       req.setNodeIndex(index);
       req.setFirstRank(index);
       req.setFanout(2);
@@ -151,7 +187,7 @@ class Rogue {
       return call(std::move(m));
     }
     if ((a == "ended" || a == "lost") && args_.rest.size() == 1) {
-      uint32_t node = static_cast<uint32_t>(parse_int(args_.rest[0]).value_or(0));
+      uint32_t node = number(args_.rest[0]);
       rpc::Outgoing m;
       if (a == "ended") {
         auto end = m.body().initLaunchEnded();
@@ -172,7 +208,7 @@ class Rogue {
         (a == "fence-packed" && args_.rest.size() == 4) ||
         (a == "fence-error" && args_.rest.size() == 3)) {
       uint64_t epoch = static_cast<uint64_t>(parse_int(args_.rest[0]).value_or(1));
-      uint32_t from = static_cast<uint32_t>(parse_int(args_.rest[1]).value_or(0));
+      uint32_t from = number(args_.rest[1]);
       bool down = a == "fence-error" || args_.rest[2] == "down";
       rpc::Outgoing m;
       auto fill = [&](auto msg) {
@@ -217,10 +253,86 @@ class Rogue {
       });
       return;
     }
+    if (a == "seed-launch" && args_.rest.size() >= 6) return seed_launch();
     if (a == "hold" && args_.rest.size() == 1)
       return linger(static_cast<uint64_t>(parse_int(args_.rest[0]).value_or(1)) * 1000);
     status_ = 2;
     finish(cat("unknown action or arguments\n", kUsage));
+  }
+
+  // lattice-api's request to one node: the seed's fields only, set one by one as its own capnp
+  // code sets them (wire::launch_request would add this launcher's later fields), with
+  // nodeIndex and user, which an agent requires. The job runs as this process's user (looked
+  // up in the loop, which has nothing else to do yet).
+  void seed_launch() {
+    auto peers = peers_of(args_.rest[0]);
+    auto self = proc::own_user();
+    if (!peers || !self) {
+      status_ = 2;
+      return finish(self ? cat("malformed node list\n", kUsage) : self.error().message);
+    }
+    rpc::Outgoing m;
+    auto req = m.body().initLaunchProcesses();
+    req.setLaunchId(args_.launch);
+    req.setAllocationId(args_.launch);
+    req.setEntrypoint(args_.rest[5]);
+    wire::set_texts(req.initArgs(static_cast<unsigned>(args_.rest.size() - 6)),
+                    {args_.rest.begin() + 6, args_.rest.end()});
+    req.setTasksPerNode(number(args_.rest[2]));
+    req.setFirstRank(number(args_.rest[3]));
+    req.setWorldSize(number(args_.rest[4]));
+    auto env = req.initEnv(static_cast<unsigned>(args_.env.size()));
+    for (unsigned i = 0; i < env.size(); ++i) {
+      auto eq = args_.env[i].find('=');
+      env[i].setName(args_.env[i].substr(0, eq));
+      env[i].setValue(eq == std::string::npos ? "" : args_.env[i].substr(eq + 1));
+    }
+    req.setPmiMode(schema::PmiMode::PMI2);  // MPICH's
+    auto list = req.initPeers(static_cast<unsigned>(peers->size()));
+    for (unsigned i = 0; i < list.size(); ++i) {
+      const wire::PeerInfo& peer = (*peers)[i];
+      list[i].setNodeId(peer.node_id);
+      list[i].setHost(peer.host);
+      list[i].setPort(peer.port);
+    }
+    req.setHeadNodeIndex(0);  // rank 0's node, in a block layout
+    req.setNodeIndex(number(args_.rest[1]));
+    auto user = req.initUser();
+    user.setUid(self->uid);
+    user.setGid(self->gid);
+    user.setName(self->name);
+    conn_->session().call(std::move(m), loop_.now_ms() + 10000,
+                          [this](Result<schema::Envelope::Reader> reply) {
+                            if (!reply) return finish(cat("refused: ", reply.error().message));
+                            auto accepted = reply->getBody().getLaunchAccepted();
+                            say(cat("accepted by ", wire::decode_accepted(accepted).node_id));
+                          });
+  }
+
+  // A seed-launch's reports, one line each (output, one per line of it), until its end here.
+  void reported(schema::Envelope::Reader envelope) {
+    auto body = envelope.getBody();
+    switch (body.which()) {
+      case schema::Envelope::Body::OUTPUT: {
+        auto out = wire::decode_output(body.getOutput());
+        if (!out.data.empty() && out.data.back() == '\n') out.data.pop_back();
+        for (const std::string& line : split(out.data, '\n'))
+          say(cat("rank ", out.rank, out.is_stderr ? " stderr: " : " stdout: ", line));
+        return;
+      }
+      case schema::Envelope::Body::RANK_EXIT: {
+        auto exit = wire::decode_rank_exit(body.getRankExit());
+        return say(cat("exit rank ", exit.rank, " node ", exit.node_index, ": ",
+                       proc::describe(exit.status)));
+      }
+      case schema::Envelope::Body::LAUNCH_ENDED: {
+        auto end = wire::decode_launch_ended(body.getLaunchEnded());
+        return finish(cat("ended node ", end.node_index,
+                          end.failure ? cat(": failed: ", policy::describe(*end.failure)) : ""));
+      }
+      default:
+        return;
+    }
   }
 
   // A sealed link on `stream`, as the identity given; `act()` once the peer is authenticated.
