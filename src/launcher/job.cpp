@@ -259,12 +259,13 @@ void Job::answered(Node& node, Result<wire::Accepted> reply, bool lost) {
   if (policy_.done(index(node))) return;
   const std::string& id = node.address.node_id;
   if (!reply) {
-    const bool unanswered = node.accepted_ms < 0;
+    const bool unanswered = !policy_.live(index(node));
     if (lost) {
       node_out(node, JobFailure{cat("node ", id, " lost: ", reply.error().message)});
     } else {
-      node.refused = reply.error().kind == ErrorKind::refused || relayed_;
-      node_out(node, JobFailure{cat("agent ", id, " refused the launch: ", reply.error().message)});
+      const bool started_nothing = reply.error().kind == ErrorKind::refused || relayed_;
+      node_out(node, JobFailure{cat("agent ", id, " refused the launch: ", reply.error().message)},
+               started_nothing ? policy::JobPolicy::Out::refused : policy::JobPolicy::Out::lost);
     }
     // Nothing below a node that refused, or was lost unanswered, was asked.
     if (relayed_ && (!lost || unanswered))
@@ -295,8 +296,8 @@ void Job::not_asked_below(Node& top, const std::string& why) {
   for (auto& node : nodes_) {
     if (&node == &top || !tree_->in_subtree(index(top), index(node)) || policy_.done(index(node)))
       continue;
-    node.sent_ms = -1;  // it runs nothing: nothing of it is unreported
-    node_out(node, JobFailure{cat("node ", node.address.node_id, " was not asked: ", why)});
+    node_out(node, JobFailure{cat("node ", node.address.node_id, " was not asked: ", why)},
+             policy::JobPolicy::Out::not_asked);
   }
 }
 
@@ -409,10 +410,9 @@ void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
     case schema::Envelope::Body::LAUNCH_ENDED: {
       auto end = wire::decode_launch_ended(body.getLaunchEnded());
       Node* node = origin(via, static_cast<uint32_t>(end.node_index));
-      if (!node || node->ended) return;
+      if (!node || policy_.has_ended(index(*node))) return;
       node->times = std::move(end.times);
       node->strays = end.strays;
-      node->ended = true;
       for (auto& s : end.stragglers)
         stragglers_.push_back(Straggler{s.rank, node->address.node_id, std::move(s.pmi_state),
                                         std::move(s.last_command), s.idle_ms});
@@ -431,8 +431,8 @@ void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
   }
 }
 
-void Job::node_out(Node& node, JobFailure failure) {
-  run(policy_.node_out(index(node), std::move(failure)));
+void Job::node_out(Node& node, JobFailure failure, policy::JobPolicy::Out how) {
+  run(policy_.node_out(index(node), std::move(failure), how));
   pace_input();  // it takes no more input
 }
 

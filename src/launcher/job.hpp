@@ -73,8 +73,6 @@ class Job {
     bool waiting_for_cxi = false;  // ready to be sent its request once the credentials are in
     wire::NodeTimes times{};       // from its LaunchEnded
     uint32_t strays = 0;           // processes the launch left there, which its agent killed
-    bool ended = false;            // its LaunchEnded came: every rank it started has exited
-    bool refused = false;          // it answered the request with an error: it started nothing
     bool reports_stdin = false;    // it says how much stdin its ranks took (StdinTaken)
     uint64_t stdin_sent = 0, stdin_taken = 0;
   };
@@ -91,7 +89,8 @@ class Job {
   void on_message(Node& via, schema::Envelope::Reader envelope);
   // Its answer to its request: LaunchAccepted, or why not (`lost`: it was lost, not refused).
   void answered(Node& node, Result<wire::Accepted> reply, bool lost);
-  void node_out(Node& node, JobFailure failure);
+  void node_out(Node& node, JobFailure failure,
+                policy::JobPolicy::Out how = policy::JobPolicy::Out::lost);
   // A relayed launch: the node a report arriving on `via` is about (the index it names), or
   // null; on a star launch, `via` itself.
   Node* origin(Node& via, uint32_t claimed);

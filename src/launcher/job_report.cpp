@@ -11,9 +11,10 @@ std::vector<std::optional<double>> Job::agent_clock_origins() const {
   std::vector<std::optional<double>> origins;
   std::vector<std::vector<lattice::wire::FenceTimes>> fences;
   for (const auto& node : nodes_) {
-    origins.push_back(node.sent_ms < 0 ? std::nullopt
-                                       : std::optional<double>(agent_clock_origin_ms(
-                                             node.sent_ms, node.accepted_ms, node.replied_ms)));
+    origins.push_back(!policy_.asked(index(node))
+                          ? std::nullopt
+                          : std::optional<double>(agent_clock_origin_ms(
+                                node.sent_ms, node.accepted_ms, node.replied_ms)));
     fences.push_back(node.times.fences);
   }
   return tree_ ? align_by_fences(*tree_, std::move(origins), fences) : origins;
@@ -36,10 +37,8 @@ std::string Job::final_report() const {
                  " the launch left behind (started in a session of its own, or double-forked) ",
                  node.strays == 1 ? "was" : "were", " killed\n");
   if (code != 0) {
-    // Where no rank can be running unreported: the node ended, refused, or was never asked.
     std::vector<bool> settled;
-    for (const auto& node : nodes_)
-      settled.push_back(node.ended || node.refused || node.sent_ms < 0);
+    for (int i = 0; i < layout_.nodes; ++i) settled.push_back(policy_.settled(i));
     out +=
         cat("lattice: exit statuses: ", summarize_exits(ranks_, layout_.rank_nodes, settled), '\n');
   }
@@ -52,7 +51,7 @@ std::string Job::final_report() const {
     std::vector<NodeFence> fences;
     const std::vector<std::optional<double>> origins = agent_clock_origins();
     for (const auto& node : nodes_) {
-      if (node.sent_ms < 0) continue;
+      if (!policy_.asked(index(node))) continue;
       accepted = std::max(accepted, node.accepted_ms);
       t.sent = std::max(t.sent, node.sent_ms);
       // Agent times count from the request's arrival; -1: never reached.
