@@ -41,6 +41,14 @@ std::string ranks_workdir(const std::string& chdir) {
   return cat(here, '/', chdir);
 }
 
+// Every node's id was given in advance (local mode, NAME=HOST:PORT). Agents beyond the layout's
+// nodes take no part.
+bool all_named(const std::vector<AgentAddress>& agents, int nodes) {
+  const auto used = std::min(agents.size(), static_cast<size_t>(nodes));
+  return std::all_of(agents.begin(), agents.begin() + static_cast<ptrdiff_t>(used),
+                     [](const AgentAddress& a) { return a.name_known; });
+}
+
 }  // namespace
 
 std::string new_launch_id() {
@@ -83,24 +91,15 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
       heartbeat_timer_(loop),
       ends_timer_(loop),
       start_ns_(clock.now_ns()),
-      cxi_(cxi) {
+      cxi_(cxi),
+      fan_out_(layout_.nodes, layout_.rank_nodes.front(), static_cast<int>(options.fanout),
+               all_named(agents, layout_.nodes), options.launch) {
   out_.on_reader_gone([this] { reader_gone("stdout"); });
   err_.on_reader_gone([this] { reader_gone("stderr"); });
   agents.resize(static_cast<size_t>(layout_.nodes));
   for (auto& address : agents)
     nodes_.push_back(Node{std::move(address), link::Heartbeat(kHeartbeat), nullptr});
-  all_named_ =
-      std::all_of(nodes_.begin(), nodes_.end(), [](const Node& n) { return n.address.name_known; });
-  // Relayed only with every node id known: the launcher proves none but the head's itself.
-  relayed_ =
-      all_named_ && nodes_.size() > 1 &&
-      (options.launch == "tree" || (options.launch == "auto" && layout_.nodes >= kLaunchTreeNodes));
-  // The fence tree every agent builds (launcher_file.hpp settled the fanout); a relayed launch
-  // also passes itself on along it.
-  if (nodes_.size() > 1)
-    tree_.emplace(layout_.nodes, layout_.rank_nodes.front(), static_cast<int>(options.fanout));
-  if (relayed_) {
-    head_ = layout_.rank_nodes.front();
+  if (fan_out_.relayed()) {
     request_.relayed = true;
     request_.launcher_name = launcher_name();
   }
@@ -114,10 +113,10 @@ void Job::start(double resolve_ms) {
   resolve_ms_ = resolve_ms;
   // Node ids known in advance: the credentials are asked for first, and come while the links
   // come up.
-  if (all_named_) provision_cxi();
+  if (fan_out_.all_named()) provision_cxi();
   std::vector<Node*> targets;
   for (auto& node : nodes_)
-    if (!relayed_ || index(node) == head_) targets.push_back(&node);
+    if (fan_out_.linked_first(index(node))) targets.push_back(&node);
   link_to(targets);
   heartbeat_timer_.start(kHeartbeat.period_ms, kHeartbeat.period_ms, [this] { heartbeat(); });
   deadline_timer_.start(kAgentResponseMs, 0, [this] {
@@ -186,16 +185,18 @@ void Job::authenticated(Node& node, const secure::Identity& peer) {
   node.authenticated = true;
   node.address.node_id = peer.name;  // as the agent proved it, not as we guessed it
   // Reached directly once the head was lost: it adopts this link and ends its part.
-  if (direct_) return notify(node, wire::abort_message(request_.launch_id, direct_abort_));
-  bool all_in = relayed_ || std::all_of(nodes_.begin(), nodes_.end(), [this](const Node& x) {
-                  return x.authenticated || policy_.done(index(x));
-                });
+  if (const JobFailure* abort = fan_out_.direct_abort())
+    return notify(node, wire::abort_message(request_.launch_id, *abort));
+  // Every first link is in (a relayed launch's one to the head, which is this).
+  bool all_in = std::all_of(nodes_.begin(), nodes_.end(), [this](const Node& x) {
+    return !fan_out_.linked_first(index(x)) || x.authenticated || policy_.done(index(x));
+  });
   if (all_in) connected_ms_ = now_ms();
   // (An abort before this point has already taken every node not yet asked out of the launch.)
   // With every node id known in advance (local mode, NAME=HOST:PORT) each agent gets its
   // request as soon as it has proved who it is, so fan-out overlaps the handshakes; otherwise
   // the ids come from the handshakes, and every request waits for the last one.
-  if (all_named_) return send_launch(node);
+  if (fan_out_.all_named()) return send_launch(node);
   if (!all_in) return;
   // Node ids name the launch's members to each other: two agents claiming one would be
   // indistinguishable to the fence and the abort rules.
@@ -241,9 +242,9 @@ void Job::send_launch(Node& node) {
   launch_request_->node_index = static_cast<uint32_t>(index(node));
   auto msg = wire::launch_request(*launch_request_);
   Node* n = &node;
-  // A relayed launch asks every node with the head's request.
+  // A request asks the nodes its link speaks for: on a relayed launch, the head's asks them all.
   for (auto& asked : nodes_) {
-    if (&asked != &node && !relayed_) continue;
+    if (!fan_out_.speaks_for(index(node), index(asked))) continue;
     asked.sent_ms = now_ms();
     run(policy_.sent(index(asked)));
   }
@@ -263,13 +264,18 @@ void Job::answered(Node& node, Result<wire::Accepted> reply, bool lost) {
     if (lost) {
       node_out(node, JobFailure{cat("node ", id, " lost: ", reply.error().message)});
     } else {
-      const bool started_nothing = reply.error().kind == ErrorKind::refused || relayed_;
       node_out(node, JobFailure{cat("agent ", id, " refused the launch: ", reply.error().message)},
-               started_nothing ? policy::JobPolicy::Out::refused : policy::JobPolicy::Out::lost);
+               fan_out_.started_nothing(reply.error().kind) ? policy::JobPolicy::Out::refused
+                                                            : policy::JobPolicy::Out::lost);
     }
     // Nothing below a node that refused, or was lost unanswered, was asked.
-    if (relayed_ && (!lost || unanswered))
-      not_asked_below(node, cat("node ", id, " did not pass the request on"));
+    if (!lost || unanswered)
+      for (int below : fan_out_.below(index(node)))
+        if (!policy_.done(below))
+          node_out(nodes_[static_cast<size_t>(below)],
+                   JobFailure{cat("node ", nodes_[static_cast<size_t>(below)].address.node_id,
+                                  " was not asked: node ", id, " did not pass the request on")},
+                   policy::JobPolicy::Out::not_asked);
     return;
   }
   node.accepted_ms = now_ms();
@@ -292,32 +298,13 @@ void Job::answered(Node& node, Result<wire::Accepted> reply, bool lost) {
   if (++accepted_ == nodes_.size()) start_input();
 }
 
-void Job::not_asked_below(Node& top, const std::string& why) {
-  for (auto& node : nodes_) {
-    if (&node == &top || !tree_->in_subtree(index(top), index(node)) || policy_.done(index(node)))
-      continue;
-    node_out(node, JobFailure{cat("node ", node.address.node_id, " was not asked: ", why)},
-             policy::JobPolicy::Out::not_asked);
-  }
-}
-
-Job::Node* Job::origin(Node& via, uint32_t claimed) {
-  if (claimed >= nodes_.size()) return nullptr;
-  // A link speaks for its own node; a relayed launch's for its node's subtree (the head's: every
-  // node).
-  const int node = static_cast<int>(claimed);
-  if (relayed_ ? !tree_->in_subtree(index(via), node) : node != index(via)) return nullptr;
-  return &nodes_[claimed];
-}
-
 void Job::link_lost(Node& node, JobFailure failure) {
   if (!policy_.done(index(node))) node_out(node, failure);
-  if (relayed_ && !direct_ && index(node) == head_) go_direct(failure);
+  if (fan_out_.carries_all(index(node))) go_direct(failure);
 }
 
 void Job::go_direct(const JobFailure& why) {
-  direct_ = true;
-  direct_abort_ = policy_.failure() ? *policy_.failure() : why;
+  fan_out_.go_direct(policy_.failure() ? *policy_.failure() : why);
   std::vector<Node*> targets;
   for (auto& node : nodes_)
     if (!policy_.done(index(node)) && !node.conn) targets.push_back(&node);
@@ -325,7 +312,8 @@ void Job::go_direct(const JobFailure& why) {
   say(cat("lattice: the head agent is lost; reaching the other ", targets.size(),
           " nodes directly to end their ranks\n"));
   link_to(targets);
-  deadline_timer_.start(kAgentResponseMs, 0, [this, head = nodes_[size_t(head_)].address.node_id] {
+  const std::string& head = nodes_[static_cast<size_t>(fan_out_.head())].address.node_id;
+  deadline_timer_.start(kAgentResponseMs, 0, [this, head] {
     for (auto& node : nodes_)
       if (!policy_.done(index(node)) && !node.authenticated)
         node_out(node, JobFailure{cat("node ", node.address.node_id,
@@ -336,8 +324,7 @@ void Job::go_direct(const JobFailure& why) {
 }
 
 bool Job::carrying(const Node& node) const {
-  if (!relayed_ || direct_) return policy_.live(index(node));
-  return !policy_.finished();
+  return fan_out_.carries_all(index(node)) ? !policy_.finished() : policy_.live(index(node));
 }
 
 void Job::start_input() {
@@ -421,7 +408,7 @@ void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
     }
     case schema::Envelope::Body::NODE_ANSWER: {
       auto answer = wire::decode_node_answer(body.getNodeAnswer());
-      Node* node = relayed_ ? origin(via, static_cast<uint32_t>(answer.node_index)) : nullptr;
+      Node* node = at(fan_out_.answered_for(index(via), static_cast<uint32_t>(answer.node_index)));
       if (!node) return;
       if (answer.error.empty()) return answered(*node, std::move(answer.accepted), false);
       return answered(*node, make_error(answer.error), answer.lost);
@@ -440,17 +427,13 @@ void Job::run(std::vector<policy::JobAction> actions) {
   for (auto& action : actions) {
     // A relayed launch's head passes an abort or a signal to every node: it is sent once.
     if (auto* to_abort = std::get_if<policy::AbortNode>(&action)) {
-      if (relayed_ && !direct_) {
-        if (std::exchange(abort_sent_, true)) continue;
-        await_ends();
-      }
+      const FanOut::Abort how = fan_out_.abort();
+      if (how == FanOut::Abort::passed_on) continue;
+      if (how == FanOut::Abort::to_head) await_ends();
       notify(link_of(nodes_[static_cast<size_t>(to_abort->node)]),
              wire::abort_message(request_.launch_id, to_abort->failure));
     } else if (auto* to_signal = std::get_if<policy::SignalNode>(&action)) {
-      if (relayed_ && !direct_) {
-        if (std::count(signals_sent_.begin(), signals_sent_.end(), to_signal->signum)) continue;
-        signals_sent_.push_back(to_signal->signum);
-      }
+      if (!fan_out_.signal_goes_out(to_signal->signum)) continue;
       notify(link_of(nodes_[static_cast<size_t>(to_signal->node)]),
              wire::signal({request_.launch_id, to_signal->signum}));
     } else if (auto* drop = std::get_if<policy::DropNode>(&action)) {

@@ -4,9 +4,8 @@
 // signals, and carries out what the failure policy decides (policy/job_policy.hpp) when a node
 // refuses, cannot be reached or authenticated, fails, or is lost.
 //
-// A relayed launch (--launch tree) opens one link, to the head agent, which passes the request
-// down the fence tree (agent/launch_relay.hpp). Every other node's answer, reports and loss
-// come up through it, naming their node; signals, stdin and aborts go to it once, for all.
+// Which link reaches which node, star or relayed down the fence tree, is the fan-out's to say
+// (fan_out.hpp).
 #pragma once
 
 #include <functional>
@@ -18,9 +17,9 @@
 #include <vector>
 
 #include "base/clock.hpp"
-#include "fence/tree.hpp"
 #include "launcher/cxi_lease.hpp"
 #include "launcher/export_env.hpp"
+#include "launcher/fan_out.hpp"
 #include "launcher/input_source.hpp"
 #include "launcher/job_user.hpp"
 #include "launcher/launch_request.hpp"
@@ -91,23 +90,17 @@ class Job {
   void answered(Node& node, Result<wire::Accepted> reply, bool lost);
   void node_out(Node& node, JobFailure failure,
                 policy::JobPolicy::Out how = policy::JobPolicy::Out::lost);
-  // A relayed launch: the node a report arriving on `via` is about (the index it names), or
-  // null; on a star launch, `via` itself.
-  Node* origin(Node& via, uint32_t claimed);
-  // The node whose link carries what goes to `node` (the head, for a relayed launch).
-  Node& link_of(Node& node) {
-    return relayed_ && !direct_ ? nodes_[static_cast<size_t>(head_)] : node;
-  }
-  // A relayed launch: the nodes below `top`, which were never asked (it refused, or was lost
-  // before it could pass the request on), are out.
-  void not_asked_below(Node& top, const std::string& why);
+  Node* at(std::optional<int> node) { return node ? &nodes_[static_cast<size_t>(*node)] : nullptr; }
+  // The node a report arriving on `via` is about (the index it names), or null.
+  Node* origin(Node& via, uint32_t claimed) { return at(fan_out_.origin(index(via), claimed)); }
+  Node& link_of(Node& node) { return nodes_[static_cast<size_t>(fan_out_.link_of(index(node)))]; }
   // The link to `node` closed, or missed its heartbeats.
   void link_lost(Node& node, JobFailure failure);
   // A relayed launch whose head is lost: links to every node still running, which end their
   // ranks and report directly (what they could not pass up meanwhile, they held).
   void go_direct(const JobFailure& why);
-  // Whether the link to `node` still carries something: its own reports, or (the head of a
-  // relayed launch) anyone's.
+  // Whether the link to `node` still carries something: its own reports, or (the relaying head)
+  // anyone's.
   bool carrying(const Node& node) const;
   // A relayed launch hears of a node only through the tree: should a relay and the node that
   // watches it both be lost, nobody reports the nodes below. Once the abort is out, a node whose
@@ -168,19 +161,8 @@ class Job {
   std::unique_ptr<InputSource> input_;  // the launcher's stdin (--input), once all accepted
   std::vector<Node*> input_targets_;    // the nodes of the input rank(s)
   CxiLease* cxi_;                       // null: the launch runs without CXI
-  // Relayed launches: only the head has a link; aborts and each signal go to it once.
-  bool all_named_ = false;  // every node id given in advance (local mode, NAME=HOST:PORT)
-  bool relayed_ = false;
-  int head_ = 0;
-  std::optional<fence::Tree> tree_;
-  bool abort_sent_ = false;
-  std::vector<int> signals_sent_;
-  bool direct_ = false;      // the head was lost: every node is reached directly
-  JobFailure direct_abort_;  // what those nodes are told
+  FanOut fan_out_;
 };
-
-// Nodes from which `--launch auto` relays the launch down the fence tree.
-inline constexpr int kLaunchTreeNodes = 16;
 
 // A random (version 4) UUID, as the design's environment table has launch ids.
 std::string new_launch_id();

@@ -17,7 +17,8 @@ std::vector<std::optional<double>> Job::agent_clock_origins() const {
                                 node.sent_ms, node.accepted_ms, node.replied_ms)));
     fences.push_back(node.times.fences);
   }
-  return tree_ ? align_by_fences(*tree_, std::move(origins), fences) : origins;
+  const fence::Tree* tree = fan_out_.tree();
+  return tree ? align_by_fences(*tree, std::move(origins), fences) : origins;
 }
 
 int Job::exit_code() const { return job_exit_code(policy_.failure(), ranks_, layout_.ntasks); }
