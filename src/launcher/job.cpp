@@ -20,9 +20,6 @@ constexpr uint64_t kAgentResponseMs = 15000;
 // Ranks' output written to a slow reader and not taken yet, beyond which the agents' links are
 // no longer read until it is: the launcher's memory stays bounded, whatever the ranks write.
 constexpr size_t kUnwrittenOutputBytes = size_t{4} << 20;
-// Stdin sent to a node beyond what its input ranks took (StdinTaken) before the launcher stops
-// reading its own stdin: a rank reading slowly holds the input back, and nothing is dropped.
-constexpr uint64_t kStdinWindowBytes = uint64_t{8} << 20;
 
 // Like srun and mpiexec: ranks start in the launcher's working directory, or --chdir's (a
 // relative one taken from there, as the user meant it).
@@ -84,6 +81,7 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
       deadline_timer_(loop),
       ends_timer_(loop),
       start_ns_(clock.now_ns()),
+      input_(loop, layout_.nodes, fan_out_, policy_, links_, request_.launch_id),
       cxi_(cxi) {
   out_.on_reader_gone([this] { reader_gone("stdout"); });
   err_.on_reader_gone([this] { reader_gone("stderr"); });
@@ -224,7 +222,7 @@ void Job::answered(int node, Result<wire::Accepted> reply, bool lost) {
   Node& n = at(node);
   n.accepted_ms = now_ms();
   n.replied_ms = static_cast<double>(reply->replied_us) / 1e3;
-  n.reports_stdin = reply->stdin_taken;
+  input_.accepted(node, reply->stdin_taken);
   if (!reply->node_id.empty()) links_.rename(node, reply->node_id);
   std::vector<std::string> left_out;
   for (auto& name : reply->env_left_out)
@@ -272,42 +270,13 @@ bool Job::carrying(int node) const {
 
 void Job::start_input() {
   if (options_.input_rank == kInputNone || policy_.finished()) return;
+  std::vector<int> nodes;
   if (options_.input_rank == kInputAll)
-    for (int node = 0; node < layout_.nodes; ++node) input_targets_.push_back(node);
+    for (int node = 0; node < layout_.nodes; ++node) nodes.push_back(node);
   else
-    input_targets_.push_back(layout_.rank_nodes[options_.input_rank]);
-  auto send = [this](std::string_view data, bool eof) {
-    std::vector<int> links;  // once per link: a relay passes it to every input node below
-    for (int node : input_targets_) {
-      const int link = fan_out_.link_of(node);
-      if (std::find(links.begin(), links.end(), link) == links.end()) {
-        links.push_back(link);
-        links_.notify(link, wire::stdin_chunk(request_.launch_id, data, eof));
-      }
-      at(node).stdin_sent += data.size();
-    }
-    pace_input();
-  };
-  auto source = InputSource::open(
-      loop_, 0, [send](std::string_view data) { send(data, false); }, [send] { send({}, true); });
-  if (!source) {
-    say(cat("lattice: ", source.error().message, "; the ranks get no input\n"));
-    return send({}, true);
-  }
-  input_ = std::move(source.value());
-}
-
-void Job::pace_input() {
-  if (!input_) return;
-  bool behind = std::any_of(input_targets_.begin(), input_targets_.end(), [this](int node) {
-    const Node& n = at(node);
-    return n.reports_stdin && policy_.live(node) &&
-           n.stdin_sent - n.stdin_taken > kStdinWindowBytes;
-  });
-  if (behind)
-    input_->pause();
-  else
-    input_->resume();
+    nodes.push_back(layout_.rank_nodes[options_.input_rank]);
+  if (auto started = input_.start(std::move(nodes)); !started)
+    say(cat("lattice: ", started.error().message, "; the ranks get no input\n"));
 }
 
 void Job::on_message(int via, schema::Envelope::Reader envelope) {
@@ -332,11 +301,9 @@ void Job::on_message(int via, schema::Envelope::Reader envelope) {
     }
     case schema::Envelope::Body::STDIN_TAKEN: {
       auto taken = wire::decode_stdin_taken(body.getStdinTaken());
-      auto node = fan_out_.origin(via, static_cast<uint32_t>(taken.node_index));
-      if (!node) return;
-      // Never more than was sent: a confused agent cannot open the window wider.
-      at(*node).stdin_taken = std::min<uint64_t>(at(*node).stdin_sent, taken.bytes);
-      return pace_input();
+      if (auto node = fan_out_.origin(via, static_cast<uint32_t>(taken.node_index)))
+        input_.taken(*node, taken.bytes);
+      return;
     }
     case schema::Envelope::Body::LAUNCH_ENDED: {
       auto end = wire::decode_launch_ended(body.getLaunchEnded());
@@ -348,7 +315,7 @@ void Job::on_message(int via, schema::Envelope::Reader envelope) {
         stragglers_.push_back(Straggler{s.rank, id(*node), std::move(s.pmi_state),
                                         std::move(s.last_command), s.idle_ms});
       run(policy_.ended(*node, std::move(end.failure)));
-      return pace_input();  // it takes no more input
+      return input_.pace();  // it takes no more input
     }
     case schema::Envelope::Body::NODE_ANSWER: {
       auto answer = wire::decode_node_answer(body.getNodeAnswer());
@@ -364,7 +331,7 @@ void Job::on_message(int via, schema::Envelope::Reader envelope) {
 
 void Job::node_out(int node, JobFailure failure, policy::JobPolicy::Out how) {
   run(policy_.node_out(node, std::move(failure), how));
-  pace_input();  // it takes no more input
+  input_.pace();  // it takes no more input
 }
 
 void Job::run(std::vector<policy::JobAction> actions) {
@@ -431,7 +398,7 @@ void Job::when_written(std::function<void()> fn) {
 }
 
 void Job::finish() {
-  input_.reset();
+  input_.stop();
   deadline_timer_.stop();
   ends_timer_.stop();
   links_.close_all();

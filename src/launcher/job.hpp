@@ -21,7 +21,6 @@
 #include "launcher/cxi_lease.hpp"
 #include "launcher/export_env.hpp"
 #include "launcher/fan_out.hpp"
-#include "launcher/input_source.hpp"
 #include "launcher/job_user.hpp"
 #include "launcher/launch_request.hpp"
 #include "launcher/layout.hpp"
@@ -30,6 +29,7 @@
 #include "launcher/output_files.hpp"
 #include "launcher/output_writer.hpp"
 #include "launcher/report.hpp"
+#include "launcher/stdin_feed.hpp"
 #include "net/loop.hpp"
 #include "net/timer.hpp"
 #include "policy/job_policy.hpp"
@@ -58,8 +58,8 @@ class Job {
   std::string final_report() const;
 
  private:
-  // What a node's agent told of its part, and when (for -v), and its stdin; its link is in
-  // links_, where it stands in the launch in policy_.
+  // What a node's agent told of its part, and when (for -v); its link is in links_, where it
+  // stands in the launch in policy_.
   struct Node {
     double sent_ms = -1;
     double accepted_ms = -1;
@@ -67,8 +67,6 @@ class Job {
     bool waiting_for_cxi = false;  // ready to be sent its request once the credentials are in
     wire::NodeTimes times{};       // from its LaunchEnded
     uint32_t strays = 0;           // processes the launch left there, which its agent killed
-    bool reports_stdin = false;    // it says how much stdin its ranks took (StdinTaken)
-    uint64_t stdin_sent = 0, stdin_taken = 0;
   };
 
   AgentLinks::Handlers link_handlers();
@@ -99,8 +97,6 @@ class Job {
   void finish();
   // Every node accepted: the launcher's stdin starts flowing to the input rank(s)' nodes.
   void start_input();
-  // Reading stdin waits while a live node that reports what it took is a window behind.
-  void pace_input();
   Node& at(int node) { return nodes_[static_cast<size_t>(node)]; }
   const std::string& id(int node) const { return links_.address(node).node_id; }
   // Each node's launch clock on the launcher's (nullopt: never sent the request), for -v: by the
@@ -142,8 +138,7 @@ class Job {
   double resolve_ms_ = -1;
   size_t accepted_ = 0;
   std::set<std::string> env_left_out_;  // hooks an agent left out of a root job, said once each
-  std::unique_ptr<InputSource> input_;  // the launcher's stdin (--input), once all accepted
-  std::vector<int> input_targets_;      // the nodes of the input rank(s)
+  StdinFeed input_;                     // the launcher's stdin (--input), once all accepted
   CxiLease* cxi_;                       // null: the launch runs without CXI
 };
 
