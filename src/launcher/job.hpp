@@ -58,8 +58,8 @@ class Job {
   std::string final_report() const;
 
  private:
-  // What a node's agent told of its part, and when (for -v); its link is in links_, where it
-  // stands in the launch in policy_.
+  // What the launch keeps of a node besides its link (links_) and where it stands (policy_): when
+  // it was asked and answered, and what its agent told of its part, for the report.
   struct Node {
     double sent_ms = -1;
     double accepted_ms = -1;
