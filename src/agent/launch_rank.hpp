@@ -22,7 +22,7 @@ constexpr size_t kPmiWriteLimitBytes = size_t{16} << 20;
 // a spawn that comes one loop turn after the launch request.
 constexpr size_t kMaxPendingInputBytes = size_t{64} << 20;
 // The launcher hears how much stdin the input ranks took each time this much more was taken:
-// well under its window (launcher/job.cpp), so it never waits for a report that is not due.
+// well under its window (launcher/stdin_feed.cpp), so it never waits for a report that is not due.
 constexpr uint64_t kInputReportBytes = uint64_t{1} << 20;
 // What the launch's ranks left behind (StraySweep) gets from SIGTERM to SIGKILL, as ranks do
 // when the agent stops.
