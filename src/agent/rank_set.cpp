@@ -12,7 +12,8 @@ namespace {
 // spawn that comes one loop turn after the launch request.
 constexpr size_t kMaxPendingInputBytes = size_t{64} << 20;
 // The launcher hears how much stdin the input ranks took each time this much more was taken:
-// well under the launcher's window, so it never waits for a report that is not due.
+// well under the launcher's window (launcher/stdin_feed.hpp), so it never waits for a report
+// that is not due.
 constexpr uint64_t kInputReportBytes = uint64_t{1} << 20;
 
 }  // namespace

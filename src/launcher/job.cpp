@@ -5,13 +5,8 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <utility>
 
-#include "base/log.hpp"
-#include "config/config.hpp"
-#include "launcher/fence_clocks.hpp"
 #include "secure/secret.hpp"
 #include "wire/control.hpp"
 #include "wire/failure_codec.hpp"
@@ -22,14 +17,9 @@ namespace {
 // An agent that neither connects nor answers LaunchProcesses within this is treated as
 // unreachable (TCP's own SYN timeout is minutes).
 constexpr uint64_t kAgentResponseMs = 15000;
-// Heartbeats to every agent of a running launch (link/heartbeat.hpp).
-constexpr link::HeartbeatOptions kHeartbeat{1000, 3};
 // Ranks' output written to a slow reader and not taken yet, beyond which the agents' links are
 // no longer read until it is: the launcher's memory stays bounded, whatever the ranks write.
 constexpr size_t kUnwrittenOutputBytes = size_t{4} << 20;
-// Stdin sent to a node beyond what its input ranks took (StdinTaken) before the launcher stops
-// reading its own stdin: a rank reading slowly holds the input back, and nothing is dropped.
-constexpr uint64_t kStdinWindowBytes = uint64_t{8} << 20;
 
 // Like srun and mpiexec: ranks start in the launcher's working directory, or --chdir's (a
 // relative one taken from there, as the user meant it).
@@ -39,6 +29,19 @@ std::string ranks_workdir(const std::string& chdir) {
   if (chdir.empty()) return here;
   if (chdir.front() == '/' || here.empty()) return chdir;
   return cat(here, '/', chdir);
+}
+
+// Every node's id was given in advance (local mode, NAME=HOST:PORT). Agents beyond the layout's
+// nodes take no part.
+bool all_named(const std::vector<AgentAddress>& agents, int nodes) {
+  const auto used = std::min(agents.size(), static_cast<size_t>(nodes));
+  return std::all_of(agents.begin(), agents.begin() + static_cast<ptrdiff_t>(used),
+                     [](const AgentAddress& a) { return a.name_known; });
+}
+
+std::vector<AgentAddress> one_per_node(std::vector<AgentAddress> agents, int nodes) {
+  agents.resize(static_cast<size_t>(nodes));
+  return agents;
 }
 
 }  // namespace
@@ -56,23 +59,19 @@ std::string new_launch_id() {
   return out;
 }
 
-std::string launcher_name() {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0 || !host[0]) std::strcpy(host, "localhost");
-  std::string name = cat("lattice@", std::string(host).substr(0, 200), ':', ::getpid());
-  return secure::valid_identity_name(name) ? name : cat("lattice:", ::getpid());
-}
-
 Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
          const secure::ClusterKey& key, Layout layout, std::vector<AgentAddress> agents,
          Request request, std::function<void()> done, CxiLease* cxi)
     : loop_(loop),
       clock_(clock),
       options_(options),
-      key_(key),
       layout_(std::move(layout)),
       request_(std::move(request)),
       done_(std::move(done)),
+      fan_out_(layout_.nodes, layout_.rank_nodes.front(), static_cast<int>(options.fanout),
+               all_named(agents, layout_.nodes), options.launch),
+      links_(loop, key, one_per_node(std::move(agents), layout_.nodes), link_handlers()),
+      nodes_(static_cast<size_t>(layout_.nodes)),
       policy_(layout_.nodes, layout_.rank_nodes.front(), options.kill_on_bad_exit),
       out_(loop, STDOUT_FILENO),
       err_(loop, STDERR_FILENO, &out_),
@@ -80,27 +79,13 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
                out_, err_),
       workdir_(ranks_workdir(options.chdir)),
       deadline_timer_(loop),
-      heartbeat_timer_(loop),
       ends_timer_(loop),
       start_ns_(clock.now_ns()),
+      input_(loop, layout_.nodes, fan_out_, policy_, links_, request_.launch_id),
       cxi_(cxi) {
   out_.on_reader_gone([this] { reader_gone("stdout"); });
   err_.on_reader_gone([this] { reader_gone("stderr"); });
-  agents.resize(static_cast<size_t>(layout_.nodes));
-  for (auto& address : agents)
-    nodes_.push_back(Node{std::move(address), link::Heartbeat(kHeartbeat), nullptr});
-  all_named_ =
-      std::all_of(nodes_.begin(), nodes_.end(), [](const Node& n) { return n.address.name_known; });
-  // Relayed only with every node id known: the launcher proves none but the head's itself.
-  relayed_ =
-      all_named_ && nodes_.size() > 1 &&
-      (options.launch == "tree" || (options.launch == "auto" && layout_.nodes >= kLaunchTreeNodes));
-  // The fence tree every agent builds (launcher_file.hpp settled the fanout); a relayed launch
-  // also passes itself on along it.
-  if (nodes_.size() > 1)
-    tree_.emplace(layout_.nodes, layout_.rank_nodes.front(), static_cast<int>(options.fanout));
-  if (relayed_) {
-    head_ = layout_.rank_nodes.front();
+  if (fan_out_.relayed()) {
     request_.relayed = true;
     request_.launcher_name = launcher_name();
   }
@@ -108,173 +93,137 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
 
 Job::~Job() = default;
 
+AgentLinks::Handlers Job::link_handlers() {
+  AgentLinks::Handlers h;
+  // A node the launch gave up on: its link is dropped unused.
+  h.wanted = [this](int node) { return !policy_.done(node); };
+  h.carrying = [this](int node) { return carrying(node); };
+  h.authenticated = [this](int node) { authenticated(node); };
+  h.message = [this](int via, schema::Envelope::Reader envelope) { on_message(via, envelope); };
+  h.out = [this](int node, JobFailure failure) { node_out(node, std::move(failure)); };
+  h.lost = [this](int node, JobFailure failure) { link_lost(node, std::move(failure)); };
+  return h;
+}
+
 double Job::now_ms() const { return static_cast<double>(clock_.now_ns() - start_ns_) / 1e6; }
 
 void Job::start(double resolve_ms) {
   resolve_ms_ = resolve_ms;
   // Node ids known in advance: the credentials are asked for first, and come while the links
   // come up.
-  if (all_named_) provision_cxi();
-  std::vector<Node*> targets;
-  for (auto& node : nodes_)
-    if (!relayed_ || index(node) == head_) targets.push_back(&node);
-  link_to(targets);
-  heartbeat_timer_.start(kHeartbeat.period_ms, kHeartbeat.period_ms, [this] { heartbeat(); });
+  if (fan_out_.all_named()) provision_cxi();
+  std::vector<int> first;
+  for (int node = 0; node < layout_.nodes; ++node)
+    if (fan_out_.linked_first(node)) first.push_back(node);
+  links_.link_to(first);
   deadline_timer_.start(kAgentResponseMs, 0, [this] {
-    for (auto& node : nodes_)
-      if (!policy_.done(index(node)) && !policy_.live(index(node)))
-        node_out(node, JobFailure{cat("agent ", node.address.node_id, " at ", node.address.host,
-                                      ':', node.address.port, " did not answer within ",
-                                      kAgentResponseMs / 1000, " s")});
+    for (int node = 0; node < layout_.nodes; ++node)
+      if (!policy_.done(node) && !policy_.live(node)) {
+        const AgentAddress& a = links_.address(node);
+        node_out(node, JobFailure{cat("agent ", a.node_id, " at ", a.host, ':', a.port,
+                                      " did not answer within ", kAgentResponseMs / 1000, " s")});
+      }
   });
 }
 
-void Job::link_to(const std::vector<Node*>& targets) {
-  // One handshake key pair for the links begun together; the last to begin lets it go (wiped).
-  auto pair = std::make_shared<std::shared_ptr<const secure::EphemeralKey>>(
-      secure::EphemeralKey::generate());
-  auto left = std::make_shared<size_t>(targets.size());
-  for (Node* n : targets)
-    net::connect_tcp(loop_, n->address.host, n->address.port,
-                     [this, n, pair, left](Result<std::unique_ptr<net::Stream>> stream) {
-                       auto ephemeral = --*left == 0 ? std::move(*pair) : *pair;
-                       if (!stream)
-                         return node_out(
-                             *n, JobFailure{cat("cannot reach agent ", n->address.node_id, " at ",
-                                                n->address.host, ':', n->address.port, ": ",
-                                                stream.error().message)});
-                       connected(*n, std::move(stream.value()), std::move(ephemeral));
-                     });
-}
-
-void Job::connected(Node& node, std::unique_ptr<net::Stream> stream,
-                    std::shared_ptr<const secure::EphemeralKey> ephemeral) {
-  if (policy_.done(index(node))) return;  // gave up on it already; dropping the stream closes it
-  Node* n = &node;
-  rpc::Session::Handlers handlers;
-  handlers.on_message = [this, n](uint64_t, schema::Envelope::Reader envelope) {
-    on_message(*n, envelope);
-  };
-  link::LinkOptions link;
-  link.side = secure::Channel::Side::initiator;
-  link.key = &key_;
-  link.self = secure::Identity{secure::Role::launcher, launcher_name()};
-  link.ephemeral = std::move(ephemeral);
-  link.counts = &counts_;
-  node.conn = std::make_unique<link::Connection>(
-      loop_, std::move(stream), std::move(link), std::move(handlers),
-      [this, n](const secure::Identity& peer) { authenticated(*n, peer); },
-      [this, n](const Error& why) {
-        if (!n->authenticated)
-          return link_lost(
-              *n, JobFailure{cat("cannot authenticate agent ", n->address.node_id, " at ",
-                                 n->address.host, ':', n->address.port, ": ", why.message)});
-        link_lost(*n, JobFailure{cat("node ", n->address.node_id,
-                                     " lost: its agent's connection closed (", why.message, ")")});
-      });
-}
-
-void Job::authenticated(Node& node, const secure::Identity& peer) {
-  if (policy_.done(index(node))) return;
-  if (peer.role != secure::Role::agent)
-    return node_out(node, JobFailure{cat(node.address.host, ':', node.address.port, " is ",
-                                         secure::describe(peer), ", not an agent")});
-  if (node.address.name_known && peer.name != node.address.node_id)
-    return node_out(
-        node, JobFailure{cat("the agent at ", node.address.host, ':', node.address.port, " is '",
-                             peer.name, "', not '", node.address.node_id, "'")});
-  node.authenticated = true;
-  node.address.node_id = peer.name;  // as the agent proved it, not as we guessed it
+void Job::authenticated(int node) {
   // Reached directly once the head was lost: it adopts this link and ends its part.
-  if (direct_) return notify(node, wire::abort_message(request_.launch_id, direct_abort_));
-  bool all_in = relayed_ || std::all_of(nodes_.begin(), nodes_.end(), [this](const Node& x) {
-                  return x.authenticated || policy_.done(index(x));
-                });
+  if (const JobFailure* abort = fan_out_.direct_abort())
+    return links_.notify(node, wire::abort_message(request_.launch_id, *abort));
+  // Every first link is in (a relayed launch's one, to the head, is this).
+  bool all_in = true;
+  for (int n = 0; n < layout_.nodes; ++n)
+    all_in = all_in && (!fan_out_.linked_first(n) || links_.authenticated(n) || policy_.done(n));
   if (all_in) connected_ms_ = now_ms();
   // (An abort before this point has already taken every node not yet asked out of the launch.)
   // With every node id known in advance (local mode, NAME=HOST:PORT) each agent gets its
   // request as soon as it has proved who it is, so fan-out overlaps the handshakes; otherwise
   // the ids come from the handshakes, and every request waits for the last one.
-  if (all_named_) return send_launch(node);
+  if (fan_out_.all_named()) return send_launch(node);
   if (!all_in) return;
   // Node ids name the launch's members to each other: two agents claiming one would be
   // indistinguishable to the fence and the abort rules.
-  for (size_t i = 0; i < nodes_.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      if (nodes_[i].address.node_id == nodes_[j].address.node_id)
-        return node_out(
-            nodes_[i],
-            JobFailure{cat("agents at ", nodes_[j].address.host, ':', nodes_[j].address.port,
-                           " and ", nodes_[i].address.host, ':', nodes_[i].address.port,
-                           " both call themselves '", nodes_[i].address.node_id, "'")});
+  for (int i = 0; i < layout_.nodes; ++i)
+    for (int j = 0; j < i; ++j)
+      if (id(i) == id(j)) {
+        const AgentAddress &a = links_.address(j), &b = links_.address(i);
+        return node_out(i, JobFailure{cat("agents at ", a.host, ':', a.port, " and ", b.host, ':',
+                                          b.port, " both call themselves '", b.node_id, "'")});
+      }
   provision_cxi();
-  for (auto& n : nodes_) send_launch(n);
+  for (int n = 0; n < layout_.nodes; ++n) send_launch(n);
 }
 
 void Job::provision_cxi() {
   if (!cxi_) return;
   std::vector<std::string> ids;
-  for (const auto& n : nodes_) ids.push_back(n.address.node_id);
+  for (int node = 0; node < layout_.nodes; ++node) ids.push_back(id(node));
   cxi_->provision(options_.alloc.empty() ? request_.launch_id : options_.alloc, std::move(ids),
                   [this](Status ready) {
                     if (!ready) return run(policy_.failed(JobFailure{ready.error().message}));
-                    for (auto& node : nodes_)
-                      if (std::exchange(node.waiting_for_cxi, false)) send_launch(node);
+                    for (int node = 0; node < layout_.nodes; ++node)
+                      if (std::exchange(at(node).waiting_for_cxi, false)) send_launch(node);
                   });
 }
 
-void Job::send_launch(Node& node) {
-  if (policy_.done(index(node))) return;  // dropped: the launch is being aborted
+void Job::send_launch(int node) {
+  if (policy_.done(node)) return;  // dropped: the launch is being aborted
   if (cxi_ && !cxi_->credentials()) {
-    node.waiting_for_cxi = true;
+    at(node).waiting_for_cxi = true;
     return;
   }
   // Built at the first request: every node id is final by then (proved, or named in advance).
   if (!launch_request_) {
     std::vector<wire::PeerInfo> peers;
-    for (const auto& n : nodes_)
-      peers.push_back(
-          wire::PeerInfo{n.address.node_id, n.address.host, static_cast<uint16_t>(n.address.port)});
+    for (int n = 0; n < layout_.nodes; ++n) {
+      const AgentAddress& a = links_.address(n);
+      peers.push_back(wire::PeerInfo{a.node_id, a.host, static_cast<uint16_t>(a.port)});
+    }
     launch_request_ = launch_request(options_, request_, layout_, peers, workdir_,
                                      cxi_ ? cxi_->credentials() : nullptr);
   }
-  launch_request_->node_index = static_cast<uint32_t>(index(node));
+  launch_request_->node_index = static_cast<uint32_t>(node);
   auto msg = wire::launch_request(*launch_request_);
-  Node* n = &node;
-  // A relayed launch asks every node with the head's request.
-  for (auto& asked : nodes_) {
-    if (&asked != &node && !relayed_) continue;
-    asked.sent_ms = now_ms();
-    run(policy_.sent(index(asked)));
+  // A request asks the nodes its link speaks for: on a relayed launch, the head's asks them all.
+  for (int asked = 0; asked < layout_.nodes; ++asked) {
+    if (!fan_out_.speaks_for(node, asked)) continue;
+    at(asked).sent_ms = now_ms();
+    run(policy_.sent(asked));
   }
-  node.conn->session().call(
-      std::move(msg), loop_.now_ms() + kAgentResponseMs,
-      [this, n](Result<schema::Envelope::Reader> reply) {
-        if (!reply) return answered(*n, reply.error(), false);
-        answered(*n, wire::decode_accepted(reply->getBody().getLaunchAccepted()), false);
-      });
+  links_.call(node, std::move(msg), loop_.now_ms() + kAgentResponseMs,
+              [this, node](Result<schema::Envelope::Reader> reply) {
+                if (!reply) return answered(node, reply.error(), false);
+                answered(node, wire::decode_accepted(reply->getBody().getLaunchAccepted()), false);
+              });
 }
 
-void Job::answered(Node& node, Result<wire::Accepted> reply, bool lost) {
-  if (policy_.done(index(node))) return;
-  const std::string& id = node.address.node_id;
+void Job::answered(int node, Result<wire::Accepted> reply, bool lost) {
+  if (policy_.done(node)) return;
   if (!reply) {
-    const bool unanswered = node.accepted_ms < 0;
+    const bool unanswered = !policy_.live(node);
     if (lost) {
-      node_out(node, JobFailure{cat("node ", id, " lost: ", reply.error().message)});
+      node_out(node, JobFailure{cat("node ", id(node), " lost: ", reply.error().message)});
     } else {
-      node.refused = reply.error().kind == ErrorKind::refused || relayed_;
-      node_out(node, JobFailure{cat("agent ", id, " refused the launch: ", reply.error().message)});
+      node_out(node,
+               JobFailure{cat("agent ", id(node), " refused the launch: ", reply.error().message)},
+               fan_out_.started_nothing(reply.error().kind) ? policy::JobPolicy::Out::refused
+                                                            : policy::JobPolicy::Out::lost);
     }
     // Nothing below a node that refused, or was lost unanswered, was asked.
-    if (relayed_ && (!lost || unanswered))
-      not_asked_below(node, cat("node ", id, " did not pass the request on"));
+    if (!lost || unanswered)
+      for (int below : fan_out_.below(node))
+        if (!policy_.done(below))
+          node_out(below,
+                   JobFailure{cat("node ", id(below), " was not asked: node ", id(node),
+                                  " did not pass the request on")},
+                   policy::JobPolicy::Out::not_asked);
     return;
   }
-  node.accepted_ms = now_ms();
-  node.replied_ms = static_cast<double>(reply->replied_us) / 1e3;
-  node.reports_stdin = reply->stdin_taken;
-  if (!reply->node_id.empty()) node.address.node_id = reply->node_id;
+  Node& n = at(node);
+  n.accepted_ms = now_ms();
+  n.replied_ms = static_cast<double>(reply->replied_us) / 1e3;
+  input_.accepted(node, reply->stdin_taken);
+  if (!reply->node_id.empty()) links_.rename(node, reply->node_id);
   std::vector<std::string> left_out;
   for (auto& name : reply->env_left_out)
     if (env_left_out_.insert(name).second) left_out.push_back(std::move(name));
@@ -284,101 +233,53 @@ void Job::answered(Node& node, Result<wire::Accepted> reply, bool lost) {
   if (options_.verbose)
     for (const auto& binding : reply->bindings) {
       auto colon = binding.find(':');
-      say(cat("lattice: rank ", binding.substr(0, colon), " on ", node.address.node_id,
-              " bound to CPUs ", binding.substr(colon + 1), "\n"));
+      say(cat("lattice: rank ", binding.substr(0, colon), " on ", id(node), " bound to CPUs ",
+              binding.substr(colon + 1), "\n"));
     }
-  run(policy_.accepted(index(node)));
+  run(policy_.accepted(node));
   if (++accepted_ == nodes_.size()) start_input();
 }
 
-void Job::not_asked_below(Node& top, const std::string& why) {
-  for (auto& node : nodes_) {
-    if (&node == &top || !tree_->in_subtree(index(top), index(node)) || policy_.done(index(node)))
-      continue;
-    node.sent_ms = -1;  // it runs nothing: nothing of it is unreported
-    node_out(node, JobFailure{cat("node ", node.address.node_id, " was not asked: ", why)});
-  }
-}
-
-Job::Node* Job::origin(Node& via, uint32_t claimed) {
-  if (claimed >= nodes_.size()) return nullptr;
-  // A link speaks for its own node; a relayed launch's for its node's subtree (the head's: every
-  // node).
-  const int node = static_cast<int>(claimed);
-  if (relayed_ ? !tree_->in_subtree(index(via), node) : node != index(via)) return nullptr;
-  return &nodes_[claimed];
-}
-
-void Job::link_lost(Node& node, JobFailure failure) {
-  if (!policy_.done(index(node))) node_out(node, failure);
-  if (relayed_ && !direct_ && index(node) == head_) go_direct(failure);
+void Job::link_lost(int node, JobFailure failure) {
+  if (!policy_.done(node)) node_out(node, failure);
+  if (fan_out_.carries_all(node)) go_direct(failure);
 }
 
 void Job::go_direct(const JobFailure& why) {
-  direct_ = true;
-  direct_abort_ = policy_.failure() ? *policy_.failure() : why;
-  std::vector<Node*> targets;
-  for (auto& node : nodes_)
-    if (!policy_.done(index(node)) && !node.conn) targets.push_back(&node);
+  fan_out_.go_direct(policy_.failure() ? *policy_.failure() : why);
+  std::vector<int> targets;
+  for (int node = 0; node < layout_.nodes; ++node)
+    if (!policy_.done(node) && !links_.linked(node)) targets.push_back(node);
   if (targets.empty()) return;
   say(cat("lattice: the head agent is lost; reaching the other ", targets.size(),
           " nodes directly to end their ranks\n"));
-  link_to(targets);
-  deadline_timer_.start(kAgentResponseMs, 0, [this, head = nodes_[size_t(head_)].address.node_id] {
-    for (auto& node : nodes_)
-      if (!policy_.done(index(node)) && !node.authenticated)
-        node_out(node, JobFailure{cat("node ", node.address.node_id,
+  links_.link_to(targets);
+  deadline_timer_.start(kAgentResponseMs, 0, [this, head = id(fan_out_.head())] {
+    for (int node = 0; node < layout_.nodes; ++node)
+      if (!policy_.done(node) && !links_.authenticated(node))
+        node_out(node, JobFailure{cat("node ", id(node),
                                       " is out of reach: its reports came through node ", head,
                                       ", which was lost, and it did not answer directly within ",
                                       kAgentResponseMs / 1000, " s")});
   });
 }
 
-bool Job::carrying(const Node& node) const {
-  if (!relayed_ || direct_) return policy_.live(index(node));
-  return !policy_.finished();
+bool Job::carrying(int node) const {
+  return fan_out_.carries_all(node) ? !policy_.finished() : policy_.live(node);
 }
 
 void Job::start_input() {
   if (options_.input_rank == kInputNone || policy_.finished()) return;
+  std::vector<int> nodes;
   if (options_.input_rank == kInputAll)
-    for (auto& node : nodes_) input_targets_.push_back(&node);
+    for (int node = 0; node < layout_.nodes; ++node) nodes.push_back(node);
   else
-    input_targets_.push_back(&nodes_[static_cast<size_t>(layout_.rank_nodes[options_.input_rank])]);
-  auto send = [this](std::string_view data, bool eof) {
-    std::vector<Node*> links;  // once per link: a relay passes it to every input node below
-    for (Node* node : input_targets_) {
-      Node* link = &link_of(*node);
-      if (std::find(links.begin(), links.end(), link) == links.end()) {
-        links.push_back(link);
-        notify(*link, wire::stdin_chunk(request_.launch_id, data, eof));
-      }
-      node->stdin_sent += data.size();
-    }
-    pace_input();
-  };
-  auto source = InputSource::open(
-      loop_, 0, [send](std::string_view data) { send(data, false); }, [send] { send({}, true); });
-  if (!source) {
-    say(cat("lattice: ", source.error().message, "; the ranks get no input\n"));
-    return send({}, true);
-  }
-  input_ = std::move(source.value());
+    nodes.push_back(layout_.rank_nodes[options_.input_rank]);
+  if (auto started = input_.start(std::move(nodes)); !started)
+    say(cat("lattice: ", started.error().message, "; the ranks get no input\n"));
 }
 
-void Job::pace_input() {
-  if (!input_) return;
-  bool behind = std::any_of(input_targets_.begin(), input_targets_.end(), [this](Node* n) {
-    return n->reports_stdin && policy_.live(index(*n)) &&
-           n->stdin_sent - n->stdin_taken > kStdinWindowBytes;
-  });
-  if (behind)
-    input_->pause();
-  else
-    input_->resume();
-}
-
-void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
+void Job::on_message(int via, schema::Envelope::Reader envelope) {
   auto body = envelope.getBody();
   switch (body.which()) {
     case schema::Envelope::Body::OUTPUT: {
@@ -392,7 +293,7 @@ void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
       // A rank of the node it names, which the link speaks for.
       if (exit.rank < 0 || exit.rank >= static_cast<int>(layout_.rank_nodes.size()) ||
           layout_.rank_nodes[static_cast<size_t>(exit.rank)] != exit.node_index ||
-          !origin(via, static_cast<uint32_t>(exit.node_index)))
+          !fan_out_.origin(via, static_cast<uint32_t>(exit.node_index)))
         return;
       // Maybe twice, alike: a failing relayed launch's nodes report by two ways.
       ranks_[exit.rank] = RankResult{exit.node_index, exit.status.code, exit.status.signal};
@@ -400,28 +301,25 @@ void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
     }
     case schema::Envelope::Body::STDIN_TAKEN: {
       auto taken = wire::decode_stdin_taken(body.getStdinTaken());
-      Node* node = origin(via, static_cast<uint32_t>(taken.node_index));
-      if (!node) return;
-      // Never more than was sent: a confused agent cannot open the window wider.
-      node->stdin_taken = std::min<uint64_t>(node->stdin_sent, taken.bytes);
-      return pace_input();
+      if (auto node = fan_out_.origin(via, static_cast<uint32_t>(taken.node_index)))
+        input_.taken(*node, taken.bytes);
+      return;
     }
     case schema::Envelope::Body::LAUNCH_ENDED: {
       auto end = wire::decode_launch_ended(body.getLaunchEnded());
-      Node* node = origin(via, static_cast<uint32_t>(end.node_index));
-      if (!node || node->ended) return;
-      node->times = std::move(end.times);
-      node->strays = end.strays;
-      node->ended = true;
+      auto node = fan_out_.origin(via, static_cast<uint32_t>(end.node_index));
+      if (!node || policy_.has_ended(*node)) return;
+      at(*node).times = std::move(end.times);
+      at(*node).strays = end.strays;
       for (auto& s : end.stragglers)
-        stragglers_.push_back(Straggler{s.rank, node->address.node_id, std::move(s.pmi_state),
+        stragglers_.push_back(Straggler{s.rank, id(*node), std::move(s.pmi_state),
                                         std::move(s.last_command), s.idle_ms});
-      run(policy_.ended(index(*node), std::move(end.failure)));
-      return pace_input();  // it takes no more input
+      run(policy_.ended(*node, std::move(end.failure)));
+      return input_.pace();  // it takes no more input
     }
     case schema::Envelope::Body::NODE_ANSWER: {
       auto answer = wire::decode_node_answer(body.getNodeAnswer());
-      Node* node = relayed_ ? origin(via, static_cast<uint32_t>(answer.node_index)) : nullptr;
+      auto node = fan_out_.answered_for(via, static_cast<uint32_t>(answer.node_index));
       if (!node) return;
       if (answer.error.empty()) return answered(*node, std::move(answer.accepted), false);
       return answered(*node, make_error(answer.error), answer.lost);
@@ -431,31 +329,26 @@ void Job::on_message(Node& via, schema::Envelope::Reader envelope) {
   }
 }
 
-void Job::node_out(Node& node, JobFailure failure) {
-  run(policy_.node_out(index(node), std::move(failure)));
-  pace_input();  // it takes no more input
+void Job::node_out(int node, JobFailure failure, policy::JobPolicy::Out how) {
+  run(policy_.node_out(node, std::move(failure), how));
+  input_.pace();  // it takes no more input
 }
 
 void Job::run(std::vector<policy::JobAction> actions) {
   for (auto& action : actions) {
     // A relayed launch's head passes an abort or a signal to every node: it is sent once.
     if (auto* to_abort = std::get_if<policy::AbortNode>(&action)) {
-      if (relayed_ && !direct_) {
-        if (std::exchange(abort_sent_, true)) continue;
-        await_ends();
-      }
-      notify(link_of(nodes_[static_cast<size_t>(to_abort->node)]),
-             wire::abort_message(request_.launch_id, to_abort->failure));
+      const FanOut::Abort how = fan_out_.abort();
+      if (how == FanOut::Abort::passed_on) continue;
+      if (how == FanOut::Abort::to_head) await_ends();
+      links_.notify(fan_out_.link_of(to_abort->node),
+                    wire::abort_message(request_.launch_id, to_abort->failure));
     } else if (auto* to_signal = std::get_if<policy::SignalNode>(&action)) {
-      if (relayed_ && !direct_) {
-        if (std::count(signals_sent_.begin(), signals_sent_.end(), to_signal->signum)) continue;
-        signals_sent_.push_back(to_signal->signum);
-      }
-      notify(link_of(nodes_[static_cast<size_t>(to_signal->node)]),
-             wire::signal({request_.launch_id, to_signal->signum}));
+      if (!fan_out_.signal_goes_out(to_signal->signum)) continue;
+      links_.notify(fan_out_.link_of(to_signal->node),
+                    wire::signal({request_.launch_id, to_signal->signum}));
     } else if (auto* drop = std::get_if<policy::DropNode>(&action)) {
-      Node& node = nodes_[static_cast<size_t>(drop->node)];
-      if (node.conn) node.conn->close();
+      links_.close(drop->node);
     } else if (std::holds_alternative<policy::Finish>(action)) {
       finish();
     }
@@ -464,17 +357,13 @@ void Job::run(std::vector<policy::JobAction> actions) {
 
 void Job::await_ends() {
   ends_timer_.start(kAgentResponseMs, 0, [this] {
-    if (output_paused_) return await_ends();  // ends may wait behind output nobody reads
-    for (auto& node : nodes_)
-      if (!policy_.done(index(node)))
-        node_out(node, JobFailure{cat("node ", node.address.node_id, " lost: its end did not come ",
+    if (links_.paused()) return await_ends();  // ends may wait behind output nobody reads
+    for (int node = 0; node < layout_.nodes; ++node)
+      if (!policy_.done(node))
+        node_out(node, JobFailure{cat("node ", id(node), " lost: its end did not come ",
                                       "up the tree within ", kAgentResponseMs / 1000,
                                       " s of the abort (the way up from it was lost)")});
   });
-}
-
-void Job::notify(Node& node, rpc::Outgoing message) {
-  if (node.conn && node.conn->open()) node.conn->session().notify(std::move(message));
 }
 
 void Job::signal(int signum) {
@@ -490,21 +379,9 @@ void Job::signal(int signum) {
 }
 
 void Job::maybe_pause_output() {
-  if (output_paused_ || out_.queued_bytes() + err_.queued_bytes() <= kUnwrittenOutputBytes) return;
-  output_paused_ = true;
-  // Only live nodes send output; the others' answers to their requests keep coming.
-  for (auto& node : nodes_)
-    if (carrying(node) && node.conn) node.conn->pause_reading();
-  when_written([this] { resume_output(); });
-}
-
-void Job::resume_output() {
-  output_paused_ = false;
-  for (auto& node : nodes_) {
-    if (!node.conn) continue;
-    node.conn->resume_reading();
-    node.heartbeat.reset();  // answers could not be read meanwhile: judge afresh
-  }
+  if (links_.paused() || out_.queued_bytes() + err_.queued_bytes() <= kUnwrittenOutputBytes) return;
+  links_.pause();
+  when_written([this] { links_.resume(); });
 }
 
 void Job::reader_gone(const char* stream) {
@@ -520,30 +397,11 @@ void Job::when_written(std::function<void()> fn) {
   out_.when_drained([this, fn = std::move(fn)]() mutable { err_.when_drained(std::move(fn)); });
 }
 
-void Job::heartbeat() {
-  uint64_t now = loop_.now_ms();
-  for (auto& node : nodes_) {
-    if (!carrying(node) || !node.conn || !node.conn->open()) continue;
-    if (output_paused_) {
-      // Their answers wait unread, so nobody is judged; a beat that needs no answer keeps the
-      // agents from taking this launcher for gone (their idle timeout).
-      node.conn->session().notify(link::heartbeat_message());
-      continue;
-    }
-    node.conn->session().expire(now);
-    if (!carrying(node)) continue;
-    if (auto missing = node.heartbeat.tick(node.conn->session(), now))
-      link_lost(node, JobFailure{cat("node ", node.address.node_id, " lost: ", *missing)});
-  }
-}
-
 void Job::finish() {
-  input_.reset();
+  input_.stop();
   deadline_timer_.stop();
-  heartbeat_timer_.stop();
   ends_timer_.stop();
-  for (auto& node : nodes_)
-    if (node.conn) node.conn->close();
+  links_.close_all();
   // The ranks' last output goes out before the launcher's report does.
   when_written([this] { done_(); });
 }

@@ -1,12 +1,11 @@
-// One launch seen from the launcher: opens a sealed link to every agent at once, and once every
-// agent has proved it holds the cluster key (and so its node id), sends each its
-// LaunchProcesses; prints the ranks' output as it arrives, gathers exit statuses, forwards
-// signals, and carries out what the failure policy decides (policy/job_policy.hpp) when a node
-// refuses, cannot be reached or authenticated, fails, or is lost.
+// One launch seen from the launcher: links to every agent (agent_links.hpp), and once an agent
+// has proved it holds the cluster key (and so its node id), sends it its LaunchProcesses; prints
+// the ranks' output as it arrives, gathers exit statuses, forwards signals, and carries out what
+// the failure policy decides (policy/job_policy.hpp, which also records where each node stands)
+// when a node refuses, cannot be reached or authenticated, fails, or is lost.
 //
-// A relayed launch (--launch tree) opens one link, to the head agent, which passes the request
-// down the fence tree (agent/launch_relay.hpp). Every other node's answer, reports and loss
-// come up through it, naming their node; signals, stdin and aborts go to it once, for all.
+// Which link reaches which node, star or relayed down the fence tree, is the fan-out's to say
+// (fan_out.hpp); what the launch reports at its end is job_report.cpp's.
 #pragma once
 
 #include <functional>
@@ -18,10 +17,10 @@
 #include <vector>
 
 #include "base/clock.hpp"
-#include "fence/tree.hpp"
+#include "launcher/agent_links.hpp"
 #include "launcher/cxi_lease.hpp"
 #include "launcher/export_env.hpp"
-#include "launcher/input_source.hpp"
+#include "launcher/fan_out.hpp"
 #include "launcher/job_user.hpp"
 #include "launcher/launch_request.hpp"
 #include "launcher/layout.hpp"
@@ -30,14 +29,11 @@
 #include "launcher/output_files.hpp"
 #include "launcher/output_writer.hpp"
 #include "launcher/report.hpp"
-#include "link/connection.hpp"
-#include "link/heartbeat.hpp"
-#include "net/listener.hpp"
+#include "launcher/stdin_feed.hpp"
 #include "net/loop.hpp"
 #include "net/timer.hpp"
 #include "policy/job_policy.hpp"
 #include "secure/cluster_key.hpp"
-#include "secure/ephemeral_key.hpp"
 #include "wire/reports.hpp"
 
 namespace lattice::launcher {
@@ -62,76 +58,54 @@ class Job {
   std::string final_report() const;
 
  private:
+  // What the launch keeps of a node besides its link (links_) and where it stands (policy_): when
+  // it was asked and answered, and what its agent told of its part, for the report.
   struct Node {
-    AgentAddress address;
-    link::Heartbeat heartbeat;  // before conn: the session goes first, with its pending beats
-    std::unique_ptr<link::Connection> conn;
-    bool authenticated = false;  // the agent proved the cluster key; address.node_id is its own
-    double accepted_ms = -1;
     double sent_ms = -1;
+    double accepted_ms = -1;
     double replied_ms = 0;         // the agent's time from the request's arrival to its reply
     bool waiting_for_cxi = false;  // ready to be sent its request once the credentials are in
     wire::NodeTimes times{};       // from its LaunchEnded
     uint32_t strays = 0;           // processes the launch left there, which its agent killed
-    bool ended = false;            // its LaunchEnded came: every rank it started has exited
-    bool refused = false;          // it answered the request with an error: it started nothing
-    bool reports_stdin = false;    // it says how much stdin its ranks took (StdinTaken)
-    uint64_t stdin_sent = 0, stdin_taken = 0;
   };
 
-  // Links to these nodes, begun at once with one handshake key pair: making one is half of a
-  // handshake's CPU, and a launcher makes a link per node at once (secure/ephemeral_key.hpp).
-  void link_to(const std::vector<Node*>& targets);
-  void connected(Node& node, std::unique_ptr<net::Stream> stream,
-                 std::shared_ptr<const secure::EphemeralKey> ephemeral);
-  void authenticated(Node& node, const secure::Identity& peer);
-  void send_launch(Node& node);
+  AgentLinks::Handlers link_handlers();
+  // Its agent proved who it is (agent_links.hpp).
+  void authenticated(int node);
+  void send_launch(int node);
   // Every node id is final: the fabric manager can be asked for the launch's CXI service.
   void provision_cxi();
-  void on_message(Node& via, schema::Envelope::Reader envelope);
+  void on_message(int via, schema::Envelope::Reader envelope);
   // Its answer to its request: LaunchAccepted, or why not (`lost`: it was lost, not refused).
-  void answered(Node& node, Result<wire::Accepted> reply, bool lost);
-  void node_out(Node& node, JobFailure failure);
-  // A relayed launch: the node a report arriving on `via` is about (the index it names), or
-  // null; on a star launch, `via` itself.
-  Node* origin(Node& via, uint32_t claimed);
-  // The node whose link carries what goes to `node` (the head, for a relayed launch).
-  Node& link_of(Node& node) {
-    return relayed_ && !direct_ ? nodes_[static_cast<size_t>(head_)] : node;
-  }
-  // A relayed launch: the nodes below `top`, which were never asked (it refused, or was lost
-  // before it could pass the request on), are out.
-  void not_asked_below(Node& top, const std::string& why);
+  void answered(int node, Result<wire::Accepted> reply, bool lost);
+  void node_out(int node, JobFailure failure,
+                policy::JobPolicy::Out how = policy::JobPolicy::Out::lost);
   // The link to `node` closed, or missed its heartbeats.
-  void link_lost(Node& node, JobFailure failure);
+  void link_lost(int node, JobFailure failure);
   // A relayed launch whose head is lost: links to every node still running, which end their
   // ranks and report directly (what they could not pass up meanwhile, they held).
   void go_direct(const JobFailure& why);
-  // Whether the link to `node` still carries something: its own reports, or (the head of a
-  // relayed launch) anyone's.
-  bool carrying(const Node& node) const;
+  // Whether the link to `node` still carries something: its own reports, or (the relaying head)
+  // anyone's.
+  bool carrying(int node) const;
   // A relayed launch hears of a node only through the tree: should a relay and the node that
   // watches it both be lost, nobody reports the nodes below. Once the abort is out, a node whose
   // end has not come up within kAgentResponseMs (beyond the agents' grace and drain) is lost.
   void await_ends();
   // Carries out the policy's actions, in order.
   void run(std::vector<policy::JobAction> actions);
-  void notify(Node& node, rpc::Outgoing message);
   void finish();
   // Every node accepted: the launcher's stdin starts flowing to the input rank(s)' nodes.
   void start_input();
-  // Reading stdin waits while a live node that reports what it took is a window behind.
-  void pace_input();
-  int index(const Node& node) const { return static_cast<int>(&node - nodes_.data()); }
+  Node& at(int node) { return nodes_[static_cast<size_t>(node)]; }
+  const std::string& id(int node) const { return links_.address(node).node_id; }
   // Each node's launch clock on the launcher's (nullopt: never sent the request), for -v: by the
   // request's round trip, refined by the fences where the launcher knows their tree.
   std::vector<std::optional<double>> agent_clock_origins() const;
-  void heartbeat();
   double now_ms() const;
   // Our stdout or stderr holds too much the reader has not taken: stop reading the agents (they
   // then hold their ranks back) until it is all written.
   void maybe_pause_output();
-  void resume_output();
   // `fn` once both stdout and stderr have written what they hold.
   void when_written(std::function<void()> fn);
   // Nobody reads our stdout or stderr any more (`| head`): the launch ends, as under srun and
@@ -142,50 +116,33 @@ class Job {
   net::Loop& loop_;
   const Clock& clock_;
   const LaunchOptions& options_;
-  const secure::ClusterKey& key_;
   Layout layout_;
   Request request_;
   std::function<void()> done_;
+  FanOut fan_out_;
+  AgentLinks links_;
   std::vector<Node> nodes_;
   std::map<int, RankResult> ranks_;
   policy::JobPolicy policy_;
-  rpc::MessageCounts counts_;   // on every agent link, for -v
-  OutputWriter out_, err_;      // the launcher's own stdout and stderr
-  OutputFiles outputs_;         // where ranks' output goes (--output/--error)
-  bool output_paused_ = false;  // the agents' links are not read until out_ and err_ drain
-  bool reader_gone_ = false;    // the launch ends because its output has nowhere to go
-  std::string workdir_;         // where the ranks start
+  OutputWriter out_, err_;    // the launcher's own stdout and stderr
+  OutputFiles outputs_;       // where ranks' output goes (--output/--error)
+  bool reader_gone_ = false;  // the launch ends because its output has nowhere to go
+  std::string workdir_;       // where the ranks start
   // What every node's request says but its node index (send_launch).
   std::optional<wire::LaunchRequest> launch_request_;
   std::vector<Straggler> stragglers_;  // from every node's LaunchEnded
   net::Timer deadline_timer_;
-  net::Timer heartbeat_timer_;
   net::Timer ends_timer_;  // a relayed launch's abort: nodes whose end never comes up are lost
   uint64_t start_ns_;
   double connected_ms_ = -1;
   double resolve_ms_ = -1;
   size_t accepted_ = 0;
   std::set<std::string> env_left_out_;  // hooks an agent left out of a root job, said once each
-  std::unique_ptr<InputSource> input_;  // the launcher's stdin (--input), once all accepted
-  std::vector<Node*> input_targets_;    // the nodes of the input rank(s)
+  StdinFeed input_;                     // the launcher's stdin (--input), once all accepted
   CxiLease* cxi_;                       // null: the launch runs without CXI
-  // Relayed launches: only the head has a link; aborts and each signal go to it once.
-  bool all_named_ = false;  // every node id given in advance (local mode, NAME=HOST:PORT)
-  bool relayed_ = false;
-  int head_ = 0;
-  std::optional<fence::Tree> tree_;
-  bool abort_sent_ = false;
-  std::vector<int> signals_sent_;
-  bool direct_ = false;      // the head was lost: every node is reached directly
-  JobFailure direct_abort_;  // what those nodes are told
 };
-
-// Nodes from which `--launch auto` relays the launch down the fence tree.
-inline constexpr int kLaunchTreeNodes = 16;
 
 // A random (version 4) UUID, as the design's environment table has launch ids.
 std::string new_launch_id();
-// How this launcher names itself in handshakes: "lattice@HOST:PID".
-std::string launcher_name();
 
 }  // namespace lattice::launcher

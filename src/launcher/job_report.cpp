@@ -10,13 +10,15 @@ namespace lattice::launcher {
 std::vector<std::optional<double>> Job::agent_clock_origins() const {
   std::vector<std::optional<double>> origins;
   std::vector<std::vector<lattice::wire::FenceTimes>> fences;
-  for (const auto& node : nodes_) {
-    origins.push_back(node.sent_ms < 0 ? std::nullopt
-                                       : std::optional<double>(agent_clock_origin_ms(
-                                             node.sent_ms, node.accepted_ms, node.replied_ms)));
+  for (int i = 0; i < layout_.nodes; ++i) {
+    const Node& node = nodes_[static_cast<size_t>(i)];
+    origins.push_back(!policy_.asked(i) ? std::nullopt
+                                        : std::optional<double>(agent_clock_origin_ms(
+                                              node.sent_ms, node.accepted_ms, node.replied_ms)));
     fences.push_back(node.times.fences);
   }
-  return tree_ ? align_by_fences(*tree_, std::move(origins), fences) : origins;
+  const fence::Tree* tree = fan_out_.tree();
+  return tree ? align_by_fences(*tree, std::move(origins), fences) : origins;
 }
 
 int Job::exit_code() const { return job_exit_code(policy_.failure(), ranks_, layout_.ntasks); }
@@ -29,17 +31,15 @@ std::string Job::final_report() const {
   if (policy_.failure())
     out += cat("lattice: job failed: ", policy::describe(*policy_.failure()), '\n');
   out += format_stragglers(stragglers_);
-  for (const auto& node : nodes_)
-    if (node.strays > 0)
-      out += cat("lattice: ", node.address.node_id, ": ", node.strays,
-                 node.strays == 1 ? " process" : " processes",
-                 " the launch left behind (started in a session of its own, or double-forked) ",
-                 node.strays == 1 ? "was" : "were", " killed\n");
+  for (int i = 0; i < layout_.nodes; ++i)
+    if (const Node& node = nodes_[static_cast<size_t>(i)]; node.strays > 0)
+      out +=
+          cat("lattice: ", id(i), ": ", node.strays, node.strays == 1 ? " process" : " processes",
+              " the launch left behind (started in a session of its own, or double-forked) ",
+              node.strays == 1 ? "was" : "were", " killed\n");
   if (code != 0) {
-    // Where no rank can be running unreported: the node ended, refused, or was never asked.
     std::vector<bool> settled;
-    for (const auto& node : nodes_)
-      settled.push_back(node.ended || node.refused || node.sent_ms < 0);
+    for (int i = 0; i < layout_.nodes; ++i) settled.push_back(policy_.settled(i));
     out +=
         cat("lattice: exit statuses: ", summarize_exits(ranks_, layout_.rank_nodes, settled), '\n');
   }
@@ -51,12 +51,13 @@ std::string Job::final_report() const {
     double accepted = -1, user = -1, spawned = -1, first_init = -1, last_fin = -1, exited = -1;
     std::vector<NodeFence> fences;
     const std::vector<std::optional<double>> origins = agent_clock_origins();
-    for (const auto& node : nodes_) {
-      if (node.sent_ms < 0) continue;
+    for (int i = 0; i < layout_.nodes; ++i) {
+      if (!policy_.asked(i)) continue;
+      const Node& node = nodes_[static_cast<size_t>(i)];
       accepted = std::max(accepted, node.accepted_ms);
       t.sent = std::max(t.sent, node.sent_ms);
       // Agent times count from the request's arrival; -1: never reached.
-      const double base = *origins[static_cast<size_t>(index(node))];
+      const double base = *origins[static_cast<size_t>(i)];
       auto at = [&](uint64_t us) { return us ? base + static_cast<double>(us) / 1e3 : -1.0; };
       const lattice::wire::NodeTimes& nt = node.times;
       user = std::max(user, at(nt.user_known_us));
@@ -67,8 +68,8 @@ std::string Job::final_report() const {
       last_fin = std::max(last_fin, at(nt.last_finalize_us));
       exited = std::max(exited, at(nt.exited_us));
       for (const auto& f : nt.fences)
-        fences.push_back(NodeFence{f.epoch, node.address.node_id, at(f.entered_us),
-                                   at(f.reduced_us), at(f.store_us), at(f.released_us)});
+        fences.push_back(NodeFence{f.epoch, id(i), at(f.entered_us), at(f.reduced_us),
+                                   at(f.store_us), at(f.released_us)});
     }
     t.fan_out = accepted;
     t.user_lookup = user;
@@ -79,7 +80,8 @@ std::string Job::final_report() const {
     t.total = now_ms();
     out += format_timings(t);
     out += format_fence_phases(fences);
-    out += cat("lattice: messages to and from agents: ", counts_.sent, " sent, ", counts_.received,
+    const rpc::MessageCounts& counts = links_.counts();
+    out += cat("lattice: messages to and from agents: ", counts.sent, " sent, ", counts.received,
                " received\n");
   }
   return out;

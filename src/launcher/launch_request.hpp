@@ -23,7 +23,7 @@ struct JobRequest {
   JobUserInfo user;
   EnvList exported;       // what --export harvested (AppSetup.environment); --env's values win
   EnvList assigned = {};  // --export's NAME=VALUE items: under every app's --env, over `exported`
-  // A relayed launch (job.hpp), and this launcher's handshake name, which the head's children
+  // A relayed launch (fan_out.hpp), and this launcher's handshake name, which the head's children
   // check reports against; a star launch has neither.
   bool relayed = false;
   std::string launcher_name = {};

@@ -56,7 +56,7 @@ struct LaunchOptions {
   bool kill_on_bad_exit = true;  // -K/--kill-on-bad-exit[=0|1]
   proc::CpuBind cpu_bind;        // --cpu-bind
   std::string sched = "auto";    // --sched auto|normal|batch
-  std::string launch = "auto";   // --launch auto|star|tree (job.hpp: relayed launches)
+  std::string launch = "auto";   // --launch auto|star|tree (fan_out.hpp: relayed launches)
   int input_rank = 0;            // -i/--input: a rank, kInputAll or kInputNone (srun's default: 0)
   std::string alloc;             // --alloc ID (LATTICE_ALLOC_ID); empty: the launch id
   std::string chdir;             // --chdir DIR; empty: the launcher's working directory

@@ -14,7 +14,9 @@ JobPolicy::JobPolicy(int nodes, int head, bool kill_on_bad_exit)
 
 std::vector<JobAction> JobPolicy::sent(int node) {
   Node& n = nodes_.at(static_cast<size_t>(node));
-  if (n.state == State::idle) n.state = State::sent;
+  if (n.state != State::idle) return {};
+  n.state = State::sent;
+  n.asked = true;
   return {};
 }
 
@@ -34,6 +36,7 @@ std::vector<JobAction> JobPolicy::accepted(int node) {
 std::vector<JobAction> JobPolicy::ended(int node, std::optional<Failure> failure) {
   Node& n = nodes_.at(static_cast<size_t>(node));
   std::vector<JobAction> out;
+  n.ended = true;
   if (n.state == State::done) return out;
   set_done(n);
   if (failure && !kill_on_bad_exit_ && failure->kind == FailureKind::exited) {
@@ -50,10 +53,12 @@ std::vector<JobAction> JobPolicy::ended(int node, std::optional<Failure> failure
   return out;
 }
 
-std::vector<JobAction> JobPolicy::node_out(int node, Failure failure) {
+std::vector<JobAction> JobPolicy::node_out(int node, Failure failure, Out how) {
   Node& n = nodes_.at(static_cast<size_t>(node));
   if (n.state == State::done) return {};
   set_done(n);
+  n.refused = how == Out::refused;
+  if (how == Out::not_asked) n.asked = false;
   std::vector<JobAction> out{DropNode{node}};
   auto more = abort(std::move(failure), false);
   out.insert(out.end(), more.begin(), more.end());

@@ -154,6 +154,29 @@ TEST_CASE("the launcher's own failure before any node was asked: every node drop
   CHECK(p.failed(Failure{"again", 1}).empty());
 }
 
+TEST_CASE("the record: a node is settled once it ended, refused, or was never asked") {
+  JobPolicy p(5, 0);
+  for (int i = 0; i < 4; ++i) p.sent(i);
+  for (int i = 0; i < 4; ++i) CHECK(p.asked(i));
+  CHECK(!p.asked(4));
+  CHECK(p.settled(4));  // nothing runs where the request never went
+  p.accepted(0);
+  p.ended(0, std::nullopt);
+  CHECK(p.has_ended(0));
+  CHECK(p.settled(0));
+  p.node_out(1, Failure{"agent n1 refused the launch", 1}, JobPolicy::Out::refused);
+  CHECK(p.settled(1));
+  p.node_out(2, Failure{"node n2 was not asked", 1}, JobPolicy::Out::not_asked);
+  CHECK(!p.asked(2));
+  CHECK(p.settled(2));
+  p.node_out(3, Failure{"node n3 lost", 1});
+  CHECK(!p.settled(3));  // its ranks may run, unreported
+  // Its end may still come up by another way, and settles it.
+  CHECK(p.ended(3, std::nullopt).empty());
+  CHECK(p.has_ended(3));
+  CHECK(p.settled(3));
+}
+
 TEST_CASE("every event in every state: each node gets at most one abort, Finish comes once") {
   struct Event {
     std::string name;

@@ -1,0 +1,155 @@
+#include "launcher/agent_links.hpp"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <utility>
+
+#include "base/strings.hpp"
+#include "net/connect.hpp"
+#include "secure/ephemeral_key.hpp"
+
+namespace lattice::launcher {
+namespace {
+
+// Heartbeats to every agent of a running launch (link/heartbeat.hpp).
+constexpr link::HeartbeatOptions kHeartbeat{1000, 3};
+
+}  // namespace
+
+std::string launcher_name() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || !host[0]) std::strcpy(host, "localhost");
+  std::string name = cat("lattice@", std::string(host).substr(0, 200), ':', ::getpid());
+  return secure::valid_identity_name(name) ? name : cat("lattice:", ::getpid());
+}
+
+AgentLinks::AgentLinks(net::Loop& loop, const secure::ClusterKey& key,
+                       std::vector<AgentAddress> agents, Handlers handlers)
+    : loop_(loop), key_(key), handlers_(std::move(handlers)), heartbeat_timer_(loop) {
+  for (auto& address : agents)
+    links_.push_back(Link{std::move(address), link::Heartbeat(kHeartbeat), nullptr});
+}
+
+AgentLinks::~AgentLinks() = default;
+
+void AgentLinks::link_to(const std::vector<int>& nodes) {
+  // One handshake key pair for the links begun together; the last to begin lets it go (wiped).
+  auto pair = std::make_shared<std::shared_ptr<const secure::EphemeralKey>>(
+      secure::EphemeralKey::generate());
+  auto left = std::make_shared<size_t>(nodes.size());
+  for (int node : nodes)
+    net::connect_tcp(loop_, address(node).host, address(node).port,
+                     [this, node, pair, left](Result<std::unique_ptr<net::Stream>> stream) {
+                       auto ephemeral = --*left == 0 ? std::move(*pair) : *pair;
+                       if (!stream) {
+                         const AgentAddress& a = address(node);
+                         return handlers_.out(
+                             node, JobFailure{cat("cannot reach agent ", a.node_id, " at ", a.host,
+                                                  ':', a.port, ": ", stream.error().message)});
+                       }
+                       connected(node, std::move(stream.value()), std::move(ephemeral));
+                     });
+  if (!heartbeat_timer_.active())
+    heartbeat_timer_.start(kHeartbeat.period_ms, kHeartbeat.period_ms, [this] { heartbeat(); });
+}
+
+void AgentLinks::connected(int node, std::unique_ptr<net::Stream> stream,
+                           std::shared_ptr<const secure::EphemeralKey> ephemeral) {
+  if (!handlers_.wanted(node)) return;  // dropping the stream closes it
+  rpc::Session::Handlers handlers;
+  handlers.on_message = [this, node](uint64_t, schema::Envelope::Reader envelope) {
+    handlers_.message(node, envelope);
+  };
+  link::LinkOptions options;
+  options.side = secure::Channel::Side::initiator;
+  options.key = &key_;
+  options.self = secure::Identity{secure::Role::launcher, launcher_name()};
+  options.ephemeral = std::move(ephemeral);
+  options.counts = &counts_;
+  at(node).conn = std::make_unique<link::Connection>(
+      loop_, std::move(stream), std::move(options), std::move(handlers),
+      [this, node](const secure::Identity& peer) { established(node, peer); },
+      [this, node](const Error& why) {
+        const AgentAddress& a = address(node);
+        if (!authenticated(node))
+          return handlers_.lost(
+              node, JobFailure{cat("cannot authenticate agent ", a.node_id, " at ", a.host, ':',
+                                   a.port, ": ", why.message)});
+        handlers_.lost(node,
+                       JobFailure{cat("node ", a.node_id, " lost: its agent's connection closed (",
+                                      why.message, ")")});
+      });
+}
+
+void AgentLinks::established(int node, const secure::Identity& peer) {
+  if (!handlers_.wanted(node)) return;
+  Link& link = at(node);
+  const AgentAddress& a = link.address;
+  if (peer.role != secure::Role::agent)
+    return handlers_.out(node, JobFailure{cat(a.host, ':', a.port, " is ", secure::describe(peer),
+                                              ", not an agent")});
+  if (a.name_known && peer.name != a.node_id)
+    return handlers_.out(node, JobFailure{cat("the agent at ", a.host, ':', a.port, " is '",
+                                              peer.name, "', not '", a.node_id, "'")});
+  link.authenticated = true;
+  link.address.node_id = peer.name;  // as the agent proved it, not as we guessed it
+  handlers_.authenticated(node);
+}
+
+void AgentLinks::call(int node, rpc::Outgoing message, uint64_t deadline_ms,
+                      rpc::ResponseCallback cb) {
+  at(node).conn->session().call(std::move(message), deadline_ms, std::move(cb));
+}
+
+void AgentLinks::notify(int node, rpc::Outgoing message) {
+  Link& link = at(node);
+  if (link.conn && link.conn->open()) link.conn->session().notify(std::move(message));
+}
+
+void AgentLinks::close(int node) {
+  if (Link& link = at(node); link.conn) link.conn->close();
+}
+
+void AgentLinks::close_all() {
+  heartbeat_timer_.stop();
+  for (auto& link : links_)
+    if (link.conn) link.conn->close();
+}
+
+void AgentLinks::pause() {
+  paused_ = true;
+  // Only links that carry something are read for it; the others' answers keep coming.
+  for (size_t i = 0; i < links_.size(); ++i)
+    if (handlers_.carrying(static_cast<int>(i)) && links_[i].conn) links_[i].conn->pause_reading();
+}
+
+void AgentLinks::resume() {
+  paused_ = false;
+  for (auto& link : links_) {
+    if (!link.conn) continue;
+    link.conn->resume_reading();
+    link.heartbeat.reset();  // answers could not be read meanwhile: judge afresh
+  }
+}
+
+void AgentLinks::heartbeat() {
+  uint64_t now = loop_.now_ms();
+  for (size_t i = 0; i < links_.size(); ++i) {
+    const int node = static_cast<int>(i);
+    Link& link = links_[i];
+    if (!handlers_.carrying(node) || !link.conn || !link.conn->open()) continue;
+    if (paused_) {
+      // Their answers wait unread, so nobody is judged; a beat that needs no answer keeps the
+      // agents from taking this launcher for gone (their idle timeout).
+      link.conn->session().notify(link::heartbeat_message());
+      continue;
+    }
+    link.conn->session().expire(now);
+    if (!handlers_.carrying(node)) continue;
+    if (auto missing = link.heartbeat.tick(link.conn->session(), now))
+      handlers_.lost(node, JobFailure{cat("node ", link.address.node_id, " lost: ", *missing)});
+  }
+}
+
+}  // namespace lattice::launcher
