@@ -48,7 +48,6 @@ class AgentLinks {
   void link_to(const std::vector<int>& nodes);
   const AgentAddress& address(int node) const { return at(node).address; }
   // The node id its agent gave in its answer.
-  void rename(int node, std::string node_id) { at(node).address.node_id = std::move(node_id); }
   bool linked(int node) const { return at(node).conn != nullptr; }
   bool authenticated(int node) const { return at(node).authenticated; }
 

@@ -223,7 +223,6 @@ void Job::answered(int node, Result<wire::Accepted> reply, bool lost) {
   n.accepted_ms = now_ms();
   n.replied_ms = static_cast<double>(reply->replied_us) / 1e3;
   input_.accepted(node, reply->stdin_taken);
-  if (!reply->node_id.empty()) links_.rename(node, reply->node_id);
   std::vector<std::string> left_out;
   for (auto& name : reply->env_left_out)
     if (env_left_out_.insert(name).second) left_out.push_back(std::move(name));

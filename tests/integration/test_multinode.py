@@ -9,11 +9,12 @@ import os
 import re
 import signal
 import subprocess
+import tempfile
 import time
 
 from harness import (AGENTD, LATTICE, ROGUE, check, expect_mpmd, expect_status, in_fence,
-                     mpmd_args, past_init, processes_with_env, prog, run_cases, wait_ranks,
-                     wait_until)
+                     mpmd_args, past_init, processes_with_env, prog, run_cases, wait_marks,
+                     wait_ranks, wait_until)
 
 
 def agents(c, count):
@@ -91,10 +92,8 @@ def find_rank(c, rank, timeout=30):
 
 def kill_rank_on_node2(c):
     nodes = agents(c, 3)
-    p = c.start_launch(["--agents", addresses(nodes), "-n", "6", prog("mpi_hold"), "hold", "60"])
-    started = time.monotonic()
     # Ranks 2-3 run on node n2 (block layout, 2 per node); every rank past MPI_Init first.
-    check(wait_ranks(nodes, 6, past_init), "the ranks did not all get past MPI_Init")
+    p, started = held_launch(c, nodes, "hold", "60")
     os.kill(find_rank(c, 3), signal.SIGKILL)
     r = c.finish_launch(p, ["mpi_hold"], started, 60)
     check(r.code == 128 + 9, f"expected 137 (rank 3 killed)\n{r.describe()}")
@@ -107,11 +106,15 @@ def kill_rank_on_node2(c):
 
 def held_launch(c, nodes, mode, value):
     """6 ranks over the agents running mpi_hold; returns once every rank is past MPI_Init
-    ("hold"), or every rank but the one that never fences waits in MPI_Init's fence."""
-    p = c.start_launch(["--agents", addresses(nodes), "-n", "6", prog("mpi_hold"), mode, value])
+    ("hold"), or every rank but the one that never fences waits in MPI_Init's fence. Past
+    MPI_Init is its return, not its PMI fence: after the fence UCX still connects the ranks,
+    and a rank that loses a peer in there fails on its own."""
+    marks = tempfile.mkdtemp(dir=c.dir)
+    p = c.start_launch(["--agents", addresses(nodes), "-n", "6", "--env",
+                        f"MPI_HOLD_MARKS={marks}", prog("mpi_hold"), mode, value])
     started = time.monotonic()
     if mode == "hold":
-        check(wait_ranks(nodes, 6, past_init), "the ranks did not all get past MPI_Init")
+        check(wait_marks(marks, 6), "the ranks did not all get past MPI_Init")
     else:
         check(wait_ranks(nodes, 5, in_fence), "the ranks did not all wait in MPI_Init's fence")
     return p, started
