@@ -1,0 +1,145 @@
+// What the other nodes of a launch send it: fence chunks (held when they come before the
+// launch), name and direct-modex calls, escape-hatch messages. Each is judged against the
+// sender's proven place in the launch (authority.hpp) before the launch sees it.
+#include "agent/agent.hpp"
+#include "base/log.hpp"
+#include "wire/exec_codec.hpp"
+#include "wire/fence_chunk.hpp"
+#include "wire/modex.hpp"
+#include "wire/names_codec.hpp"
+
+namespace lattice::agent {
+
+void Agent::fence_message(Result<wire::FenceMessage> decoded, const Sender& sender) {
+  if (!decoded) {
+    // As the Reducer treats a chunk it cannot place: dropped, and the fence's deadline ends a
+    // launch whose fence then cannot complete. Only an authenticated agent gets this far.
+    LAT_LOG(warn, "fence", decoded.error().message, " (from ", secure::describe(sender.identity),
+            "): dropped");
+    return;
+  }
+  wire::FenceMessage message = std::move(decoded.value());
+  if (LaunchEntry* entry = find_launch(message.launch_id))
+    return deliver_fence(*entry, std::move(message), sender);
+  if (sender.identity.role != secure::Role::agent) {
+    LAT_LOG(warn, "auth", "a fence chunk for unknown launch ", message.launch_id, " from ",
+            secure::describe(sender.identity), " dropped: only agents send fence chunks");
+    return;
+  }
+  std::string id = message.launch_id;
+  hold_early(id, EarlyMessage{std::move(message), std::nullopt, sender});
+}
+
+void Agent::name_request(const Sender& sender, uint64_t request_id,
+                         const wire::NameRequest& request) {
+  rpc::Session& session = *session_of(sender.conn);
+  LaunchEntry* entry = find_launch(request.launch_id);
+  if (!entry) {
+    // The names lived with the head's part of the launch: the rank hears at once that they are
+    // gone, rather than waiting for an answer that cannot come.
+    return session.respond_error(
+        request_id, ended_member(request.launch_id, sender)
+                        ? cat(ended_here(request.launch_id), ", and its published names with it")
+                        : cat("no launch '", request.launch_id, "' on ", config_.node_id));
+  }
+  auto from = may_ask_name(entry->launch->spec(), sender);
+  if (!from) {
+    LAT_LOG(warn, "auth", from.error().message);
+    return session.respond_error(request_id, from.error().message);
+  }
+  auto answer = entry->launch->name_asked(request);
+  if (answer)
+    session.respond(request_id, wire::name_answer(*answer));
+  else
+    session.respond_error(request_id, answer.error().message);
+}
+
+void Agent::modex_request(const Sender& sender, uint64_t request_id,
+                          const wire::ModexRequest& request) {
+  LaunchEntry* entry = find_launch(request.launch_id);
+  if (!entry) {
+    // The launch ended here, so it is ending everywhere; or it has not started here yet,
+    // which libpmix's async modex does not wait for (said in lattice(1)'s PMIx section): the
+    // asker's deadline answers it.
+    LAT_LOG(debug, "pmix", "direct modex for unknown launch ", request.launch_id, " dropped");
+    return;
+  }
+  auto from = may_ask_modex(entry->launch->spec(), request.rank, sender);
+  if (!from) {
+    LAT_LOG(warn, "auth", from.error().message);
+    return session_of(sender.conn)->respond_error(request_id, from.error().message);
+  }
+  // libpmix answers later, perhaps after the link or the launch has gone.
+  entry->launch->modex_asked(*from, request.rank,
+                             [this, conn = sender.conn, request_id](Result<std::string> data) {
+                               link::Connection* link = connection(conn);
+                               if (!link) return;
+                               if (data)
+                                 link->session().respond(request_id, wire::modex_answer(*data));
+                               else
+                                 link->session().respond_error(request_id, data.error().message);
+                             });
+}
+
+void Agent::exec_message(const std::string& launch_id, const std::string& what,
+                         const Sender& sender, const std::function<void(Launch&, int)>& deliver) {
+  LaunchEntry* entry = find_launch(launch_id);
+  if (!entry) {
+    LAT_LOG(debug, "exec", what, " for unknown launch ", launch_id, " dropped");
+    return;
+  }
+  auto from = member_node(entry->launch->spec(), sender, what);
+  if (!from) {
+    LAT_LOG(warn, "auth", from.error().message);
+    return;
+  }
+  deliver(*entry->launch, *from);
+}
+
+std::optional<Peer> Agent::ended_member(const std::string& launch_id, const Sender& sender) const {
+  auto it = ended_peers_.find(launch_id);
+  if (it == ended_peers_.end() || sender.identity.role != secure::Role::agent) return std::nullopt;
+  int node = it->second.find(sender.identity.name);
+  return node < 0 ? std::nullopt : std::optional<Peer>(it->second[static_cast<size_t>(node)]);
+}
+
+std::string Agent::ended_here(const std::string& launch_id) const {
+  return cat("launch ", launch_id, " has ended on ", config_.node_id,
+             " (its ranks there have all exited)");
+}
+
+void Agent::refuse_late_exec(const lattice::wire::ExecCommand& command, const Sender& sender) {
+  // Only a node of that launch hears about it, over the link to the node its handshake proved.
+  auto asker = ended_member(command.launch_id, sender);
+  if (!asker) {
+    LAT_LOG(debug, "exec", "an escape-hatch command for unknown launch ", command.launch_id,
+            " dropped");
+    return;
+  }
+  lattice::wire::ExecEvent refusal;
+  refusal.launch_id = command.launch_id;
+  refusal.exec_id = command.exec_id;
+  refusal.exited = true;
+  refusal.error = ended_here(command.launch_id);
+  peers_.send(*asker, lattice::wire::exec_event(refusal));
+}
+
+void Agent::hold_early(const std::string& launch_id, EarlyMessage early) {
+  std::string from = secure::describe(early.sender.identity);
+  arm_sweeper();
+  if (!early_.hold(launch_id, std::move(early), loop_.now_ms()))
+    LAT_LOG(warn, "link", "a message for unknown launch ", launch_id, " from ", from,
+            " dropped: ", early_.bytes(), " bytes are held already for launches not started here");
+}
+
+void Agent::deliver_fence(LaunchEntry& entry, wire::FenceMessage message, const Sender& sender) {
+  const LaunchSpec& spec = entry.launch->spec();
+  if (auto allowed = may_send_fence(spec, spec.fence_tree(), message.down, message.from, sender);
+      !allowed) {
+    LAT_LOG(warn, "auth", allowed.error().message);
+    return;
+  }
+  entry.launch->fence_message(std::move(message));
+}
+
+}  // namespace lattice::agent
