@@ -140,7 +140,7 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
         return;
       }
       entry->launch->input(std::move(chunk.data), chunk.eof);
-      return pass_down(sender, launch_id, envelope);
+      return entry->route->pass_down(sender.conn, envelope);
     }
     case schema::Envelope::Body::OUTPUT:
     case schema::Envelope::Body::RANK_EXIT:

@@ -53,6 +53,7 @@ PmiWireUp::PmiWireUp(net::Loop& loop, const LaunchSpec& spec, const Clock& clock
       events_(events),
       port_ids_(issue_port_ids(spec)),
       pmi_(pmi_info(spec, port_ids_), *this),
+      local_count_(spec.local_ranks().size()),
       upkeep_timer_(loop) {}
 
 Status PmiWireUp::open(LaunchDir& dir) {

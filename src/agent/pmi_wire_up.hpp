@@ -41,7 +41,7 @@ class PmiWireUp final : public WireUp, private pmi::ServerHooks {
   std::optional<FenceWait> fence_waiting() const override;
   std::vector<pmi::RankStatus> status() const override { return pmi_.status(); }
   bool finalize_missing(int rank) const override { return unfinalized_.count(rank) > 0; }
-  bool all_finalized() const override { return finalized_ == spec_.local_ranks().size(); }
+  bool all_finalized() const override { return finalized_ == local_count_; }
   uint64_t fence_epoch() const override { return pmi_.fence_epoch(); }
   std::vector<int> ranks_not_in_fence() const override { return pmi_.ranks_not_in_fence(); }
   void modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer) override;
@@ -98,6 +98,7 @@ class PmiWireUp final : public WireUp, private pmi::ServerHooks {
   pmi::Server pmi_;
   std::map<pmi::ConnId, Conn> conns_;
   std::set<int> unfinalized_;  // ranks initialized and not finalized
+  const size_t local_count_;   // this node's ranks
   size_t finalized_ = 0;
   std::unique_ptr<net::UnixListener> socket_listener_;
   std::unique_ptr<net::TcpListener> port_listener_;

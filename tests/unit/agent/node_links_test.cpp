@@ -111,6 +111,17 @@ class End : public NodeLinks::Host {
   NodeLinks links;  // after conns_: goes first
 };
 
+// Each end holds exactly one open connection, the other's.
+void one_link_each(const End& a, const End& b) {
+  CHECK(a.open() == 1);
+  CHECK(b.open() == 1);
+}
+
+void nothing_lost(const End& a, const End& b) {
+  CHECK(a.lost.empty());
+  CHECK(b.lost.empty());
+}
+
 }  // namespace
 
 TEST_CASE("one link serves both ways: the answer goes back on the link the peer made") {
@@ -123,12 +134,10 @@ TEST_CASE("one link serves both ways: the answer goes back on the link the peer 
   CHECK(b.heard == std::vector<std::string>{"up 1", "up 2"});
   b.say(a.me(), "down");
   REQUIRE(run_until(loop, [&] { return a.heard.size() == 1; }));
-  CHECK(a.open() == 1);
-  CHECK(b.open() == 1);
+  one_link_each(a, b);
   CHECK(a.links.size() == 1);
   CHECK(b.links.size() == 1);
-  CHECK(a.lost.empty());
-  CHECK(b.lost.empty());
+  nothing_lost(a, b);
 }
 
 TEST_CASE("a hold that waits for the peer's link takes it, and heartbeats it") {
@@ -141,11 +150,9 @@ TEST_CASE("a hold that waits for the peer's link takes it, and heartbeats it") {
   uint64_t until = loop.now_ms() + 1000;
   run_until(
       loop, [&] { return loop.now_ms() >= until; }, 2000);
-  CHECK(parent.open() == 1);
-  CHECK(child.open() == 1);
+  one_link_each(parent, child);
   CHECK(parent.links.held_count() == 1);
-  CHECK(parent.lost.empty());
-  CHECK(child.lost.empty());
+  nothing_lost(parent, child);
 }
 
 TEST_CASE("an unused link closes once both ends agree, and neither calls it lost") {
@@ -163,8 +170,7 @@ TEST_CASE("an unused link closes once both ends agree, and neither calls it lost
   }
   REQUIRE(run_until(loop, [&] { return a.open() == 0 && b.open() == 0; }));
   CHECK(a.links.size() == 0);
-  CHECK(a.lost.empty());
-  CHECK(b.lost.empty());
+  nothing_lost(a, b);
   // The next message makes a new link.
   b.say(a.me(), "again");
   REQUIRE(run_until(loop, [&] { return a.heard.size() == 1; }));
@@ -183,8 +189,7 @@ TEST_CASE("links made from both ends at once: each keeps its order, and the spar
   CHECK(b.heard == std::vector<std::string>{"a0", "a1", "a2", "a3", "a4"});
   CHECK(a.heard == std::vector<std::string>{"b0", "b1", "b2", "b3", "b4"});
   REQUIRE(run_until(loop, [&] { return a.open() == 0 && b.open() == 0; }));
-  CHECK(a.lost.empty());
-  CHECK(b.lost.empty());
+  nothing_lost(a, b);
 }
 
 TEST_CASE("a peer that proves another name is lost, with why") {
