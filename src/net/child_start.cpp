@@ -25,6 +25,7 @@ namespace {
 enum class Stage {
   none,
   cgroup,
+  extra_cgroup,
   session,
   user,
   regained_root,
@@ -54,6 +55,8 @@ struct Context {
   const uint32_t* groups;  // user->groups
   size_t ngroups;
   int cgroup_fd;
+  const int* extra_cgroup_fds;
+  size_t nextra_cgroup_fds;
   int umask;
   const ChildLimit* limits;
   size_t nlimits;
@@ -113,6 +116,9 @@ LATTICE_CHILD_CODE int child_main(void* arg) {
   // First, while still this process's user: whatever the child does from here is contained.
   if (c->cgroup_fd >= 0 && syscall(SYS_write, c->cgroup_fd, "0", 1L) != 1)
     child_failed(c, Stage::cgroup);
+  for (size_t i = 0; i < c->nextra_cgroup_fds; ++i)
+    if (syscall(SYS_write, c->extra_cgroup_fds[i], "0", 1L) != 1)
+      child_failed(c, Stage::extra_cgroup);
   if (c->new_session && setsid() < 0) child_failed(c, Stage::session);
   // Before the parent-death signal: the kernel clears it when the effective ids change.
   if (c->user) become_user(c);
@@ -223,6 +229,8 @@ Result<int> start_child(const ChildPlan& plan) {
             plan.user ? plan.user->groups.data() : nullptr,
             plan.user ? plan.user->groups.size() : 0,
             plan.cgroup_procs_fd,
+            plan.extra_cgroup_procs_fds.data(),
+            plan.extra_cgroup_procs_fds.size(),
             plan.umask,
             plan.limits.data(),
             plan.limits.size()};
@@ -281,6 +289,8 @@ Result<int> start_child(const ChildPlan& plan) {
           cat("cannot start '", plan.file, "': uid ", plan.user->uid, " could become root again"));
     case Stage::cgroup:
       return make_error(cat("cannot join the launch's cgroup: ", why));
+    case Stage::extra_cgroup:
+      return make_error(cat("cannot join the allocation's cgroup: ", why));
     case Stage::limits:
       return make_error(cat("cannot set resource limit ", plan.limits[c.failed_limit].resource,
                             " to ", plan.limits[c.failed_limit].soft, ": ", why));

@@ -50,13 +50,17 @@ struct ChildPlan {
   // A cgroup v2 directory to clone the child into instead (CLONE_INTO_CGROUP: no migration);
   // where the kernel or the architecture cannot, the child writes to cgroup_procs_fd.
   int cgroup_dir_fd = -1;
+  // cgroup.procs files of other hierarchies the child also writes "0" to, after joining (or
+  // being cloned into) the one above: an allocation's limits kept by cgroup v1 controllers.
+  std::vector<int> extra_cgroup_procs_fds;
   int umask = -1;                  // the child's umask; -1: this process's
   std::vector<ChildLimit> limits;  // applied before the exec
 };
 
 // The child's pid once it has exec'd, or what failed, with nothing left running (and no
 // zombie): "cannot execute 'F': ...", "cannot change to directory 'D': ...",
-// "cannot join the launch's cgroup: ...", "cannot set resource limit N: ...",
+// "cannot join the launch's cgroup: ...", "cannot join the allocation's cgroup: ...",
+// "cannot set resource limit N: ...",
 // "cannot bind to CPUs ...: ...", "cannot use SCHED_BATCH: ...", "cannot become uid U (gid G):
 // ...". The caller reaps the pid.
 Result<int> start_child(const ChildPlan& plan);

@@ -81,6 +81,7 @@ Result<std::unique_ptr<Process>> Process::spawn(Loop& loop, const SpawnSpec& spe
                  spec.user,
                  spec.cgroup_procs_fd,
                  spec.cgroup_dir_fd,
+                 spec.extra_cgroup_procs_fds,
                  spec.umask,
                  spec.limits};
 

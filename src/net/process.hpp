@@ -42,8 +42,9 @@ struct SpawnSpec {
   std::optional<ChildUser> user;  // the job's user, switched to before the cwd is entered
   int cgroup_procs_fd = -1;       // joined first thing (ChildPlan::cgroup_procs_fd); -1: none
   int cgroup_dir_fd = -1;         // or cloned into (ChildPlan::cgroup_dir_fd); -1: none
-  int umask = -1;                 // -1: this process's
-  std::vector<ChildLimit> limits;  // soft limits, capped by the inherited hard ones
+  std::vector<int> extra_cgroup_procs_fds;  // joined next (ChildPlan::extra_cgroup_procs_fds)
+  int umask = -1;                           // -1: this process's
+  std::vector<ChildLimit> limits;           // soft limits, capped by the inherited hard ones
 };
 
 struct ExitInfo {

@@ -306,6 +306,37 @@ TEST_CASE("inherited fds land in order even when their numbers collide with the 
   CHECK(std::string(buf2) == "B\n");
 }
 
+TEST_CASE("the child writes \"0\" to each extra cgroup.procs fd before it runs") {
+  Loop loop;
+  // Pipes stand in for cgroup.procs files: what the child writes to each is read back.
+  int a[2], b[2];
+  REQUIRE(::pipe2(a, O_CLOEXEC) == 0);
+  REQUIRE(::pipe2(b, O_CLOEXEC) == 0);
+  UniqueFd ar(a[0]), aw(a[1]), br(b[0]), bw(b[1]);
+  SpawnSpec spec = shell("exit 0");
+  spec.extra_cgroup_procs_fds = {aw.get(), bw.get()};
+  auto c = spawn(loop, spec);
+  REQUIRE(run_until(loop, [&] { return c->done(); }));
+  aw.reset();
+  bw.reset();
+  char buf[4] = {};
+  CHECK(::read(ar.get(), buf, sizeof buf) == 1);
+  CHECK(buf[0] == '0');
+  CHECK(::read(br.get(), buf, sizeof buf) == 1);
+  CHECK(buf[0] == '0');
+}
+
+TEST_CASE("an extra cgroup.procs fd the child cannot write to is an Error value") {
+  Loop loop;
+  UniqueFd null_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  SpawnSpec spec = shell("echo ran");
+  spec.extra_cgroup_procs_fds = {null_fd.get()};
+  auto p = Process::spawn(loop, spec, [](ExitInfo) {});
+  REQUIRE(!p.ok());
+  CHECK(p.error().message == "cannot join the allocation's cgroup: bad file descriptor");
+  CHECK(loop.run() == 0);
+}
+
 TEST_CASE("a working directory that cannot be entered is an Error value, and nothing runs") {
   Loop loop;
   int baseline = test::live_handles(loop);
