@@ -1,13 +1,12 @@
 // Containment: a cgroup per launch under the agent's own subtree of one hierarchy,
-// <hierarchy root><agent's cgroup>/lattice-agentd.<pid>/launch.<random> (the names say nothing
-// of the launch: cgroup trees and /proc/PID/cgroup are world-readable), or the agent as child
-// subreaper.
+// <hierarchy root><agent's cgroup>/lattice-agentd.<pid>/launch.<random>, or inside an
+// allocation's, .../alloc.<random>/launch.<random> (the names say nothing of the launch:
+// cgroup trees and /proc/PID/cgroup are world-readable), or the agent as child subreaper.
 #include "proc/containment.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,72 +16,17 @@
 #include <cstring>
 #include <map>
 #include <set>
-#include <thread>
 
 #include "base/log.hpp"
 #include "base/strings.hpp"
+#include "proc/cgroup_files.hpp"
+#include "proc/cgroup_limits.hpp"
 #include "proc/kernel_files.hpp"
 
 namespace lattice::proc {
 namespace {
 
-// cgroup.procs of a launch, /proc/PID/environ: far beyond any real one.
-constexpr size_t kMaxFileBytes = size_t{16} << 20;
-// A dead agent's processes get this long to die before their groups are given up on.
-constexpr int kLeftoverWaitMs = 2000;
-constexpr const char* kAgentPrefix = "lattice-agentd.";
-
 std::string why() { return std::strerror(errno); }
-
-Result<std::string> read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(cat("cannot read ", path, ": ", why()));
-  std::string out;
-  char buf[8192];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0 && out.size() < kMaxFileBytes)
-    out.append(buf, static_cast<size_t>(n));
-  int saved = errno;
-  ::close(fd);
-  if (n < 0) return make_error(cat("cannot read ", path, ": ", std::strerror(saved)));
-  return out;
-}
-
-Status write_file(const std::string& path, std::string_view text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(cat("cannot open ", path, ": ", why()));
-  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  int saved = errno;
-  ::close(fd);
-  if (!ok) return make_error(cat("cannot write ", path, ": ", std::strerror(saved)));
-  return {};
-}
-
-bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
-
-std::string random_name() {
-  unsigned char bytes[8] = {};
-  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes))
-    for (auto& b : bytes) b = static_cast<unsigned char>(std::rand());
-  return to_hex(std::string_view(reinterpret_cast<char*>(bytes), sizeof bytes));
-}
-
-// An agent with this pid is running (a reused pid that is not an agent does not count).
-bool agent_alive(int pid) {
-  auto comm = read_file(cat("/proc/", pid, "/comm"));
-  return comm && starts_with(*comm, "lattice-agentd");
-}
-
-std::vector<std::string> subdirectories(const std::string& dir, std::string_view prefix) {
-  std::vector<std::string> out;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* e = ::readdir(d))
-      if (e->d_type == DT_DIR && e->d_name[0] != '.' && starts_with(e->d_name, prefix))
-        out.emplace_back(e->d_name);
-    ::closedir(d);
-  }
-  return out;
-}
 
 // --- cgroups ---
 
@@ -100,30 +44,48 @@ class GroupKeeper {
   ~GroupKeeper() = default;
 };
 
+// Removes the cgroup `dir`, whose processes are gone (its owner waited for that); a dying one
+// may hold it a moment.
+void remove_cgroup(const std::string& dir, GroupKeeper* keeper) {
+  if (::rmdir(dir.c_str()) == 0) return;
+  if (errno == EBUSY && keeper)
+    keeper->remove_later(dir);
+  else
+    LAT_LOG(warn, "contain", "cannot remove ", dir, ": ", why());
+}
+
+// A launch cgroup's open files: cgroup.procs, the directory (v2 only: to clone into), and the
+// cgroup.procs of its allocation's v1 limit cgroups (its own copies).
+struct CgroupFds {
+  int procs = -1;
+  int dir = -1;
+  std::vector<int> extra;
+};
+
 class CgroupGroup final : public ProcessGroup {
  public:
-  // `keeper` null: removed when destroyed (the agent's spare, at its end).
-  CgroupGroup(std::string dir, int procs_fd, int dir_fd, bool has_kill, GroupKeeper* keeper)
+  // `keeper` null: removed when destroyed (the agent's spare, at its end). `spare`: may be kept
+  // for the next launch; not one inside an allocation, as the next may be outside it.
+  CgroupGroup(std::string dir, CgroupFds fds, bool has_kill, GroupKeeper* keeper, bool spare)
       : dir_(std::move(dir)),
-        procs_fd_(procs_fd),
-        dir_fd_(dir_fd),
+        fds_(std::move(fds)),
         has_kill_(has_kill),
+        spare_(spare),
         keeper_(keeper) {}
   ~CgroupGroup() override {
     // Not after cgroup.kill: the kernel then kills every child cloned into it (seen on 6.18).
-    if (keeper_ && !killed_ && procs_fd_ >= 0 && members().empty() && keeper_->keep(*this)) return;
-    if (procs_fd_ < 0) return;  // given to another
-    ::close(procs_fd_);
-    if (dir_fd_ >= 0) ::close(dir_fd_);
-    // Its processes are gone (the launch waited for that); a dying one may hold it a moment.
-    if (::rmdir(dir_.c_str()) == 0) return;
-    if (errno == EBUSY && keeper_)
-      keeper_->remove_later(dir_);
-    else
-      LAT_LOG(warn, "contain", "cannot remove ", dir_, ": ", why());
+    if (keeper_ && spare_ && !killed_ && fds_.procs >= 0 && members().empty() &&
+        keeper_->keep(*this))
+      return;
+    if (fds_.procs < 0) return;  // given to another
+    ::close(fds_.procs);
+    if (fds_.dir >= 0) ::close(fds_.dir);
+    for (int fd : fds_.extra) ::close(fd);
+    remove_cgroup(dir_, keeper_);
   }
-  int join_fd() const override { return procs_fd_; }
-  int clone_into_fd() const override { return dir_fd_; }
+  int join_fd() const override { return fds_.procs; }
+  int clone_into_fd() const override { return fds_.dir; }
+  std::vector<int> extra_join_fds() const override { return fds_.extra; }
   std::vector<int> members() const override {
     auto text = read_file(dir_ + "/cgroup.procs");
     return text ? parse_pids(*text) : std::vector<int>{};
@@ -138,24 +100,115 @@ class CgroupGroup final : public ProcessGroup {
   std::string describe() const override { return dir_; }
   // Hands the cgroup and its fds to a new owner; this one then lets go of nothing.
   std::unique_ptr<CgroupGroup> take(GroupKeeper* keeper) {
-    auto out = std::make_unique<CgroupGroup>(dir_, procs_fd_, dir_fd_, has_kill_, keeper);
-    procs_fd_ = dir_fd_ = -1;
+    auto out = std::make_unique<CgroupGroup>(dir_, fds_, has_kill_, keeper, spare_);
+    fds_ = CgroupFds{};
     return out;
   }
 
  private:
   std::string dir_;
-  int procs_fd_;
-  int dir_fd_;  // v2 only
+  CgroupFds fds_;
   bool has_kill_;
+  bool spare_;
   bool killed_ = false;  // cgroup.kill was written
   GroupKeeper* keeper_;
 };
 
+// Copies of an allocation's v1 cgroup.procs fds, for one of its launches (which may outlive it).
+Result<std::vector<int>> copy_fds(const std::vector<LimitCgroup>& cgroups) {
+  std::vector<int> out;
+  for (const auto& cgroup : cgroups) {
+    int fd = ::fcntl(cgroup.procs_fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+      std::string error = cat("cannot copy the fd of ", cgroup.dir, "/cgroup.procs: ", why());
+      for (int made : out) ::close(made);
+      return make_error(error);
+    }
+    out.push_back(fd);
+  }
+  return out;
+}
+
+// A new launch cgroup below `parent`; `allocation`: the v1 limit cgroups of the allocation it
+// is in (and then it is in one), null outside allocations.
+Result<std::unique_ptr<ProcessGroup>> make_launch_cgroup(
+    const std::string& parent, ContainmentMode mode, GroupKeeper* keeper,
+    const std::vector<LimitCgroup>* allocation) {
+  std::string dir = cat(parent, "/launch.", random_name());
+  if (::mkdir(dir.c_str(), 0755) != 0) return make_error(cat("cannot create ", dir, ": ", why()));
+  CgroupFds fds;
+  fds.procs = ::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+  if (fds.procs < 0) {
+    std::string error = cat("cannot open ", dir, "/cgroup.procs: ", why());
+    ::rmdir(dir.c_str());
+    return make_error(error);
+  }
+  if (allocation) {
+    auto extra = copy_fds(*allocation);
+    if (!extra) {
+      ::close(fds.procs);
+      ::rmdir(dir.c_str());
+      return extra.error();
+    }
+    fds.extra = std::move(*extra);
+  }
+  if (mode == ContainmentMode::cgroup2)  // (without it, children join by cgroup.procs)
+    fds.dir = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  return std::unique_ptr<ProcessGroup>(new CgroupGroup(
+      dir, std::move(fds), exists(dir + "/cgroup.kill"), keeper, allocation == nullptr));
+}
+
+// An allocation: a cgroup in the tracking hierarchy with its launches' below it, and its
+// cgroups in the v1 hierarchies that keep its limits, which its processes join too.
+class CgroupAllocation final : public AllocationGroup {
+ public:
+  CgroupAllocation(std::string dir, ContainmentMode mode, GroupKeeper& keeper, AppliedLimits limits)
+      : dir_(std::move(dir)),
+        mode_(mode),
+        has_kill_(exists(dir_ + "/cgroup.kill")),
+        keeper_(keeper),
+        limits_(std::move(limits)) {}
+  ~CgroupAllocation() override {
+    for (const auto& cgroup : limits_.cgroups) {
+      ::close(cgroup.procs_fd);
+      remove_cgroup(cgroup.dir, &keeper_);
+    }
+    remove_cgroup(dir_, &keeper_);  // (after its launches' cgroups, if they are still there)
+  }
+  int join_fd() const override { return -1; }
+  std::vector<int> members() const override { return tree_pids(dir_); }
+  void signal(int signum) override {
+    // cgroup.kill reaches the cgroups below it too.
+    if (signum == SIGKILL && has_kill_ && write_file(dir_ + "/cgroup.kill", "1")) return;
+    for (int pid : members()) ::kill(pid, signum);
+  }
+  std::string describe() const override {
+    std::string out = dir_;
+    for (const auto& cgroup : limits_.cgroups) out += cat(", ", cgroup.dir);
+    return out;
+  }
+  Result<std::unique_ptr<ProcessGroup>> make_group(const std::string&) override {
+    return make_launch_cgroup(dir_, mode_, &keeper_, &limits_.cgroups);
+  }
+  std::string limits_note() const override { return limits_.note; }
+
+ private:
+  std::string dir_;
+  ContainmentMode mode_;
+  bool has_kill_;
+  GroupKeeper& keeper_;
+  AppliedLimits limits_;
+};
+
 class CgroupContainment final : public Containment, private GroupKeeper {
  public:
-  CgroupContainment(ContainmentMode mode, std::string root, std::string base, std::string notes)
-      : mode_(mode), root_(std::move(root)), base_(std::move(base)), notes_(std::move(notes)) {}
+  CgroupContainment(ContainmentMode mode, std::string root, std::string base, std::string notes,
+                    std::unique_ptr<CgroupLimits> limits)
+      : mode_(mode),
+        root_(std::move(root)),
+        base_(std::move(base)),
+        notes_(std::move(notes)),
+        limits_(std::move(limits)) {}
   ~CgroupContainment() override {
     spare_.reset();
     remove_busy();
@@ -166,7 +219,7 @@ class CgroupContainment final : public Containment, private GroupKeeper {
   ContainmentMode mode() const override { return mode_; }
   std::string describe() const override {
     return cat(mode_ == ContainmentMode::cgroup2 ? "cgroup v2" : "cgroup v1",
-               ", a cgroup per launch under ", base_, notes_);
+               ", a cgroup per launch under ", base_, limits_->describe(), notes_);
   }
   // An emptied group is kept for the next launch (one at most), so that launches after the
   // first make and remove no cgroup.
@@ -177,46 +230,24 @@ class CgroupContainment final : public Containment, private GroupKeeper {
       spare_.reset();
       return reused;
     }
-    std::string dir = cat(base_, "/launch.", random_name());
+    return make_launch_cgroup(base_, mode_, this, nullptr);
+  }
+  Result<std::unique_ptr<AllocationGroup>> make_allocation(
+      const std::string&, const AllocationLimits& limits) override {
+    remove_busy();
+    std::string name = "alloc." + random_name();
+    std::string dir = cat(base_, '/', name);
     if (::mkdir(dir.c_str(), 0755) != 0) return make_error(cat("cannot create ", dir, ": ", why()));
-    int fd = ::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
-      std::string error = cat("cannot open ", dir, "/cgroup.procs: ", why());
+    auto applied = limits_->apply(dir, name, limits);
+    if (!applied) {
       ::rmdir(dir.c_str());
-      return make_error(error);
+      return applied.error();
     }
-    int dir_fd = mode_ == ContainmentMode::cgroup2
-                     ? ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                     : -1;  // (without it, children join by cgroup.procs)
-    return std::unique_ptr<ProcessGroup>(
-        new CgroupGroup(dir, fd, dir_fd, exists(dir + "/cgroup.kill"), this));
+    return std::unique_ptr<AllocationGroup>(
+        new CgroupAllocation(dir, mode_, *this, std::move(*applied)));
   }
   int remove_leftovers() override {
-    int killed = 0;
-    for (const auto& name : subdirectories(root_, kAgentPrefix)) {
-      auto pid = parse_int(std::string_view(name).substr(std::strlen(kAgentPrefix)));
-      if (!pid || *pid == ::getpid() || agent_alive(static_cast<int>(*pid))) continue;
-      std::string dir = cat(root_, '/', name);
-      for (const auto& launch : subdirectories(dir, "launch.")) {
-        std::string group = cat(dir, '/', launch);
-        auto text = read_file(group + "/cgroup.procs");
-        auto pids = text ? parse_pids(*text) : std::vector<int>{};
-        killed += static_cast<int>(pids.size());
-        if (!pids.empty())
-          LAT_LOG(warn, "contain", "killing ", pids.size(), " processes left in ", group,
-                  " by an agent that did not end cleanly");
-        for (int waited = 0; waited < kLeftoverWaitMs; waited += 20) {
-          for (int p : pids) ::kill(p, SIGKILL);
-          if (::rmdir(group.c_str()) == 0 || errno == ENOENT) break;
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
-          text = read_file(group + "/cgroup.procs");
-          pids = text ? parse_pids(*text) : std::vector<int>{};
-        }
-      }
-      if (::rmdir(dir.c_str()) != 0 && errno != ENOENT)
-        LAT_LOG(warn, "contain", "cannot remove ", dir, ": ", why());
-    }
-    return killed;
+    return remove_dead_agents(root_) + limits_->remove_leftovers();
   }
 
  private:
@@ -227,7 +258,10 @@ class CgroupContainment final : public Containment, private GroupKeeper {
   }
   void remove_later(std::string dir) override { busy_.push_back(std::move(dir)); }
   // Groups that were busy when emptied: tried again before each new one, and at the end.
+  // Deepest first: an allocation's cgroup only goes once its launches' have.
   void remove_busy() {
+    std::sort(busy_.begin(), busy_.end(),
+              [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
     busy_.erase(std::remove_if(busy_.begin(), busy_.end(),
                                [](const std::string& dir) {
                                  return ::rmdir(dir.c_str()) == 0 || errno == ENOENT;
@@ -237,32 +271,10 @@ class CgroupContainment final : public Containment, private GroupKeeper {
 
   ContainmentMode mode_;
   std::string root_, base_, notes_;
+  std::unique_ptr<CgroupLimits> limits_;
   std::unique_ptr<CgroupGroup> spare_;
   std::vector<std::string> busy_;
 };
-
-// The agent's own subtree in `mount`, made (or why not).
-Result<std::pair<std::string, std::string>> make_subtree(
-    const CgroupMount& mount, const std::vector<CgroupMembership>& mine) {
-  const CgroupMembership* own = nullptr;
-  for (const auto& m : mine) {
-    bool match = mount.version == 2 ? m.hierarchy == 0 && m.controllers.empty()
-                                    : !m.controllers.empty() && m.controllers == mount.controllers;
-    if (match) own = &m;
-  }
-  if (!own) return make_error(cat("this process is in no cgroup of ", mount.path));
-  std::string root = own->path == "/" ? mount.path : mount.path + own->path;
-  std::string base = cat(root, '/', kAgentPrefix, ::getpid());
-  if (::mkdir(base.c_str(), 0755) != 0 && errno != EEXIST)
-    return make_error(cat("cannot create ", base, ": ", why()));
-  // Joining needs cgroup.procs to take writes; mkdir alone can succeed where it does not.
-  if (::access((base + "/cgroup.procs").c_str(), W_OK) != 0) {
-    std::string error = cat(base, "/cgroup.procs is not writable: ", why());
-    ::rmdir(base.c_str());
-    return make_error(error);
-  }
-  return std::make_pair(root, base);
-}
 
 // The v1 hierarchy to track with: pids (it can also cap forks), then freezer, then systemd's
 // named one, then any.
@@ -331,19 +343,22 @@ std::vector<int> descendants_by_scan(int ancestor) {
   return out;
 }
 
+// This process's descendants whose environment holds `marker`.
+std::vector<int> marked_descendants(const std::string& marker, bool lists) {
+  std::vector<int> out;
+  const int self = ::getpid();
+  for (int pid : lists ? descendants_by_lists(self) : descendants_by_scan(self)) {
+    auto env = read_file(cat("/proc/", pid, "/environ"));
+    if (env && environ_has(*env, marker)) out.push_back(pid);
+  }
+  return out;
+}
+
 class SubreaperGroup final : public ProcessGroup {
  public:
   SubreaperGroup(std::string marker, bool lists) : marker_(std::move(marker)), lists_(lists) {}
   int join_fd() const override { return -1; }
-  std::vector<int> members() const override {
-    std::vector<int> out;
-    const int self = ::getpid();
-    for (int pid : lists_ ? descendants_by_lists(self) : descendants_by_scan(self)) {
-      auto env = read_file(cat("/proc/", pid, "/environ"));
-      if (env && environ_has(*env, marker_)) out.push_back(pid);
-    }
-    return out;
-  }
+  std::vector<int> members() const override { return marked_descendants(marker_, lists_); }
   void signal(int signum) override {
     for (int pid : members()) ::kill(pid, signum);
   }
@@ -352,6 +367,28 @@ class SubreaperGroup final : public ProcessGroup {
  private:
   std::string marker_;
   bool lists_;
+};
+
+// Launches found by their marker, the allocation's processes by its own.
+class SubreaperAllocation final : public AllocationGroup {
+ public:
+  SubreaperAllocation(std::string marker, bool lists, std::string note)
+      : marker_(std::move(marker)), lists_(lists), note_(std::move(note)) {}
+  int join_fd() const override { return -1; }
+  std::vector<int> members() const override { return marked_descendants(marker_, lists_); }
+  void signal(int signum) override {
+    for (int pid : members()) ::kill(pid, signum);
+  }
+  std::string describe() const override { return "(subreaper)"; }
+  Result<std::unique_ptr<ProcessGroup>> make_group(const std::string& marker) override {
+    return std::unique_ptr<ProcessGroup>(new SubreaperGroup(marker, lists_));
+  }
+  std::string limits_note() const override { return note_; }
+
+ private:
+  std::string marker_;
+  bool lists_;
+  std::string note_;
 };
 
 class SubreaperContainment final : public Containment {
@@ -370,6 +407,13 @@ class SubreaperContainment final : public Containment {
   }
   Result<std::unique_ptr<ProcessGroup>> make_group(const std::string& marker) override {
     return std::unique_ptr<ProcessGroup>(new SubreaperGroup(marker, lists_));
+  }
+  // Nothing but a cgroup could hold them (a launch's CPU binding still applies to its ranks).
+  Result<std::unique_ptr<AllocationGroup>> make_allocation(
+      const std::string& marker, const AllocationLimits& limits) override {
+    return std::unique_ptr<AllocationGroup>(new SubreaperAllocation(
+        marker, lists_,
+        limits_not_enforced(limits, "no cgroup: containment is by child subreaper")));
   }
   // A dead agent's orphans went to PID 1: nothing tells them apart any more.
   int remove_leftovers() override { return 0; }
@@ -425,7 +469,8 @@ Result<std::unique_ptr<Containment>> Containment::choose(ContainmentMode mode) {
       auto tree = make_subtree(*mount, mine);
       if (tree)
         return std::unique_ptr<Containment>(
-            new CgroupContainment(tried, tree->first, tree->second, passed));
+            new CgroupContainment(tried, tree->root, tree->base, passed,
+                                  CgroupLimits::probe(mounts, mine, *mount, tree->base)));
       failed = tree.error();
     }
     if (mode == tried)

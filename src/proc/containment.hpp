@@ -2,10 +2,13 @@
 // daemonise) they end with the launch: a cgroup per launch where the agent can make one (cgroup
 // v2, else a v1 hierarchy, as on nodes that mount v1 controllers beside an empty v2), else the
 // agent as child subreaper, so orphans come back to it instead of to PID 1. Chosen once at the
-// agent's start and said in its log. Files under /sys/fs/cgroup and /proc are read and written
-// directly: the kernel answers them at once, without I/O.
+// agent's start and said in its log. An allocation is a group of launch groups with CPU and memory
+// limits on them together (cgroup_limits.hpp: where the controllers for them are). Files under
+// /sys/fs/cgroup and /proc are read and written directly: the kernel answers them at once, without
+// I/O.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,7 +23,7 @@ enum class ContainmentMode { automatic, cgroup2, cgroup1, subreaper };
 std::optional<ContainmentMode> parse_containment_mode(std::string_view name);
 std::string_view containment_mode_name(ContainmentMode mode);
 
-// One launch's processes on this node.
+// One launch's processes on this node (or an allocation's: AllocationGroup).
 class ProcessGroup {
  public:
   virtual ~ProcessGroup() = default;
@@ -31,6 +34,9 @@ class ProcessGroup {
   // the migration join_fd() costs: the kernel waits out an RCU grace period for each one
   // (measured here: 3.3 ms a spawn, up to 31 ms, against 0.24 ms); -1 in v1 and the subreaper.
   virtual int clone_into_fd() const { return -1; }
+  // cgroup.procs files of other hierarchies the child also writes "0" to, after joining the
+  // group: its allocation's cgroups where cgroup v1 controllers keep the allocation's limits.
+  virtual std::vector<int> extra_join_fds() const { return {}; }
   // The processes in it now.
   virtual std::vector<int> members() const = 0;
   // Sends signum to every member; SIGKILL in a cgroup v2 that has cgroup.kill is one write,
@@ -38,6 +44,29 @@ class ProcessGroup {
   virtual void signal(int signum) = 0;
   // Where it is (a cgroup's path), for logs and the admin status.
   virtual std::string describe() const = 0;
+};
+
+struct AllocationLimits {
+  std::vector<int> cpus;      // CPU numbers its processes may run on; empty: no CPU limit
+  uint64_t memory_bytes = 0;  // 0: no memory limit
+};
+
+// One allocation's processes on this node: every launch group made in it is inside it; its
+// limits hold for all of them together; members()/signal() reach every process in it (all its
+// launches and whatever they left behind). Nothing joins it but through its launch groups
+// (join_fd() is -1). Destroying it kills nothing (signal SIGKILL and wait for members() to be
+// empty first) but removes its cgroups (later, when a launch group outlives it, or a dying
+// process still holds one).
+class AllocationGroup : public ProcessGroup {
+ public:
+  // A group for a launch inside the allocation (same contract as Containment::make_group).
+  // Never kept as a spare for another launch: that one could be outside the allocation.
+  virtual Result<std::unique_ptr<ProcessGroup>> make_group(const std::string& marker) = 0;
+  // One line saying how each limit is enforced, or that it is not and why (e.g. "memory 2 GiB:
+  // cgroup v1 memory controller (memory.limit_in_bytes); cpus 0-1: cgroup v1 cpuset"; or
+  // "memory 2 GiB: not enforced: no memory controller in cgroup v2 (...) and none mounted as
+  // v1"). The agent logs it and reports it.
+  virtual std::string limits_note() const = 0;
 };
 
 class Containment {
@@ -53,8 +82,14 @@ class Containment {
   // A group for a new launch. `marker` ("NAME=VALUE") is in the environment of every process
   // the launch starts: the subreaper tells launches apart by it.
   virtual Result<std::unique_ptr<ProcessGroup>> make_group(const std::string& marker) = 0;
-  // What agents that died left behind: their launches' processes are killed and their groups
-  // removed. Returns the number of processes killed.
+  // A group for an allocation's launches, with `limits` on all of them together. `marker`
+  // ("LATTICE_ALLOC_ID=ID") is in the environment of every process the allocation's launches
+  // start. A limit nothing on this node can keep is said in limits_note(); one a controller
+  // refuses (CPUs outside the agent's cpuset) is an error.
+  virtual Result<std::unique_ptr<AllocationGroup>> make_allocation(
+      const std::string& marker, const AllocationLimits& limits) = 0;
+  // What agents that died left behind: their launches' and allocations' processes are killed
+  // and their groups removed, in every hierarchy. Returns the number of processes killed.
   virtual int remove_leftovers() = 0;
 };
 
