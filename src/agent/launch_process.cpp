@@ -77,6 +77,7 @@ void Launch::job_process(net::SpawnSpec& spawn, const std::string& program,
   if (group_) {
     spawn.cgroup_procs_fd = group_->join_fd();
     spawn.cgroup_dir_fd = group_->clone_into_fd();
+    spawn.extra_cgroup_procs_fds = group_->extra_join_fds();
   }
   if (spec_.umask) spawn.umask = static_cast<int>(*spec_.umask);
   for (const auto& limit : spec_.limits)
