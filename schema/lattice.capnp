@@ -15,6 +15,7 @@ enum RankScheduling {
 enum PmiMode {
   pmi2 @0;   # the simple PMI server: PMI-1 and PMI-2 wires on one fd (MPICH, Slurm libpmi2)
   pmix @1;   # OpenPMIx server (Open MPI); an agent built without libpmix refuses it
+  none @2;   # no PMI served and no PMI_* variables: an allocation's batch step (a shell script)
 }
 
 struct CxiCredentials {
@@ -404,6 +405,53 @@ struct NodeAnswer {
   lost @4 :Bool;                 # its parent lost it (unreachable, or gone)
 }
 
+# An allocation (lattice-api's, or `lattice alloc`'s): nodes held for one user until it ends.
+# Sent by a key holder (a launcher link) to every node of it, each its own nodeIndex; every node
+# keeps it, contains everything launched in it, and ends it on its own at its time limit.
+# Launches that name it (LaunchProcessesRequest.allocationId) run only on nodes that hold it,
+# as its user; its user may launch in it without the key, through the agent's user door.
+struct AllocationStart {
+  allocationId @0 :Text;
+  user @1 :JobUser;
+  nodes @2 :List(PeerInfo);      # every node of it, by node index (the first runs the batch step)
+  nodeIndex @3 :UInt32;          # which of them the receiving agent is
+  timeLimitMs @4 :UInt64;        # 0 = none; counted by each node from this message's arrival
+  cpus @5 :UInt32;               # CPUs it may use on this node; 0 = all the agent may use
+  memoryBytes @6 :UInt64;        # memory for all its processes on this node; 0 = no limit
+  gpus @7 :List(Text);           # the GPUs it holds on this node, where known
+  cxiCredentials @8 :CxiCredentials;  # its CXI service, for every launch in it
+  slurmCompat @9 :Bool;          # its launches also get SLURM_* variables
+}
+
+# The allocation ends: everything in it is killed on this node. From a key holder; a node also
+# ends one on its own at its time limit, or when the link that started it is lost.
+struct AllocationEnd {
+  allocationId @0 :Text;
+  reason @1 :Text;
+}
+
+# Agent -> the link that started the allocation: it ended on this node (why, and how many
+# processes were still in it).
+struct AllocationEnded {
+  allocationId @0 :Text;
+  nodeIndex @1 :UInt32;
+  reason @2 :Text;
+  timeLimit @3 :Bool;            # it reached its time limit here
+  killed @4 :UInt32;             # processes still in it that were killed
+}
+
+# A request for an allocation's description: from its user on the user door (only its own), or a
+# key holder; the response carries the same struct, filled.
+struct AllocationInfo {
+  allocationId @0 :Text;
+  user @1 :JobUser;
+  nodes @2 :List(PeerInfo);
+  nodeIndex @3 :UInt32;          # which of them the answering agent is
+  remainingMs @4 :UInt64;        # until its time limit; 0 = none
+  slurmCompat @5 :Bool;
+  hasCxi @6 :Bool;               # its launches get its CXI service
+}
+
 struct Envelope {
   requestId @0 :UInt64;          # 0 = notification; otherwise a request or its response
   isResponse @1 :Bool;
@@ -432,5 +480,9 @@ struct Envelope {
     closeLink @23 :Void;                          # agent -> agent: the link's maker asks to
                                                   # close it, unused; an answer means the peer
                                                   # sends nothing more on it
+    allocationStart @24 :AllocationStart;         # key holder -> agent, response none
+    allocationEnd @25 :AllocationEnd;             # key holder -> agent, response none
+    allocationEnded @26 :AllocationEnded;         # agent -> key holder
+    allocationInfo @27 :AllocationInfo;           # user or key holder -> agent, response same
   }
 }

@@ -83,13 +83,26 @@ std::string render_launch(const LaunchRow& l) {
 
 }  // namespace
 
+std::string render_allocations(const AgentStatus& s) {
+  if (s.allocations.empty()) return cat("no allocations on node ", s.node_id, '\n');
+  std::vector<std::vector<std::string>> rows{
+      {"ALLOCATION", "USER", "NODE", "LEFT", "LAUNCHES", "STATE", "LIMITS"}};
+  for (const auto& a : s.allocations)
+    rows.push_back({printable(a.id), cat(printable(a.user), " (", a.uid, ")"),
+                    cat(a.node_index, '/', a.nnodes),
+                    a.remaining_ms ? format_duration(a.remaining_ms) : "-",
+                    std::to_string(a.launches), a.ending ? "ending" : "running", a.limits});
+  return render_table(rows);
+}
+
 std::string render_status(const AgentStatus& s, const std::string& only_launch) {
   std::string out =
       cat("lattice-agentd ", s.version, " on node ", s.node_id, ", listening on ",
           s.listen.empty() ? "-" : s.listen, ", up ", format_duration(s.uptime_ms), ", ",
           s.launches.size(), s.launches.size() == 1 ? " launch" : " launches", "; messages ",
           s.messages_sent, " out, ", s.messages_received, " in; links: ", s.peer_links,
-          " to peers (", s.peer_links_held, " held), ", s.open_links, " open\n");
+          " to peers (", s.peer_links_held, " held), ", s.open_links, " open; ",
+          s.allocations.size(), s.allocations.size() == 1 ? " allocation" : " allocations", '\n');
   bool found = false;
   for (const auto& l : s.launches) {
     if (!only_launch.empty() && l.launch_id != only_launch) continue;
@@ -109,7 +122,14 @@ std::string handle_request(std::string_view line, AgentControl& control) {
     if (!w.empty()) words.push_back(std::move(w));
   if (!words.empty() && words[0] == "status" && words.size() <= 2)
     return render_status(control.status(), words.size() == 2 ? words[1] : "");
-  return cat("error: unknown request '", printable(line), "' (try: status)\n");
+  if (words.size() == 1 && words[0] == "allocations") return render_allocations(control.status());
+  if (words.size() == 2 && words[0] == "end-allocation") {
+    std::string refusal = control.end_allocation(words[1]);
+    if (!refusal.empty()) return cat("error: ", printable(refusal), '\n');
+    return cat("allocation ", printable(words[1]), " is ending\n");
+  }
+  return cat("error: unknown request '", printable(line),
+             "' (try: status, allocations, end-allocation ID)\n");
 }
 
 }  // namespace lattice::admin

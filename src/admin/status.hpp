@@ -1,8 +1,8 @@
-// The admin socket's protocol and what it shows: one request line in ("status", or "status
-// LAUNCH_ID"), text out. Pure: the agent supplies its state through AgentControl and moves the
-// bytes; this decides what an operator reads when a job hangs. What ranks and clients sent
-// (a rank's last PMI command, the request) is shown through printable(): an operator's terminal
-// acts on no byte of theirs.
+// The admin socket's protocol and what it shows: one request line in ("status", "status
+// LAUNCH_ID", "allocations", "end-allocation ID"), text out. Pure: the agent supplies its state
+// through AgentControl and moves the bytes; this decides what an operator reads when a job hangs.
+// What ranks and clients sent (a rank's last PMI command, the request) is shown through
+// printable(): an operator's terminal acts on no byte of theirs.
 #pragma once
 
 #include <cstddef>
@@ -42,12 +42,26 @@ struct LaunchRow {
   std::vector<FenceRow> last_fence;  // empty, or the latest fence seen here
 };
 
+// An allocation this node holds.
+struct AllocationRow {
+  std::string id;
+  std::string user;
+  uint32_t uid = 0;
+  int node_index = 0;
+  int nnodes = 1;
+  uint64_t remaining_ms = 0;  // 0: no time limit
+  bool ending = false;
+  size_t launches = 0;  // its launches running here
+  std::string limits;   // how its CPU and memory limits are enforced here
+};
+
 struct AgentStatus {
   std::string version;
   std::string node_id;
   std::string listen;
   uint64_t uptime_ms = 0;
   std::vector<LaunchRow> launches;
+  std::vector<AllocationRow> allocations;
   uint64_t messages_sent = 0, messages_received = 0;  // on every link since start
   size_t peer_links = 0;       // peer agents with a link (up, coming up, or awaited)
   size_t peer_links_held = 0;  // of them, held by a live launch (heartbeated)
@@ -58,10 +72,13 @@ class AgentControl {
  public:
   virtual ~AgentControl() = default;
   virtual AgentStatus status() = 0;
+  // An operator ends allocation `id` here ("end-allocation ID"); an error says why not.
+  virtual std::string end_allocation(const std::string& id) = 0;
 };
 
 std::string handle_request(std::string_view line, AgentControl& control);
 std::string render_status(const AgentStatus& status, const std::string& only_launch = "");
+std::string render_allocations(const AgentStatus& status);
 // Pieces of the rendering, usable on their own.
 std::string format_duration(uint64_t ms);  // "4.2s", "3m07s", "2h05m", "3d01h"
 

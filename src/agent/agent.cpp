@@ -8,6 +8,7 @@
 
 #include "base/log.hpp"
 #include "lattice_version.h"
+#include "wire/allocation.hpp"
 #include "wire/control.hpp"
 #include "wire/exec_codec.hpp"
 #include "wire/failure_codec.hpp"
@@ -98,6 +99,7 @@ Status Agent::start(int ready_fd) {
       return make_error(cat("admin socket ", config_.admin_socket, ": ", admin.error().message));
     admin_listener_ = std::move(admin.value());
   }
+  if (auto door = open_user_door(); !door) return door;
   for (int signum : {SIGTERM, SIGINT})
     signals_.push_back(
         std::make_unique<net::SignalWatcher>(loop_, signum, [this](int s) { shutdown(s); }));
@@ -187,6 +189,14 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
       else
         conn.session().respond_error(request_id, "the link is in use");
       return;
+    case schema::Envelope::Body::ALLOCATION_START:
+      return allocation_start(sender, request_id, body.getAllocationStart());
+    case schema::Envelope::Body::ALLOCATION_END:
+      return allocation_end(sender, request_id,
+                            wire::decode_allocation_end(body.getAllocationEnd()));
+    case schema::Envelope::Body::ALLOCATION_INFO:
+      if (request_id == 0) return;
+      return allocation_info(sender, request_id, body.getAllocationInfo().getAllocationId());
     case schema::Envelope::Body::HEARTBEAT:
       if (request_id) conn.session().respond(request_id, rpc::Outgoing());
       return;
@@ -218,8 +228,18 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   defaults.root_env_allowed = config_.allow_root_job_env;
   auto decoded = wire::decode_launch_request(request);
   if (!decoded) return refuse(decoded.error().message);
+  Allocation* alloc =
+      decoded->allocation_id.empty() ? nullptr : find_allocation(decoded->allocation_id);
+  if (alloc) {  // its launches get its CXI service (unless a key holder brings one) and flags
+    if (!decoded->cxi) decoded->cxi = alloc->spec().cxi;
+    decoded->slurm_compat = decoded->slurm_compat || alloc->spec().slurm_compat;
+  }
   auto spec = make_launch_spec(*decoded, defaults);
   if (!spec) return refuse(spec.error().message);
+  if (auto allowed =
+          may_launch_in(*spec, alloc ? &alloc->spec() : nullptr, alloc && alloc->ending(), sender);
+      !allowed)
+    return refuse(allowed.error().message);
   if (spec->relayed) {
     if (auto allowed = may_start_relayed(*spec, spec->fence_tree(), sender); !allowed)
       return refuse(allowed.error().message);
@@ -235,6 +255,7 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
       std::make_unique<Launch>(loop_, std::move(spec.value()), environment_, *entry.route, peers_);
   Launch* raw = entry.launch.get();
   entry.route->attach(*raw);
+  if (alloc) raw->set_allocation(launch_allocation(*alloc, raw->spec()));
   auto started = raw->start();
   if (!started) {
     launches_.erase(id);  // nothing was spawned
@@ -322,6 +343,9 @@ void Agent::connection_closed(uint64_t conn_id, const Error& why) {
             ") lost: ", why.message);
   for (auto& [id, entry] : launches_)
     if (entry.route->launcher_conn() == conn_id) entry.route->launcher_lost(why.message);
+  for (auto& [id, alloc] : allocations_)
+    if (alloc->owner_conn() == conn_id)
+      alloc->end(cat("the link that started it was lost (", why.message, ")"));
   peers_.closed(conn_id, why);
   reaper_.start(0, 0, [this] { reap(); });
 }
@@ -399,14 +423,16 @@ void Agent::reap() {
     }
     it = launches_.erase(it);
   }
+  reap_allocations();
   for (auto it = connections_.begin(); it != connections_.end();)
     it = it->second->open() ? std::next(it) : connections_.erase(it);
-  if (shutting_down_ && launches_.empty()) {
+  if (shutting_down_ && launches_.empty() && allocations_.empty()) {
     LAT_LOG(info, "agent", "every launch has ended; exiting");
     connections_.clear();
     admin_clients_.clear();
     listener_.reset();
     admin_listener_.reset();
+    user_door_.reset();
     signals_.clear();
     sweeper_.stop();
     loop_.stop();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "admin/status.hpp"
+#include "agent/allocation.hpp"
 #include "agent/authority.hpp"
 #include "agent/connection_slots.hpp"
 #include "agent/early_messages.hpp"
@@ -50,6 +51,7 @@ class Agent : private NodeLinks::Host, private LaunchRoute::Host, public admin::
   // handlers. `ready_fd` >= 0 receives "HOST:PORT\n" once listening, then is closed.
   Status start(int ready_fd);
   admin::AgentStatus status() override;
+  std::string end_allocation(const std::string& id) override;
 
  private:
   struct LaunchEntry {
@@ -88,6 +90,21 @@ class Agent : private NodeLinks::Host, private LaunchRoute::Host, public admin::
   std::string ended_here(const std::string& launch_id) const;
   void deliver_fence(LaunchEntry& entry, wire::FenceMessage message, const Sender& sender);
   void connection_closed(uint64_t conn_id, const Error& why);
+  // Allocations (agent_allocations.cpp).
+  void allocation_start(const Sender& sender, uint64_t request_id,
+                        schema::AllocationStart::Reader message);
+  void allocation_end(const Sender& sender, uint64_t request_id, const wire::AllocationEnd& end);
+  void allocation_info(const Sender& sender, uint64_t request_id, const std::string& id);
+  void allocation_ending(Allocation& alloc);   // its launches are ended
+  void allocation_drained(Allocation& alloc);  // its owner hears; it goes at the next reap
+  void reap_allocations();
+  Allocation* find_allocation(const std::string& id);
+  // `wanted` CPUs this agent may use that no other allocation here holds (0: none asked).
+  Result<std::vector<int>> free_cpus(uint32_t wanted) const;
+  LaunchAllocation launch_allocation(Allocation& alloc, const LaunchSpec& spec) const;
+  // <socket dir>/user.sock: local users' launches in their allocations, without the key.
+  Status open_user_door();
+  void accept_user(std::unique_ptr<net::Stream> stream);
   void accept_admin(std::unique_ptr<net::Stream> stream);
   void sweep();        // rpc deadlines, idle links, stale early fence chunks, heap trimming
   void arm_sweeper();  // while any of those exist
@@ -132,6 +149,7 @@ class Agent : private NodeLinks::Host, private LaunchRoute::Host, public admin::
   std::unique_ptr<PmixHost> pmix_;                    // before launches_: outlives them
   std::unique_ptr<net::TcpListener> listener_;
   std::unique_ptr<net::UnixListener> admin_listener_;
+  std::unique_ptr<net::UnixListener> user_door_;
   std::vector<std::unique_ptr<net::SignalWatcher>> signals_;
   std::map<uint64_t, std::unique_ptr<link::Connection>> connections_;
   ConnectionSlots slots_;  // who holds connections_' places (limits.max_connections)
@@ -140,6 +158,8 @@ class Agent : private NodeLinks::Host, private LaunchRoute::Host, public admin::
   std::map<uint64_t, std::unique_ptr<net::Stream>> admin_clients_;
   std::vector<uint64_t> closed_admin_;  // admin clients to destroy at the next reap
   NodeLinks peers_;                     // before launches_: outlives their holds
+  std::map<std::string, std::unique_ptr<Allocation>>
+      allocations_;  // before launches_: outlives them
   std::map<std::string, LaunchEntry> launches_;
   // The nodes of the launches that ended here lately (newest kEndedLaunchesKept), to answer
   // late escape-hatch commands and name requests.

@@ -3,6 +3,8 @@
 // collects the live state.
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "admin/protocol.hpp"
 #include "agent/agent.hpp"
 #include "base/log.hpp"
@@ -81,7 +83,30 @@ admin::AgentStatus Agent::status() {
     }
     st.launches.push_back(std::move(row));
   }
+  for (const auto& [id, alloc] : allocations_) {
+    admin::AllocationRow row;
+    row.id = id;
+    row.user = alloc->spec().user.name;
+    row.uid = alloc->spec().user.uid;
+    row.node_index = static_cast<int>(alloc->spec().node_index);
+    row.nnodes = static_cast<int>(alloc->spec().nodes.size());
+    row.remaining_ms = alloc->remaining_ms();
+    row.ending = alloc->ending();
+    row.launches =
+        static_cast<size_t>(std::count_if(launches_.begin(), launches_.end(), [&](const auto& e) {
+          return e.second.launch->spec().allocation_id == id;
+        }));
+    row.limits = alloc->group() ? alloc->group()->limits_note() : "not contained";
+    st.allocations.push_back(std::move(row));
+  }
   return st;
+}
+
+std::string Agent::end_allocation(const std::string& id) {
+  Allocation* alloc = find_allocation(id);
+  if (!alloc) return cat("no allocation '", id, "' on ", config_.node_id);
+  alloc->end("ended by an operator (lattice admin end-allocation)");
+  return "";
 }
 
 }  // namespace lattice::agent

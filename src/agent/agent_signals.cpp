@@ -20,6 +20,9 @@ void Agent::shutdown(int signum) {
     // to the link's own limit) so the launch can end.
     entry.route->resume_output();
   }
+  // Nothing of an allocation outlives the agent that contains it.
+  for (auto& [id, alloc] : allocations_)
+    alloc->end(cat("the agent on ", config_.node_id, " got signal ", signum));
   reaper_.start(0, 0, [this] { reap(); });
 }
 

@@ -1,5 +1,7 @@
 #include "agent/authority.hpp"
 
+#include <algorithm>
+
 #include "base/strings.hpp"
 
 namespace lattice::agent {
@@ -13,15 +15,69 @@ Error refused(const Sender& s, const std::string& what, const LaunchSpec& spec,
 
 }  // namespace
 
+std::optional<uint32_t> user_uid(const secure::Identity& who) {
+  if (who.role != secure::Role::user) return std::nullopt;
+  auto uid = parse_int(who.name);
+  if (!uid || *uid < 0 || *uid > 0xffffffffLL) return std::nullopt;
+  return static_cast<uint32_t>(*uid);
+}
+
 int node_of(const LaunchSpec& spec, const secure::Identity& who) {
   return who.role == secure::Role::agent ? spec.peers.find(who.name) : -1;
 }
 
 Status may_start(const Sender& sender, bool relayed) {
-  if (sender.identity.role != secure::Role::launcher && !relayed)
+  // A local user's is judged with its allocation (may_launch_in).
+  if (sender.identity.role == secure::Role::agent && !relayed)
     return make_error(cat("a launch request from ", secure::describe(sender.identity),
                           " refused: only launchers start launches"));
   return {};
+}
+
+Status may_launch_in(const LaunchSpec& spec, const wire::AllocationSpec* alloc, bool ending,
+                     const Sender& sender) {
+  const std::optional<uint32_t> uid = user_uid(sender.identity);
+  auto refuse = [&](const std::string& why) {
+    return make_error(cat("a launch from ", secure::describe(sender.identity), " refused: ", why));
+  };
+  if (sender.identity.role == secure::Role::user && spec.allocation_id.empty())
+    return refuse("without the cluster key, a launch runs only inside an allocation (--alloc ID)");
+  if (sender.identity.role == secure::Role::user && spec.node_index != spec.head_node)
+    return refuse("a launch through the user door starts at its head, the door's own node");
+  if (spec.allocation_id.empty()) return {};
+  if (!alloc) return refuse(cat("allocation '", spec.allocation_id, "' is not held by this node"));
+  if (ending) return refuse(cat("allocation '", spec.allocation_id, "' is ending"));
+  const JobUser& owner = alloc->user;
+  if (sender.identity.role == secure::Role::user && (!uid || (*uid != owner.uid && *uid != 0)))
+    return refuse(cat("allocation '", spec.allocation_id, "' is not this user's"));
+  if (spec.user.uid != owner.uid || spec.user.gid != owner.gid || spec.user.name != owner.name ||
+      (owner.groups && spec.user.groups != owner.groups))
+    return refuse(cat("allocation '", spec.allocation_id, "' runs launches as ", owner.name,
+                      " (uid ", owner.uid, ") and its groups only"));
+  for (size_t i = 0; i < spec.peers.size(); ++i) {
+    const Peer& peer = spec.peers[i];
+    bool held = std::any_of(alloc->nodes.begin(), alloc->nodes.end(), [&](const auto& node) {
+      return node.node_id == peer.node_id && node.host == peer.host && node.port == peer.port;
+    });
+    if (!held)
+      return refuse(cat("node ", peer.node_id, " is not one of allocation '", spec.allocation_id,
+                        "''s nodes"));
+  }
+  return {};
+}
+
+Status may_manage_allocations(const Sender& sender) {
+  if (sender.identity.role == secure::Role::launcher) return {};
+  return make_error(cat("an allocation's start or end from ", secure::describe(sender.identity),
+                        " refused: only launchers (holders of the cluster key) manage them"));
+}
+
+Status may_describe(const wire::AllocationSpec& alloc, const Sender& sender) {
+  if (sender.identity.role == secure::Role::launcher) return {};
+  auto uid = user_uid(sender.identity);
+  if (uid && (*uid == alloc.user.uid || *uid == 0)) return {};
+  return make_error(cat("allocation '", alloc.id, "' asked about by ",
+                        secure::describe(sender.identity), " refused: it is not theirs"));
 }
 
 Status may_start_relayed(const LaunchSpec& spec, const fence::Tree& tree, const Sender& sender) {
@@ -32,7 +88,8 @@ Status may_start_relayed(const LaunchSpec& spec, const fence::Tree& tree, const 
                           secure::describe(who), " refused: ", why));
   };
   if (parent < 0) {
-    if (who.role != secure::Role::launcher) return refuse("only launchers start launches");
+    if (who.role != secure::Role::launcher && who.role != secure::Role::user)
+      return refuse("only launchers and local users start launches");
     if (who.name != spec.launcher_name)
       return refuse(cat("it names its launcher '", spec.launcher_name, "'"));
     return {};

@@ -9,16 +9,22 @@
 //   - a PMIx direct modex or a name request (at the head) comes from any node of the launch; its
 //     answer comes back on the link the request went out on, to the node it was asked of;
 //   - escape-hatch commands, their events and their ends come from nodes of the launch (the
-//     launch then checks that an event comes from the node that was asked).
+//     launch then checks that an event comes from the node that was asked);
+//   - a local user (the user door, identified by the kernel) starts only relayed launches at
+//     this node, in an allocation of its own, and a launch that names an allocation runs only
+//     where it is held, as its user, on its nodes; allocations are started and ended by
+//     launchers (key holders), and described to them and to their own users.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "agent/launch_spec.hpp"
 #include "base/result.hpp"
 #include "fence/tree.hpp"
 #include "secure/identity.hpp"
+#include "wire/allocation.hpp"
 
 namespace lattice::agent {
 
@@ -28,14 +34,26 @@ struct Sender {
   secure::Identity identity;
 };
 
+// The uid of a local user on the user door; nullopt for any other link.
+std::optional<uint32_t> user_uid(const secure::Identity& who);
+
 // Index of the launch's node that `who` is (an agent whose node id is in the peer list); -1.
 int node_of(const LaunchSpec& spec, const secure::Identity& who);
 
-// Before the request is decoded: a launcher, or (a relayed launch) an agent.
+// Before the request is decoded: a launcher, a local user (judged with its allocation), or (a
+// relayed launch) an agent.
 Status may_start(const Sender& sender, bool relayed);
 // A relayed launch reaches the head from its launcher (the name the request gives) and any
 // other node from its parent in the fence tree.
 Status may_start_relayed(const LaunchSpec& spec, const fence::Tree& tree, const Sender& sender);
+// A launch naming allocation spec.allocation_id (`alloc`: this node's, null when it holds none
+// by that id; `ending`: it is ending), or any launch from a local user.
+Status may_launch_in(const LaunchSpec& spec, const wire::AllocationSpec* alloc, bool ending,
+                     const Sender& sender);
+// Starting and ending allocations: launchers only.
+Status may_manage_allocations(const Sender& sender);
+// An allocation's description: launchers, and its own user (or root) on the user door.
+Status may_describe(const wire::AllocationSpec& alloc, const Sender& sender);
 Status may_signal(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender);
 Status may_abort(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender);
 // A relayed launch's own launcher (the name its request gives) on a link of its own, once the

@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include "agent/launch_times.hpp"
+#include "agent/no_wire_up.hpp"
 #include "agent/pmi_wire_up.hpp"
 #include "agent/pmix_wire_up.hpp"
 #include "agent/socket_dir.hpp"
@@ -21,7 +22,14 @@ namespace {
 std::unique_ptr<WireUp> make_wire_up(net::Loop& loop, const LaunchSpec& spec,
                                      const LaunchEnvironment& env, LaunchNames& names,
                                      NodeLinks& peers, WireUpEvents& events) {
-  if (spec.pmix) return std::make_unique<PmixWireUp>(spec, *env.clock, env.pmix, peers, events);
+  switch (spec.pmi) {
+    case wire::PmiMode::pmix:
+      return std::make_unique<PmixWireUp>(spec, *env.clock, env.pmix, peers, events);
+    case wire::PmiMode::none:
+      return std::make_unique<NoWireUp>();
+    case wire::PmiMode::pmi:
+      break;
+  }
   return std::make_unique<PmiWireUp>(loop, spec, *env.clock, names, events);
 }
 
@@ -100,7 +108,9 @@ Status Launch::start() {
     LAT_LOG(info, "launch", spec_.launch_id, ": ", ranks_.size(), " ranks on ", cpus,
             " CPUs: they run under SCHED_BATCH (--sched auto)");
   if (env_.containment) {
-    auto group = env_.containment->make_group(cat("LATTICE_LAUNCH_ID=", spec_.launch_id));
+    const std::string marker = cat("LATTICE_LAUNCH_ID=", spec_.launch_id);
+    auto group = allocation_.group ? allocation_.group->make_group(marker)
+                                   : env_.containment->make_group(marker);
     if (!group)
       return make_error(cat("cannot contain the launch's processes on ", env_.node_id, ": ",
                             group.error().message));
@@ -180,7 +190,8 @@ Status Launch::spawn_rank(RankSet::Rank& rank) {
   in.slurm_nodelist = slurm_nodelist_;
   in.slurm_compat = spec_.slurm_compat;
   in.user_env = app.env.empty() ? spec_.env : proc::merge_env(spec_.env, app.env);
-  in.launch_env = hatch_.rank_env();
+  in.launch_env = allocation_.env;
+  in.launch_env.insert(in.launch_env.end(), hatch_.rank_env().begin(), hatch_.rank_env().end());
   in.cxi = cxi_environment();
 
   net::SpawnSpec spawn;

@@ -76,6 +76,13 @@ struct LaunchEnvironment {
   proc::Containment* containment = nullptr;
 };
 
+// What the allocation a launch runs in gives it (agent/allocation.hpp): the group its processes'
+// group is made in, and their further variables. The allocation outlives the launch.
+struct LaunchAllocation {
+  proc::AllocationGroup* group = nullptr;
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
 class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatch::Host {
  public:
   Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, LaunchSink& sink,
@@ -88,6 +95,8 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   // rank is spawned on the next loop turn. An error means nothing was started. A spawn failure
   // is a launch failure, reported like any other.
   Status start();
+  // Before start(): the launch runs in an allocation.
+  void set_allocation(LaunchAllocation allocation) { allocation_ = std::move(allocation); }
   void forward_signal(int signum);
   // A fence chunk from a peer agent (multi-node launches only).
   void fence_message(wire::FenceMessage message);
@@ -218,6 +227,7 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   std::optional<Result<proc::ProcessUser>> job_user_;
   bool spawn_waiting_ = false;
   bool ranks_batch_ = false;  // ranks start under SCHED_BATCH (LaunchSpec::ranks_batch)
+  LaunchAllocation allocation_;
   policy::LaunchPolicy policy_;
   std::map<policy::TimerId, std::unique_ptr<net::Timer>> timers_;  // the policy's, by name
   std::vector<wire::Straggler> stragglers_;  // snapshot taken when a fence timeout ended the launch

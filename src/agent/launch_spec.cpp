@@ -163,7 +163,7 @@ Result<LaunchSpec> make_launch_spec(const wire::LaunchRequest& r, const LaunchDe
   spec.launch_id = r.launch_id;
   if (!path_safe(spec.launch_id))
     return make_error("launchId must be 1-64 characters of [A-Za-z0-9._-], not starting with '.'");
-  spec.pmix = r.pmix;
+  spec.pmi = r.pmi;
   spec.allocation_id = r.allocation_id;
   if (r.world_size == 0 || r.world_size > defaults.max_world_size)
     return make_error(cat("a world of ", r.world_size, " ranks is refused by ", defaults.node_id,

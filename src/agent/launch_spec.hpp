@@ -64,7 +64,7 @@ struct LaunchSpec {
   uint32_t fanout = 0;
   bool slurm_compat = false;
   bool use_pmi_port = false;
-  bool pmix = false;  // served by libpmix (Open MPI) instead of PMI-1/PMI-2
+  wire::PmiMode pmi = wire::PmiMode::pmi;  // how its ranks wire up (wire_up.hpp)
   std::string workdir;
   JobUser user;
   uint64_t time_limit_ms = 0;  // 0 = none

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
 #include "base/strings.hpp"
+#include "launcher/local_socket.hpp"
 #include "net/connect.hpp"
 #include "secure/ephemeral_key.hpp"
 
@@ -24,9 +26,13 @@ std::string launcher_name() {
   return secure::valid_identity_name(name) ? name : cat("lattice:", ::getpid());
 }
 
-AgentLinks::AgentLinks(net::Loop& loop, const secure::ClusterKey& key,
-                       std::vector<AgentAddress> agents, Handlers handlers)
-    : loop_(loop), key_(key), handlers_(std::move(handlers)), heartbeat_timer_(loop) {
+AgentLinks::AgentLinks(net::Loop& loop, AgentReach reach, std::vector<AgentAddress> agents,
+                       Handlers handlers)
+    : loop_(loop),
+      reach_(std::move(reach)),
+      handlers_(std::move(handlers)),
+      heartbeat_timer_(loop),
+      door_timer_(loop) {
   for (auto& address : agents)
     links_.push_back(Link{std::move(address), link::Heartbeat(kHeartbeat), nullptr});
 }
@@ -34,6 +40,7 @@ AgentLinks::AgentLinks(net::Loop& loop, const secure::ClusterKey& key,
 AgentLinks::~AgentLinks() = default;
 
 void AgentLinks::link_to(const std::vector<int>& nodes) {
+  if (!reach_.key) return link_through_door(nodes);
   // One handshake key pair for the links begun together; the last to begin lets it go (wiped).
   auto pair = std::make_shared<std::shared_ptr<const secure::EphemeralKey>>(
       secure::EphemeralKey::generate());
@@ -54,6 +61,40 @@ void AgentLinks::link_to(const std::vector<int>& nodes) {
     heartbeat_timer_.start(kHeartbeat.period_ms, kHeartbeat.period_ms, [this] { heartbeat(); });
 }
 
+void AgentLinks::link_through_door(const std::vector<int>& nodes) {
+  for (int node : nodes) {
+    if (node == 0) continue;
+    const AgentAddress& a = address(node);
+    handlers_.out(node, JobFailure{cat("cannot reach agent ", a.node_id,
+                                       " directly: without the cluster key, a launch reaches its "
+                                       "nodes only through ",
+                                       address(0).node_id, "'s agent")});
+  }
+  if (std::find(nodes.begin(), nodes.end(), 0) == nodes.end()) return;
+  auto fail = [&](const Error& why) { handlers_.out(0, JobFailure{why.message}); };
+  auto fd = connect_local(reach_.door, "the agent's user door", ::getuid());
+  if (!fd) return fail(fd.error());
+  auto stream = net::Stream::open_fd(loop_, std::move(fd.value()), reach_.door);
+  if (!stream) return fail(stream.error());
+  rpc::Session::Handlers handlers;
+  handlers.on_message = [this](uint64_t, schema::Envelope::Reader envelope) {
+    handlers_.message(0, envelope);
+  };
+  link::LinkOptions options;
+  options.local_peer = secure::Identity{secure::Role::agent, address(0).node_id};
+  options.counts = &counts_;
+  at(0).conn = std::make_unique<link::Connection>(
+      loop_, std::move(stream.value()), std::move(options), std::move(handlers), nullptr,
+      [this](const Error& why) {
+        handlers_.lost(
+            0, JobFailure{cat("node ", address(0).node_id, " lost: its agent's user door closed (",
+                              why.message, ")")});
+      });
+  door_timer_.start(0, 0, [this] { established(0, at(0).conn->identity()); });
+  if (!heartbeat_timer_.active())
+    heartbeat_timer_.start(kHeartbeat.period_ms, kHeartbeat.period_ms, [this] { heartbeat(); });
+}
+
 void AgentLinks::connected(int node, std::unique_ptr<net::Stream> stream,
                            std::shared_ptr<const secure::EphemeralKey> ephemeral) {
   if (!handlers_.wanted(node)) return;  // dropping the stream closes it
@@ -63,7 +104,7 @@ void AgentLinks::connected(int node, std::unique_ptr<net::Stream> stream,
   };
   link::LinkOptions options;
   options.side = secure::Channel::Side::initiator;
-  options.key = &key_;
+  options.key = reach_.key;
   options.self = secure::Identity{secure::Role::launcher, launcher_name()};
   options.ephemeral = std::move(ephemeral);
   options.counts = &counts_;

@@ -20,6 +20,14 @@
 
 namespace lattice::launcher {
 
+// How the launcher reaches its agents: each over TCP, proving the cluster key; or, inside an
+// allocation and without the key, only the head, through its agent's user door (a local Unix
+// socket), which relays the launch to the others (allocation_door.hpp).
+struct AgentReach {
+  const secure::ClusterKey* key = nullptr;  // must outlive the links
+  std::string door;                         // the user door's path, when there is no key
+};
+
 class AgentLinks {
  public:
   struct Handlers {
@@ -35,8 +43,7 @@ class AgentLinks {
     // Its link closed, or missed its heartbeats.
     std::function<void(int node, JobFailure failure)> lost;
   };
-  // `key` must outlive the links.
-  AgentLinks(net::Loop& loop, const secure::ClusterKey& key, std::vector<AgentAddress> agents,
+  AgentLinks(net::Loop& loop, AgentReach reach, std::vector<AgentAddress> agents,
              Handlers handlers);
   ~AgentLinks();
   AgentLinks(const AgentLinks&) = delete;
@@ -78,15 +85,18 @@ class AgentLinks {
   const Link& at(int node) const { return links_.at(static_cast<size_t>(node)); }
   void connected(int node, std::unique_ptr<net::Stream> stream,
                  std::shared_ptr<const secure::EphemeralKey> ephemeral);
+  // Through the user door: node 0 (the door's own agent) only.
+  void link_through_door(const std::vector<int>& nodes);
   void established(int node, const secure::Identity& peer);
   void heartbeat();
 
   net::Loop& loop_;
-  const secure::ClusterKey& key_;
+  AgentReach reach_;
   Handlers handlers_;
   rpc::MessageCounts counts_;  // before links_: their connections count into it
   std::vector<Link> links_;
   net::Timer heartbeat_timer_;
+  net::Timer door_timer_;  // the door's link is made at once, and announced on the next turn
   bool paused_ = false;
 };
 

@@ -1,9 +1,6 @@
-// run_remote speaks the agent's rpc framing over a blocking Unix socket: this is a one-shot
-// client process, not the loop, so plain blocking reads and writes are the simple choice.
+// run_remote speaks the agent's rpc framing over a blocking Unix socket (local_socket.hpp).
 #include "launcher/exec_client.hpp"
 
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +9,7 @@
 #include <optional>
 
 #include "base/strings.hpp"
+#include "launcher/local_socket.hpp"
 #include "rpc/session.hpp"
 #include "rpc/transport.hpp"
 #include "wire/exec_codec.hpp"
@@ -20,28 +18,6 @@ namespace lattice::launcher {
 namespace {
 
 constexpr int kRefused = 255;  // ssh's status when it could not run the command
-
-bool write_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
-class SocketTransport : public rpc::ByteTransport {
- public:
-  explicit SocketTransport(int fd) : fd_(fd) {}
-  void write(std::string bytes) override { ok_ = ok_ && write_all(fd_, bytes); }
-  void close() override { ::shutdown(fd_, SHUT_RDWR); }
-  bool ok() const { return ok_; }
-
- private:
-  int fd_;
-  bool ok_ = true;
-};
 
 int fail(const std::string& why) {
   std::fprintf(stderr, "lattice-mpi-launcher: %s\n", why.c_str());
@@ -69,16 +45,9 @@ Result<RemoteCommand> parse_ssh_command(const std::vector<std::string>& args) {
 
 int run_remote(const RemoteCommand& remote, const std::string& socket_path,
                const std::string& token) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (socket_path.size() >= sizeof addr.sun_path) return fail("exec socket path too long");
-  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    std::string why = std::strerror(errno);
-    if (fd >= 0) ::close(fd);
-    return fail(cat("cannot reach the agent at ", socket_path, ": ", why));
-  }
+  auto connected = connect_local(socket_path, "the agent");
+  if (!connected) return fail(connected.error().message);
+  const int fd = connected->get();
   SocketTransport transport(fd);
   std::optional<int> status;
   rpc::Session::Handlers handlers;
@@ -103,7 +72,6 @@ int run_remote(const RemoteCommand& remote, const std::string& socket_path,
     if (n <= 0) break;
     session.receive(std::string_view(buffer, static_cast<size_t>(n)));
   }
-  ::close(fd);
   if (status) return *status;
   return fail(cat("the agent closed the connection before the command on ", remote.node, " ended",
                   broken.empty() ? "" : ": " + broken));

@@ -59,9 +59,9 @@ std::string new_launch_id() {
   return out;
 }
 
-Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
-         const secure::ClusterKey& key, Layout layout, std::vector<AgentAddress> agents,
-         Request request, std::function<void()> done, CxiLease* cxi)
+Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options, AgentReach reach,
+         Layout layout, std::vector<AgentAddress> agents, Request request,
+         std::function<void()> done, CxiLease* cxi)
     : loop_(loop),
       clock_(clock),
       options_(options),
@@ -70,7 +70,7 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
       done_(std::move(done)),
       fan_out_(layout_.nodes, layout_.rank_nodes.front(), static_cast<int>(options.fanout),
                all_named(agents, layout_.nodes), options.launch),
-      links_(loop, key, one_per_node(std::move(agents), layout_.nodes), link_handlers()),
+      links_(loop, reach, one_per_node(std::move(agents), layout_.nodes), link_handlers()),
       nodes_(static_cast<size_t>(layout_.nodes)),
       policy_(layout_.nodes, layout_.rank_nodes.front(), options.kill_on_bad_exit),
       out_(loop, STDOUT_FILENO),
@@ -87,7 +87,8 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
   err_.on_reader_gone([this] { reader_gone("stderr"); });
   if (fan_out_.relayed()) {
     request_.relayed = true;
-    request_.launcher_name = launcher_name();
+    // Through the user door the head knows this launcher by its uid, as the kernel told it.
+    request_.launcher_name = reach.key ? launcher_name() : std::to_string(::getuid());
   }
 }
 

@@ -41,12 +41,12 @@ namespace lattice::launcher {
 class Job {
  public:
   using Request = JobRequest;
-  // `key` must outlive the job.
+  // `reach`: how the agents are reached (agent_links.hpp); its key must outlive the job.
   // With `cxi` (which must outlive the job), no request goes out before the launch's CXI
   // credentials are in hand, and a fabric manager that refuses them fails the launch.
-  Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options,
-      const secure::ClusterKey& key, Layout layout, std::vector<AgentAddress> agents,
-      Request request, std::function<void()> done, CxiLease* cxi = nullptr);
+  Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options, AgentReach reach,
+      Layout layout, std::vector<AgentAddress> agents, Request request, std::function<void()> done,
+      CxiLease* cxi = nullptr);
   ~Job();
 
   // `resolve_ms`: what the launcher spent before the job started (for -v).

@@ -32,7 +32,7 @@ wire::LaunchRequest launch_request(const LaunchOptions& options, const JobReques
                                    const std::string& workdir, const fabric::CxiCredentials* cxi) {
   wire::LaunchRequest req;
   req.launch_id = request.launch_id;
-  req.allocation_id = options.alloc.empty() ? request.launch_id : options.alloc;
+  req.allocation_id = options.alloc;
   req.user =
       wire::JobUser{request.user.uid, request.user.gid, request.user.groups, request.user.name};
   req.world_size = static_cast<uint32_t>(layout.ntasks);
@@ -49,7 +49,9 @@ wire::LaunchRequest launch_request(const LaunchOptions& options, const JobReques
                                            static_cast<uint32_t>(app.segment_ranks())});
   }
   req.harvested = request.exported;
-  req.pmix = options.pmix;
+  req.pmi = options.no_pmi ? wire::PmiMode::none
+            : options.pmix ? wire::PmiMode::pmix
+                           : wire::PmiMode::pmi;
   req.peer_list = peer_list(peers);
   if (!req.peer_list) req.peers = peers;
   req.head_node_index = static_cast<uint32_t>(layout.rank_nodes.front());

@@ -18,6 +18,9 @@
 #include "base/paths.hpp"
 #include "lattice_version.h"
 #include "launcher/admin_client.hpp"
+#include "launcher/alloc_options.hpp"
+#include "launcher/allocation_door.hpp"
+#include "launcher/allocation_run.hpp"
 #include "launcher/export_env.hpp"
 #include "launcher/fabric_setup.hpp"
 #include "launcher/job.hpp"
@@ -40,7 +43,8 @@ using namespace lattice::launcher;
 
 const char* kUsage =
     "usage: lattice launch [options] PROGRAM [ARGS...]   (lattice launch --help)\n"
-    "       lattice admin status [--socket PATH] [LAUNCH_ID]\n"
+    "       lattice alloc [options] [--] COMMAND [ARGS...]  (lattice alloc --help)\n"
+    "       lattice admin [--socket PATH] status [LAUNCH_ID] | allocations | end-allocation ID\n"
     "       lattice --version\n";
 
 int fail(int code, const std::string& message) {
@@ -61,7 +65,8 @@ int admin_main(const std::vector<std::string>& args) {
       request += (request.empty() ? "" : " ") + args[i];
     }
   }
-  if (request.empty()) return fail(2, cat("admin: what to ask? (status)\n", kUsage));
+  if (request.empty())
+    return fail(2, cat("admin: what to ask? (status, allocations, end-allocation ID)\n", kUsage));
   auto answer = admin_request(socket, request);
   if (!answer) return fail(1, cat("admin: ", answer.error().message));
   std::fputs(answer->text.c_str(), stdout);
@@ -69,6 +74,28 @@ int admin_main(const std::vector<std::string>& args) {
     std::fprintf(stderr, "lattice: admin: the answer was cut at %zu bytes\n",
                  admin::kMaxAnswerBytes);
   return answer->error ? 1 : 0;
+}
+
+// The allocation `options.alloc`, as its agent on this node describes it to this user; the
+// launch then runs on its nodes (relayed from this one, the tree's head), as its user.
+Result<wire::AllocationInfo> enter_allocation(LaunchOptions& options) {
+  if (!options.user.empty())
+    return make_error("--user: a launch inside an allocation runs as the allocation's user");
+  if (options.vni || !options.fabric_url.empty() || !options.fabric_token_file.empty())
+    return make_error(
+        "--vni, --fabric-*: inside an allocation, launches get the allocation's CXI "
+        "service from the agents");
+  auto info = ask_allocation(user_door_path(), options.alloc);
+  if (!info) return make_error(cat("allocation ", options.alloc, ": ", info.error().message));
+  if (info->user.uid != ::getuid() && ::getuid() != 0)
+    return make_error(cat("allocation ", options.alloc, " is ", info->user.name, "'s"));
+  options.launch = "tree";  // the door's agent passes the request on to the others
+  return info;
+}
+
+JobUserInfo allocation_user(const wire::AllocationInfo& info) {
+  return JobUserInfo{info.user.uid, info.user.gid,
+                     info.user.groups.value_or(std::vector<uint32_t>{}), info.user.name};
 }
 
 int launch_main(const std::vector<std::string>& args) {
@@ -89,6 +116,17 @@ int launch_main(const std::vector<std::string>& args) {
   auto file = load_launcher_file(*parsed, std::getenv("LATTICE_LAUNCHER_CONFIG"));
   if (!file) return fail(2, file.error().message);
   settle_fence(*parsed, *file);
+  // Inside an allocation and without --agents: through the local agent's user door, no key.
+  std::optional<wire::AllocationInfo> allocation;
+  if (parsed->agents.empty()) {
+    if (const char* id = std::getenv("LATTICE_ALLOC_ID"); id && parsed->alloc.empty())
+      parsed->alloc = id;
+    if (!parsed->alloc.empty()) {
+      auto info = enter_allocation(*parsed);
+      if (!info) return fail(1, info.error().message);
+      allocation = std::move(info.value());
+    }
+  }
   const LaunchOptions& options = *parsed;
   // From here on the launcher holds a cluster key (the operator's, or local mode's) and maybe the
   // fabric manager's token, until it exits: no core dump, and no other process of this user may
@@ -97,12 +135,20 @@ int launch_main(const std::vector<std::string>& args) {
     return fail(1, cat("cannot make the launcher non-dumpable: ", std::strerror(errno)));
   auto fabric = fabric_setup(options, *file);
   if (!fabric) return fail(2, fabric.error().message);
-  auto layout = make_layout(options, static_cast<int>(options.agents.size()));
+  std::vector<AgentAddress> door_agents;
+  if (allocation) {
+    auto nodes = door_nodes(*allocation, options.nodes);
+    if (!nodes) return fail(2, nodes.error().message);
+    door_agents = std::move(nodes.value());
+  }
+  auto layout = make_layout(
+      options, static_cast<int>(allocation ? door_agents.size() : options.agents.size()));
   if (!layout) return fail(2, layout.error().message);
   if (options.input_rank >= layout->ntasks)
     return fail(2, cat("--input: rank ", options.input_rank, ", but the launch has ",
                        layout->ntasks, " ranks"));
-  auto user = resolve_job_user(options.user);
+  auto user = allocation ? Result<JobUserInfo>(allocation_user(*allocation))
+                         : resolve_job_user(options.user);
   if (!user) return fail(2, user.error().message);
   std::vector<std::string> environment;
   for (char** e = environ; *e; ++e) environment.emplace_back(*e);
@@ -166,7 +212,8 @@ int launch_main(const std::vector<std::string>& args) {
       finish();
   };
   auto run_job = [&](std::vector<AgentAddress> agents) {
-    job = std::make_unique<Job>(loop, clock, options, *key, *layout, std::move(agents),
+    AgentReach reach{key ? &*key : nullptr, key ? std::string() : user_door_path()};
+    job = std::make_unique<Job>(loop, clock, options, std::move(reach), *layout, std::move(agents),
                                 std::move(request), end, lease.get());
     job->start(static_cast<double>(clock.now_ns() - began_ns) / 1e6);
   };
@@ -179,7 +226,9 @@ int launch_main(const std::vector<std::string>& args) {
       end();
     }));
 
-  if (options.agents.empty()) {
+  if (allocation) {
+    run_job(std::move(door_agents));
+  } else if (options.agents.empty()) {
     LocalAgentPaths paths{find_sibling("lattice-agentd", LATTICE_SBINDIR),
                           // The launcher reports failures itself; with -v agents add warnings.
                           options.verbose ? "warn" : "error"};
@@ -211,6 +260,127 @@ int launch_main(const std::vector<std::string>& args) {
   return job->exit_code();
 }
 
+// `lattice alloc`: an allocation on running agents (with their key) or local ones, its batch
+// step, and its end (allocation_run.hpp).
+int alloc_main(const std::vector<std::string>& args) {
+  MonotonicClock clock;
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    std::fputs(kAllocUsage, stdout);
+    return 0;
+  }
+  auto parsed = parse_alloc_options(args);
+  if (!parsed) return fail(2, cat(parsed.error().message, "\n", kAllocUsage));
+  const AllocOptions& o = *parsed;
+  if (::prctl(PR_SET_DUMPABLE, 0L, 0L, 0L, 0L) != 0)
+    return fail(1, cat("cannot make the launcher non-dumpable: ", std::strerror(errno)));
+  LaunchOptions fabric_options;
+  fabric_options.vni = o.vni;
+  fabric_options.fabric_url = o.fabric_url;
+  fabric_options.fabric_token_file = o.fabric_token_file;
+  fabric_options.config_file = o.config_file;
+  auto file = load_launcher_file(fabric_options, std::getenv("LATTICE_LAUNCHER_CONFIG"));
+  if (!file) return fail(2, file.error().message);
+  auto fabric = fabric_setup(fabric_options, *file);
+  if (!fabric) return fail(2, fabric.error().message);
+  auto user = resolve_job_user(o.user);
+  if (!user) return fail(2, user.error().message);
+
+  AllocationRun::Plan plan;
+  plan.spec.id = o.id.empty() ? new_launch_id() : o.id;
+  plan.spec.user = wire::JobUser{user->uid, user->gid, user->groups, user->name};
+  plan.spec.time_limit_ms = o.time_limit_ms;
+  plan.spec.cpus = o.cpus;
+  plan.spec.memory_bytes = o.memory_bytes;
+  plan.spec.slurm_compat = o.slurm_compat;
+  plan.verbose = o.verbose;
+  // The batch step: COMMAND, one process on the first node, no PMI, the launcher's stdin.
+  LaunchOptions& batch = plan.batch;
+  batch.apps = {App{1, {}, o.command.front(), {o.command.begin() + 1, o.command.end()}}};
+  batch.nodes = 1;
+  batch.no_pmi = true;
+  batch.alloc = plan.spec.id;
+  batch.slurm_compat = o.slurm_compat;
+  batch.verbose = o.verbose;
+  batch.launch = "star";
+  std::vector<std::string> environment;
+  for (char** e = environ; *e; ++e) environment.emplace_back(*e);
+  auto exported = export_environment(batch.exports, environment);
+  if (!exported) return fail(2, exported.error().message);
+  plan.batch_request = JobRequest{new_launch_id(), std::move(user.value()),
+                                  std::move(exported->harvested), std::move(exported->assigned)};
+  plan.batch_request.umask = proc::own_umask();
+  plan.batch_request.limits = proc::own_soft_limits();
+
+  std::optional<secure::ClusterKey> key;
+  if (!o.agents.empty()) {
+    std::string key_file = o.key_file;
+    if (const char* from_env = std::getenv("LATTICE_KEY_FILE"); key_file.empty() && from_env)
+      key_file = from_env;
+    if (key_file.empty())
+      return fail(2, "no cluster key: pass --key-file FILE or set LATTICE_KEY_FILE");
+    auto loaded = secure::ClusterKey::load(key_file);
+    if (!loaded) return fail(2, loaded.error().message);
+    key.emplace(std::move(loaded.value()));
+  }
+  net::ignore_sigpipe();
+  set_log_tag("lattice");
+  set_log_level(o.verbose ? LogLevel::info : LogLevel::warn);
+  net::Loop loop;
+  std::unique_ptr<LocalAgents> local;
+  std::unique_ptr<CxiLease> lease;
+  if (fabric->token)
+    lease = std::make_unique<CxiLease>(loop, clock, fabric->settings, std::move(*fabric->token));
+  std::unique_ptr<AllocationRun> run;
+  int early_exit = -1;
+  auto finish = [&] {
+    if (local)
+      local->stop([&] { loop.stop(); });
+    else
+      loop.stop();
+  };
+  auto start = [&](std::vector<AgentAddress> agents) {
+    run = std::make_unique<AllocationRun>(loop, clock, *key, std::move(agents), std::move(plan),
+                                          lease.get(), finish);
+    run->start();
+  };
+  std::vector<std::unique_ptr<net::SignalWatcher>> signals;
+  for (int signum : {SIGINT, SIGTERM, SIGHUP})
+    signals.push_back(std::make_unique<net::SignalWatcher>(loop, signum, [&](int s) {
+      if (run) return run->signal(s == SIGHUP ? SIGTERM : s);
+      early_exit = 128 + s;
+      finish();
+    }));
+  if (o.agents.empty()) {
+    local = std::make_unique<LocalAgents>(
+        loop, LocalAgentPaths{find_sibling("lattice-agentd", LATTICE_SBINDIR),
+                              o.verbose ? "warn" : "error"});
+    local->start(o.nodes > 0 ? o.nodes : 1, [&](Result<std::vector<AgentAddress>> agents) {
+      auto local_key = agents ? secure::ClusterKey::load(local->key_file())
+                              : Result<secure::ClusterKey>(agents.error());
+      if (!local_key) {
+        std::fprintf(stderr, "lattice: %s\n", local_key.error().message.c_str());
+        early_exit = 1;
+        return finish();
+      }
+      key.emplace(std::move(local_key.value()));
+      start(std::move(agents.value()));
+    });
+  } else {
+    std::vector<AgentAddress> agents;
+    const size_t wanted = o.nodes > 0 ? static_cast<size_t>(o.nodes) : o.agents.size();
+    for (size_t i = 0; i < wanted; ++i)
+      agents.push_back(AgentAddress{
+          o.agents[i].name.empty() ? o.agents[i].address.host : o.agents[i].name,
+          o.agents[i].address.host, o.agents[i].address.port, !o.agents[i].name.empty()});
+    start(std::move(agents));
+  }
+  loop.run();
+  signals.clear();
+  if (early_exit >= 0 || !run) return early_exit >= 0 ? early_exit : 1;
+  std::fputs(run->final_report().c_str(), stderr);
+  return run->exit_code();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -220,6 +390,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "launch") return launch_main(args);
   if (command == "admin") return admin_main(args);
+  if (command == "alloc") return alloc_main(args);
   if (command == "--version") {
     std::printf("lattice %s (wire protocol %d)\n", LATTICE_VERSION, int{secure::kHandshakeVersion});
     return 0;

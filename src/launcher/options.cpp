@@ -122,6 +122,20 @@ Result<uint64_t> parse_mpiexec_timeout(const std::string& text) {
   return static_cast<uint64_t>(*secs) * 1000;
 }
 
+Result<std::vector<LaunchOptions::Agent>> parse_agents(const std::string& list) {
+  std::vector<LaunchOptions::Agent> out;
+  for (const auto& item : split(list, ',')) {
+    auto eq = item.find('=');
+    std::string name = eq == std::string::npos ? "" : item.substr(0, eq);
+    auto hp = parse_host_port(eq == std::string::npos ? item : item.substr(eq + 1));
+    if (!hp || hp->port == 0 || (eq != std::string::npos && name.empty()))
+      return make_error(
+          cat("--agents: expected [NAME=]HOST:PORT[,[NAME=]HOST:PORT...], got '", item, "'"));
+    out.push_back(LaunchOptions::Agent{name, *hp});
+  }
+  return out;
+}
+
 Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv) {
   LaunchOptions o;
   o.apps.emplace_back();
@@ -290,15 +304,9 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
     } else if (arg == "--agents") {
       auto v = take();
       if (!v) return v.error();
-      for (const auto& item : split(*v, ',')) {
-        auto eq = item.find('=');
-        std::string name = eq == std::string::npos ? "" : item.substr(0, eq);
-        auto hp = parse_host_port(eq == std::string::npos ? item : item.substr(eq + 1));
-        if (!hp || hp->port == 0 || (eq != std::string::npos && name.empty()))
-          return make_error(
-              cat("--agents: expected [NAME=]HOST:PORT[,[NAME=]HOST:PORT...], got '", item, "'"));
-        o.agents.push_back(LaunchOptions::Agent{name, *hp});
-      }
+      auto agents = parse_agents(*v);
+      if (!agents) return agents.error();
+      o.agents.insert(o.agents.end(), agents->begin(), agents->end());
     } else if (arg == "-l" || arg == "--label" || arg == "--slurm-compat" || arg == "-v" ||
                arg == "--verbose" || arg == "--pmi-port") {
       auto ok = flag_only();

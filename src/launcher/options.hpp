@@ -37,6 +37,7 @@ struct LaunchOptions {
   Distribution distribution = Distribution::block;
   bool label = false;
   bool pmix = false;
+  bool no_pmi = false;            // lattice alloc's batch step: no PMI served (wire::PmiMode::none)
   uint32_t fence_timeout_ms = 0;  // 0 = the agents' default
   uint32_t fanout = 0;            // 0 = the agents' default
   // --agents [NAME=]HOST:PORT,...: running agents (empty = local mode). A NAME is the node id
@@ -77,6 +78,9 @@ Result<uint64_t> parse_time_limit(const std::string& text);
 // MPIEXEC_TIMEOUT's value, as mpiexec honours it (MPICH's own test suite sets it): whole
 // seconds, more than 0, at most a year -> milliseconds.
 Result<uint64_t> parse_mpiexec_timeout(const std::string& text);
+
+// --agents' value: [NAME=]HOST:PORT,...
+Result<std::vector<LaunchOptions::Agent>> parse_agents(const std::string& list);
 
 // argv after "launch". Errors name the flag and what it wanted.
 Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv);

@@ -13,7 +13,11 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
     : loop_(loop),
       stream_(std::move(stream)),
       peer_(stream_->peer()),
-      channel_(options.side, *options.key, std::move(options.self), std::move(options.ephemeral)),
+      channel_(options.local_peer ? nullptr
+                                  : std::make_unique<secure::Channel>(
+                                        options.side, *options.key, std::move(options.self),
+                                        std::move(options.ephemeral))),
+      local_peer_(options.local_peer.value_or(secure::Identity{})),
       handshake_timer_(loop),
       on_established_(std::move(on_established)),
       on_closed_(std::move(on_closed)),
@@ -32,22 +36,31 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
           }(),
           rpc::SessionOptions{options.counts}) {
   stream_->set_write_limit(write_limit_);
+  if (!channel_) {
+    stream_->start([this](std::string_view bytes) { on_bytes(bytes); },
+                   [this](const Error& why) {
+                     closed(why.kind == ErrorKind::eof
+                                ? make_error("closed by the peer", ErrorKind::closed_by_peer)
+                                : why);
+                   });
+    return;
+  }
   handshake_timer_.start(options.handshake_timeout_ms, 0,
                          [this, ms = options.handshake_timeout_ms] {
                            closed(make_error(cat("no handshake within ", ms / 1000.0, " s")));
                          });
   stream_->start([this](std::string_view bytes) { on_bytes(bytes); },
                  [this](const Error& why) {
-                   if (why.kind == ErrorKind::eof && channel_.peer_finished())
+                   if (why.kind == ErrorKind::eof && channel_->peer_finished())
                      closed(make_error("closed by the peer", ErrorKind::closed_by_peer));
-                   else if (why.kind == ErrorKind::eof && channel_.established())
+                   else if (why.kind == ErrorKind::eof && channel_->established())
                      closed(make_error(
                          "the peer's stream ended without its final record (peer died or the "
                          "connection was cut)"));
                    else
                      closed(why);
                  });
-  std::string hello = channel_.start();
+  std::string hello = channel_->start();
   if (!hello.empty()) stream_->write(std::move(hello));
 }
 
@@ -56,16 +69,17 @@ Connection::~Connection() { close(); }
 void Connection::on_bytes(std::string_view bytes) {
   if (!open_) return;
   last_activity_ms_ = loop_.now_ms();
+  if (!channel_) return session_.receive(bytes);
   secure::ChannelOutput out;
-  auto status = channel_.receive(bytes, out);
+  auto status = channel_->receive(bytes, out);
   if (!out.to_network.empty()) stream_->write(std::move(out.to_network));
   if (!status) return closed(status.error());
   if (out.established) {
     handshake_timer_.stop();
-    LAT_LOG(debug, "link", peer_, " is ", secure::describe(channel_.peer()), ", records under ",
-            secure::cipher_name(channel_.cipher()));
-    if (!unsent_.empty()) stream_->write(channel_.seal(std::exchange(unsent_, std::string())));
-    if (on_established_) on_established_(channel_.peer());
+    LAT_LOG(debug, "link", peer_, " is ", secure::describe(channel_->peer()), ", records under ",
+            secure::cipher_name(channel_->cipher()));
+    if (!unsent_.empty()) stream_->write(channel_->seal(std::exchange(unsent_, std::string())));
+    if (on_established_) on_established_(channel_->peer());
     if (!open_) return;
   }
   if (!out.plaintext.empty()) session_.receive(out.plaintext);
@@ -74,8 +88,10 @@ void Connection::on_bytes(std::string_view bytes) {
 
 void Connection::write(std::string bytes) {
   if (!open_) return;
-  if (channel_.established()) {
-    stream_->write(channel_.seal(bytes));
+  if (!channel_) {
+    stream_->write(std::move(bytes));
+  } else if (channel_->established()) {
+    stream_->write(channel_->seal(bytes));
     wipe(bytes);
   } else if (unsent_.size() + bytes.size() > write_limit_)
     closed(make_error(
@@ -85,7 +101,7 @@ void Connection::write(std::string bytes) {
 }
 
 void Connection::close() {
-  if (open_ && channel_.established()) stream_->write(channel_.seal_final());
+  if (open_ && channel_ && channel_->established()) stream_->write(channel_->seal_final());
   open_ = false;
   handshake_timer_.stop();
   stream_->close();

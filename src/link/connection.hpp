@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "net/loop.hpp"
@@ -36,6 +37,10 @@ struct LinkOptions {
   uint64_t handshake_timeout_ms = kDefaultHandshakeTimeoutMs;
   size_t write_limit_bytes = kDefaultWriteLimitBytes;
   rpc::MessageCounts* counts = nullptr;  // the owner's tally; must outlive the connection
+  // A local link (a Unix socket, the agent's user door): no handshake and no seal, the peer
+  // being who the kernel says (SO_PEERCRED), checked by the owner before it makes the link.
+  // Set: `side`, `key` and `self` are unused.
+  std::optional<secure::Identity> local_peer;
 };
 
 class Connection : public rpc::ByteTransport {
@@ -55,9 +60,10 @@ class Connection : public rpc::ByteTransport {
 
   rpc::Session& session() { return session_; }
   bool open() const { return open_; }
-  bool established() const { return channel_.established(); }
+  bool established() const { return !channel_ || channel_->established(); }
   // The authenticated peer; meaningful once established().
-  const secure::Identity& identity() const { return channel_.peer(); }
+  const secure::Identity& identity() const { return channel_ ? channel_->peer() : local_peer_; }
+  bool local() const { return !channel_; }
   const std::string& peer() const { return peer_; }  // its address, for logs
   uint64_t last_activity_ms() const { return last_activity_ms_; }
   // Sealed bytes waiting for the socket (the peer is reading slower than we write), and a
@@ -80,7 +86,8 @@ class Connection : public rpc::ByteTransport {
   net::Loop& loop_;
   std::unique_ptr<net::Stream> stream_;
   std::string peer_;
-  secure::Channel channel_;
+  std::unique_ptr<secure::Channel> channel_;  // null: a local link
+  secure::Identity local_peer_;
   net::Timer handshake_timer_;
   EstablishedFn on_established_;
   ClosedFn on_closed_;

@@ -254,7 +254,7 @@ std::vector<std::string> rank_environment(const RankEnvInput& in) {
     env["PMI_JOBID"] = in.jobid;
   }
   env["LATTICE_LAUNCH_ID"] = in.launch_id;
-  env["LATTICE_ALLOC_ID"] = in.allocation_id;
+  if (!in.allocation_id.empty()) env["LATTICE_ALLOC_ID"] = in.allocation_id;
   env["LATTICE_NODELIST"] = std::string(in.nodelist);
   env["LATTICE_NNODES"] = std::to_string(in.nnodes);
   env["LATTICE_NPROCS"] = std::to_string(in.world_size);

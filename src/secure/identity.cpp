@@ -4,7 +4,17 @@
 
 namespace lattice::secure {
 
-std::string_view role_name(Role role) { return role == Role::launcher ? "launcher" : "agent"; }
+std::string_view role_name(Role role) {
+  switch (role) {
+    case Role::launcher:
+      return "launcher";
+    case Role::agent:
+      return "agent";
+    case Role::user:
+      return "user";
+  }
+  return "?";
+}
 
 std::string describe(const Identity& identity) {
   return cat(role_name(identity.role), ' ', identity.name);

@@ -10,7 +10,9 @@
 
 namespace lattice::secure {
 
-enum class Role : uint8_t { launcher = 1, agent = 2 };
+// `user`: a local user on the agent's user door (a Unix socket), named by uid; never proved in a
+// handshake (decode_identity refuses it), only given by the kernel's SO_PEERCRED.
+enum class Role : uint8_t { launcher = 1, agent = 2, user = 3 };
 
 struct Identity {
   Role role = Role::agent;

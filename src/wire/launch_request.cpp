@@ -65,6 +65,60 @@ Result<proc::CpuBind> decode_cpu_bind(schema::CpuBinding::Reader in) {
 
 }  // namespace
 
+void set_job_user(schema::JobUser::Builder out, const JobUser& user) {
+  out.setUid(user.uid);
+  out.setGid(user.gid);
+  out.setName(user.name);
+  if (user.groups) {
+    auto groups = out.initGroups(static_cast<unsigned>(user.groups->size()));
+    for (unsigned i = 0; i < groups.size(); ++i) groups.set(i, (*user.groups)[i]);
+  }
+}
+
+JobUser job_user_of(schema::JobUser::Reader in) {
+  JobUser user{in.getUid(), in.getGid(), std::nullopt, in.getName()};
+  if (in.hasGroups()) {
+    user.groups.emplace();
+    for (uint32_t group : in.getGroups()) user.groups->push_back(group);
+  }
+  return user;
+}
+
+bool set_cxi(schema::CxiCredentials::Builder out, const std::optional<CxiKey>& cxi) {
+  if (!cxi) return false;
+  out.setVni(cxi->vni);
+  out.setSvcId(cxi->svc_id);
+  const secure::Secret& key = *cxi->auth_key;
+  out.setAuthKey(capnp::Data::Reader(key.data(), key.size()));
+  return true;
+}
+
+Result<std::optional<CxiKey>> cxi_of(schema::CxiCredentials::Reader in) {
+  auto key = in.getAuthKey();
+  if (key.size() > kMaxCxiKeyBytes)
+    return make_error(
+        cat("a CXI auth key of ", key.size(), " bytes (at most ", kMaxCxiKeyBytes, ")"));
+  if (key.size() == 0) return std::optional<CxiKey>();
+  auto owned = std::make_shared<secure::Secret>(key.size());
+  std::memcpy(owned->data(), key.begin(), key.size());
+  return std::optional<CxiKey>(CxiKey{in.getVni(), in.getSvcId(), owned});
+}
+
+void set_peers(capnp::List<schema::PeerInfo>::Builder out, const std::vector<PeerInfo>& peers) {
+  for (unsigned i = 0; i < out.size(); ++i) {
+    out[i].setNodeId(peers[i].node_id);
+    out[i].setHost(peers[i].host);
+    out[i].setPort(peers[i].port);
+  }
+}
+
+std::vector<PeerInfo> peers_of(capnp::List<schema::PeerInfo>::Reader in) {
+  std::vector<PeerInfo> out;
+  out.reserve(in.size());
+  for (auto peer : in) out.push_back(PeerInfo{peer.getNodeId(), peer.getHost(), peer.getPort()});
+  return out;
+}
+
 rpc::Outgoing launch_request(const LaunchRequest& r) {
   rpc::Outgoing msg;
   auto req = msg.envelope().initBody().initLaunchProcesses();
@@ -76,21 +130,12 @@ rpc::Outgoing launch_request(const LaunchRequest& r) {
   req.setFirstRank(r.first_rank);
   req.setWorldSize(r.world_size);
   set_env(req.initEnv(static_cast<unsigned>(r.env.size())), r.env);
-  req.setPmiMode(r.pmix ? schema::PmiMode::PMIX : schema::PmiMode::PMI2);
-  if (r.cxi) {
-    auto c = req.initCxiCredentials();
-    c.setVni(r.cxi->vni);
-    c.setSvcId(r.cxi->svc_id);
-    const secure::Secret& key = *r.cxi->auth_key;
-    c.setAuthKey(capnp::Data::Reader(key.data(), key.size()));
-    msg.mark_secret();
-  }
-  auto peers = req.initPeers(static_cast<unsigned>(r.peers.size()));
-  for (unsigned i = 0; i < peers.size(); ++i) {
-    peers[i].setNodeId(r.peers[i].node_id);
-    peers[i].setHost(r.peers[i].host);
-    peers[i].setPort(r.peers[i].port);
-  }
+  req.setPmiMode(r.pmi == PmiMode::pmix   ? schema::PmiMode::PMIX
+                 : r.pmi == PmiMode::none ? schema::PmiMode::NONE
+                                          : schema::PmiMode::PMI2);
+  if (r.cxi) req.initCxiCredentials();
+  if (set_cxi(req.getCxiCredentials(), r.cxi)) msg.mark_secret();
+  set_peers(req.initPeers(static_cast<unsigned>(r.peers.size())), r.peers);
   req.setHeadNodeIndex(r.head_node_index);
   req.setNodeIndex(r.node_index);
   auto rank_nodes = req.initRankNodes(static_cast<unsigned>(r.rank_nodes.size()));
@@ -100,16 +145,7 @@ rpc::Outgoing launch_request(const LaunchRequest& r) {
   req.setWorkdir(r.workdir);
   req.setFanout(r.fanout);
   req.setUsePmiPort(r.use_pmi_port);
-  if (r.user) {
-    auto user = req.initUser();
-    user.setUid(r.user->uid);
-    user.setGid(r.user->gid);
-    user.setName(r.user->name);
-    if (r.user->groups) {
-      auto groups = user.initGroups(static_cast<unsigned>(r.user->groups->size()));
-      for (unsigned i = 0; i < groups.size(); ++i) groups.set(i, (*r.user->groups)[i]);
-    }
-  }
+  if (r.user) set_job_user(req.initUser(), *r.user);
   req.setTimeLimitMs(r.time_limit_ms);
   req.setKillOnBadExit(r.kill_on_bad_exit);
   auto setup = req.initAppSetup();
@@ -168,16 +204,9 @@ Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Read
                           " ranks (each node holds one at least)"));
   if (in.getApps().size() > world)
     return make_error(cat(in.getApps().size(), " apps for ", world, " ranks"));
-  auto key = in.getCxiCredentials().getAuthKey();
-  if (key.size() > kMaxCxiKeyBytes)
-    return make_error(
-        cat("a CXI auth key of ", key.size(), " bytes (at most ", kMaxCxiKeyBytes, ")"));
-  if (key.size() > 0) {
-    auto owned = std::make_shared<secure::Secret>(key.size());
-    std::memcpy(owned->data(), key.begin(), key.size());
-    r.cxi.emplace(
-        CxiKey{in.getCxiCredentials().getVni(), in.getCxiCredentials().getSvcId(), owned});
-  }
+  auto cxi = cxi_of(in.getCxiCredentials());
+  if (!cxi) return cxi.error();
+  r.cxi = std::move(cxi.value());
   auto bind = decode_cpu_bind(in.getCpuBind());
   if (!bind) return bind.error();
   r.cpu_bind = std::move(bind.value());
@@ -190,9 +219,21 @@ Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Read
   r.first_rank = in.getFirstRank();
   r.world_size = world;
   r.env = env_of(in.getEnv());
-  r.pmix = in.getPmiMode() == schema::PmiMode::PMIX;
-  for (auto peer : in.getPeers())
-    r.peers.push_back(PeerInfo{peer.getNodeId(), peer.getHost(), peer.getPort()});
+  switch (in.getPmiMode()) {
+    case schema::PmiMode::PMI2:
+      r.pmi = PmiMode::pmi;
+      break;
+    case schema::PmiMode::PMIX:
+      r.pmi = PmiMode::pmix;
+      break;
+    case schema::PmiMode::NONE:
+      r.pmi = PmiMode::none;
+      break;
+    default:
+      return make_error(
+          cat("pmiMode ", static_cast<int>(in.getPmiMode()), " is unknown to this agent"));
+  }
+  r.peers = peers_of(in.getPeers());
   r.head_node_index = in.getHeadNodeIndex();
   r.node_index = in.getNodeIndex();
   for (uint32_t node : in.getRankNodes()) r.rank_nodes.push_back(node);
@@ -201,14 +242,7 @@ Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Read
   r.workdir = in.getWorkdir();
   r.fanout = in.getFanout();
   r.use_pmi_port = in.getUsePmiPort();
-  if (in.hasUser()) {
-    auto u = in.getUser();
-    r.user.emplace(JobUser{u.getUid(), u.getGid(), std::nullopt, u.getName()});
-    if (u.hasGroups()) {
-      r.user->groups.emplace();
-      for (uint32_t group : u.getGroups()) r.user->groups->push_back(group);
-    }
-  }
+  if (in.hasUser()) r.user = job_user_of(in.getUser());
   r.time_limit_ms = in.getTimeLimitMs();
   r.kill_on_bad_exit = in.getKillOnBadExit();
   r.harvested = env_of(in.getAppSetup().getEnvironment());

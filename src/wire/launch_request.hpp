@@ -66,6 +66,10 @@ struct CxiKey {
 // Longest CXI auth key accepted, in bytes.
 inline constexpr size_t kMaxCxiKeyBytes = 256;
 
+// How the ranks wire up: PMI-1/PMI-2 on the agent's own server, PMIx, or not at all (an
+// allocation's batch step).
+enum class PmiMode { pmi, pmix, none };
+
 // How ranks are scheduled (lattice launch --sched; agent/launch_spec.hpp says why).
 enum class RankScheduling { automatic, normal, batch };
 
@@ -78,7 +82,7 @@ struct LaunchRequest {
   uint32_t first_rank = 0;
   uint32_t world_size = 0;
   EnvList env;
-  bool pmix = false;
+  PmiMode pmi = PmiMode::pmi;
   std::optional<CxiKey> cxi;
   std::vector<PeerInfo> peers;  // or, when empty, peer_list
   uint32_t head_node_index = 0;
@@ -107,6 +111,16 @@ struct LaunchRequest {
   std::optional<uint32_t> umask;
   std::vector<proc::Limit> limits;
 };
+
+// Pieces other messages share (an allocation's user, nodes and CXI service).
+void set_job_user(schema::JobUser::Builder out, const JobUser& user);
+JobUser job_user_of(schema::JobUser::Reader in);
+// False (and nothing set) without credentials; the caller marks its message secret when true.
+bool set_cxi(schema::CxiCredentials::Builder out, const std::optional<CxiKey>& cxi);
+// Nullopt when the message carries no key; an error for one beyond kMaxCxiKeyBytes.
+Result<std::optional<CxiKey>> cxi_of(schema::CxiCredentials::Reader in);
+void set_peers(capnp::List<schema::PeerInfo>::Builder out, const std::vector<PeerInfo>& peers);
+std::vector<PeerInfo> peers_of(capnp::List<schema::PeerInfo>::Reader in);
 
 // The request, addressed to node `request.node_index` (marked secret when it holds a CXI key:
 // its arena is wiped when it goes).

@@ -274,7 +274,6 @@ class Rogue {
     rpc::Outgoing m;
     auto req = m.body().initLaunchProcesses();
     req.setLaunchId(args_.launch);
-    req.setAllocationId(args_.launch);
     req.setEntrypoint(args_.rest[5]);
     wire::set_texts(req.initArgs(static_cast<unsigned>(args_.rest.size() - 6)),
                     {args_.rest.begin() + 6, args_.rest.end()});

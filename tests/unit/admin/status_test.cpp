@@ -12,9 +12,15 @@ namespace {
 struct FakeControl : AgentControl {
   AgentStatus state;
   int calls = 0;
+  std::vector<std::string> ended;
   AgentStatus status() override {
     ++calls;
     return state;
+  }
+  std::string end_allocation(const std::string& id) override {
+    if (id != "A1") return "no allocation '" + id + "' here";
+    ended.push_back(id);
+    return "";
   }
 };
 
@@ -56,7 +62,7 @@ TEST_CASE("status with no launches is the header alone") {
   std::string out = handle_request("status\n", control);
   CHECK(out ==
         "lattice-agentd 0.1.0 on node n1, listening on 127.0.0.1:7400, up 1m01s, 0 launches; "
-        "messages 0 out, 0 in; links: 0 to peers (0 held), 0 open\n");
+        "messages 0 out, 0 in; links: 0 to peers (0 held), 0 open; 0 allocations\n");
   CHECK(control.calls == 1);
 }
 
@@ -70,7 +76,7 @@ TEST_CASE("one launch: summary line and an aligned rank table") {
   REQUIRE(out.size() == 6);
   CHECK(out[0] ==
         "lattice-agentd 0.1.0 on node n1, listening on 127.0.0.1:7400, up 1m01s, 1 launch; "
-        "messages 0 out, 0 in; links: 3 to peers (2 held), 4 open");
+        "messages 0 out, 0 in; links: 3 to peers (2 held), 4 open; 0 allocations");
   CHECK(out[1] == "launch abc: node 0 of 2, 3 of 4 ranks here, age 2.3s, fence epoch 1");
   CHECK(out[2] == "  RANK  PID   PMI-STATE    LAST-CMD   IDLE  FENCE");
   CHECK(out[3] == "  0     4242  in_fence     kvs-fence  1.5s  2");
@@ -122,11 +128,14 @@ TEST_CASE("two launches, and asking for one of them") {
 
 TEST_CASE("unknown or malformed requests get one error line and no status call") {
   FakeControl control;
-  CHECK(handle_request("reboot\n", control) == "error: unknown request 'reboot' (try: status)\n");
-  CHECK(handle_request("", control) == "error: unknown request '' (try: status)\n");
+  CHECK(handle_request("reboot\n", control) ==
+        "error: unknown request 'reboot' (try: status, allocations, end-allocation ID)\n");
+  CHECK(handle_request("", control) ==
+        "error: unknown request '' (try: status, allocations, end-allocation ID)\n");
   CHECK(handle_request("status a b", control) ==
-        "error: unknown request 'status a b' (try: status)\n");
-  CHECK(handle_request("STATUS", control) == "error: unknown request 'STATUS' (try: status)\n");
+        "error: unknown request 'status a b' (try: status, allocations, end-allocation ID)\n");
+  CHECK(handle_request("STATUS", control) ==
+        "error: unknown request 'STATUS' (try: status, allocations, end-allocation ID)\n");
   CHECK(control.calls == 0);
 }
 
@@ -138,7 +147,7 @@ TEST_CASE("what ranks and clients sent reaches no terminal raw (found by fuzz_ad
   std::string out = handle_request("status", control);
   CHECK(contains(out, "\\x1b]0;owned\\x07put"));
   CHECK(handle_request("stat\x1b[2J", control) ==
-        "error: unknown request 'stat\\x1b[2J' (try: status)\n");
+        "error: unknown request 'stat\\x1b[2J' (try: status, allocations, end-allocation ID)\n");
   CHECK(handle_request("status L\x1b[2J", control) ==
         "error: no launch 'L\\x1b[2J' on this agent\n");
   for (const auto& answer : {out, handle_request("stat\x1b[2J", control)})
@@ -153,4 +162,30 @@ TEST_CASE("durations are human-sized") {
   CHECK(format_duration(3599000) == "59m59s");
   CHECK(format_duration(3600000 + 5 * 60000) == "1h05m");
   CHECK(format_duration(3 * 86400000ULL + 3600000) == "3d01h");
+}
+
+TEST_CASE("allocations: listed, and ended by an operator") {
+  FakeControl control;
+  control.state = agent({});
+  CHECK(handle_request("allocations", control) == "no allocations on node n1\n");
+  AllocationRow a;
+  a.id = "A1";
+  a.user = "alice";
+  a.uid = 1001;
+  a.node_index = 1;
+  a.nnodes = 4;
+  a.remaining_ms = 90000;
+  a.launches = 2;
+  a.limits = "memory: not enforced";
+  control.state.allocations = {a};
+  auto out = lines(handle_request("allocations", control));
+  REQUIRE(out.size() == 2);
+  CHECK(out[0] == "  ALLOCATION  USER          NODE  LEFT   LAUNCHES  STATE    LIMITS");
+  CHECK(out[1] ==
+        "  A1          alice (1001)  1/4   1m30s  2         running  memory: not enforced");
+  CHECK(contains(handle_request("status", control), "; 1 allocation\n"));
+  CHECK(handle_request("end-allocation A1", control) == "allocation A1 is ending\n");
+  CHECK(control.ended == std::vector<std::string>{"A1"});
+  CHECK(handle_request("end-allocation B2", control) == "error: no allocation 'B2' here\n");
+  CHECK(contains(handle_request("end-allocation", control), "error: unknown request"));
 }

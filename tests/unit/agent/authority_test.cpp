@@ -45,7 +45,8 @@ TEST_CASE("a relayed launch: the head's from its launcher, the others' from thei
   CHECK(refused(
       may_start_relayed(relayed(0), tree, Sender{1, Identity{Role::launcher, "lattice@h:2"}}),
       "it names its launcher 'lattice@h:1'"));
-  CHECK(refused(may_start_relayed(relayed(0), tree, member("n1")), "only launchers start"));
+  CHECK(refused(may_start_relayed(relayed(0), tree, member("n1")),
+                "only launchers and local users start"));
   CHECK(may_start_relayed(relayed(3), tree, member("n1")));
   // Not its parent, a stranger, or a launcher going round the tree.
   CHECK(refused(may_start_relayed(relayed(3), tree, member("n0")), "only node 1 (n1)"));
@@ -130,4 +131,90 @@ TEST_CASE("escape-hatch messages: members of the launch only, named by their lin
   REQUIRE_FALSE(stranger);
   CHECK(stranger.error().message.find("not one of its nodes") != std::string::npos);
   CHECK_FALSE(member_node(spec, Sender{kLauncherConn, Identity{Role::launcher, "n3"}}, "x"));
+}
+
+namespace {
+
+Sender user(uint32_t uid, uint64_t conn = 21) {
+  return Sender{conn, Identity{Role::user, std::to_string(uid)}};
+}
+
+// Allocation A1 of alice (uid 1001) on n0..n3, as tree_spec's nodes are.
+wire::AllocationSpec alice_allocation() {
+  wire::AllocationSpec alloc;
+  alloc.id = "A1";
+  alloc.user = JobUser{1001, 1001, std::vector<uint32_t>{1001, 27}, "alice"};
+  for (int i = 0; i < 4; ++i) alloc.nodes.push_back(wire::PeerInfo{cat('n', i), "h", 1});
+  return alloc;
+}
+
+LaunchSpec in_allocation(int self, const std::string& id = "A1") {
+  LaunchSpec spec = four_nodes(self);
+  spec.allocation_id = id;
+  spec.user = JobUser{1001, 1001, std::vector<uint32_t>{1001, 27}, "alice"};
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("a local user's identity is its uid, and only the kernel gives one") {
+  CHECK(user_uid(Identity{Role::user, "1001"}) == 1001u);
+  CHECK_FALSE(user_uid(Identity{Role::launcher, "1001"}));
+  CHECK_FALSE(user_uid(Identity{Role::user, "alice"}));
+  CHECK(may_start(user(1001), false));  // judged with its allocation
+}
+
+TEST_CASE("launches in an allocation: held here, running, its user, its nodes") {
+  const auto alloc = alice_allocation();
+  const Sender launcher{1, Identity{Role::launcher, "lattice@h:1"}};
+  // Its owner through the user door, at the head; root too; a key holder; a relaying parent.
+  CHECK(may_launch_in(in_allocation(0), &alloc, false, user(1001)));
+  CHECK(may_launch_in(in_allocation(0), &alloc, false, user(0)));
+  CHECK(may_launch_in(in_allocation(2), &alloc, false, launcher));
+  CHECK(may_launch_in(in_allocation(3), &alloc, false, member("n1")));
+  // Another user, even naming alice as the job's user.
+  CHECK(refused(may_launch_in(in_allocation(0), &alloc, false, user(1002)), "is not this user's"));
+  // Not held here, ending, another job user, other groups, a node outside it.
+  CHECK(refused(may_launch_in(in_allocation(0, "B7"), nullptr, false, user(1001)),
+                "allocation 'B7' is not held by this node"));
+  CHECK(refused(may_launch_in(in_allocation(0), &alloc, true, user(1001)), "is ending"));
+  auto as_root = in_allocation(0);
+  as_root.user = JobUser{0, 0, std::vector<uint32_t>{0}, "root"};
+  CHECK(refused(may_launch_in(as_root, &alloc, false, launcher), "runs launches as alice"));
+  auto more_groups = in_allocation(0);
+  more_groups.user.groups = std::vector<uint32_t>{1001, 27, 6};  // disk
+  CHECK(refused(may_launch_in(more_groups, &alloc, false, user(1001)), "and its groups only"));
+  auto outside = in_allocation(0);
+  outside.peers = PeerTable({Peer{"n0", "h", 1}, Peer{"n9", "h", 1}});
+  CHECK(refused(may_launch_in(outside, &alloc, false, user(1001)), "node n9 is not one of"));
+  auto moved = in_allocation(0);
+  moved.peers = PeerTable({Peer{"n0", "h", 1}, Peer{"n1", "evil", 1}});
+  CHECK(refused(may_launch_in(moved, &alloc, false, user(1001)), "node n1 is not one of"));
+  // Through the door: always in an allocation, and at the door's own node, the head.
+  CHECK(refused(may_launch_in(four_nodes(0), nullptr, false, user(1001)),
+                "only inside an allocation"));
+  CHECK(refused(may_launch_in(in_allocation(2), &alloc, false, user(1001)), "starts at its head"));
+  // Key holders' launches outside allocations are as before.
+  CHECK(may_launch_in(four_nodes(1), nullptr, false, launcher));
+}
+
+TEST_CASE("allocations: managed by launchers, described to their own users") {
+  const auto alloc = alice_allocation();
+  CHECK(may_manage_allocations(Sender{1, Identity{Role::launcher, "lattice@h:1"}}));
+  CHECK(refused(may_manage_allocations(user(0)), "only launchers"));
+  CHECK(refused(may_manage_allocations(member("n1")), "only launchers"));
+  CHECK(may_describe(alloc, user(1001)));
+  CHECK(may_describe(alloc, user(0)));
+  CHECK(may_describe(alloc, Sender{1, Identity{Role::launcher, "x"}}));
+  CHECK(refused(may_describe(alloc, user(1002)), "it is not theirs"));
+  CHECK_FALSE(may_describe(alloc, member("n0")));
+}
+
+TEST_CASE("a relayed launch through the user door: its head takes it from the user it names") {
+  fence::Tree tree(4, 0, 2);
+  auto spec = in_allocation(0);
+  spec.relayed = true;
+  spec.launcher_name = "1001";
+  CHECK(may_start_relayed(spec, tree, user(1001)));
+  CHECK(refused(may_start_relayed(spec, tree, user(1002)), "it names its launcher '1001'"));
 }

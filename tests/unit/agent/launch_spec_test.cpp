@@ -74,9 +74,12 @@ TEST_CASE("a PMIx request is decoded as one (whether this agent serves it is dec
   req.r.setPmiMode(schema::PmiMode::PMIX);
   auto spec = req.decode();
   REQUIRE(spec);
-  CHECK(spec->pmix);
+  CHECK(spec->pmi == wire::PmiMode::pmix);
   Request plain;
-  CHECK_FALSE(plain.decode()->pmix);
+  CHECK(plain.decode()->pmi == wire::PmiMode::pmi);
+  Request batch;  // an allocation's batch step
+  batch.r.setPmiMode(schema::PmiMode::NONE);
+  CHECK(batch.decode()->pmi == wire::PmiMode::none);
 }
 
 TEST_CASE("the harvested environment (RFC0029 setup data) lies under the explicit --env") {

@@ -26,7 +26,7 @@ TEST_CASE("one app travels in the seed's fields, with the options and the job's 
   std::vector<wire::PeerInfo> peers{{"n1", "10.0.0.1", 7400}, {"n2", "10.0.0.2", 7401}};
   auto req = launch_request(options, request, layout, peers, "/home/alice");
   CHECK(req.launch_id == "L-1");
-  CHECK(req.allocation_id == "L-1");
+  CHECK(req.allocation_id.empty());  // not in an allocation
   CHECK(req.entrypoint == "/bin/echo");
   CHECK(req.args == std::vector<std::string>{"a", "b c"});
   CHECK(req.apps.empty());

@@ -192,6 +192,29 @@ std::vector<Outgoing> one_of_each_body() {
         r.setNode("n2");
         r.initCommand(1).set(0, "true");
       },
+      [](auto b) {
+        auto a = b.initAllocationStart();
+        a.setAllocationId("A1");
+        a.initUser().setName("alice");
+        auto node = a.initNodes(1)[0];
+        node.setNodeId("n1");
+        node.setHost("10.0.0.1");
+        node.setPort(7400);
+        a.setTimeLimitMs(60000);
+        a.setMemoryBytes(1u << 30);
+      },
+      [](auto b) {
+        auto e = b.initAllocationEnd();
+        e.setAllocationId("A1");
+        e.setReason("its batch step ended");
+      },
+      [](auto b) {
+        auto e = b.initAllocationEnded();
+        e.setAllocationId("A1");
+        e.setTimeLimit(true);
+        e.setKilled(2);
+      },
+      [](auto b) { b.initAllocationInfo().setAllocationId("A1"); },
   };
   std::vector<Outgoing> out;
   for (auto& fill : fillers) {

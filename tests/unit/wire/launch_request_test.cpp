@@ -28,7 +28,7 @@ LaunchRequest every_field() {
   r.first_rank = 2;
   r.world_size = 6;
   r.env = {{"FOO", "1"}};
-  r.pmix = true;
+  r.pmi = PmiMode::pmix;
   auto key = std::make_shared<secure::Secret>(3);
   std::memcpy(key->data(), "\x01\xfe\x00", 3);
   r.cxi.emplace(CxiKey{11, 12, key});
@@ -73,7 +73,7 @@ TEST_CASE("a launch request with every field set reads back field for field") {
   CHECK(got->first_rank == 2);
   CHECK(got->world_size == 6);
   CHECK(got->env == sent.env);
-  CHECK(got->pmix);
+  CHECK(got->pmi == PmiMode::pmix);
   REQUIRE(got->cxi);
   CHECK(got->cxi->vni == 11);
   CHECK(got->cxi->svc_id == 12);
