@@ -171,8 +171,18 @@ void Agent::reap_allocations() {
 }
 
 LaunchAllocation Agent::launch_allocation(Allocation& alloc, const LaunchSpec& spec) const {
-  return LaunchAllocation{alloc.group(),
-                          alloc.launch_env(spec, user_door_ ? user_door_->path() : std::string())};
+  LaunchAllocation out{alloc.group(),
+                       alloc.launch_env(spec, user_door_ ? user_door_->path() : std::string()),
+                       std::nullopt};
+  // A batch step (no PMI): its MPI launchers place processes on all of the allocation's nodes,
+  // as many on each as it holds CPUs here (nodes of an allocation are alike).
+  if (spec.pmi == wire::PmiMode::none) {
+    HatchHosts hosts;
+    for (const auto& node : alloc.spec().nodes) hosts.nodes.push_back(node.node_id);
+    hosts.slots = static_cast<int>(alloc.cpus().empty() ? proc::usable_cpus() : alloc.cpus().size());
+    out.hatch_hosts = std::move(hosts);
+  }
+  return out;
 }
 
 Status Agent::open_user_door() {

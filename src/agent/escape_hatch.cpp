@@ -25,11 +25,18 @@ std::string per_node(const LaunchSpec& spec, std::string_view between) {
   return out;
 }
 
+std::string per_node(const HatchHosts& hosts, std::string_view between) {
+  std::string out;
+  for (const auto& node : hosts.nodes) out += cat(node, between, hosts.slots, '\n');
+  return out;
+}
+
 }  // namespace
 
 std::string hydra_hosts(const LaunchSpec& spec) { return per_node(spec, ":"); }
-
+std::string hydra_hosts(const HatchHosts& hosts) { return per_node(hosts, ":"); }
 std::string openmpi_hostfile(const LaunchSpec& spec) { return per_node(spec, " slots="); }
+std::string openmpi_hostfile(const HatchHosts& hosts) { return per_node(hosts, " slots="); }
 
 std::vector<std::pair<std::string, std::string>> escape_environment(const EscapeHatch& hatch) {
   return {

@@ -23,10 +23,19 @@ struct EscapeHatch {
 inline constexpr const char* kHydraHostFile = "hosts.hydra";
 inline constexpr const char* kOpenMpiHostFile = "hosts.openmpi";
 
-// "n1:2\nn2:2\n": each node with its rank count (Hydra's host file).
+// An allocation's nodes for the hatch of its batch step (and of the commands its MPI
+// launchers run through the user door): each with the same number of slots.
+struct HatchHosts {
+  std::vector<std::string> nodes;
+  int slots = 1;
+};
+
+// "n1:2\nn2:2\n": each node with its rank count (Hydra's host file), or its slots.
 std::string hydra_hosts(const LaunchSpec& spec);
+std::string hydra_hosts(const HatchHosts& hosts);
 // "n1 slots=2\nn2 slots=2\n" (Open MPI's hostfile).
 std::string openmpi_hostfile(const LaunchSpec& spec);
+std::string openmpi_hostfile(const HatchHosts& hosts);
 // The variables every rank of the launch gets on this node.
 std::vector<std::pair<std::string, std::string>> escape_environment(const EscapeHatch& hatch);
 // Those, and what a command run here through the hatch (an orted, a Hydra proxy) needs.

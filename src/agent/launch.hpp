@@ -81,6 +81,7 @@ struct LaunchEnvironment {
 struct LaunchAllocation {
   proc::AllocationGroup* group = nullptr;
   std::vector<std::pair<std::string, std::string>> env;
+  std::optional<HatchHosts> hatch_hosts;  // its batch step's (launch_hatch.hpp)
 };
 
 class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatch::Host {

@@ -41,13 +41,16 @@ LaunchHatch::LaunchHatch(net::Loop& loop, const LaunchSpec& spec, std::string no
 
 LaunchHatch::~LaunchHatch() { kill(SIGKILL); }
 
-Status LaunchHatch::open(const LaunchDir& dir, const std::string& mpi_launcher) {
+Status LaunchHatch::open(const LaunchDir& dir, const std::string& mpi_launcher,
+                         const std::optional<HatchHosts>& allocation) {
   if (mpi_launcher.empty()) return {};  // an agent without the tool offers no hatch
   std::string token = new_token();
   const std::string socket_name = "exec.sock";
   EscapeHatch hatch{mpi_launcher, dir.path(), dir.entry(socket_name), token};
-  if (auto s = write_new_file(dir.entry(kHydraHostFile), hydra_hosts(spec_)); !s) return s;
-  if (auto s = write_new_file(dir.entry(kOpenMpiHostFile), openmpi_hostfile(spec_)); !s) return s;
+  const std::string hydra = allocation ? hydra_hosts(*allocation) : hydra_hosts(spec_);
+  const std::string openmpi = allocation ? openmpi_hostfile(*allocation) : openmpi_hostfile(spec_);
+  if (auto s = write_new_file(dir.entry(kHydraHostFile), hydra); !s) return s;
+  if (auto s = write_new_file(dir.entry(kOpenMpiHostFile), openmpi); !s) return s;
   ExecDoor::Hooks hooks;
   hooks.start = [this](uint64_t client, lattice::wire::ExecRequest request) {
     return requested(client, std::move(request));
@@ -58,7 +61,7 @@ Status LaunchHatch::open(const LaunchDir& dir, const std::string& mpi_launcher) 
   if (!door) return door.error();
   door_ = std::move(door.value());
   if (auto given = dir.give(socket_name); !given) return given;
-  rank_env_ = escape_environment(hatch);
+  rank_env_ = allocation ? command_environment(hatch) : escape_environment(hatch);
   command_env_ = command_environment(hatch);
   return {};
 }

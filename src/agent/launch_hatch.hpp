@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/escape_hatch.hpp"
 #include "agent/exec_door.hpp"
 #include "agent/launch_spec.hpp"
 #include "net/loop.hpp"
@@ -50,8 +51,12 @@ class LaunchHatch {
   ~LaunchHatch();
 
   // The door and the host files in the launch's directory (still the agent's): an agent
-  // without lattice-mpi-launcher (`mpi_launcher` empty) offers none.
-  Status open(const LaunchDir& dir, const std::string& mpi_launcher);
+  // without lattice-mpi-launcher (`mpi_launcher` empty) offers none. With `allocation`, the
+  // launch is an allocation's batch step (or a command its MPI launcher runs): its host files
+  // list the allocation's nodes, its MPI launchers reach them through the user door, and its
+  // processes get what hatch commands get (an orted's session directory).
+  Status open(const LaunchDir& dir, const std::string& mpi_launcher,
+              const std::optional<HatchHosts>& allocation = std::nullopt);
   void close_door();
   // What every rank gets to find the hatch (empty without one).
   const std::vector<std::pair<std::string, std::string>>& rank_env() const { return rank_env_; }

@@ -11,7 +11,8 @@ Status Launch::open_doors() {
   auto dir = env_.socket_dir->make_launch_dir(user.uid, user.gid, env_.agent_is_root);
   if (!dir) return dir.error();
   launch_dir_ = std::make_unique<LaunchDir>(std::move(dir.value()));
-  if (auto hatch = hatch_.open(*launch_dir_, env_.mpi_launcher); !hatch) return hatch;
+  if (auto hatch = hatch_.open(*launch_dir_, env_.mpi_launcher, allocation_.hatch_hosts); !hatch)
+    return hatch;
   if (auto wired = wire_up_->open(*launch_dir_); !wired) return wired;
   // Last: until now the directory was the agent's, so no name in it could be swapped.
   return launch_dir_->hand_over();
