@@ -20,6 +20,7 @@ BUILD = os.path.abspath(os.environ["LATTICE_BUILD_DIR"]) if os.environ.get("LATT
 PROGRAMS = os.environ.get("LATTICE_PROGRAMS", os.path.join(BUILD, "tests", "programs"))
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LATTICE = os.path.join(BUILD, "lattice")
+SRUN = os.path.join(BUILD, "lattice-srun")  # srun's front: execs LATTICE launch
 AGENTD = os.path.join(BUILD, "lattice-agentd")
 ROGUE = os.path.join(BUILD, "tests", "tools", "lattice-test-rogue")
 # Built with ASan+UBSan: memory figures are the sanitizer's (quarantine, shadow), not ours.

@@ -2,7 +2,7 @@
 client, the per-launch Unix PMI socket (mode 0600, served, removed afterwards), SIGINT forwarding
 (a second SIGINT kills), Slurm-compatible variables, the -v timing breakdown, time limits (-t and
 MPIEXEC_TIMEOUT), -K0, --alloc, --chdir, --output/--error files, --export, --input and --cpu-bind,
-and a launch that ends when the reader of its output goes away (`| head -1`)."""
+a launch that ends when the reader of its output goes away (`| head -1`), and lattice-srun."""
 import glob
 import os
 import re
@@ -13,8 +13,8 @@ import stat
 import subprocess
 import time
 
-from harness import (LAUNCH_TIMEOUT, SANITIZED, CaseFailure, check, expect_status, prog, run_cases,
-                     wait_marks, wait_until, writers_blocked)
+from harness import (LAUNCH_TIMEOUT, SANITIZED, SRUN, CaseFailure, LaunchResult, check,
+                     expect_status, prog, run_cases, wait_marks, wait_until, writers_blocked)
 
 
 def pmi_port_mode(c):
@@ -458,6 +458,32 @@ def open_files_limits(c):
     c.check_clean(r)
 
 
+def srun_front(c):
+    """lattice-srun, srun's front for job scripts: it execs `lattice launch` with srun's options
+    translated (-l labels; ranks get SLURM_*; the program's own -n stays its own), and refuses
+    what lattice cannot do in one line with srun's status 1, before anything runs."""
+    def srun(*args):
+        started = time.monotonic()
+        p = subprocess.run([SRUN, *args], stdin=subprocess.DEVNULL, capture_output=True,
+                           text=True, env=c.case_env(), timeout=LAUNCH_TIMEOUT)
+        return LaunchResult(["(lattice-srun)", *args], p.returncode, p.stdout, p.stderr,
+                            time.monotonic() - started)
+
+    r = srun("-n", "2", "-l", "/bin/echo", "hi")
+    expect_status(r, 0)
+    check(sorted(r.out.splitlines()) == ["0: hi", "1: hi"], r.describe())
+    # --export=ALL,NAME=VALUE as srun spells it: the case's tag, so check_clean finds the ranks.
+    r = srun("-n2", f"--export=ALL,LT_TEST_TAG={c.tag}", "/bin/sh", "-c",
+             'echo "$SLURM_PROCID/$SLURM_NTASKS $*"', "sh", "-n", "5")
+    expect_status(r, 0)
+    check(sorted(r.out.splitlines()) == ["0/2 -n 5", "1/2 -n 5"], r.describe())
+    r = srun("--mem", "1G", "/bin/true")
+    check(r.code == 1 and r.out == "" and r.err ==
+          "lattice-srun: --mem is not supported (lattice launch has no memory limit per launch)\n",
+          r.describe())
+    c.check_clean(r)
+
+
 if __name__ == "__main__":
     run_cases([
         ("pmi_port_mode", pmi_port_mode),
@@ -479,4 +505,5 @@ if __name__ == "__main__":
         ("cpu_binding", cpu_binding),
         ("sched_batch", sched_batch),
         ("open_files_limits", open_files_limits),
+        ("srun_front", srun_front),
     ])
