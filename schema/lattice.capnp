@@ -136,6 +136,9 @@ struct LaunchProcessesRequest {
                                  # against its link); should the head be lost, a link proving
                                  # it may take the launch's reports directly
   inherit @31 :Inheritance;      # what ranks take from the launcher (absent: the agent's own)
+  hatchCommand @32 :Bool;        # a command an allocation's MPI launcher runs on this node
+                                 # through lattice-mpi-launcher (an orted, a Hydra proxy): it
+                                 # gets what escape-hatch commands get (its own session files)
 }
 
 # How each local rank is bound to CPUs (proc/cpu_binding.hpp): none (the default), round robin
@@ -231,6 +234,7 @@ enum FailureKind {
   agentKilled @11;   # the agent got a second signal
   timeLimit @12;     # the launch reached its time limit (timeoutMs)
   interrupted @13;   # the user's `signal` came before the ranks on `node` started
+  allocationEnded @14; # the allocation the launch ran in ended (detail: which, and why)
 }
 
 struct Failure {

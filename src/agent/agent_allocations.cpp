@@ -142,6 +142,7 @@ void Agent::allocation_ending(Allocation& alloc) {
     why.exit_code = 124;
     why.detail = cat("allocation ", alloc.id());
   } else {
+    why.kind = policy::FailureKind::allocation_ended;
     why.detail = cat("allocation ", alloc.id(), " ended: ", alloc.end_reason());
   }
   for (auto& [id, entry] : launches_)
@@ -179,8 +180,10 @@ LaunchAllocation Agent::launch_allocation(Allocation& alloc, const LaunchSpec& s
   if (spec.pmi == wire::PmiMode::none) {
     HatchHosts hosts;
     for (const auto& node : alloc.spec().nodes) hosts.nodes.push_back(node.node_id);
-    hosts.slots = static_cast<int>(alloc.cpus().empty() ? proc::usable_cpus() : alloc.cpus().size());
+    hosts.slots =
+        static_cast<int>(alloc.cpus().empty() ? proc::usable_cpus() : alloc.cpus().size());
     out.hatch_hosts = std::move(hosts);
+    out.srun = spec.slurm_compat;
   }
   return out;
 }

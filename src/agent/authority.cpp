@@ -45,11 +45,13 @@ Status may_launch_in(const LaunchSpec& spec, const wire::AllocationSpec* alloc, 
   if (sender.identity.role == secure::Role::user && spec.node_index != spec.head_node)
     return refuse("a launch through the user door starts at its head, the door's own node");
   if (spec.allocation_id.empty()) return {};
-  if (!alloc) return refuse(cat("allocation '", spec.allocation_id, "' is not held by this node"));
+  // Another user hears the same as for none: nobody learns which allocations others hold.
+  const bool from_user = sender.identity.role == secure::Role::user;
+  if (!alloc || (from_user && (!uid || (*uid != alloc->user.uid && *uid != 0))))
+    return refuse(cat("allocation '", spec.allocation_id, "' is not held by this node",
+                      from_user ? " (or is not this user's)" : ""));
   if (ending) return refuse(cat("allocation '", spec.allocation_id, "' is ending"));
   const JobUser& owner = alloc->user;
-  if (sender.identity.role == secure::Role::user && (!uid || (*uid != owner.uid && *uid != 0)))
-    return refuse(cat("allocation '", spec.allocation_id, "' is not this user's"));
   if (spec.user.uid != owner.uid || spec.user.gid != owner.gid || spec.user.name != owner.name ||
       (owner.groups && spec.user.groups != owner.groups))
     return refuse(cat("allocation '", spec.allocation_id, "' runs launches as ", owner.name,

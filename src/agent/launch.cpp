@@ -192,6 +192,8 @@ Status Launch::spawn_rank(RankSet::Rank& rank) {
   in.user_env = app.env.empty() ? spec_.env : proc::merge_env(spec_.env, app.env);
   in.launch_env = allocation_.env;
   in.launch_env.insert(in.launch_env.end(), hatch_.rank_env().begin(), hatch_.rank_env().end());
+  if (!srun_dir_.empty())
+    in.launch_env.emplace_back("PATH", cat(srun_dir_, ':', path_of(spec_, app)));
   in.cxi = cxi_environment();
 
   net::SpawnSpec spawn;

@@ -63,8 +63,9 @@ class PmixHost;
 struct LaunchEnvironment {
   const Clock* clock = nullptr;  // must outlive the launches
   std::string node_id;
-  std::string rank_exec;                    // path of lattice-rank-exec
-  std::string mpi_launcher;                 // path of lattice-mpi-launcher (the escape hatch)
+  std::string rank_exec;     // path of lattice-rank-exec
+  std::string mpi_launcher;  // path of lattice-mpi-launcher (the escape hatch)
+  std::string srun_front;    // path of lattice-srun: a --slurm-compat batch step's srun
   const SocketDir* socket_dir = nullptr;    // where each launch makes its private directory
   bool agent_is_root = false;               // ranks then switch to the job's user
   const proc::ProcessUser* self = nullptr;  // the agent's user (null: unknown, always switch)
@@ -82,6 +83,7 @@ struct LaunchAllocation {
   proc::AllocationGroup* group = nullptr;
   std::vector<std::pair<std::string, std::string>> env;
   std::optional<HatchHosts> hatch_hosts;  // its batch step's (launch_hatch.hpp)
+  bool srun = false;  // its batch step finds lattice-srun as `srun` first on its PATH
 };
 
 class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatch::Host {
@@ -229,6 +231,7 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   bool spawn_waiting_ = false;
   bool ranks_batch_ = false;  // ranks start under SCHED_BATCH (LaunchSpec::ranks_batch)
   LaunchAllocation allocation_;
+  std::string srun_dir_;  // where its batch step's `srun` is (allocation_.srun)
   policy::LaunchPolicy policy_;
   std::map<policy::TimerId, std::unique_ptr<net::Timer>> timers_;  // the policy's, by name
   std::vector<wire::Straggler> stragglers_;  // snapshot taken when a fence timeout ended the launch

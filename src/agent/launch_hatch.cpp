@@ -61,7 +61,7 @@ Status LaunchHatch::open(const LaunchDir& dir, const std::string& mpi_launcher,
   if (!door) return door.error();
   door_ = std::move(door.value());
   if (auto given = dir.give(socket_name); !given) return given;
-  rank_env_ = allocation ? command_environment(hatch) : escape_environment(hatch);
+  rank_env_ = spec_.hatch_command ? command_environment(hatch) : escape_environment(hatch);
   command_env_ = command_environment(hatch);
   return {};
 }

@@ -53,8 +53,9 @@ class LaunchHatch {
   // The door and the host files in the launch's directory (still the agent's): an agent
   // without lattice-mpi-launcher (`mpi_launcher` empty) offers none. With `allocation`, the
   // launch is an allocation's batch step (or a command its MPI launcher runs): its host files
-  // list the allocation's nodes, its MPI launchers reach them through the user door, and its
-  // processes get what hatch commands get (an orted's session directory).
+  // list the allocation's nodes and its MPI launchers reach them through the user door. A
+  // command of such a launcher (spec.hatch_command) gets what hatch commands get: an orted's
+  // session files here, not where its mpirun is.
   Status open(const LaunchDir& dir, const std::string& mpi_launcher,
               const std::optional<HatchHosts>& allocation = std::nullopt);
   void close_door();

@@ -142,9 +142,9 @@ std::vector<int> LaunchSpec::local_ranks() const {
 
 namespace {
 
-// The peers, from the list (no longer than the world: the decoder saw to it) or from the
-// compact host lists, expanded no further than the world either (each node of a launch holds
-// one rank at least).
+// The peers, from the list (no longer than the world and a relaying head: the decoder saw to
+// it) or from the compact host lists, expanded no further than that either (each node of a
+// launch holds one rank at least, but a relaying head: launch_spec.hpp).
 Result<PeerTable> peers_of(const wire::LaunchRequest& r, int world_size) {
   if (!r.peers.empty() || !r.peer_list) {
     std::vector<Peer> peers;
@@ -153,7 +153,7 @@ Result<PeerTable> peers_of(const wire::LaunchRequest& r, int world_size) {
   }
   const wire::PeerList& compact = *r.peer_list;
   return PeerTable::compact(compact.node_ids, compact.hosts, compact.ports,
-                            static_cast<size_t>(world_size));
+                            static_cast<size_t>(world_size) + 1);
 }
 
 }  // namespace
@@ -164,6 +164,7 @@ Result<LaunchSpec> make_launch_spec(const wire::LaunchRequest& r, const LaunchDe
   if (!path_safe(spec.launch_id))
     return make_error("launchId must be 1-64 characters of [A-Za-z0-9._-], not starting with '.'");
   spec.pmi = r.pmi;
+  spec.hatch_command = r.hatch_command;
   spec.allocation_id = r.allocation_id;
   if (r.world_size == 0 || r.world_size > defaults.max_world_size)
     return make_error(cat("a world of ", r.world_size, " ranks is refused by ", defaults.node_id,
@@ -193,7 +194,11 @@ Result<LaunchSpec> make_launch_spec(const wire::LaunchRequest& r, const LaunchDe
   if (!nodes) return nodes.error();
   spec.rank_nodes = std::move(nodes.value());
   size_t local = spec.local_ranks().size();
-  if (local == 0) return make_error(cat("the layout gives node ", spec.node_index, " no ranks"));
+  // A launch without PMI may leave its head none: the user door's node relaying a command its
+  // allocation's MPI launcher runs elsewhere (launch_hatch.hpp).
+  const bool relaying_head = spec.pmi == wire::PmiMode::none && spec.node_index == spec.head_node;
+  if (local == 0 && !relaying_head)
+    return make_error(cat("the layout gives node ", spec.node_index, " no ranks"));
   if (local > defaults.max_ranks_per_node)
     return make_error(cat(local, " ranks on ", defaults.node_id,
                           " are refused (limits.max_ranks_per_node is ",

@@ -65,6 +65,7 @@ struct LaunchSpec {
   bool slurm_compat = false;
   bool use_pmi_port = false;
   wire::PmiMode pmi = wire::PmiMode::pmi;  // how its ranks wire up (wire_up.hpp)
+  bool hatch_command = false;              // an allocation's MPI launcher's command (launch_hatch)
   std::string workdir;
   JobUser user;
   uint64_t time_limit_ms = 0;  // 0 = none

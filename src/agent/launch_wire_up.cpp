@@ -1,5 +1,11 @@
 // The launch's side of wire-up: the directory its doors live in, what the ranks' progress means
 // to it, the fence deadline, and the other nodes' questions about its names and ranks.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "agent/launch.hpp"
 #include "agent/launch_times.hpp"
 #include "agent/socket_dir.hpp"
@@ -14,6 +20,14 @@ Status Launch::open_doors() {
   if (auto hatch = hatch_.open(*launch_dir_, env_.mpi_launcher, allocation_.hatch_hosts); !hatch)
     return hatch;
   if (auto wired = wire_up_->open(*launch_dir_); !wired) return wired;
+  if (allocation_.srun && !env_.srun_front.empty()) {
+    // <launch dir>/bin/srun -> lattice-srun, made while the directory is the agent's.
+    const std::string bin = launch_dir_->entry("bin");
+    if (::mkdir(bin.c_str(), 0755) != 0 ||
+        ::symlink(env_.srun_front.c_str(), (bin + "/srun").c_str()) != 0)
+      return make_error(cat("cannot offer srun in ", bin, ": ", std::strerror(errno)));
+    srun_dir_ = bin;
+  }
   // Last: until now the directory was the agent's, so no name in it could be swapped.
   return launch_dir_->hand_over();
 }

@@ -208,6 +208,7 @@ int main(int argc, char** argv) {
   env.node_id = cfg.node_id;
   env.rank_exec = find_sibling("lattice-rank-exec", LATTICE_LIBEXECDIR);
   env.mpi_launcher = find_sibling("lattice-mpi-launcher", LATTICE_LIBEXECDIR);
+  env.srun_front = find_sibling("lattice-srun", LATTICE_BINDIR);
   env.agent_is_root = ::geteuid() == 0;
   // Read once, before the loop: ranks of the agent's own user then start without the helper.
   auto self = proc::own_user();

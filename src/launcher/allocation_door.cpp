@@ -50,6 +50,11 @@ Result<wire::AllocationInfo> ask_allocation(const std::string& socket, const std
   return std::move(*answer);
 }
 
+JobUserInfo allocation_user(const wire::AllocationInfo& info) {
+  return JobUserInfo{info.user.uid, info.user.gid,
+                     info.user.groups.value_or(std::vector<uint32_t>{}), info.user.name};
+}
+
 Result<std::vector<AgentAddress>> door_nodes(const wire::AllocationInfo& info, int nodes) {
   const int held = static_cast<int>(info.nodes.size());
   if (nodes > held)

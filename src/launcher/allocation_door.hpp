@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "launcher/job_user.hpp"
 #include "launcher/local_agents.hpp"
 #include "wire/allocation.hpp"
 
@@ -19,6 +20,9 @@ std::string user_door_path();
 
 // The allocation `id`, as the agent behind `socket` describes it to this user.
 Result<wire::AllocationInfo> ask_allocation(const std::string& socket, const std::string& id);
+
+// The allocation's user, as its launches run.
+JobUserInfo allocation_user(const wire::AllocationInfo& info);
 
 // The nodes a launch on `nodes` of them (0: all) takes: the asking agent's node first (it
 // relays the launch: the head of its fence tree), then the others in the allocation's order.

@@ -3,7 +3,11 @@
 #include <algorithm>
 
 #include "base/hostlist.hpp"
+#include "launcher/job.hpp"
 #include "proc/environment.hpp"
+#include "proc/resource_limits.hpp"
+
+extern char** environ;
 
 namespace lattice::launcher {
 namespace {
@@ -26,6 +30,18 @@ std::optional<wire::PeerList> peer_list(const std::vector<wire::PeerInfo>& peers
 }
 
 }  // namespace
+
+Result<JobRequest> job_request(const LaunchOptions& options, JobUserInfo user) {
+  std::vector<std::string> environment;
+  for (char** e = environ; *e; ++e) environment.emplace_back(*e);
+  auto exported = export_environment(options.exports, environment);
+  if (!exported) return exported.error();
+  JobRequest request{new_launch_id(), std::move(user), std::move(exported->harvested),
+                     std::move(exported->assigned)};
+  request.umask = proc::own_umask();
+  request.limits = proc::own_soft_limits();
+  return request;
+}
 
 wire::LaunchRequest launch_request(const LaunchOptions& options, const JobRequest& request,
                                    const Layout& layout, const std::vector<wire::PeerInfo>& peers,
@@ -54,12 +70,13 @@ wire::LaunchRequest launch_request(const LaunchOptions& options, const JobReques
                            : wire::PmiMode::pmi;
   req.peer_list = peer_list(peers);
   if (!req.peer_list) req.peers = peers;
-  req.head_node_index = static_cast<uint32_t>(layout.rank_nodes.front());
+  req.head_node_index = static_cast<uint32_t>(layout.head());
   req.rank_layout = wire::compact_rank_layout(layout.rank_nodes, layout.nodes);
   if (!req.rank_layout) req.rank_nodes.assign(layout.rank_nodes.begin(), layout.rank_nodes.end());
   req.fence_timeout_ms = options.fence_timeout_ms;
   req.fanout = options.fanout;
   req.relayed = request.relayed;
+  req.hatch_command = options.hatch_command;
   if (request.relayed) req.launcher_name = request.launcher_name;
   req.slurm_compat = options.slurm_compat;
   req.use_pmi_port = options.pmi_port;

@@ -32,6 +32,10 @@ struct JobRequest {
   std::vector<proc::Limit> limits = {};
 };
 
+// What one launch of `user` sends besides the options: a new launch id, what --export takes
+// from this process's environment, its umask and soft limits (srun's tasks inherit them).
+Result<JobRequest> job_request(const LaunchOptions& options, JobUserInfo user);
+
 // The request for every node of `peers` (by node index; address each with node_index). The
 // peers travel as host lists with one port, and the layout as a rule, when the names and the
 // layout allow (then a request's size does not grow with the nodes), else as the lists

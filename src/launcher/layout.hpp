@@ -14,6 +14,10 @@ struct Layout {
   int ntasks = 0;
   int nodes = 0;
   std::vector<int> rank_nodes;  // node index of every rank
+  // The head of its fence tree, which decides aborts (and relays): rank 0's node, unless given
+  // (the user door's node, which relays a command to another node and runs nothing itself).
+  int head_node = -1;
+  int head() const { return head_node >= 0 ? head_node : rank_nodes.front(); }
 };
 
 // `available_agents` is the length of --agents, or 0 in local mode (agents are started to fit).

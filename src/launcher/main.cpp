@@ -93,11 +93,6 @@ Result<wire::AllocationInfo> enter_allocation(LaunchOptions& options) {
   return info;
 }
 
-JobUserInfo allocation_user(const wire::AllocationInfo& info) {
-  return JobUserInfo{info.user.uid, info.user.gid,
-                     info.user.groups.value_or(std::vector<uint32_t>{}), info.user.name};
-}
-
 int launch_main(const std::vector<std::string>& args) {
   MonotonicClock clock;
   const uint64_t began_ns = clock.now_ns();
@@ -150,14 +145,9 @@ int launch_main(const std::vector<std::string>& args) {
   auto user = allocation ? Result<JobUserInfo>(allocation_user(*allocation))
                          : resolve_job_user(options.user);
   if (!user) return fail(2, user.error().message);
-  std::vector<std::string> environment;
-  for (char** e = environ; *e; ++e) environment.emplace_back(*e);
-  auto exported = export_environment(options.exports, environment);
-  if (!exported) return fail(2, exported.error().message);
-  Job::Request request{new_launch_id(), std::move(user.value()), std::move(exported->harvested),
-                       std::move(exported->assigned)};
-  request.umask = proc::own_umask();
-  request.limits = proc::own_soft_limits();
+  auto made = job_request(options, std::move(user.value()));
+  if (!made) return fail(2, made.error().message);
+  Job::Request request = std::move(made.value());
 
   // With --agents the key is the operator's; local mode makes its own below.
   std::string key_file = options.key_file;
@@ -302,14 +292,9 @@ int alloc_main(const std::vector<std::string>& args) {
   batch.slurm_compat = o.slurm_compat;
   batch.verbose = o.verbose;
   batch.launch = "star";
-  std::vector<std::string> environment;
-  for (char** e = environ; *e; ++e) environment.emplace_back(*e);
-  auto exported = export_environment(batch.exports, environment);
-  if (!exported) return fail(2, exported.error().message);
-  plan.batch_request = JobRequest{new_launch_id(), std::move(user.value()),
-                                  std::move(exported->harvested), std::move(exported->assigned)};
-  plan.batch_request.umask = proc::own_umask();
-  plan.batch_request.limits = proc::own_soft_limits();
+  auto request = job_request(batch, std::move(user.value()));
+  if (!request) return fail(2, request.error().message);
+  plan.batch_request = std::move(request.value());
 
   std::optional<secure::ClusterKey> key;
   if (!o.agents.empty()) {

@@ -38,6 +38,7 @@ struct LaunchOptions {
   bool label = false;
   bool pmix = false;
   bool no_pmi = false;            // lattice alloc's batch step: no PMI served (wire::PmiMode::none)
+  bool hatch_command = false;     // lattice-mpi-launcher's command in an allocation (door_exec.hpp)
   uint32_t fence_timeout_ms = 0;  // 0 = the agents' default
   uint32_t fanout = 0;            // 0 = the agents' default
   // --agents [NAME=]HOST:PORT,...: running agents (empty = local mode). A NAME is the node id

@@ -61,6 +61,8 @@ std::string describe(const Failure& f) {
       return cat("time limit reached (", format_limit(f.timeout_ms), ")");
     case FailureKind::interrupted:
       return cat("interrupted by signal ", f.signal, " before the ranks on ", f.node, " started");
+    case FailureKind::allocation_ended:
+      return f.detail;
   }
   return f.detail;
 }

@@ -10,20 +10,21 @@
 namespace lattice::policy {
 
 enum class FailureKind {
-  other,           // `detail` says it all (the launcher's own reasons, a fence error from above)
-  exited,          // the rank exited non-zero (exit_code) or was killed (signal)
-  no_finalize,     // the rank exited 0 after PMI init, without finalize
-  abort_called,    // the rank called PMI abort (detail: its message)
-  pmi_error,       // the rank broke the PMI protocol (detail: how)
-  pmi_lost,        // the rank dropped its PMI connection and lived on (detail: how)
-  spawn_failed,    // the rank could not be started (detail: why)
-  fence_timeout,   // fence `fence_epoch` did not complete within timeout_ms
-  node_lost,       // node `peer` was lost (detail: how)
-  launcher_lost,   // the launcher's link was lost (detail: how)
-  agent_stopping,  // the agent on `node` got `signal`
-  agent_killed,    // the agent got a second signal
-  time_limit,      // the launch reached its time limit (timeout_ms)
-  interrupted,     // the user's `signal` came before the ranks on `node` started
+  other,             // `detail` says it all (the launcher's own reasons, a fence error from above)
+  exited,            // the rank exited non-zero (exit_code) or was killed (signal)
+  no_finalize,       // the rank exited 0 after PMI init, without finalize
+  abort_called,      // the rank called PMI abort (detail: its message)
+  pmi_error,         // the rank broke the PMI protocol (detail: how)
+  pmi_lost,          // the rank dropped its PMI connection and lived on (detail: how)
+  spawn_failed,      // the rank could not be started (detail: why)
+  fence_timeout,     // fence `fence_epoch` did not complete within timeout_ms
+  node_lost,         // node `peer` was lost (detail: how)
+  launcher_lost,     // the launcher's link was lost (detail: how)
+  agent_stopping,    // the agent on `node` got `signal`
+  agent_killed,      // the agent got a second signal
+  time_limit,        // the launch reached its time limit (timeout_ms)
+  interrupted,       // the user's `signal` came before the ranks on `node` started
+  allocation_ended,  // the allocation it ran in ended (detail: which, and why)
 };
 
 struct Failure {

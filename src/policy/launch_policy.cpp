@@ -123,12 +123,13 @@ std::vector<Action> LaunchPolicy::fence_failed_above(uint64_t epoch, const std::
 }
 
 std::vector<Action> LaunchPolicy::abort_received(AbortSource from, Failure failure) {
-  // A time limit stops ranks gently everywhere; ranks that got the user's signal (an interrupt
+  // A time limit or the allocation's end stops ranks gently everywhere (as Slurm ends a job's
+  // steps: SIGTERM, then SIGKILL after a grace); ranks that got the user's signal (an interrupt
   // before another node's ranks started) get the grace to handle it; any other failure kills
   // at once.
-  int signum = failure.kind == FailureKind::time_limit    ? SIGTERM
-               : failure.kind == FailureKind::interrupted ? 0
-                                                          : SIGKILL;
+  const bool gently =
+      failure.kind == FailureKind::time_limit || failure.kind == FailureKind::allocation_ended;
+  int signum = gently ? SIGTERM : failure.kind == FailureKind::interrupted ? 0 : SIGKILL;
   // Only the head passes an abort on; it skips the node that told it.
   if (shape_.self != shape_.head) return fail(std::move(failure), Tell::nobody, -1, signum);
   int skip = std::holds_alternative<FromNode>(from) ? std::get<FromNode>(from).node : -1;

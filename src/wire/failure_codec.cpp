@@ -4,8 +4,8 @@ namespace lattice::wire {
 namespace {
 
 // The two enums name the same kinds in the same order (checked where they are converted).
-static_assert(static_cast<int>(schema::FailureKind::INTERRUPTED) ==
-              static_cast<int>(policy::FailureKind::interrupted));
+static_assert(static_cast<int>(schema::FailureKind::ALLOCATION_ENDED) ==
+              static_cast<int>(policy::FailureKind::allocation_ended));
 
 }  // namespace
 
@@ -26,7 +26,7 @@ policy::Failure decode_failure(schema::Failure::Reader in) {
   policy::Failure f;
   // A kind newer than this build is shown by its detail alone.
   auto kind = static_cast<int>(in.getKind());
-  f.kind = kind <= static_cast<int>(policy::FailureKind::interrupted)
+  f.kind = kind <= static_cast<int>(policy::FailureKind::allocation_ended)
                ? static_cast<policy::FailureKind>(kind)
                : policy::FailureKind::other;
   f.detail = in.getDetail();

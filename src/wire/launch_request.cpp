@@ -182,6 +182,7 @@ rpc::Outgoing launch_request(const LaunchRequest& r) {
                                                                  : schema::RankScheduling::AUTO);
   req.setRelayed(r.relayed);
   req.setLauncherName(r.launcher_name);
+  req.setHatchCommand(r.hatch_command);
   if (r.umask) {
     auto inherit = req.initInherit();
     inherit.setUmask(static_cast<uint16_t>(*r.umask & 0777));
@@ -199,9 +200,10 @@ Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Read
   const uint32_t world = in.getWorldSize();
   // Each node and each app holds one rank at least: the world bounds both before they are
   // copied.
-  if (in.getPeers().size() > world)
+  // (A relaying head without ranks of its own is the one exception: launch_spec.)
+  if (in.getPeers().size() > static_cast<size_t>(world) + 1)
     return make_error(cat("peers: ", in.getPeers().size(), " nodes for a world of ", world,
-                          " ranks (each node holds one at least)"));
+                          " ranks (each node holds one at least, but a relaying head)"));
   if (in.getApps().size() > world)
     return make_error(cat(in.getApps().size(), " apps for ", world, " ranks"));
   auto cxi = cxi_of(in.getCxiCredentials());
@@ -273,6 +275,7 @@ Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Read
   }
   r.relayed = in.getRelayed();
   r.launcher_name = in.getLauncherName();
+  r.hatch_command = in.getHatchCommand();
   if (in.hasInherit()) {
     r.umask = in.getInherit().getUmask() & 0777u;
     for (auto limit : in.getInherit().getLimits()) {

@@ -110,6 +110,7 @@ struct LaunchRequest {
   // not know are left out when decoding.
   std::optional<uint32_t> umask;
   std::vector<proc::Limit> limits;
+  bool hatch_command = false;
 };
 
 // Pieces other messages share (an allocation's user, nodes and CXI service).

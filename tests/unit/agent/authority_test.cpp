@@ -173,7 +173,11 @@ TEST_CASE("launches in an allocation: held here, running, its user, its nodes") 
   CHECK(may_launch_in(in_allocation(2), &alloc, false, launcher));
   CHECK(may_launch_in(in_allocation(3), &alloc, false, member("n1")));
   // Another user, even naming alice as the job's user.
-  CHECK(refused(may_launch_in(in_allocation(0), &alloc, false, user(1002)), "is not this user's"));
+  const auto another = may_launch_in(in_allocation(0), &alloc, false, user(1002));
+  const auto none = may_launch_in(in_allocation(0, "A1"), nullptr, false, user(1002));
+  REQUIRE(!another);
+  CHECK(another.error().message == none.error().message);  // nothing told of others'
+  CHECK(refused(another, "is not held by this node (or is not this user's)"));
   // Not held here, ending, another job user, other groups, a node outside it.
   CHECK(refused(may_launch_in(in_allocation(0, "B7"), nullptr, false, user(1001)),
                 "allocation 'B7' is not held by this node"));

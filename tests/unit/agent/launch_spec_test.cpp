@@ -395,12 +395,15 @@ TEST_CASE("an explicit peer list of more nodes than ranks is refused before it i
   Request req;
   req.r.setWorldSize(2);
   req.r.setTasksPerNode(1);
-  auto peers = req.r.initPeers(3);
+  auto peers = req.r.initPeers(4);
   for (unsigned i = 0; i < peers.size(); ++i) peers[i].setNodeId("n" + std::to_string(i));
   auto refused = req.decode();
   REQUIRE(!refused);
-  CHECK(refused.error().message ==
-        "peers: 3 nodes for a world of 2 ranks (each node holds one at least)");
+  CHECK(
+      refused.error().message ==
+      "peers: 4 nodes for a world of 2 ranks (each node holds one at least, but a relaying head)");
+  req.r.initPeers(3);
+  for (unsigned i = 0; i < 3; ++i) req.r.getPeers()[i].setNodeId("n" + std::to_string(i));
   req.r.setWorldSize(3);  // one rank on each node
   auto spec = req.decode();
   REQUIRE_MESSAGE(spec, spec.error().message);
@@ -436,4 +439,32 @@ TEST_CASE(
   auto spec = req.decode();
   REQUIRE_MESSAGE(spec, spec.error().message);
   CHECK(spec->fence_tree().fanout() == 1);  // one node: a fanout of at most n-1
+}
+
+TEST_CASE("only the head of a launch without PMI may hold no ranks (the user door's relay)") {
+  // A command for node b, relayed by a, the door's node, which runs nothing itself.
+  auto request = [](unsigned self, schema::PmiMode mode, unsigned head) {
+    auto req = std::make_unique<Request>();
+    req->r.setWorldSize(1);
+    req->r.setTasksPerNode(0);
+    auto peers = req->r.initPeers(2);
+    peers[0].setNodeId("a");
+    peers[1].setNodeId("b");
+    req->r.initRankNodes(1).set(0, 1);
+    req->r.setNodeIndex(self);
+    req->r.setHeadNodeIndex(head);
+    req->r.setPmiMode(mode);
+    req->defaults.node_id = self ? "b" : "a";
+    return req;
+  };
+  auto head = request(0, schema::PmiMode::NONE, 0)->decode();
+  REQUIRE_MESSAGE(head, head.error().message);
+  CHECK(head->local_ranks().empty());
+  CHECK(request(1, schema::PmiMode::NONE, 0)->decode()->local_ranks() == std::vector<int>{0});
+  auto with_pmi = request(0, schema::PmiMode::PMI2, 0)->decode();
+  REQUIRE_FALSE(with_pmi);
+  CHECK(with_pmi.error().message == "the layout gives node 0 no ranks");
+  auto not_head = request(0, schema::PmiMode::NONE, 1)->decode();
+  REQUIRE_FALSE(not_head);
+  CHECK(not_head.error().message == "the layout gives node 0 no ranks");
 }

@@ -478,3 +478,17 @@ TEST_CASE("every event in every state keeps the engine's promises") {
     }
   }
 }
+
+TEST_CASE("an allocation's end stops its launches gently: SIGTERM, SIGKILL after the grace") {
+  auto p = running(shape(1, 0, 2));
+  Failure ended{"allocation A1 ended: its batch step ended", 1};
+  ended.kind = FailureKind::allocation_ended;
+  auto a = p.abort_received(FromLauncher{}, ended);
+  REQUIRE(only<KillRanks>(a).size() == 1);
+  CHECK(only<KillRanks>(a)[0].signum == SIGTERM);
+  CHECK(describe(*p.failure()) == "allocation A1 ended: its batch step ended");
+  // Any other abort kills at once.
+  auto q = running(shape(1, 0, 2));
+  auto b = q.abort_received(FromLauncher{}, Failure{"node n2 lost", 1});
+  CHECK(only<KillRanks>(b)[0].signum == SIGKILL);
+}

@@ -178,7 +178,7 @@ TEST_CASE("what no agent could take is refused with the reason, before it is cop
     CHECK_MESSAGE(got.error().message.find(why) != std::string::npos, got.error().message);
   };
   using B = schema::LaunchProcessesRequest::Builder;
-  refused([](B r) { r.initPeers(3); }, "peers: 3 nodes for a world of 2 ranks");
+  refused([](B r) { r.initPeers(4); }, "peers: 4 nodes for a world of 2 ranks");
   refused([](B r) { r.initApps(100000); }, "100000 apps for 2 ranks");
   refused([](B r) { r.initCxiCredentials().initAuthKey(kMaxCxiKeyBytes + 1); },
           "a CXI auth key of 257 bytes");
