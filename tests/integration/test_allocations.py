@@ -236,6 +236,17 @@ def hostile_user_refused(c):
     check("reply: error:" in rogue.out and f"user {hostile.uid} refused" in rogue.out,
           f"the agent took a hostile request on its door\n{rogue.describe()}")
     check(victim.name not in rogue.out, f"the agent's refusal names the owner\n{rogue.describe()}")
+    # Nor may it signal the victim's launches through the door (the batch step's, by its id).
+    batch_pid = next((p for p in a.processes() if open(f"/proc/{p}/comm").read().strip() == "cat"),
+                     None)
+    check(batch_pid, f"the batch step's cat is not running: {describe_pids(a.processes())}")
+    with open(f"/proc/{batch_pid}/environ", "rb") as f:
+        launch_id = dict(e.decode().split("=", 1) for e in f.read().split(b"\0")
+                         if b"=" in e)["LATTICE_LAUNCH_ID"]
+    for who in (hostile, victim):  # not even its own user: only its launcher signals it
+        rogue = run_as(who, [ROGUE, "--door", door(nodes[0]), "door-signal", launch_id, "9"], {})
+        check("reply: error:" in rogue.out and "only the launch's own launcher" in rogue.out,
+              f"{who.name} signalled the batch step through the door\n{rogue.describe()}")
     # The key, `lattice alloc` without it, the admin socket: all closed to the hostile user.
     read = hostile.run(lambda: open(c.key_file, "rb").read())
     check("PermissionError" in read, f"the hostile user read the cluster key: {read[:60]}")
@@ -289,6 +300,11 @@ def nodes_outside_refused(c):
                             agents_arg([nodes[0], nodes[2]]), "/bin/true"], {})
     check(f"node n3 is not one of allocation '{a.id}'" in rogue.out,
           f"the door's agent did not refuse peers outside the allocation\n{rogue.describe()}")
+    # Nor may its peers make the door's node another (n2 first: this agent as node 'n2').
+    rogue = run_as(victim, [ROGUE, "--door", door(nodes[0]), "door-launch", a.id,
+                            agents_arg([nodes[1], nodes[0]]), "/bin/true"], {})
+    check("reply: error:" in rogue.out and "addresses this agent as node 'n2'" in rogue.out,
+          f"the door's agent took a request naming it n2\n{rogue.describe()}")
     # The same request with the allocation's own nodes is taken (the tool is sound).
     rogue = run_as(victim, [ROGUE, "--door", door(nodes[0]), "door-launch", a.id,
                             agents_arg(nodes[:2]), "/bin/true"], {})
@@ -358,8 +374,10 @@ def time_limit(c):
     os.kill(a.p.pid, signal.SIGSTOP)
     try:
         for agent in nodes:
+            waited = time.monotonic()
             check(agent.wait_log(f"{a.id}: ending: its time limit (", 30),
-                  f"{agent.node_id} did not end the allocation at its time limit\n{agent.log()}")
+                  f"{agent.node_id} did not end the allocation at its time limit (waited "
+                  f"{time.monotonic() - waited:.1f} s)\n{agent.log()}")
     finally:
         os.kill(a.p.pid, signal.SIGCONT)
     r = a.finish()

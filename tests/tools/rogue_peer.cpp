@@ -56,7 +56,8 @@ const char* kUsage =
     "       lattice-test-rogue --door PATH door-launch ALLOC_ID NODE=HOST:PORT,... PROGRAM\n"
     "                     (a hand-made request on an agent's user door, no handshake: one rank\n"
     "                     of PROGRAM in allocation ALLOC_ID with these peers, as this process's\n"
-    "                     user; prints the answer)\n";
+    "                     user; prints the answer)\n"
+    "       lattice-test-rogue --door PATH door-signal LAUNCH_ID SIGNAL\n";
 
 struct Args {
   std::string key, identity, host, door, launch = "none", action;
@@ -336,6 +337,13 @@ class Rogue {
         loop_, std::move(stream.value()), std::move(options), rpc::Session::Handlers{}, nullptr,
         [this](const Error& why) { finish(cat("closed: ", why.message)); });
     if (args_.action == "door-launch" && args_.rest.size() == 3) return door_launch();
+    if (args_.action == "door-signal" && args_.rest.size() == 2) {
+      rpc::Outgoing m;
+      auto sig = m.body().initSignalProcesses();
+      sig.setLaunchId(args_.rest[0]);
+      sig.setSignal(static_cast<int32_t>(parse_int(args_.rest[1]).value_or(SIGTERM)));
+      return call(std::move(m));
+    }
     status_ = 2;
     finish(cat("unknown action or arguments\n", kUsage));
   }
