@@ -125,6 +125,7 @@ void AllocationRun::batch_done() {
 void AllocationRun::end_everywhere(const std::string& reason, bool failed) {
   if (stage_ == Stage::ending || stage_ == Stage::done) return;
   if (!end_reason_ && (failed || !batch_finished_)) end_reason_ = reason;
+  told_reason_ = reason;
   if (failed) exit_code_ = 1;
   const bool starting = starts_sent_ && answered_ < nodes();  // answers still to come
   stage_ = Stage::ending;
@@ -157,6 +158,12 @@ void AllocationRun::node_ended(int node, const wire::AllocationEnded& ended) {
   if (stage_ != Stage::ending) {
     time_limit_ = ended.time_limit;
     end_everywhere(cat(ended.reason, " (node ", id(node), ")"));
+  } else if (!end_reason_ && exit_code_ != 0 && ended.reason != told_reason_) {
+    // The node ended it on its own (its time limit, an operator) and ended its launches first:
+    // the batch step's end, which that caused, got here before the node's word. A batch step
+    // that ended well before is not blamed on the allocation's end.
+    time_limit_ = ended.time_limit;
+    end_reason_ = cat(ended.reason, " (node ", id(node), ")");
   }
   check_done();
 }

@@ -76,6 +76,7 @@ class AllocationRun {
   std::unique_ptr<Job> batch_;
   bool batch_finished_ = false;
   std::optional<std::string> end_reason_;  // why it ended before its batch step did
+  std::string told_reason_;                // the reason its nodes were told to end it for
   bool time_limit_ = false;
   int exit_code_ = 1;
   uint64_t start_ns_;

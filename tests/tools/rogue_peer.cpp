@@ -6,7 +6,10 @@
 // It also plays lattice-api honestly (seed-launch): one node's request in the seed's form, and
 // what the agent reports back. Test-only; never installed.
 #include <capnp/serialize.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -49,10 +52,15 @@ const char* kUsage =
     "         ended NODE | lost NODE (a relayed launch's reports about node NODE) |\n"
     "         seed-launch NODE=HOST:PORT,... INDEX TASKS_PER_NODE FIRST_RANK WORLD_SIZE\n"
     "                     PROGRAM [ARGS...] (lattice-api's request to node INDEX, as this\n"
-    "                     process's user; prints the answer and the reports until the end)\n";
+    "                     process's user; prints the answer and the reports until the end)\n"
+    "       lattice-test-rogue --door PATH door-launch ALLOC_ID NODE=HOST:PORT,... PROGRAM\n"
+    "                     (a hand-made request on an agent's user door, no handshake: one rank\n"
+    "                     of PROGRAM in allocation ALLOC_ID with these peers, as this process's\n"
+    "                     user; prints the answer)\n"
+    "       lattice-test-rogue --door PATH door-signal LAUNCH_ID SIGNAL\n";
 
 struct Args {
-  std::string key, identity, host, launch = "none", action;
+  std::string key, identity, host, door, launch = "none", action;
   int port = 0;
   bool listen = false;
   std::vector<std::string> env;  // NAME=VALUE, for the ranks of a seed-launch
@@ -71,6 +79,8 @@ bool parse(int argc, char** argv, Args& a) {
       a.launch = v;
     else if (flag == "--env")
       a.env.push_back(v);
+    else if (flag == "--door")
+      a.door = v;
     else if (flag == "--connect" || flag == "--listen") {
       a.listen = flag == "--listen";
       if (a.listen && v.size() > 2 && v.compare(v.size() - 2, 2, ":0") == 0) {
@@ -85,8 +95,8 @@ bool parse(int argc, char** argv, Args& a) {
       return false;
     }
   }
-  if (i >= argc || a.key.empty() || a.identity.find(':') == std::string::npos ||
-      (!a.port && !a.listen))
+  if (i >= argc || (a.door.empty() && (a.key.empty() || a.identity.find(':') == std::string::npos ||
+                                       (!a.port && !a.listen))))
     return false;
   a.action = argv[i];
   a.rest.assign(argv + i + 1, argv + argc);
@@ -116,11 +126,12 @@ std::optional<std::vector<wire::PeerInfo>> peers_of(const std::string& list) {
 
 class Rogue {
  public:
-  Rogue(net::Loop& loop, const secure::ClusterKey& key, Args args)
+  Rogue(net::Loop& loop, const secure::ClusterKey* key, Args args)
       : loop_(loop), key_(key), args_(std::move(args)), timer_(loop) {}
 
   void start() {
     if (args_.listen) return serve();
+    if (!args_.door.empty()) return knock();
     net::connect_tcp(loop_, args_.host, args_.port, [this](Result<std::unique_ptr<net::Stream>> s) {
       if (!s) return finish(cat("closed: ", s.error().message));
       rpc::Session::Handlers handlers;
@@ -308,6 +319,73 @@ class Rogue {
                           });
   }
 
+  // --door: a plain Unix connection to the user door, taken as is (the agent knows the caller
+  // by SO_PEERCRED), then the action (door-launch).
+  void knock() {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    net::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (args_.door.size() >= sizeof addr.sun_path) return finish("closed: door path too long");
+    std::memcpy(addr.sun_path, args_.door.c_str(), args_.door.size() + 1);
+    if (!fd || ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+      return finish(cat("closed: cannot connect: ", std::strerror(errno)));
+    auto stream = net::Stream::open_fd(loop_, std::move(fd), args_.door);
+    if (!stream) return finish(cat("closed: ", stream.error().message));
+    link::LinkOptions options;
+    options.local_peer = secure::Identity{secure::Role::agent, "door"};
+    conn_ = std::make_unique<link::Connection>(
+        loop_, std::move(stream.value()), std::move(options), rpc::Session::Handlers{}, nullptr,
+        [this](const Error& why) { finish(cat("closed: ", why.message)); });
+    if (args_.action == "door-launch" && args_.rest.size() == 3) return door_launch();
+    if (args_.action == "door-signal" && args_.rest.size() == 2) {
+      rpc::Outgoing m;
+      auto sig = m.body().initSignalProcesses();
+      sig.setLaunchId(args_.rest[0]);
+      sig.setSignal(static_cast<int32_t>(parse_int(args_.rest[1]).value_or(SIGTERM)));
+      return call(std::move(m));
+    }
+    status_ = 2;
+    finish(cat("unknown action or arguments\n", kUsage));
+  }
+
+  // What `lattice launch` inside an allocation sends its door, but with peers of our choosing.
+  void door_launch() {
+    auto peers = peers_of(args_.rest[1]);
+    auto self = proc::own_user();
+    if (!peers || !self) {
+      status_ = 2;
+      return finish(self ? cat("malformed node list\n", kUsage) : self.error().message);
+    }
+    rpc::Outgoing m;
+    auto req = m.body().initLaunchProcesses();
+    req.setLaunchId("rogue-door-launch");
+    req.setAllocationId(args_.rest[0]);
+    req.setEntrypoint(args_.rest[2]);
+    req.setTasksPerNode(1);
+    req.setWorldSize(static_cast<uint32_t>(peers->size()));
+    req.setPmiMode(schema::PmiMode::PMI2);
+    auto list = req.initPeers(static_cast<unsigned>(peers->size()));
+    for (unsigned i = 0; i < list.size(); ++i) {
+      list[i].setNodeId((*peers)[i].node_id);
+      list[i].setHost((*peers)[i].host);
+      list[i].setPort((*peers)[i].port);
+    }
+    req.setHeadNodeIndex(0);
+    req.setNodeIndex(0);
+    req.setFanout(2);
+    req.setLauncherName(std::to_string(self->uid));
+    auto user = req.initUser();
+    user.setUid(self->uid);
+    user.setGid(self->gid);
+    user.setName(self->name);
+    std::vector<uint32_t> groups;  // as `lattice alloc` gives the allocation's: login groups
+    for (uint32_t g : self->login_groups)
+      if (g != self->gid) groups.push_back(g);
+    auto list_groups = user.initGroups(static_cast<unsigned>(groups.size()));
+    for (unsigned i = 0; i < groups.size(); ++i) list_groups.set(i, groups[i]);
+    call(std::move(m));
+  }
+
   // A seed-launch's reports, one line each (output, one per line of it), until its end here.
   void reported(schema::Envelope::Reader envelope) {
     auto body = envelope.getBody();
@@ -339,7 +417,7 @@ class Rogue {
             rpc::Session::Handlers handlers) {
     link::LinkOptions options;
     options.side = side;
-    options.key = &key_;
+    options.key = key_;
     std::string role = args_.identity.substr(0, args_.identity.find(':'));
     options.self =
         secure::Identity{role == "launcher" ? secure::Role::launcher : secure::Role::agent,
@@ -430,7 +508,7 @@ class Rogue {
   }
 
   net::Loop& loop_;
-  const secure::ClusterKey& key_;
+  const secure::ClusterKey* key_;  // null: --door (no handshake)
   Args args_;
   std::unique_ptr<link::Connection> conn_;
   std::unique_ptr<net::TcpListener> listener_;
@@ -451,13 +529,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   net::ignore_sigpipe();
-  auto key = secure::ClusterKey::load(args.key);
-  if (!key) {
-    std::fprintf(stderr, "lattice-test-rogue: %s\n", key.error().message.c_str());
-    return 2;
+  std::optional<secure::ClusterKey> key;
+  if (args.door.empty()) {
+    auto loaded = secure::ClusterKey::load(args.key);
+    if (!loaded) {
+      std::fprintf(stderr, "lattice-test-rogue: %s\n", loaded.error().message.c_str());
+      return 2;
+    }
+    key.emplace(std::move(loaded.value()));
   }
   net::Loop loop;
-  Rogue rogue(loop, *key, std::move(args));
+  Rogue rogue(loop, key ? &*key : nullptr, std::move(args));
   rogue.start();
   loop.run();
   return rogue.status();
