@@ -6,7 +6,8 @@ user; another user refused at the door (and without the key, and at the admin so
 naming the allocation on a node outside it refused by that node, by the launcher, and by the
 door's agent itself (a hand-made request); nothing of an allocation outlives its end, however it
 ends: its batch step's exit, its time limit (counted by each node itself), its launcher killed,
-a node killed, an operator's end-allocation; and its memory and CPU limits enforced."""
+a node killed, an operator's end-allocation; its memory and CPU limits enforced; and plain
+mpiexec.hydra, Open MPI's mpirun and (--slurm-compat) srun in the batch step, with no ssh."""
 import os
 import pwd
 import signal
@@ -508,6 +509,83 @@ def limits(c):
     c.check_clean(r)
 
 
+def fake_ssh(c, user):
+    """A directory whose `ssh` records that it was called and fails: (directory, marker)."""
+    d = os.path.join(workdir(c, user), "fake-bin")
+    os.makedirs(d, exist_ok=True)
+    marker = os.path.join(workdir(c, user), "ssh-was-called")
+    with open(os.path.join(d, "ssh"), "w") as f:
+        f.write(f'#!/bin/sh\necho "$@" >> {marker}\nexit 255\n')
+    os.chmod(os.path.join(d, "ssh"), 0o755)
+    os.chmod(d, 0o755)
+    return d, marker
+
+
+def expect_no_ssh(marker, r):
+    if os.path.exists(marker):
+        with open(marker) as f:
+            check(False, f"ssh was called with: {f.read()}\n{r.describe()}")
+
+
+def expect_spread(text, label, r):
+    """4 ranks of mpi_check/ompi_check, 2 on each node."""
+    lines = [l for l in text.splitlines() if " ok " in l]
+    check(len(lines) == 4, f"{label}: expected 4 ok lines\n{r.describe()}")
+    check(all("2 on this node" in l for l in lines), f"{label}: not 2 ranks per node\n{r.describe()}")
+
+
+def mpi_launchers_in_batch(c):
+    """Plain mpiexec.hydra and Open MPI's mpirun in the batch step place their processes on the
+    allocation's nodes through the agents, as its user, with no ssh."""
+    victim = test_user("victim")
+    nodes = agents(c, 2)
+    fake, marker = fake_ssh(c, victim)
+    # (The case's TMPDIR, which `lattice alloc` exported, is not the victim's to write in.)
+    body = (f"export PATH={fake}:$PATH\nunset TMPDIR\n"
+            f"mpiexec.hydra -n 4 {prog('mpi_check')} || exit 21\n"
+            "echo ===ompi===\n"
+            f"mpirun -np 4 {prog('ompi_check')} || exit 22\n")
+    a = Alloc(c, nodes, [script(c, victim, "mpi.sh", body)], user=victim)
+    r = a.finish(180)
+    expect_no_ssh(marker, r)
+    expect_status(r, 0)
+    hydra, _, ompi = r.out.partition("===ompi===")
+    expect_spread(hydra, "mpiexec.hydra", r)
+    expect_spread(ompi, "mpirun", r)
+    expect_nothing_left(a, nodes, r)
+    c.check_clean(r)
+
+
+def srun_in_batch(c):
+    """With --slurm-compat, `srun` in the batch step is lattice-srun, and SLURM_* describe the
+    allocation."""
+    victim = test_user("victim")
+    nodes = agents(c, 2)
+    fake, marker = fake_ssh(c, victim)
+    work = workdir(c, victim)
+    body = (f"export PATH={fake}:$PATH\n"
+            f"readlink -f \"$(command -v srun)\" > {work}/srun.path\n"
+            f"env > {work}/batch.env\n"
+            f"srun -N 2 -n 4 -l {prog('mpi_check')} || exit 31\n")
+    a = Alloc(c, nodes, [script(c, victim, "srun.sh", body)], user=victim,
+              extra=["--slurm-compat"])
+    r = a.finish(120)
+    expect_no_ssh(marker, r)
+    expect_status(r, 0)
+    expect_spread(r.out, "srun", r)
+    with open(os.path.join(work, "srun.path")) as f:
+        check(f.read().strip() == os.path.realpath(os.path.join(BUILD, "lattice-srun")),
+              f"srun in the batch step is not lattice-srun\n{r.describe()}")
+    with open(os.path.join(work, "batch.env")) as f:
+        env = dict(l.split("=", 1) for l in f.read().splitlines() if "=" in l)
+    for name, value in (("SLURM_JOB_ID", a.id), ("SLURM_JOB_NODELIST", "n[1-2]"),
+                        ("SLURM_NNODES", "2"), ("SLURM_JOB_NUM_NODES", "2"),
+                        ("SLURM_JOB_USER", victim.name)):
+        check(env.get(name) == value, f"the batch step has {name}={env.get(name)!r}, not {value!r}")
+    expect_nothing_left(a, nodes, r)
+    c.check_clean(r)
+
+
 CASES = [
     ("user_launch_in_allocation", user_launch_in_allocation),
     ("hostile_user_refused", hostile_user_refused),
@@ -519,6 +597,8 @@ CASES = [
     ("node_killed", node_killed),
     ("admin_end", admin_end),
     ("limits", limits),
+    ("mpi_launchers_in_batch", mpi_launchers_in_batch),
+    ("srun_in_batch", srun_in_batch),
 ]
 
 if __name__ == "__main__":

@@ -168,11 +168,18 @@ def kill_on_bad_exit_0(c):
 
 def alloc_and_chdir(c):
     os.makedirs(os.path.join(c.dir, "work"), exist_ok=True)
-    r = c.run_launch(["-n", "2", "-l", "--alloc", "alloc-42", "--chdir", "work", "/bin/sh", "-c",
-                      'echo "$LATTICE_ALLOC_ID $(pwd)"'], cwd=c.dir)
+    # Outside an allocation the ranks have no LATTICE_ALLOC_ID (test_allocations has the rest).
+    r = c.run_launch(["-n", "2", "-l", "--chdir", "work", "/bin/sh", "-c",
+                      'echo "[${LATTICE_ALLOC_ID-unset}] $(pwd)"'], cwd=c.dir)
     expect_status(r, 0)
-    want = f"alloc-42 {os.path.join(c.dir, 'work')}"
-    check(r.out.count(want) == 2, f"ranks did not see --alloc and --chdir\n{r.describe()}")
+    want = f"[unset] {os.path.join(c.dir, 'work')}"
+    check(r.out.count(want) == 2, f"ranks did not see --chdir, or saw an allocation\n{r.describe()}")
+    # --alloc without --agents asks this node's agent for that allocation: none is running here.
+    r = c.run_launch(["-n", "1", "--alloc", "alloc-42", "/bin/true"], cwd=c.dir,
+                     env={"LATTICE_USER_SOCKET": os.path.join(c.dir, "no-agent.sock")})
+    expect_status(r, 1)
+    check("allocation alloc-42: cannot reach the agent's user door" in r.err,
+          f"--alloc outside an allocation is not said clearly\n{r.describe()}")
     c.check_clean(r)
 
 
