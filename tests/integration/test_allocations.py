@@ -8,6 +8,7 @@ door's agent itself (a hand-made request); nothing of an allocation outlives its
 ends: its batch step's exit, its time limit (counted by each node itself), its launcher killed,
 a node killed, an operator's end-allocation; its memory and CPU limits enforced; and plain
 mpiexec.hydra, Open MPI's mpirun and (--slurm-compat) srun in the batch step, with no ssh."""
+import json
 import os
 import pwd
 import signal
@@ -586,6 +587,46 @@ def srun_in_batch(c):
     c.check_clean(r)
 
 
+def cxi_for_allocation(c):
+    """One CXI service for the allocation's life: made when it starts, given to every launch in
+    it (two here), deleted when it ends, however it ends (its batch step's exit, its time
+    limit); the key in no log."""
+    from test_fabric import PRINT_VARS, FabricManager
+    victim = test_user("victim")
+    fm = FabricManager(c)
+    nodes = [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0", "--log-level", "debug"])
+             for i in range(2)]
+    os.chmod(c.dir, 0o711)
+    os.chmod(fm.token_file, 0o600)
+    body = "".join(f"{LATTICE} launch -N 2 -n 2 /bin/sh -c '{PRINT_VARS}' || exit 4{i}\n"
+                   for i in range(2))
+    a = Alloc(c, nodes, [script(c, victim, "cxi.sh", body)], user=victim, extra=fm.args())
+    r = a.finish()
+    expect_status(r, 0)
+    made = [x for x in fm.calls() if x["method"] == "POST" and x["status"] == 201]
+    check(len(made) == 1, f"not one service for the allocation: {fm.calls()}\n{r.describe()}")
+    check(json.loads(made[0]["body"])["allocation_id"] == a.id, f"POST: {made[0]}")
+    lines = [l for l in r.out.splitlines() if l.startswith("cxi ")]
+    check(len(lines) == 4, f"expected 2 launches of 2 ranks' variables\n{r.describe()}")
+    keys = {dict(kv.split("=", 1) for kv in l.split()[2:])["FI_CXI_AUTH_KEY"] for l in lines}
+    vnis = {dict(kv.split("=", 1) for kv in l.split()[2:])["FI_CXI_DEFAULT_VNI"] for l in lines}
+    check(len(keys) == 1 and "" not in keys and vnis == {"77"},
+          f"the launches did not share the allocation's service\n{r.describe()}")
+    fm.expect_deleted(r)
+    key = keys.pop()
+    for text, what in [(r.err, "lattice alloc's stderr"),
+                       *[(n.log_text(), n.node_id + " log") for n in nodes]]:
+        check(key not in text and key.upper() not in text, f"the key appears in the {what}")
+    # At its time limit too.
+    long = script(c, victim, "long.sh", "sleep 60\n")
+    b = Alloc(c, nodes, [long], user=victim, extra=[*fm.args(), "-t", "0:02"])
+    r = b.finish()
+    expect_status(r, 124)
+    fm.expect_deleted(r)
+    expect_nothing_left(b, nodes, r)
+    c.check_clean(r)
+
+
 CASES = [
     ("user_launch_in_allocation", user_launch_in_allocation),
     ("hostile_user_refused", hostile_user_refused),
@@ -599,6 +640,7 @@ CASES = [
     ("limits", limits),
     ("mpi_launchers_in_batch", mpi_launchers_in_batch),
     ("srun_in_batch", srun_in_batch),
+    ("cxi_for_allocation", cxi_for_allocation),
 ]
 
 if __name__ == "__main__":
