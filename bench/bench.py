@@ -1213,6 +1213,99 @@ def reshape_table(args):
             print(f"| {name} | {a:.1f} | {b:.1f} | {a / b:.3f} |")
 
 
+class Allocation:
+    """An allocation of root's on the first m agents (`lattice alloc`), held by a batch step
+    that waits on a fifo until close(); launches through its user door reach its nodes."""
+
+    def __init__(self, build, agents, m):
+        self.fifo = os.path.join(agents.dir, "alloc-gate")
+        os.mkfifo(self.fifo)
+        self.id = "bench-" + os.urandom(6).hex()
+        self.door = os.path.join(agents.dir, "n1", "user.sock")
+        self.proc = subprocess.Popen(
+            [f"{build}/lattice", "alloc", "--agents", ",".join(agents.addrs[:m]), "--id", self.id,
+             "--", "/bin/sh", "-c", f"cat {self.fifo} >/dev/null"],
+            env=agents.launch_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not self.running(agents):
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise RuntimeError(f"the allocation did not start: {self.proc.stderr.read()}")
+            time.sleep(0.05)
+
+    def running(self, agents):
+        p = subprocess.run([f"{agents.build}/lattice", "admin", "--socket",
+                            f"{agents.dir}/n1.sock", "allocations"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True)
+        return self.id in p.stdout and "running" in p.stdout
+
+    def env(self):
+        """A launcher's environment inside it: no key, the allocation and its door."""
+        env = {k: v for k, v in os.environ.items() if k != "LATTICE_KEY_FILE"}
+        return dict(env, LATTICE_ALLOC_ID=self.id, LATTICE_USER_SOCKET=self.door)
+
+    def close(self):
+        with open(self.fifo, "w"):
+            pass
+        self.proc.wait(timeout=60)
+
+
+def alloc_start_ms(build, agents):
+    """`lattice alloc -v ... -- /bin/true` on every agent: (its "started on M nodes in T ms",
+    its wall time ms)."""
+    t0 = time.monotonic()
+    p = subprocess.run([f"{build}/lattice", "alloc", "-v", "--agents", ",".join(agents.addrs),
+                        "--", "/bin/true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=300, env=agents.launch_env())
+    wall = (time.monotonic() - t0) * 1000
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr[-2000:])
+    for line in p.stderr.splitlines():
+        if " nodes in " in line and "started on" in line:
+            return float(line.split(" nodes in ")[1].split(" ms")[0]), wall
+    raise RuntimeError(f"no start line: {p.stderr[-1000:]}")
+
+
+def alloc_table(args):
+    """Allocations: a launch of /bin/true on M agents through the user door of an allocation (no
+    key; the door's agent relays it) beside a key holder's launch of the same (--launch auto:
+    relayed from 16 agents), alternating; and the time `lattice alloc` takes to start an
+    allocation on 256 agents."""
+    reps = 5 if args.quick else 9
+    rows = []
+    for m in (16, 64):
+        agents = Agents(args.build, m)
+        alloc = Allocation(args.build, agents, m)
+        try:
+            cmds = {"door": ([f"{args.build}/lattice", "launch", "-N", str(m), "-n", str(m),
+                              "/bin/true"], alloc.env()),
+                    "key": (agents.one_rank_each(m, "/bin/true"), agents.launch_env())}
+            timed(cmds["door"][0], env=cmds["door"][1])  # warm
+            times = {name: [] for name in cmds}
+            for _ in range(reps):
+                for name, (cmd, env) in cmds.items():
+                    times[name].append(timed(cmd, env=env)[0] * 1000)
+            rows.append((m, median(times["door"]), median(times["key"])))
+        finally:
+            alloc.close()
+            agents.close()
+    m = 64 if args.quick else 256
+    agents = Agents(args.build, m)
+    try:
+        starts = [alloc_start_ms(args.build, agents) for _ in range(reps)]
+    finally:
+        agents.close()
+    print(f"\n### Launches through an allocation's user door beside a key holder's, /bin/true, one "
+          f"rank per agent (medians of {reps} alternating runs, wall ms)\n")
+    print("| agents | through the user door (no key) | key holder (--agents) | door / key |")
+    print("|---|---|---|---|")
+    for m_, door, key in rows:
+        print(f"| {m_} | {door:.1f} | {key:.1f} | {door / key:.3f} |")
+    print(f"\n### `lattice alloc` on {m} agents, batch step /bin/true (median of {reps})\n")
+    print("| allocation started on every node (-v) | whole `lattice alloc` wall |")
+    print("|---|---|")
+    print(f"| {median([s for s, _ in starts]):.1f} ms | {median([w for _, w in starts]):.1f} ms |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
@@ -1220,7 +1313,7 @@ def main():
     ap.add_argument("--only",
                     choices=["e2e", "ompi", "round", "rss", "fence", "fanout", "sealing", "failing",
                              "cxi", "fenceonly", "idle", "sim", "user", "floor", "contain",
-                             "reshape"])
+                             "reshape", "alloc"])
     args = ap.parse_args()
     if not HYDRA:
         print("note: mpiexec.hydra not found; Hydra columns will be empty", file=sys.stderr)
@@ -1228,7 +1321,7 @@ def main():
               "fence": fence_table, "fanout": fanout_table, "sealing": sealing_table,
               "failing": failing_table, "cxi": cxi_table, "fenceonly": fence_only_table,
               "idle": idle_table, "sim": sim_table, "user": user_table, "floor": floor_table,
-              "contain": contain_table, "reshape": reshape_table}
+              "contain": contain_table, "reshape": reshape_table, "alloc": alloc_table}
     for name, fn in tables.items():
         if args.only in (None, name):
             fn(args)

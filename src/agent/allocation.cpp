@@ -99,6 +99,7 @@ void Allocation::end(std::string reason, bool time_limit) {
   // What its launches left, and what its user started outside them (setsid'd strays): the
   // launches' own ends give their ranks the same grace.
   killed_ = static_cast<uint32_t>(group_->members().size());
+  if (killed_ == 0) return watch_group();  // nothing left (its batch step ended it): at once
   group_->signal(SIGTERM);
   kill_timer_.start(kAllocationGraceMs, 0, [this] { group_->signal(SIGKILL); });
   watch_timer_.start(kWatchPeriodMs, kWatchPeriodMs, [this] { watch_group(); });
