@@ -212,6 +212,37 @@ def user_launch_in_allocation(c):
     c.check_clean(r)
 
 
+def door_options(c):
+    """Through the user door every option works as with the key: Open MPI through PMIx, stdin,
+    MPMD, output files, a failing rank's status."""
+    victim = test_user("victim")
+    nodes = agents(c, 2)
+    work = workdir(c, victim)
+    body = (f"cd {work}\n"
+            f"{LATTICE} launch -N 2 -n 4 --pmi pmix {prog('ompi_check')} || exit 51\n"
+            f"echo 'line from stdin' | {LATTICE} launch -N 2 -n 2 -l cat || exit 52\n"
+            f"{LATTICE} launch -N 2 -n 1 {prog('mpi_hello')} : -n 2 {prog('mpi_hello')} "
+            "|| exit 53\n"
+            f"{LATTICE} launch -N 2 -n 2 -o out-%t.txt /bin/sh -c 'echo out $PMI_RANK' "
+            "|| exit 54\n"
+            f"{LATTICE} launch -N 2 -n 2 /bin/sh -c 'exit 3'; echo \"failing status $?\"\n")
+    a = Alloc(c, nodes, [script(c, victim, "options.sh", body)], user=victim)
+    r = a.finish(120)
+    expect_status(r, 0)
+    expect_spread(r.out, "--pmi pmix", r)
+    check("0: line from stdin" in r.out.splitlines(), f"stdin did not reach rank 0\n{r.describe()}")
+    for rank in range(3):
+        check(f"hello from rank {rank} of 3 " in r.out, f"MPMD: rank {rank} of 3 missing\n"
+                                                       f"{r.describe()}")
+    for rank in range(2):
+        with open(os.path.join(work, f"out-{rank}.txt")) as f:
+            check(f.read() == f"out {rank}\n", f"-o: out-{rank}.txt\n{r.describe()}")
+    check("failing status 3" in r.out and "exited with status 3" in r.err,
+          f"a failing rank's status is not the launch's\n{r.describe()}")
+    expect_nothing_left(a, nodes, r)
+    c.check_clean(r)
+
+
 def hostile_user_refused(c):
     victim, hostile = test_user("victim"), test_user("hostile")
     nodes = agents(c, 2)
@@ -629,6 +660,7 @@ def cxi_for_allocation(c):
 
 CASES = [
     ("user_launch_in_allocation", user_launch_in_allocation),
+    ("door_options", door_options),
     ("hostile_user_refused", hostile_user_refused),
     ("nodes_outside_refused", nodes_outside_refused),
     ("end_leaves_nothing", end_leaves_nothing),
