@@ -94,7 +94,7 @@ admin::AgentStatus Agent::status() {
     row.ending = alloc->ending();
     row.launches =
         static_cast<size_t>(std::count_if(launches_.begin(), launches_.end(), [&](const auto& e) {
-          return e.second.launch->spec().allocation_id == id;
+          return e.second.launch->spec().allocation_id == row.id;
         }));
     row.limits = alloc->group() ? alloc->group()->limits_note() : "not contained";
     st.allocations.push_back(std::move(row));

@@ -1,6 +1,8 @@
 #include "launcher/alloc_options.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <iterator>
 
 #include "base/strings.hpp"
 #include "wire/allocation.hpp"
@@ -72,6 +74,23 @@ Result<AllocOptions> parse_alloc_options(const std::vector<std::string>& argv) {
       (arg == "--slurm-compat" ? o.slurm_compat : o.verbose) = true;
       continue;
     }
+    // Named before its value is taken: `--bogus` last is unknown, not missing a value.
+    static const char* const kTakesValue[] = {"--agents",
+                                              "-N",
+                                              "--nodes",
+                                              "--cpus-per-node",
+                                              "--vni",
+                                              "-t",
+                                              "--time",
+                                              "--mem",
+                                              "--id",
+                                              "--user",
+                                              "--key-file",
+                                              "--fabric-url",
+                                              "--fabric-token-file",
+                                              "--config"};
+    if (std::find(std::begin(kTakesValue), std::end(kTakesValue), arg) == std::end(kTakesValue))
+      return make_error(cat("unknown option '", arg, "'"));
     auto v = value();
     if (!v) return v.error();
     if (arg == "--agents") {
@@ -113,7 +132,7 @@ Result<AllocOptions> parse_alloc_options(const std::vector<std::string>& argv) {
     }
   }
   o.command.assign(argv.begin() + static_cast<long>(i), argv.end());
-  if (o.command.empty()) return make_error("no command for the batch step");
+  if (o.command.empty() || o.command[0].empty()) return make_error("no command for the batch step");
   if (!o.agents.empty() && o.nodes > static_cast<int>(o.agents.size()))
     return make_error(
         cat("-N ", o.nodes, " asks for more nodes than the ", o.agents.size(), " agents given"));

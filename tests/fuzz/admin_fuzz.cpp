@@ -48,6 +48,8 @@ const char* const kStates[] = {"initialized", "in_fence", ""};
 
 struct State : AgentControl {
   Strings in;
+  // The agent's refusal ("" when it ends the allocation): whatever the input says.
+  std::string end_allocation(const std::string&) override { return in.next(); }
   AgentStatus status() override {
     AgentStatus st;
     st.version = "0.1.0";

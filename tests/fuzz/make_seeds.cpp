@@ -1,8 +1,8 @@
 // Writes the generated seeds of the fuzz targets into DIR/<target>/ (committed under
 // tests/fuzz/corpus): capnp frames of every body kind for rpc_session, real handshake messages
 // and records for sealed_channel, the launcher's own requests for launch_request, and a PMIx
-// launch's fence chunks and modex messages for peer_pmix. Run by hand after a schema or
-// handshake change.
+// launch's fence chunks and modex messages for peer_pmix, and an allocation's four messages for
+// allocation. Run by hand after a schema or handshake change.
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +14,7 @@
 #include "launcher/launch_request.hpp"
 #include "rpc_test_support.hpp"
 #include "secure/channel.hpp"
+#include "wire/allocation.hpp"
 #include "wire/fence_chunk.hpp"
 #include "wire/modex.hpp"
 
@@ -199,6 +200,40 @@ void peer_pmix_seeds(const std::filesystem::path& dir) {
              std::string(8, '\x02') + rpc::test::frame_of(q) + rpc::test::frame_of(a));
 }
 
+void allocation_seeds(const std::filesystem::path& dir) {
+  wire::AllocationSpec spec;
+  spec.id = "123e4567-e89b-12d3-a456-426614174000";
+  spec.user = {1000, 1000, std::vector<uint32_t>{1000, 27}, "alice"};
+  spec.nodes = {{"n0", "10.0.0.1", 7400}, {"n1", "10.0.0.2", 7400}, {"n2", "10.0.0.3", 7401}};
+  spec.node_index = 1;
+  spec.time_limit_ms = 3600000;
+  spec.cpus = 8;
+  spec.memory_bytes = uint64_t{4} << 30;
+  spec.gpus = {"0", "1"};
+  auto key = std::make_shared<secure::Secret>(16);
+  std::memset(key->data(), 0xa5, key->size());
+  spec.cxi.emplace(wire::CxiKey{1234, 7, key});
+  spec.slurm_compat = true;
+  auto start = wire::allocation_start(spec);
+  write_seed(dir, "start", rpc::test::frame_of(start));
+
+  wire::AllocationSpec bare;
+  bare.id = "A";
+  bare.user = {1000, 1000, std::nullopt, "alice"};
+  bare.nodes = {{"n0", "", 0}};
+  auto minimal = wire::allocation_start(bare);
+  write_seed(dir, "start_minimal", rpc::test::frame_of(minimal));
+
+  wire::AllocationInfo info{spec.id, spec.user, spec.nodes, 2, 59000, true, true};
+  auto request = wire::allocation_info_request(spec.id);
+  auto answer = wire::allocation_info(info);
+  write_seed(dir, "info", rpc::test::frame_of(request) + rpc::test::frame_of(answer));
+
+  auto end = wire::allocation_end({spec.id, "the batch step exited"});
+  auto ended = wire::allocation_ended({spec.id, 1, "time limit", true, 3});
+  write_seed(dir, "end_and_ended", rpc::test::frame_of(end) + rpc::test::frame_of(ended));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -211,5 +246,6 @@ int main(int argc, char** argv) {
   channel_seeds(dir / "sealed_channel");
   launch_request_seeds(dir / "launch_request");
   peer_pmix_seeds(dir / "peer_pmix");
+  allocation_seeds(dir / "allocation");
   return 0;
 }

@@ -53,7 +53,7 @@ LaunchSpec launch() {
   spec.node_index = 1;
   spec.head_node = 0;
   spec.fanout = 2;
-  spec.pmix = true;
+  spec.pmi = wire::PmiMode::pmix;
   return spec;
 }
 

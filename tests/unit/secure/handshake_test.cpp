@@ -273,3 +273,29 @@ TEST_CASE("identities: encode/decode and names that are refused") {
   CHECK_FALSE(decode_identity(std::string("\x02\x05x", 3)));  // length lies
   CHECK(describe(id) == "agent node-17.cluster");
 }
+
+TEST_CASE("the user role is never taken from a handshake, only given by the owner") {
+  const Identity user{Role::user, "1001"};
+  CHECK(describe(user) == "user 1001");
+  CHECK(role_name(Role::user) == "user");
+  // Well-formed in every other way, it is refused for its role alone.
+  CHECK_FALSE(decode_identity(encode_identity(user)));
+  const auto claimed = [](char role) { return std::string{role, 4} + "1001"; };
+  CHECK_FALSE(decode_identity(claimed(3)));
+  CHECK(decode_identity(claimed(2)));
+  CHECK(decode_identity(claimed(1)));
+  CHECK_FALSE(decode_identity(claimed(0)));
+  CHECK_FALSE(decode_identity(claimed(4)));
+
+  // An initiator that claims it, holding the cluster key, does not get through.
+  auto key = key_of(8);
+  Pair p(key, key, user);
+  CHECK_FALSE(p.handshake());
+  CHECK_FALSE(p.responder.established());
+  CHECK(p.responder_error.find("the peer's identity is malformed") != std::string::npos);
+  // And a responder that claims it is refused by the initiator.
+  Pair q(key, key, {Role::launcher, "l"}, user);
+  CHECK_FALSE(q.handshake());
+  CHECK_FALSE(q.initiator.established());
+  CHECK(q.initiator_error.find("the peer's identity is malformed") != std::string::npos);
+}
