@@ -1,5 +1,7 @@
 #include "launcher/allocation_door.hpp"
 
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +15,7 @@ namespace lattice::launcher {
 namespace {
 
 constexpr const char* kDefaultUserDoor = "/run/lattice/user.sock";
+constexpr long kAnswerSeconds = 15;
 
 }  // namespace
 
@@ -25,6 +28,9 @@ Result<wire::AllocationInfo> ask_allocation(const std::string& socket, const std
   auto connected = connect_local(socket, "the agent's user door", ::getuid());
   if (!connected) return connected.error();
   const int fd = connected->get();
+  // An agent answers at once from its table: one that does not is stuck, and said so.
+  timeval patience{kAnswerSeconds, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
   SocketTransport transport(fd);
   std::optional<Result<wire::AllocationInfo>> answer;
   rpc::Session session(transport, {});
@@ -40,13 +46,18 @@ Result<wire::AllocationInfo> ask_allocation(const std::string& socket, const std
         }
       });
   char buffer[65536];
+  bool silent = false;
   while (!answer && transport.ok()) {
     ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
+    silent = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
     if (n <= 0) break;
     session.receive(std::string_view(buffer, static_cast<size_t>(n)));
   }
-  if (!answer) return make_error(cat("the agent at ", socket, " closed the connection"));
+  if (!answer)
+    return make_error(cat("the agent at ", socket,
+                          silent ? cat(" did not answer within ", kAnswerSeconds, " s")
+                                 : std::string(" closed the connection")));
   return std::move(*answer);
 }
 

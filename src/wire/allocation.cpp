@@ -122,6 +122,7 @@ rpc::Outgoing allocation_info(const AllocationInfo& info) {
 Result<AllocationInfo> decode_allocation_info(schema::AllocationInfo::Reader in) {
   AllocationInfo info;
   info.id = in.getAllocationId();
+  if (!in.hasUser()) return make_error("the allocation names no user");
   info.user = job_user_of(in.getUser());
   auto nodes = bounded_peers(in.getNodes());
   if (!nodes) return nodes.error();

@@ -310,8 +310,9 @@ TEST_CASE("an allocation start with too many GPUs or an oversized CXI key is ref
   CHECK_FALSE(no_key->cxi);
 }
 
-TEST_CASE("an allocation info without nodes or a node of its own is refused") {
+TEST_CASE("an allocation info without a user, nodes or a node of its own is refused") {
   using B = schema::AllocationInfo::Builder;
+  info_refused([](B i) { i.disownUser(); }, "the allocation names no user");
   info_refused([](B i) { i.disownNodes(); }, "an allocation of no nodes");
   info_refused([](B i) { i.setNodeIndex(1); }, "node index 1 of 1 nodes");
   info_refused([](B i) { i.initNodes(kMaxAllocationNodes + 1); },
