@@ -64,19 +64,14 @@ struct CgroupFds {
 
 class CgroupGroup final : public ProcessGroup {
  public:
-  // `keeper` null: removed when destroyed (the agent's spare, at its end). `spare`: may be kept
-  // for the next launch; not one inside an allocation, as the next may be outside it.
-  CgroupGroup(std::string dir, CgroupFds fds, bool has_kill, GroupKeeper* keeper, bool spare)
-      : dir_(std::move(dir)),
-        fds_(std::move(fds)),
-        has_kill_(has_kill),
-        spare_(spare),
-        keeper_(keeper) {}
+  // `keeper` null: removed when destroyed (a spare, at its keeper's end); else its keeper may
+  // keep it for the next launch: the agent's for launches outside allocations, an allocation
+  // for its own (so none is reused outside the allocation it was made in).
+  CgroupGroup(std::string dir, CgroupFds fds, bool has_kill, GroupKeeper* keeper)
+      : dir_(std::move(dir)), fds_(std::move(fds)), has_kill_(has_kill), keeper_(keeper) {}
   ~CgroupGroup() override {
     // Not after cgroup.kill: the kernel then kills every child cloned into it (seen on 6.18).
-    if (keeper_ && spare_ && !killed_ && fds_.procs >= 0 && members().empty() &&
-        keeper_->keep(*this))
-      return;
+    if (keeper_ && !killed_ && fds_.procs >= 0 && members().empty() && keeper_->keep(*this)) return;
     if (fds_.procs < 0) return;  // given to another
     ::close(fds_.procs);
     if (fds_.dir >= 0) ::close(fds_.dir);
@@ -100,7 +95,7 @@ class CgroupGroup final : public ProcessGroup {
   std::string describe() const override { return dir_; }
   // Hands the cgroup and its fds to a new owner; this one then lets go of nothing.
   std::unique_ptr<CgroupGroup> take(GroupKeeper* keeper) {
-    auto out = std::make_unique<CgroupGroup>(dir_, fds_, has_kill_, keeper, spare_);
+    auto out = std::make_unique<CgroupGroup>(dir_, fds_, has_kill_, keeper);
     fds_ = CgroupFds{};
     return out;
   }
@@ -109,7 +104,6 @@ class CgroupGroup final : public ProcessGroup {
   std::string dir_;
   CgroupFds fds_;
   bool has_kill_;
-  bool spare_;
   bool killed_ = false;  // cgroup.kill was written
   GroupKeeper* keeper_;
 };
@@ -154,13 +148,15 @@ Result<std::unique_ptr<ProcessGroup>> make_launch_cgroup(
   }
   if (mode == ContainmentMode::cgroup2)  // (without it, children join by cgroup.procs)
     fds.dir = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  return std::unique_ptr<ProcessGroup>(new CgroupGroup(
-      dir, std::move(fds), exists(dir + "/cgroup.kill"), keeper, allocation == nullptr));
+  return std::unique_ptr<ProcessGroup>(
+      new CgroupGroup(dir, std::move(fds), exists(dir + "/cgroup.kill"), keeper));
 }
 
 // An allocation: a cgroup in the tracking hierarchy with its launches' below it, and its
-// cgroups in the v1 hierarchies that keep its limits, which its processes join too.
-class CgroupAllocation final : public AllocationGroup {
+// cgroups in the v1 hierarchies that keep its limits, which its processes join too. Like the
+// agent, it keeps an emptied launch cgroup for its next launch; its launches' groups must not
+// outlive it (the agent lets an allocation go only after its launches).
+class CgroupAllocation final : public AllocationGroup, private GroupKeeper {
  public:
   CgroupAllocation(std::string dir, ContainmentMode mode, GroupKeeper& keeper, AppliedLimits limits)
       : dir_(std::move(dir)),
@@ -169,6 +165,7 @@ class CgroupAllocation final : public AllocationGroup {
         keeper_(keeper),
         limits_(std::move(limits)) {}
   ~CgroupAllocation() override {
+    spare_.reset();
     for (const auto& cgroup : limits_.cgroups) {
       ::close(cgroup.procs_fd);
       remove_cgroup(cgroup.dir, &keeper_);
@@ -188,16 +185,29 @@ class CgroupAllocation final : public AllocationGroup {
     return out;
   }
   Result<std::unique_ptr<ProcessGroup>> make_group(const std::string&) override {
-    return make_launch_cgroup(dir_, mode_, &keeper_, &limits_.cgroups);
+    if (spare_) {
+      std::unique_ptr<ProcessGroup> reused = spare_->take(this);
+      spare_.reset();
+      return reused;
+    }
+    return make_launch_cgroup(dir_, mode_, this, &limits_.cgroups);
   }
   std::string limits_note() const override { return limits_.note; }
 
  private:
+  bool keep(CgroupGroup& emptied) override {
+    if (spare_) return false;
+    spare_ = emptied.take(nullptr);
+    return true;
+  }
+  void remove_later(std::string dir) override { keeper_.remove_later(std::move(dir)); }
+
   std::string dir_;
   ContainmentMode mode_;
   bool has_kill_;
   GroupKeeper& keeper_;
   AppliedLimits limits_;
+  std::unique_ptr<CgroupGroup> spare_;  // an emptied launch cgroup of its own, for the next
 };
 
 class CgroupContainment final : public Containment, private GroupKeeper {

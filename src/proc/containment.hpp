@@ -60,7 +60,8 @@ struct AllocationLimits {
 class AllocationGroup : public ProcessGroup {
  public:
   // A group for a launch inside the allocation (same contract as Containment::make_group).
-  // Never kept as a spare for another launch: that one could be outside the allocation.
+  // An emptied one may be kept for the allocation's next launch, never for another's or one
+  // outside it; the launch groups must be destroyed before the allocation.
   virtual Result<std::unique_ptr<ProcessGroup>> make_group(const std::string& marker) = 0;
   // One line saying how each limit is enforced, or that it is not and why (e.g. "memory 2 GiB:
   // cgroup v1 memory controller (memory.limit_in_bytes); cpus 0-1: cgroup v1 cpuset"; or

@@ -307,8 +307,9 @@ TEST_CASE("cgroup v1: CPUs outside the agent's cpuset are an error") {
   exercise_cpus_refused(ContainmentMode::cgroup1);
 }
 
-// An emptied launch group outside allocations is kept for the next launch; one inside an
-// allocation never is, so no launch outside it lands in its cgroups.
+// An emptied launch group outside allocations is kept for the next launch outside them; one
+// inside an allocation for the allocation's next launch only, so no launch outside it lands in
+// its cgroups.
 void exercise_no_reuse(ContainmentMode mode) {
   auto chosen = chosen_or_skip(mode);
   if (!chosen) return;
@@ -331,7 +332,11 @@ void exercise_no_reuse(ContainmentMode mode) {
     REQUIRE(group);
     inside = (*group)->describe();
   }
-  CHECK(::access(inside.c_str(), F_OK) != 0);  // removed, not kept
+  {
+    auto again = (*alloc)->make_group("LATTICE_LAUNCH_ID=unit-in-again");
+    REQUIRE(again);
+    CHECK((*again)->describe() == inside);  // the allocation's own spare, reused in it
+  }
   auto first = chosen->make_group("LATTICE_LAUNCH_ID=unit-1");
   auto second = chosen->make_group("LATTICE_LAUNCH_ID=unit-2");
   REQUIRE(first);
@@ -340,6 +345,8 @@ void exercise_no_reuse(ContainmentMode mode) {
     CHECK(group != inside);
     CHECK(!contains(group, "/alloc."));
   }
+  alloc->reset();
+  CHECK(::access(inside.c_str(), F_OK) != 0);  // its spare goes with it
 }
 
 TEST_CASE("cgroup v2: a launch group inside an allocation is not reused outside it") {
