@@ -37,7 +37,7 @@ std::vector<std::string> lines(const std::string& text) {
 }
 
 AgentStatus agent(std::vector<LaunchRow> launches) {
-  return {"0.1.0", "n1", "127.0.0.1:7400", 61500, std::move(launches)};
+  return {"0.1.0", "n1", "127.0.0.1:7400", 61500, std::move(launches), {}};
 }
 
 LaunchRow launch(const std::string& id) {
