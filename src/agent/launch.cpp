@@ -91,8 +91,8 @@ Status Launch::start() {
     if (!program.empty()) continue;
     auto resolved = proc::resolve_executable(app.entrypoint, path_of(spec_, app), spec_.workdir);
     if (!resolved)
-      return make_error(cat("cannot execute '", app.entrypoint, "' on ", env_.node_id,
-                            ": not found or not executable"));
+      return make_error(cat("cannot execute '", app.entrypoint, "' on ", env_.node_id, ": ",
+                            resolved.error().message));
     program = std::move(resolved.value());
   }
   if (spec_.cpu_bind.kind != proc::CpuBind::Kind::none) {

@@ -64,6 +64,19 @@ def missing_program(c):
     ended(r)
     check(r.code != 0, f"a missing program must fail the launch\n{r.describe()}")
     check("no-such-program" in r.err, f"stderr does not name the program\n{r.describe()}")
+    check(f"{missing}: not found" in r.err, f"stderr does not say it is absent\n{r.describe()}")
+    # One that is there but may not run is told apart from one that is absent.
+    plain = os.path.join(c.dir, "not-executable")
+    with open(plain, "w") as f:
+        f.write("#!/bin/sh\n")
+    os.chmod(plain, 0o644)
+    r = c.run_launch(["-n", "2", plain])
+    ended(r)
+    check(r.code != 0 and f"{plain} is not executable (mode 0644)" in r.err,
+          f"a program that may not run is not said so\n{r.describe()}")
+    bare = c.run_launch(["-n", "1", "no-such-program-anywhere"])
+    check(bare.code != 0 and "not found on PATH" in bare.err,
+          f"a bare name not on PATH is not said so\n{bare.describe()}")
     c.check_clean(r)
 
 

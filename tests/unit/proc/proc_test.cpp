@@ -49,6 +49,8 @@ struct Dir {
 };
 
 TEST_CASE("resolve_executable: paths, PATH search, and refusals") {
+  // The path found, or why none was.
+  auto got = [](Result<std::string> r) { return r ? *r : r.error().message; };
   Dir dir;
   std::string tool = dir.file("tool", 0755);
   dir.file("plain", 0644);
@@ -57,21 +59,33 @@ TEST_CASE("resolve_executable: paths, PATH search, and refusals") {
   std::filesystem::create_directory(dir.path + "/subdir.exe");
   REQUIRE(::chmod((dir.path + "/subdir.exe").c_str(), 0755) == 0);
 
-  CHECK(resolve_executable(tool, "", "/") == tool);                           // absolute
-  CHECK(resolve_executable("./tool", "", dir.path) == dir.path + "/./tool");  // relative to cwd
-  CHECK(resolve_executable("bin/prog", "", dir.path) == dir.path + "/bin/prog");
-  CHECK(resolve_executable("prog", "/nonexistent:" + dir.path + "/bin", "/") == in_bin);
-  CHECK(resolve_executable("prog", "bin", dir.path) == dir.path + "/bin/prog");  // relative entry
-  CHECK(resolve_executable("tool", ":", dir.path) == dir.path + "/tool");  // empty entry = cwd
-  CHECK(resolve_executable("sh", "/usr/bin:/bin", "/").has_value());
+  CHECK(got(resolve_executable(tool, "", "/")) == tool);  // absolute
+  CHECK(got(resolve_executable("./tool", "", dir.path)) ==
+        dir.path + "/./tool");  // relative to cwd
+  CHECK(got(resolve_executable("bin/prog", "", dir.path)) == dir.path + "/bin/prog");
+  CHECK(got(resolve_executable("prog", "/nonexistent:" + dir.path + "/bin", "/")) == in_bin);
+  CHECK(got(resolve_executable("prog", "bin", dir.path)) ==
+        dir.path + "/bin/prog");                                                // relative entry
+  CHECK(got(resolve_executable("tool", ":", dir.path)) == dir.path + "/tool");  // empty entry = cwd
+  CHECK(resolve_executable("sh", "/usr/bin:/bin", "/"));
 
-  CHECK(!resolve_executable("tool", "", dir.path));  // no PATH: the default, not the cwd
-  CHECK(resolve_executable("sh", "", dir.path).has_value());
-  CHECK(!resolve_executable("plain", dir.path, "/"));  // not executable
-  CHECK(!resolve_executable("./plain", "", dir.path));
-  CHECK(!resolve_executable("subdir.exe", dir.path, "/"));  // a directory
-  CHECK(!resolve_executable("missing", dir.path, "/"));
-  CHECK(!resolve_executable("", dir.path, "/"));
+  CHECK(resolve_executable("sh", "", dir.path));
+
+  // Refusals say which case it is: absent, not executable, a directory.
+  CHECK(got(resolve_executable("tool", "", dir.path)) ==
+        "not found on PATH (/bin:/usr/bin)");  // no PATH: the default, not the cwd
+  CHECK(got(resolve_executable("plain", dir.path, "/")) ==
+        dir.path + "/plain is not executable (mode 0644)");
+  CHECK(got(resolve_executable("./plain", "", dir.path)) ==
+        dir.path + "/./plain is not executable (mode 0644)");
+  CHECK(got(resolve_executable("subdir.exe", dir.path, "/")) ==
+        dir.path + "/subdir.exe is a directory");
+  CHECK(got(resolve_executable("missing", dir.path, "/")) ==
+        "not found on PATH (" + dir.path + ")");
+  CHECK(got(resolve_executable("./missing", "", dir.path)) == dir.path + "/./missing: not found");
+  CHECK(got(resolve_executable("", dir.path, "/")) == "no program named");
+  // One that cannot run, then one that can, further on PATH: the one that can.
+  CHECK(got(resolve_executable("prog", dir.path + ":" + dir.path + "/bin", "/")) == in_bin);
 }
 
 TEST_CASE("resolve_executable with an empty cwd uses the agent's own") {
@@ -81,7 +95,8 @@ TEST_CASE("resolve_executable with an empty cwd uses the agent's own") {
   std::filesystem::current_path(dir.path);
   auto found = resolve_executable("./tool", "", "");
   std::filesystem::current_path(old);
-  CHECK(found == std::string("./tool"));
+  REQUIRE(found);
+  CHECK(*found == "./tool");
 }
 
 TEST_CASE("LineBuffer joins lines split across feeds and keeps partial lines") {
