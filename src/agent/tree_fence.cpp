@@ -27,7 +27,9 @@ void TreeFence::enter(uint64_t epoch, pmi::KvList puts) {
 }
 
 std::vector<int> TreeFence::children_pending() const {
-  return reducer_.children_pending(reducer_.completed_epoch() + 1);
+  // Between fences nothing waits for the children, though none has sent the next one's part.
+  const uint64_t next = reducer_.completed_epoch() + 1;
+  return reducer_.begun(next) ? reducer_.children_pending(next) : std::vector<int>{};
 }
 
 void TreeFence::receive(wire::FenceMessage message) {

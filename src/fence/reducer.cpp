@@ -3,6 +3,7 @@
 // the way down each chunk's bytes are shared by the SendDown to every child and the store here.
 #include "fence/reducer.hpp"
 
+#include <algorithm>
 #include <cassert>
 
 #include "base/strings.hpp"
@@ -86,6 +87,13 @@ std::vector<int> Reducer::children_pending(uint64_t epoch) const {
   for (size_t slot = 0; slot < children_.size(); ++slot)
     if (!round_.from_children[slot].complete()) pending.push_back(children_[slot]);
   return pending;
+}
+
+bool Reducer::begun(uint64_t epoch) const {
+  if (epoch <= completed_) return true;
+  if (epoch != current()) return false;
+  return round_.local_in || std::any_of(round_.from_children.begin(), round_.from_children.end(),
+                                        [](const ChunkAssembly& a) { return a.started(); });
 }
 
 bool Reducer::local_entered(uint64_t epoch) const {

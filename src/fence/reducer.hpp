@@ -67,6 +67,8 @@ class Reducer {
   uint64_t completed_epoch() const { return completed_; }   // highest epoch completed here
   std::vector<int> children_pending(uint64_t epoch) const;  // subtree not fully arrived yet
   bool local_entered(uint64_t epoch) const;
+  // Something of `epoch` is here: the local ranks' part, or a chunk of a child's.
+  bool begun(uint64_t epoch) const;
   int self() const { return self_; }
   const Tree& tree() const { return tree_; }
 

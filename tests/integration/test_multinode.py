@@ -297,6 +297,11 @@ def idle_links_close(c):
              for i in range(3)]
     p, started = held_launch(c, nodes, "hold", "4")
     head, _ = status_of(nodes[0])
+    # The ranks are past MPI_Init's fence and in no other: nothing waits for the children.
+    full = subprocess.run([LATTICE, "admin", "status", "--socket", nodes[0].admin_socket],
+                          stdout=subprocess.PIPE, text=True, timeout=30).stdout
+    check("fence waiting for child nodes" not in full,
+          f"between fences, the head says a fence waits for its children:\n{full}")
     check("(0 held)" not in head and " 0 to peers" not in head,
           f"n1 holds no link to its fence neighbours while the launch runs: {head}")
     r = c.finish_launch(p, ["mpi_hold"], started, 60)

@@ -51,7 +51,9 @@ TEST_CASE("reducer: a single node completes at once, sorted, later local put win
 TEST_CASE("reducer: the root merges children in order, then itself, and fans out") {
   Reducer root(0, Tree(3, 0, 2));
   CHECK(root.children_pending(1) == std::vector<int>{1, 2});
+  CHECK_FALSE(root.begun(1));  // nothing of fence 1 here yet: no fence is pending
   CHECK(root.from_child(2, whole(1, {{"k", "from2"}, {"j", "from2"}, {"c2", "x"}})).empty());
+  CHECK(root.begun(1));
   CHECK(root.children_pending(1) == std::vector<int>{1});
   CHECK(root.local_ready(1, {{"k", "root"}}).empty());
   CHECK(root.local_entered(1));
@@ -71,6 +73,8 @@ TEST_CASE("reducer: the root merges children in order, then itself, and fans out
   CHECK(root.completed_epoch() == 1);
   CHECK(root.children_pending(1).empty());
   CHECK(root.children_pending(2) == std::vector<int>{1, 2});
+  CHECK(root.begun(1));
+  CHECK_FALSE(root.begun(2));
 }
 
 TEST_CASE("reducer: a leaf sends up in chunks and completes from its parent's chunks") {
