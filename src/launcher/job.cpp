@@ -72,6 +72,7 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options, Agen
                all_named(agents, layout_.nodes), options.launch),
       links_(loop, reach, one_per_node(std::move(agents), layout_.nodes), link_handlers()),
       nodes_(static_cast<size_t>(layout_.nodes)),
+      line_starts_(static_cast<size_t>(layout_.ntasks), {true, true}),
       policy_(layout_.nodes, layout_.head(), options.kill_on_bad_exit),
       out_(loop, STDOUT_FILENO),
       err_(loop, STDERR_FILENO, &out_),
@@ -284,7 +285,10 @@ void Job::on_message(int via, schema::Envelope::Reader envelope) {
   switch (body.which()) {
     case schema::Envelope::Body::OUTPUT: {
       auto chunk = wire::decode_output(body.getOutput());
-      if (options_.label) chunk.data = label_lines(chunk.rank, chunk.data);
+      if (options_.label && chunk.rank >= 0 && chunk.rank < layout_.ntasks) {
+        auto& streams = line_starts_[static_cast<size_t>(chunk.rank)];
+        chunk.data = label_lines(chunk.rank, chunk.data, streams[chunk.is_stderr ? 1 : 0]);
+      }
       outputs_.write(chunk.rank, chunk.is_stderr, chunk.data);
       return maybe_pause_output();
     }

@@ -8,6 +8,7 @@
 // (fan_out.hpp); what the launch reports at its end is job_report.cpp's.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -123,6 +124,8 @@ class Job {
   AgentLinks links_;
   std::vector<Node> nodes_;
   std::map<int, RankResult> ranks_;
+  // -l: whether each rank's stdout and stderr are at a line's start (a long line comes in pieces).
+  std::vector<std::array<bool, 2>> line_starts_;
   policy::JobPolicy policy_;
   OutputWriter out_, err_;    // the launcher's own stdout and stderr
   OutputFiles outputs_;       // where ranks' output goes (--output/--error)

@@ -55,11 +55,10 @@ std::string summarize_exits(const std::map<int, RankResult>& ranks,
   return out;
 }
 
-std::string label_lines(int rank, const std::string& data) {
+std::string label_lines(int rank, const std::string& data, bool& at_start) {
   std::string prefix = cat(rank, ": ");
   std::string out;
   out.reserve(data.size() + prefix.size() * 2);
-  bool at_start = true;
   for (char c : data) {
     if (at_start) out += prefix;
     out += c;

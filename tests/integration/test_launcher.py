@@ -99,6 +99,13 @@ def slurm_compat_env(c):
         check(line in r.out, f"missing '{line}'\n{r.describe()}")
     plain = c.run_launch(["-n", "1", "/bin/sh", "-c", "echo procid=${SLURM_PROCID-unset}"])
     check("procid=unset" in plain.out, f"SLURM_* without --slurm-compat\n{plain.describe()}")
+    # A line longer than the agents' 64 KiB pieces keeps one label, at its start.
+    # (One rank: two ranks' pieces of long lines may interleave, as under srun.)
+    long = c.run_launch(["-n", "1", "-l", "/bin/sh", "-c",
+                         "head -c 200000 /dev/zero | tr '\\0' x; echo; echo after"])
+    expect_status(long, 0)
+    check(long.out == f"0: {'x' * 200000}\n0: after\n",
+          f"the long line is not labelled once, at its start\n{long.describe()}")
     c.check_clean(r)
 
 
