@@ -33,6 +33,13 @@ std::unique_ptr<WireUp> make_wire_up(net::Loop& loop, const LaunchSpec& spec,
   return std::make_unique<PmiWireUp>(loop, spec, *env.clock, names, events);
 }
 
+// SLURM_TASKS_PER_NODE of the launch's layout.
+std::string tasks_per_node(const LaunchSpec& spec) {
+  std::vector<int> counts(spec.nnodes(), 0);
+  for (int node : spec.rank_nodes) ++counts[static_cast<size_t>(node)];
+  return proc::slurm_tasks_per_node(counts);
+}
+
 // The PATH an app's ranks get: its own, else the launch's, else the default.
 std::string path_of(const LaunchSpec& spec, const App& app) {
   std::string path = proc::kDefaultPath;
@@ -50,6 +57,7 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       spec_(std::move(spec)),
       nodelist_(spec_.peers.joined()),
       slurm_nodelist_(spec_.slurm_compat ? proc::slurm_nodelist(nodelist_) : ""),
+      slurm_tasks_per_node_(spec_.slurm_compat ? tasks_per_node(spec_) : ""),
       env_(env),
       sink_(sink),
       peers_(peers),
@@ -188,6 +196,7 @@ Status Launch::spawn_rank(RankSet::Rank& rank) {
   in.allocation_id = spec_.allocation_id;
   in.nodelist = nodelist_;
   in.slurm_nodelist = slurm_nodelist_;
+  in.slurm_tasks_per_node = slurm_tasks_per_node_;
   in.slurm_compat = spec_.slurm_compat;
   in.user_env = app.env.empty() ? spec_.env : proc::merge_env(spec_.env, app.env);
   in.launch_env = allocation_.env;

@@ -231,6 +231,17 @@ std::string slurm_nodelist(std::string_view nodelist) {
   return compress_hostlist(split(nodelist, ',')).value_or(std::string(nodelist));
 }
 
+std::string slurm_tasks_per_node(const std::vector<int>& counts) {
+  std::string out;
+  for (size_t i = 0; i < counts.size();) {
+    size_t run = 1;
+    while (i + run < counts.size() && counts[i + run] == counts[i]) ++run;
+    out += cat(out.empty() ? "" : ",", counts[i], run > 1 ? cat("(x", run, ")") : "");
+    i += run;
+  }
+  return out;
+}
+
 std::vector<std::string> rank_environment(const RankEnvInput& in) {
   std::map<std::string, std::string> env;  // later writes win; sorted output is deterministic
   env["PATH"] = kDefaultPath;
@@ -272,6 +283,16 @@ std::vector<std::string> rank_environment(const RankEnvInput& in) {
     env["SLURM_NNODES"] = std::to_string(in.nnodes);
     env["SLURM_NODELIST"] = in.slurm_nodelist;
     env["SLURM_STEP_NUM_TASKS"] = std::to_string(in.world_size);
+    // The job is the allocation the launch runs in (or the launch itself); the launch is its
+    // step 0, of one CPU a task until CPUs per task exist.
+    const std::string& job = in.allocation_id.empty() ? in.launch_id : in.allocation_id;
+    for (const char* name : {"SLURM_JOB_ID", "SLURM_JOBID"}) env[name] = job;
+    for (const char* name : {"SLURM_STEP_ID", "SLURM_STEPID"}) env[name] = "0";
+    env["SLURM_STEP_NUM_NODES"] = std::to_string(in.nnodes);
+    env["SLURM_STEP_NODELIST"] = in.slurm_nodelist;
+    env["SLURM_CPUS_PER_TASK"] = "1";
+    for (const char* name : {"SLURM_TASKS_PER_NODE", "SLURM_STEP_TASKS_PER_NODE"})
+      env[name] = std::string(in.slurm_tasks_per_node);
   }
 
   if (in.cxi) {

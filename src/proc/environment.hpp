@@ -68,6 +68,7 @@ struct RankEnvInput {
   // LATTICE_NODELIST, node ids comma-separated, and (slurm_compat) SLURM_NODELIST, the same as
   // slurm_nodelist() writes it: each made once per launch, not once per rank.
   std::string_view nodelist, slurm_nodelist;
+  std::string_view slurm_tasks_per_node;  // SLURM_TASKS_PER_NODE (slurm_tasks_per_node())
   bool slurm_compat = false;
   std::vector<std::pair<std::string, std::string>> user_env;  // passed check_request_env
   // The launch's own further variables (the escape hatch's), winning over user_env.
@@ -95,5 +96,8 @@ std::vector<std::string> rank_environment(const RankEnvInput& in);
 // SLURM_NODELIST in Slurm's own form (n[1-256]), which its tools expand; the list as it is
 // when its names do not fit that form.
 std::string slurm_nodelist(std::string_view nodelist);
+// Each node's rank count, in order, as Slurm writes SLURM_TASKS_PER_NODE: runs of equal counts
+// as "N(xK)" ("2(x3),1").
+std::string slurm_tasks_per_node(const std::vector<int>& counts);
 
 }  // namespace lattice::proc

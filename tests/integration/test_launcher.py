@@ -97,6 +97,12 @@ def slurm_compat_env(c):
     for rank in (0, 1):
         line = f"{rank}: procid={rank} nprocs=2 localid={rank} pmix=unset"
         check(line in r.out, f"missing '{line}'\n{r.describe()}")
+    # The job and step srun's tasks see: the launch is the job here (no allocation), step 0.
+    step = c.run_launch(["-N", "2", "-n", "3", "--slurm-compat", "/bin/sh", "-c",
+                         'test "$SLURM_JOB_ID" = "$LATTICE_LAUNCH_ID" && echo "job ok '
+                         '$SLURM_STEP_ID $SLURM_TASKS_PER_NODE $SLURM_CPUS_PER_TASK"'])
+    expect_status(step, 0)
+    check(step.out.count("job ok 0 2,1 1\n") == 3, f"SLURM job and step variables\n{step.describe()}")
     plain = c.run_launch(["-n", "1", "/bin/sh", "-c", "echo procid=${SLURM_PROCID-unset}"])
     check("procid=unset" in plain.out, f"SLURM_* without --slurm-compat\n{plain.describe()}")
     # A line longer than the agents' 64 KiB pieces keeps one label, at its start.

@@ -130,7 +130,21 @@ TEST_CASE("slurm_compat sets the rank's SLURM_* variables") {
   CHECK(env.at("SLURM_NNODES") == "2");
   CHECK(env.at("SLURM_NODELIST") == "n[1-2]");  // Slurm's own compressed form
   CHECK(env.at("SLURM_STEP_NUM_TASKS") == "8");
+  CHECK(env.at("SLURM_JOB_ID") == "A1");  // the allocation it runs in
+  CHECK(env.at("SLURM_JOBID") == "A1");
+  CHECK(env.at("SLURM_STEP_ID") == "0");
+  CHECK(env.at("SLURM_STEP_NUM_NODES") == "2");
+  CHECK(env.at("SLURM_STEP_NODELIST") == "n[1-2]");
+  CHECK(env.at("SLURM_CPUS_PER_TASK") == "1");
+  in.slurm_tasks_per_node = "4(x2)";
+  in.allocation_id.clear();
+  env = as_map(rank_environment(in));
+  CHECK(env.at("SLURM_TASKS_PER_NODE") == "4(x2)");
+  CHECK(env.at("SLURM_JOB_ID") == in.launch_id);  // outside allocations: the launch
   CHECK(as_map(rank_environment(input())).count("SLURM_PROCID") == 0);
+  CHECK(slurm_tasks_per_node({2, 2, 2, 1}) == "2(x3),1");
+  CHECK(slurm_tasks_per_node({1, 3}) == "1,3");
+  CHECK(slurm_tasks_per_node({}) == "");
   CHECK(slurm_nodelist("n1,n2") == "n[1-2]");   // Slurm's own compressed form
   CHECK(slurm_nodelist("a[1],b") == "a[1],b");  // names a host list cannot hold: as it is
 }
@@ -149,7 +163,7 @@ TEST_CASE("the request's variables override PATH but never the launch's own") {
   CHECK(env.at("HOME") == "/scratch");
   CHECK(env.at("OMP_NUM_THREADS") == "8");  // later keys win
   CHECK(env.at("SLURM_PROCID") == "5");     // the launch's value wins
-  CHECK(env.at("SLURM_JOB_ID") == "42");
+  CHECK(env.at("SLURM_JOB_ID") == "A1");
 }
 
 TEST_CASE("rank_environment still drops reserved and malformed names the caller let through") {
