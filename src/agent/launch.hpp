@@ -208,8 +208,8 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
 
   net::Loop& loop_;
   LaunchSpec spec_;
-  const std::string nodelist_;        // LATTICE_NODELIST, joined once (every rank gets it)
-  const std::string slurm_nodelist_;  // SLURM_NODELIST, under slurm_compat
+  const std::string nodelist_;              // LATTICE_NODELIST, joined once (every rank gets it)
+  const std::string slurm_nodelist_;        // SLURM_NODELIST, under slurm_compat
   const std::string slurm_tasks_per_node_;  // SLURM_TASKS_PER_NODE, likewise
   const LaunchEnvironment& env_;
   LaunchSink& sink_;
