@@ -1,6 +1,7 @@
 #include "agent/authority.hpp"
 
-#include <algorithm>
+#include <string_view>
+#include <unordered_map>
 
 #include "base/strings.hpp"
 
@@ -56,12 +57,13 @@ Status may_launch_in(const LaunchSpec& spec, const wire::AllocationSpec* alloc, 
       (owner.groups && spec.user.groups != owner.groups))
     return refuse(cat("allocation '", spec.allocation_id, "' runs launches as ", owner.name,
                       " (uid ", owner.uid, ") and its groups only"));
+  // Once over each list: a launch and its allocation may both span tens of thousands of nodes.
+  std::unordered_map<std::string_view, const wire::PeerInfo*> held_nodes;
+  for (const auto& node : alloc->nodes) held_nodes.emplace(node.node_id, &node);
   for (size_t i = 0; i < spec.peers.size(); ++i) {
-    const Peer& peer = spec.peers[i];
-    bool held = std::any_of(alloc->nodes.begin(), alloc->nodes.end(), [&](const auto& node) {
-      return node.node_id == peer.node_id && node.host == peer.host && node.port == peer.port;
-    });
-    if (!held)
+    const Peer peer = spec.peers[i];
+    auto it = held_nodes.find(peer.node_id);
+    if (it == held_nodes.end() || it->second->host != peer.host || it->second->port != peer.port)
       return refuse(cat("node ", peer.node_id, " is not one of allocation '", spec.allocation_id,
                         "''s nodes"));
   }

@@ -77,7 +77,7 @@ Result<std::vector<AgentAddress>> door_nodes(const wire::AllocationInfo& info, i
   add(info.nodes[info.node_index]);
   for (size_t i = 0; i < info.nodes.size(); ++i)
     if (i != info.node_index) add(info.nodes[i]);
-  out.resize(static_cast<size_t>(nodes > 0 ? nodes : held), out.front());
+  out.resize(static_cast<size_t>(nodes > 0 ? nodes : held));
   return out;
 }
 

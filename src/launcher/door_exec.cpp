@@ -15,23 +15,12 @@
 #include "net/signal.hpp"
 
 namespace lattice::launcher {
-namespace {
-
-constexpr int kNotStarted = 255;  // ssh's status when it could not run the command
-
-int fail(const std::string& why) {
-  std::fprintf(stderr, "lattice-mpi-launcher: %s\n", why.c_str());
-  return kNotStarted;
-}
-
-}  // namespace
-
 int run_in_allocation(const RemoteCommand& remote, const std::string& allocation_id) {
   MonotonicClock clock;
   auto info = ask_allocation(user_door_path(), allocation_id);
-  if (!info) return fail(cat("allocation ", allocation_id, ": ", info.error().message));
+  if (!info) return not_run(cat("allocation ", allocation_id, ": ", info.error().message));
   auto nodes = door_nodes(*info, 0);
-  if (!nodes) return fail(nodes.error().message);
+  if (!nodes) return not_run(nodes.error().message);
   // The door's node relays; the command runs on the node named (which may be the same).
   std::vector<AgentAddress> agents{nodes->front()};
   Layout layout{1, 1, {0}, 0};
@@ -39,7 +28,7 @@ int run_in_allocation(const RemoteCommand& remote, const std::string& allocation
     auto it = std::find_if(nodes->begin(), nodes->end(),
                            [&](const AgentAddress& a) { return a.node_id == remote.node; });
     if (it == nodes->end())
-      return fail(
+      return not_run(
           cat("node '", remote.node, "' is not one of allocation ", allocation_id, "'s nodes"));
     agents.push_back(*it);
     layout = Layout{1, 2, {1}, 0};
@@ -47,13 +36,13 @@ int run_in_allocation(const RemoteCommand& remote, const std::string& allocation
   LaunchOptions options;
   options.apps = {App{1, {}, "/bin/sh", {"-c", join(remote.command, " ")}}};
   options.nodes = layout.nodes;
-  options.no_pmi = true;
+  options.pmi = wire::PmiMode::none;
   options.hatch_command = true;
   options.alloc = allocation_id;
   options.launch = "tree";
   options.fanout = config::kDefaultFanout;
   auto request = job_request(options, allocation_user(*info));
-  if (!request) return fail(request.error().message);
+  if (!request) return not_run(request.error().message);
 
   net::ignore_sigpipe();
   net::Loop loop;

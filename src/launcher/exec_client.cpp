@@ -15,16 +15,10 @@
 #include "wire/exec_codec.hpp"
 
 namespace lattice::launcher {
-namespace {
-
-constexpr int kRefused = 255;  // ssh's status when it could not run the command
-
-int fail(const std::string& why) {
+int not_run(const std::string& why) {
   std::fprintf(stderr, "lattice-mpi-launcher: %s\n", why.c_str());
-  return kRefused;
+  return kNotRun;
 }
-
-}  // namespace
 
 Result<RemoteCommand> parse_ssh_command(const std::vector<std::string>& args) {
   size_t i = 0;
@@ -46,7 +40,7 @@ Result<RemoteCommand> parse_ssh_command(const std::vector<std::string>& args) {
 int run_remote(const RemoteCommand& remote, const std::string& socket_path,
                const std::string& token) {
   auto connected = connect_local(socket_path, "the agent");
-  if (!connected) return fail(connected.error().message);
+  if (!connected) return not_run(connected.error().message);
   const int fd = connected->get();
   SocketTransport transport(fd);
   std::optional<int> status;
@@ -57,7 +51,7 @@ int run_remote(const RemoteCommand& remote, const std::string& socket_path,
     if (!event.data.empty()) write_all(event.is_stderr ? 2 : 1, event.data);
     if (!event.exited || status) return;
     if (!event.error.empty())
-      status = fail(event.error);
+      status = not_run(event.error);
     else
       status = event.signal ? 128 + event.signal : event.exit_code;
   };
@@ -73,8 +67,8 @@ int run_remote(const RemoteCommand& remote, const std::string& socket_path,
     session.receive(std::string_view(buffer, static_cast<size_t>(n)));
   }
   if (status) return *status;
-  return fail(cat("the agent closed the connection before the command on ", remote.node, " ended",
-                  broken.empty() ? "" : ": " + broken));
+  return not_run(cat("the agent closed the connection before the command on ", remote.node,
+                     " ended", broken.empty() ? "" : ": " + broken));
 }
 
 }  // namespace lattice::launcher

@@ -16,6 +16,11 @@ struct RemoteCommand {
   std::vector<std::string> command;  // joined with spaces and run by /bin/sh -c on the node
 };
 
+// ssh's status when it could not run the command.
+inline constexpr int kNotRun = 255;
+// Says `why` on stderr, as lattice-mpi-launcher; returns kNotRun.
+int not_run(const std::string& why);
+
 // Skips ssh's options (flags, and -o/-p/-l/-i/-F with their values), then HOST and the command.
 Result<RemoteCommand> parse_ssh_command(const std::vector<std::string>& args);
 

@@ -65,9 +65,7 @@ wire::LaunchRequest launch_request(const LaunchOptions& options, const JobReques
                                            static_cast<uint32_t>(app.segment_ranks())});
   }
   req.harvested = request.exported;
-  req.pmi = options.no_pmi ? wire::PmiMode::none
-            : options.pmix ? wire::PmiMode::pmix
-                           : wire::PmiMode::pmi;
+  req.pmi = options.pmi;
   req.peer_list = peer_list(peers);
   if (!req.peer_list) req.peers = peers;
   req.head_node_index = static_cast<uint32_t>(layout.head());

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,6 +75,47 @@ int admin_main(const std::vector<std::string>& args) {
     std::fprintf(stderr, "lattice: admin: the answer was cut at %zu bytes\n",
                  admin::kMaxAnswerBytes);
   return answer->error ? 1 : 0;
+}
+
+// The operators' cluster key, for --agents: `option` (--key-file), else $LATTICE_KEY_FILE.
+Result<secure::ClusterKey> operators_key(const std::string& option) {
+  std::string key_file = option;
+  if (const char* from_env = std::getenv("LATTICE_KEY_FILE"); key_file.empty() && from_env)
+    key_file = from_env;
+  if (key_file.empty())
+    return make_error(
+        "no cluster key: pass --key-file FILE or set LATTICE_KEY_FILE (the file the agents were "
+        "given)");
+  return secure::ClusterKey::load(key_file);
+}
+
+// The first `count` agents of --agents, as the links take them.
+std::vector<AgentAddress> given_agents(const std::vector<LaunchOptions::Agent>& given,
+                                       size_t count) {
+  std::vector<AgentAddress> agents;
+  for (size_t i = 0; i < count; ++i)
+    agents.push_back(AgentAddress{given[i].name.empty() ? given[i].address.host : given[i].name,
+                                  given[i].address.host, given[i].address.port,
+                                  !given[i].name.empty()});
+  return agents;
+}
+
+// Local mode: `count` agents started on loopback, and their throwaway key in `key`; then
+// `ready`, or `failed` once the reason is said.
+void start_local(LocalAgents& local, int count, std::optional<secure::ClusterKey>& key,
+                 std::function<void(std::vector<AgentAddress>)> ready,
+                 std::function<void()> failed) {
+  local.start(count, [&local, &key, ready = std::move(ready),
+                      failed = std::move(failed)](Result<std::vector<AgentAddress>> agents) {
+    auto local_key = agents ? secure::ClusterKey::load(local.key_file())
+                            : Result<secure::ClusterKey>(agents.error());
+    if (!local_key) {
+      std::fprintf(stderr, "lattice: %s\n", local_key.error().message.c_str());
+      return failed();
+    }
+    key.emplace(std::move(local_key.value()));
+    ready(std::move(agents.value()));
+  });
 }
 
 // The allocation `options.alloc`, as its agent on this node describes it to this user; the
@@ -150,18 +192,9 @@ int launch_main(const std::vector<std::string>& args) {
   Job::Request request = std::move(made.value());
 
   // With --agents the key is the operator's; local mode makes its own below.
-  std::string key_file = options.key_file;
-  if (key_file.empty()) {
-    const char* from_env = std::getenv("LATTICE_KEY_FILE");
-    if (from_env) key_file = from_env;
-  }
   std::optional<secure::ClusterKey> key;
   if (!options.agents.empty()) {
-    if (key_file.empty())
-      return fail(2,
-                  "no cluster key: pass --key-file FILE or set LATTICE_KEY_FILE (the file "
-                  "the agents were given)");
-    auto loaded = secure::ClusterKey::load(key_file);
+    auto loaded = operators_key(options.key_file);
     if (!loaded) return fail(2, loaded.error().message);
     key.emplace(std::move(loaded.value()));
   }
@@ -223,25 +256,12 @@ int launch_main(const std::vector<std::string>& args) {
                           // The launcher reports failures itself; with -v agents add warnings.
                           options.verbose ? "warn" : "error"};
     local = std::make_unique<LocalAgents>(loop, paths);
-    local->start(layout->nodes, [&](Result<std::vector<AgentAddress>> agents) {
-      auto local_key = agents ? secure::ClusterKey::load(local->key_file())
-                              : Result<secure::ClusterKey>(agents.error());
-      if (!local_key) {
-        std::fprintf(stderr, "lattice: %s\n", local_key.error().message.c_str());
-        early_exit = 1;
-        return end();
-      }
-      key.emplace(std::move(local_key.value()));
-      run_job(std::move(agents.value()));
+    start_local(*local, layout->nodes, key, run_job, [&] {
+      early_exit = 1;
+      end();
     });
   } else {
-    std::vector<AgentAddress> agents;
-    for (size_t i = 0; i < options.agents.size(); ++i)
-      agents.push_back(AgentAddress{
-          options.agents[i].name.empty() ? options.agents[i].address.host : options.agents[i].name,
-          options.agents[i].address.host, options.agents[i].address.port,
-          !options.agents[i].name.empty()});
-    run_job(std::move(agents));
+    run_job(given_agents(options.agents, options.agents.size()));
   }
   loop.run();
   signals.clear();
@@ -287,7 +307,7 @@ int alloc_main(const std::vector<std::string>& args) {
   LaunchOptions& batch = plan.batch;
   batch.apps = {App{1, {}, o.command.front(), {o.command.begin() + 1, o.command.end()}}};
   batch.nodes = 1;
-  batch.no_pmi = true;
+  batch.pmi = wire::PmiMode::none;
   batch.alloc = plan.spec.id;
   batch.slurm_compat = o.slurm_compat;
   batch.verbose = o.verbose;
@@ -298,12 +318,7 @@ int alloc_main(const std::vector<std::string>& args) {
 
   std::optional<secure::ClusterKey> key;
   if (!o.agents.empty()) {
-    std::string key_file = o.key_file;
-    if (const char* from_env = std::getenv("LATTICE_KEY_FILE"); key_file.empty() && from_env)
-      key_file = from_env;
-    if (key_file.empty())
-      return fail(2, "no cluster key: pass --key-file FILE or set LATTICE_KEY_FILE");
-    auto loaded = secure::ClusterKey::load(key_file);
+    auto loaded = operators_key(o.key_file);
     if (!loaded) return fail(2, loaded.error().message);
     key.emplace(std::move(loaded.value()));
   }
@@ -339,25 +354,12 @@ int alloc_main(const std::vector<std::string>& args) {
     local = std::make_unique<LocalAgents>(
         loop, LocalAgentPaths{find_sibling("lattice-agentd", LATTICE_SBINDIR),
                               o.verbose ? "warn" : "error"});
-    local->start(o.nodes > 0 ? o.nodes : 1, [&](Result<std::vector<AgentAddress>> agents) {
-      auto local_key = agents ? secure::ClusterKey::load(local->key_file())
-                              : Result<secure::ClusterKey>(agents.error());
-      if (!local_key) {
-        std::fprintf(stderr, "lattice: %s\n", local_key.error().message.c_str());
-        early_exit = 1;
-        return finish();
-      }
-      key.emplace(std::move(local_key.value()));
-      start(std::move(agents.value()));
+    start_local(*local, o.nodes > 0 ? o.nodes : 1, key, start, [&] {
+      early_exit = 1;
+      finish();
     });
   } else {
-    std::vector<AgentAddress> agents;
-    const size_t wanted = o.nodes > 0 ? static_cast<size_t>(o.nodes) : o.agents.size();
-    for (size_t i = 0; i < wanted; ++i)
-      agents.push_back(AgentAddress{
-          o.agents[i].name.empty() ? o.agents[i].address.host : o.agents[i].name,
-          o.agents[i].address.host, o.agents[i].address.port, !o.agents[i].name.empty()});
-    start(std::move(agents));
+    start(given_agents(o.agents, o.nodes > 0 ? static_cast<size_t>(o.nodes) : o.agents.size()));
   }
   loop.run();
   signals.clear();

@@ -23,19 +23,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   auto remote = lattice::launcher::parse_ssh_command(args);
-  if (!remote) {
-    std::fprintf(stderr, "lattice-mpi-launcher: %s\n", remote.error().message.c_str());
-    return 255;
-  }
+  if (!remote) return lattice::launcher::not_run(remote.error().message);
   if (const char* allocation = std::getenv("LATTICE_ALLOC_ID"); allocation && *allocation)
     return lattice::launcher::run_in_allocation(*remote, allocation);
   const char* socket_path = std::getenv("LATTICE_EXEC_SOCKET");
   const char* token = std::getenv("LATTICE_EXEC_TOKEN");
-  if (!socket_path || !*socket_path || !token || !*token) {
-    std::fprintf(stderr,
-                 "lattice-mpi-launcher: not inside a Lattice launch (LATTICE_EXEC_SOCKET and "
-                 "LATTICE_EXEC_TOKEN are unset)\n");
-    return 255;
-  }
+  if (!socket_path || !*socket_path || !token || !*token)
+    return lattice::launcher::not_run(
+        "not inside a Lattice launch or allocation (LATTICE_EXEC_SOCKET, LATTICE_EXEC_TOKEN and "
+        "LATTICE_ALLOC_ID are unset)");
   return lattice::launcher::run_remote(*remote, socket_path, token);
 }

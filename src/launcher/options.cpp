@@ -287,7 +287,7 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       auto v = take();
       if (!v) return v.error();
       if (*v == "pmix")
-        o.pmix = true;
+        o.pmi = wire::PmiMode::pmix;
       else if (*v != "pmi2")
         return make_error(cat("--pmi: pmi2 or pmix, got '", *v, "'"));
     } else if (arg == "--fence-timeout") {

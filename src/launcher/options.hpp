@@ -10,6 +10,7 @@
 #include "base/result.hpp"
 #include "base/strings.hpp"
 #include "proc/cpu_binding.hpp"
+#include "wire/pmi_mode.hpp"
 
 namespace lattice::launcher {
 
@@ -36,8 +37,7 @@ struct LaunchOptions {
   int tasks_per_node = 0;  // 0 = spread evenly
   Distribution distribution = Distribution::block;
   bool label = false;
-  bool pmix = false;
-  bool no_pmi = false;            // lattice alloc's batch step: no PMI served (wire::PmiMode::none)
+  wire::PmiMode pmi = wire::PmiMode::pmi;  // --pmi; lattice alloc's batch step: none
   bool hatch_command = false;     // lattice-mpi-launcher's command in an allocation (door_exec.hpp)
   uint32_t fence_timeout_ms = 0;  // 0 = the agents' default
   uint32_t fanout = 0;            // 0 = the agents' default

@@ -21,6 +21,7 @@
 #include "proc/resource_limits.hpp"
 #include "rpc/outgoing.hpp"
 #include "secure/secret.hpp"
+#include "wire/pmi_mode.hpp"
 #include "wire/rank_layout.hpp"
 
 namespace lattice::wire {
@@ -65,10 +66,6 @@ struct CxiKey {
 };
 // Longest CXI auth key accepted, in bytes.
 inline constexpr size_t kMaxCxiKeyBytes = 256;
-
-// How the ranks wire up: PMI-1/PMI-2 on the agent's own server, PMIx, or not at all (an
-// allocation's batch step).
-enum class PmiMode { pmi, pmix, none };
 
 // How ranks are scheduled (lattice launch --sched; agent/launch_spec.hpp says why).
 enum class RankScheduling { automatic, normal, batch };

@@ -119,7 +119,7 @@ TEST_CASE("launch options: the fabric manager's flags") {
 TEST_CASE("launch options: --pmi pmix is parsed (and refused later, clearly)") {
   auto o = parse_launch_options(Args{"--pmi", "pmix", "p"});
   REQUIRE(o);
-  CHECK(o->pmix);
+  CHECK(o->pmi == lattice::wire::PmiMode::pmix);
 }
 
 TEST_CASE("--input: rank 0 by default, none, all or a rank number") {
