@@ -18,8 +18,10 @@
 namespace lattice::agent {
 namespace {
 
-// A local user's links on the user door at once: a few launches and their nested ones.
-constexpr size_t kMaxDoorLinksPerUser = 64;
+// A local user's links on the user door at once: its launches, nested ones, and a link for each
+// proxy an MPI launcher in its batch step runs (Hydra starts one per node from there), as the
+// escape hatch's exec door allows per launch (exec_door.cpp).
+constexpr size_t kMaxDoorLinksPerUser = 256;
 constexpr size_t kMaxDoorLinks = 1024;
 
 // The CPUs this agent may run on (its affinity), lowest first.

@@ -2,6 +2,8 @@
 // channel's verdicts (a refused handshake, a broken record) end the link with a logged reason.
 #include "link/connection.hpp"
 
+#include <algorithm>
+
 #include "base/log.hpp"
 #include "base/wipe.hpp"
 
@@ -22,7 +24,8 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
       on_established_(std::move(on_established)),
       on_closed_(std::move(on_closed)),
       last_activity_ms_(loop.now_ms()),
-      write_limit_(options.write_limit_bytes),
+      write_limit_(options.local_peer ? std::min(options.write_limit_bytes, kLocalWriteLimitBytes)
+                                      : options.write_limit_bytes),
       session_(
           *this,
           [&] {
@@ -34,7 +37,8 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
             };
             return handlers;
           }(),
-          rpc::SessionOptions{options.counts}) {
+          rpc::SessionOptions{options.counts,
+                              options.local_peer ? kLocalMessageBytes : rpc::kMaxMessageBytes}) {
   stream_->set_write_limit(write_limit_);
   if (!channel_) {
     stream_->start([this](std::string_view bytes) { on_bytes(bytes); },

@@ -26,6 +26,12 @@ constexpr uint64_t kDefaultHandshakeTimeoutMs = 5000;
 // Outgoing bytes a peer may leave unread before it is dropped: enough for a large fence store
 // in flight to a slow but live peer.
 constexpr size_t kDefaultWriteLimitBytes = size_t{256} << 20;
+// A local link's peer (a user on the agent's door) proved no key, and carries no fence stores:
+// its messages are bounded by a launch request with the largest environment execve takes
+// (2 MiB), and what it leaves unread by far more than the output the agent holds for it (its
+// launches' ranks are held back at 1 MiB).
+constexpr uint64_t kLocalMessageBytes = uint64_t{4} << 20;
+constexpr size_t kLocalWriteLimitBytes = size_t{16} << 20;
 
 struct LinkOptions {
   secure::Channel::Side side = secure::Channel::Side::responder;

@@ -248,6 +248,69 @@ def door_options(c):
     c.check_clean(r)
 
 
+# Run by a hostile user against a user door: holds 260 links (the agent closes those beyond
+# its 256 per uid), then sends a frame whose header claims 5 MiB (beyond the door's 4 MiB);
+# prints how many links were closed and whether the big frame's link was.
+DOOR_FLOOD = """
+import socket, struct, sys, time
+path = sys.argv[1]
+links = []
+for _ in range(260):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    links.append(s)
+time.sleep(1.5)
+closed = 0
+for s in links:
+    s.setblocking(False)
+    try:
+        if s.recv(1) == b"":
+            closed += 1
+    except BlockingIOError:
+        pass
+for s in links[:8]:
+    s.close()
+big = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+big.connect(path)
+big.sendall(struct.pack("<II", 0, (5 << 20) // 8) + b"\\0" * 4096)
+big.settimeout(10)
+try:
+    cut = big.recv(1) == b""
+except (socket.timeout, ConnectionResetError):
+    cut = isinstance(sys.exc_info()[1], ConnectionResetError)
+print("closed", closed, "big-frame-cut", cut)
+"""
+
+
+def door_bounds(c):
+    """A hostile local user on the user door: links beyond its 256 are closed at once, a frame
+    beyond 4 MiB ends its link before it is read, and the agent serves the allocation's own
+    user meanwhile."""
+    victim, hostile = test_user("victim"), test_user("hostile")
+    nodes = agents(c, 1)
+    batch, mark, g = waiting_batch(c, victim)
+    a = Alloc(c, nodes, [batch], user=victim)
+    wait_started(a, mark)
+    r = run_as(hostile, [PYTHON, "-c", DOOR_FLOOD, door(nodes[0])], {}, timeout=60)
+    check(r.code == 0 and "closed 4 big-frame-cut True" in r.out,
+          f"the door's bounds did not hold\n{r.describe()}\n{nodes[0].log()}")
+    check(f"refused uid {hostile.uid} on the user door: 256 of its links open (at most 256)"
+          in nodes[0].log_text(), f"the refusal is not logged with the uid\n{nodes[0].log()}")
+    check("exceeds the limit of 4194304" in nodes[0].log_text() or
+          "(limit 4194304)" in nodes[0].log_text(),
+          f"the big frame's end is not logged\n{nodes[0].log()}")
+    check(nodes[0].alive(), "the agent died")
+    # The allocation's own user still gets through.
+    ok = run_as(victim, [LATTICE, "launch", "--alloc", a.id, "-n", "1", "/bin/true"],
+                {"LATTICE_USER_SOCKET": door(nodes[0])})
+    expect_status(ok, 0)
+    release(g)
+    r = a.finish()
+    expect_status(r, 0)
+    expect_nothing_left(a, nodes, r)
+    c.check_clean(r)
+
+
 def hostile_user_refused(c):
     victim, hostile = test_user("victim"), test_user("hostile")
     nodes = agents(c, 2)
@@ -671,6 +734,7 @@ CASES = [
     ("user_launch_in_allocation", user_launch_in_allocation),
     ("door_options", door_options),
     ("hostile_user_refused", hostile_user_refused),
+    ("door_bounds", door_bounds),
     ("nodes_outside_refused", nodes_outside_refused),
     ("end_leaves_nothing", end_leaves_nothing),
     ("time_limit", time_limit),
