@@ -6,6 +6,7 @@
 #include "config/config.hpp"
 #include "launcher/output_files.hpp"
 #include "proc/cpu_binding.hpp"
+#include "proc/exit_status.hpp"
 
 namespace lattice::launcher {
 
@@ -49,6 +50,9 @@ const char* const kLaunchUsage =
     "      --chdir DIR           ranks start in DIR (default: the current directory)\n"
     "  -o, --output PATTERN      ranks' stdout into files: %t rank, %n node, %j launch id\n"
     "  -e, --error PATTERN       ranks' stderr likewise (default: --output's file)\n"
+    "      --open-mode MODE      truncate (default) or append to --output/--error's files\n"
+    "  -u, --unbuffered          pass output on as ranks write it, not line by line\n"
+    "      --signal SIG[@SECS]   send SIG to the ranks SECS (default 60) before the time limit\n"
     "      --vni N               Slingshot VNI: get the launch's CXI service and key from the\n"
     "                            fabric manager and give them to the ranks (FI_CXI_*)\n"
     "      --fabric-url URL      the fabric manager's REST API (or fabric.url in --config)\n"
@@ -122,6 +126,31 @@ Result<uint64_t> parse_mpiexec_timeout(const std::string& text) {
   if (!secs || *secs < 1 || *secs > 366 * 86400)
     return make_error(cat("MPIEXEC_TIMEOUT: expected seconds > 0, got '", text, "'"));
   return static_cast<uint64_t>(*secs) * 1000;
+}
+
+Result<WarnSignal> parse_warn_signal(const std::string& text) {
+  auto at = text.find('@');
+  std::string name = text.substr(0, at);
+  if (name.find(':') != std::string::npos)
+    return make_error(cat("--signal: srun's R: and B: forms are not supported, got '", text, "'"));
+  WarnSignal out{proc::signal_number(name), 60000};
+  if (!out.signal)
+    return make_error(cat("--signal: expected SIG[@SECONDS] (SIG a name such as USR1, or a ",
+                          "number), got '", text, "'"));
+  if (at != std::string::npos) {
+    auto secs = parse_int(text.substr(at + 1));
+    if (!secs || *secs < 0 || *secs > 0xffff)
+      return make_error(
+          cat("--signal: expected whole seconds from 0 to 65535 after '@', got '", text, "'"));
+    out.before_ms = static_cast<uint64_t>(*secs) * 1000;
+  }
+  return out;
+}
+
+Result<bool> parse_open_mode(const std::string& text) {
+  if (text == "append" || text == "a") return true;
+  if (text == "truncate" || text == "t") return false;
+  return make_error(cat("--open-mode: append or truncate, got '", text, "'"));
 }
 
 Result<std::vector<LaunchOptions::Agent>> parse_agents(const std::string& list) {
@@ -267,6 +296,19 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       if (auto checked = expand_output_pattern(*v, 0, 0, "id"); !checked || v->empty())
         return make_error(cat(arg, ": ", checked ? "needs a file name" : checked.error().message));
       (arg == "-o" || arg == "--output" ? o.output : o.error) = *v;
+    } else if (arg == "--signal") {
+      auto v = take();
+      if (!v) return v.error();
+      auto warn = parse_warn_signal(*v);
+      if (!warn) return warn.error();
+      o.warn_signal = warn->signal;
+      o.warn_before_ms = warn->before_ms;
+    } else if (arg == "--open-mode") {
+      auto v = take();
+      if (!v) return v.error();
+      auto append = parse_open_mode(*v);
+      if (!append) return append.error();
+      o.append_output = *append;
     } else if (arg == "--distribution") {
       auto v = take();
       if (!v) return v.error();
@@ -310,13 +352,14 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       if (!agents) return agents.error();
       o.agents.insert(o.agents.end(), agents->begin(), agents->end());
     } else if (arg == "-l" || arg == "--label" || arg == "--slurm-compat" || arg == "-v" ||
-               arg == "--verbose" || arg == "--pmi-port") {
+               arg == "--verbose" || arg == "--pmi-port" || arg == "-u" || arg == "--unbuffered") {
       auto ok = flag_only();
       if (!ok) return ok.error();
-      bool& target = (arg == "-l" || arg == "--label") ? o.label
-                     : arg == "--slurm-compat"         ? o.slurm_compat
-                     : arg == "--pmi-port"             ? o.pmi_port
-                                                       : o.verbose;
+      bool& target = (arg == "-l" || arg == "--label")        ? o.label
+                     : arg == "--slurm-compat"                ? o.slurm_compat
+                     : arg == "--pmi-port"                    ? o.pmi_port
+                     : (arg == "-u" || arg == "--unbuffered") ? o.unbuffered
+                                                              : o.verbose;
       target = true;
     } else {
       return make_error(cat("unknown option '", arg, "'"));
