@@ -83,7 +83,7 @@ void Agent::allocation_start(const Sender& sender, uint64_t request_id,
   std::unique_ptr<proc::AllocationGroup> group;
   if (containment_) {
     auto made = containment_->make_allocation(cat("LATTICE_ALLOC_ID=", spec->id),
-                                              proc::AllocationLimits{*cpus, spec->memory_bytes});
+                                              proc::GroupLimits{*cpus, spec->memory_bytes});
     if (!made) return refuse(cat("cannot contain it: ", made.error().message));
     group = std::move(made.value());
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 namespace lattice {
 
@@ -54,6 +55,13 @@ std::string compress_ranges(std::vector<int> values) {
     i = j + 1;
   }
   return out;
+}
+
+std::string size_text(uint64_t bytes) {
+  for (auto [shift, unit] :
+       {std::pair{40, "TiB"}, std::pair{30, "GiB"}, std::pair{20, "MiB"}, std::pair{10, "KiB"}})
+    if (bytes != 0 && bytes % (uint64_t{1} << shift) == 0) return cat(bytes >> shift, ' ', unit);
+  return cat(bytes, " bytes");
 }
 
 std::optional<HostPort> parse_host_port(std::string_view s) {

@@ -74,6 +74,10 @@ std::optional<std::string> from_hex(std::string_view hex);
 // dropped).
 std::string compress_ranges(std::vector<int> values);
 
+// A size in bytes, for people: "64 MiB", "2 GiB", "1000 bytes" (the largest unit it is a
+// whole number of).
+std::string size_text(uint64_t bytes);
+
 // "host:port" (host may be [v6]); nullopt when malformed.
 struct HostPort {
   std::string host;

@@ -26,13 +26,6 @@ std::string trimmed(std::string text) {
   return text;
 }
 
-// "64 MiB", "2 GiB", "1000 bytes": for people.
-std::string size_text(uint64_t bytes) {
-  for (auto [shift, unit] : {std::pair{30, "GiB"}, std::pair{20, "MiB"}, std::pair{10, "KiB"}})
-    if (bytes % (uint64_t{1} << shift) == 0) return cat(bytes >> shift, ' ', unit);
-  return cat(bytes, " bytes");
-}
-
 bool offers(const std::string& controllers, const std::string& name) {
   auto words = split(trimmed(controllers), ' ');
   return std::find(words.begin(), words.end(), name) != words.end();
@@ -97,11 +90,17 @@ Controller find_controller(const std::string& name, const std::vector<CgroupMoun
   return c;
 }
 
-// <base>/<name> with `settings` written, before anything joins it.
-Result<LimitCgroup> make_limit_cgroup(const std::string& base, const std::string& name,
+// <parent>/<name> with `settings` written, before anything joins it. In a hierarchy that has the
+// cpuset controller too (mounted with memory), it first takes its parent's CPUs and memory nodes.
+Result<LimitCgroup> make_limit_cgroup(const std::string& parent, const std::string& name,
                                       const Settings& settings) {
-  std::string dir = cat(base, '/', name);
+  std::string dir = cat(parent, '/', name);
   if (::mkdir(dir.c_str(), 0755) != 0) return make_error(cat("cannot create ", dir, ": ", why()));
+  if (exists(dir + "/cpuset.cpus"))
+    if (auto copied = copy_cpuset(parent, dir); !copied) {
+      ::rmdir(dir.c_str());
+      return copied.error();
+    }
   for (const auto& [file, value] : settings)
     if (auto wrote = write_file(cat(dir, '/', file), value); !wrote) {
       ::rmdir(dir.c_str());
@@ -128,6 +127,14 @@ Status write_all(const std::string& dir, const Settings& settings) {
   return {};
 }
 
+// Where a group's cgroup goes in the v1 hierarchy of `c`: below its allocation's there, if it
+// has one, else in the agent's subtree.
+std::string v1_parent(const Controller& c, const std::vector<LimitCgroup>& within) {
+  for (const auto& cgroup : within)
+    if (starts_with(cgroup.dir, c.base + "/")) return cgroup.dir;
+  return c.base;
+}
+
 void discard(const std::vector<LimitCgroup>& cgroups) {
   for (const auto& cgroup : cgroups) {
     ::close(cgroup.procs_fd);
@@ -143,7 +150,7 @@ std::string how(const Controller& c) {
 
 }  // namespace
 
-std::string limits_not_enforced(const AllocationLimits& limits, const std::string& why) {
+std::string limits_not_enforced(const GroupLimits& limits, const std::string& why) {
   std::vector<std::string> notes;
   if (limits.memory_bytes)
     notes.push_back(cat("memory ", size_text(limits.memory_bytes), ": not enforced: ", why));
@@ -168,11 +175,12 @@ CgroupLimits::~CgroupLimits() {
 }
 
 Result<AppliedLimits> CgroupLimits::apply(const std::string& dir, const std::string& name,
-                                          const AllocationLimits& limits) {
+                                          const GroupLimits& limits,
+                                          const std::vector<LimitCgroup>& within) {
   AppliedLimits out;
   std::vector<std::string> notes;
   if (limits.memory_bytes) {
-    auto note = apply_memory(dir, name, limits.memory_bytes, out.cgroups);
+    auto note = apply_memory(dir, name, limits.memory_bytes, within, out);
     if (!note) {
       discard(out.cgroups);
       return note.error();
@@ -180,7 +188,7 @@ Result<AppliedLimits> CgroupLimits::apply(const std::string& dir, const std::str
     notes.push_back(*note);
   }
   if (!limits.cpus.empty()) {
-    auto note = apply_cpus(dir, name, limits.cpus, out.cgroups);
+    auto note = apply_cpus(dir, name, limits.cpus, within, out);
     if (!note) {
       discard(out.cgroups);
       return note.error();
@@ -191,39 +199,62 @@ Result<AppliedLimits> CgroupLimits::apply(const std::string& dir, const std::str
   return out;
 }
 
+Status CgroupLimits::enable_down_to(const std::string& dir, const std::string& controller) {
+  std::string parent = dir.substr(0, dir.rfind('/'));
+  if (parent != tracking_base_ && !starts_with(parent, tracking_base_ + "/"))
+    return make_error(cat(dir, " is not below ", tracking_base_));
+  std::vector<std::string> chain = {parent};
+  while (chain.back() != tracking_base_)
+    chain.push_back(chain.back().substr(0, chain.back().rfind('/')));
+  // From the agent's subtree down: a cgroup offers its children only what its parent passed it.
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+    if (auto on = enable(*it, controller); !on) return on;
+  return {};
+}
+
 Result<std::string> CgroupLimits::apply_memory(const std::string& dir, const std::string& name,
-                                               uint64_t bytes, std::vector<LimitCgroup>& made) {
+                                               uint64_t bytes,
+                                               const std::vector<LimitCgroup>& within,
+                                               AppliedLimits& made) {
   std::string what = cat("memory ", size_text(bytes));
   auto failed = [&](const Error& e) {
-    return make_error(
-        cat("cannot limit the allocation's memory to ", size_text(bytes), ": ", e.message));
+    return make_error(cat("cannot limit the memory to ", size_text(bytes), ": ", e.message));
   };
+  // No swap either, where the kernel counts it: the limit is what the group may hold, as on
+  // nodes without swap.
   if (memory_.version == 2) {
-    // No swap either: the limit is what the allocation may hold, as in v1 on nodes without swap.
+    if (auto on = enable_down_to(dir, "memory"); !on) return failed(on.error());
     bool swap = exists(dir + "/memory.swap.max");
     Settings settings = {{"memory.max", std::to_string(bytes)}};
     if (swap) settings.emplace_back("memory.swap.max", "0");
-    if (auto on = enable(tracking_base_, "memory"); !on) return failed(on.error());
     if (auto wrote = write_all(dir, settings); !wrote) return failed(wrote.error());
     return cat(what, ": cgroup v2 memory controller (memory.max", swap ? ", memory.swap.max 0" : "",
                ")");
   }
   if (memory_.version == 1) {
-    auto cgroup =
-        make_limit_cgroup(memory_.base, name, {{"memory.limit_in_bytes", std::to_string(bytes)}});
+    std::string parent = v1_parent(memory_, within);
+    // (memsw, memory and swap together, may not be set below the memory limit: it comes after.)
+    bool swap = exists(parent + "/memory.memsw.limit_in_bytes");
+    Settings settings = {{"memory.limit_in_bytes", std::to_string(bytes)}};
+    if (swap) settings.emplace_back("memory.memsw.limit_in_bytes", std::to_string(bytes));
+    auto cgroup = make_limit_cgroup(parent, name, settings);
     if (!cgroup) return failed(cgroup.error());
-    made.push_back(*cgroup);
-    return cat(what, ": cgroup v1 memory controller (memory.limit_in_bytes)");
+    made.cgroups.push_back(*cgroup);
+    made.oom_file = cgroup->dir + "/memory.oom_control";
+    return cat(what, ": cgroup v1 memory controller (memory.limit_in_bytes",
+               swap ? ", memory.memsw.limit_in_bytes" : "", ")");
   }
+  made.unenforced = true;
   return cat(what, ": not enforced: ", memory_.why_not);
 }
 
 Result<std::string> CgroupLimits::apply_cpus(const std::string& dir, const std::string& name,
                                              const std::vector<int>& cpus,
-                                             std::vector<LimitCgroup>& made) {
+                                             const std::vector<LimitCgroup>& within,
+                                             AppliedLimits& made) {
   std::string list = compress_ranges(cpus);
   std::string what = cat("cpus ", list);
-  // Whose CPUs the allocation's must be among, for the message when they are not.
+  // Whose CPUs the group's must be among, for the message when they are not.
   auto failed = [&](const Error& e, const std::string& parent_cpus) {
     auto held = read_file(parent_cpus);
     return make_error(cat("cannot limit the allocation to cpus ", list, ": ", e.message,
@@ -231,7 +262,7 @@ Result<std::string> CgroupLimits::apply_cpus(const std::string& dir, const std::
   };
   if (cpuset_.version == 2) {
     std::string parent = tracking_base_ + "/cpuset.cpus.effective";
-    if (auto on = enable(tracking_base_, "cpuset"); !on) return failed(on.error(), parent);
+    if (auto on = enable_down_to(dir, "cpuset"); !on) return failed(on.error(), parent);
     if (auto wrote = write_file(dir + "/cpuset.cpus", list); !wrote)
       return failed(wrote.error(), parent);
     // v2 takes CPUs the parent lacks, and runs the cgroup on the parent's instead.
@@ -243,20 +274,22 @@ Result<std::string> CgroupLimits::apply_cpus(const std::string& dir, const std::
     return cat(what, ": cgroup v2 cpuset (cpuset.cpus)");
   }
   if (cpuset_.version == 1) {
-    std::string parent = cpuset_.base + "/cpuset.cpus";
-    auto mems = read_file(cpuset_.base + "/cpuset.mems");
+    std::string within_dir = v1_parent(cpuset_, within);
+    std::string parent = within_dir + "/cpuset.cpus";
+    auto mems = read_file(within_dir + "/cpuset.mems");
     if (!mems) return failed(mems.error(), parent);
     Settings settings = {{"cpuset.mems", trimmed(*mems)}, {"cpuset.cpus", list}};
-    std::string own = cat(cpuset_.base, '/', name);
-    if (!made.empty() && made.back().dir == own) {  // cpuset mounted with memory: one cgroup
+    std::string own = cat(within_dir, '/', name);
+    if (!made.cgroups.empty() && made.cgroups.back().dir == own) {  // cpuset with memory: one
       if (auto wrote = write_all(own, settings); !wrote) return failed(wrote.error(), parent);
       return cat(what, ": cgroup v1 cpuset");
     }
-    auto cgroup = make_limit_cgroup(cpuset_.base, name, settings);
+    auto cgroup = make_limit_cgroup(within_dir, name, settings);
     if (!cgroup) return failed(cgroup.error(), parent);
-    made.push_back(*cgroup);
+    made.cgroups.push_back(*cgroup);
     return cat(what, ": cgroup v1 cpuset");
   }
+  made.unenforced = true;
   return cat(what, ": not enforced: ", cpuset_.why_not);
 }
 

@@ -55,28 +55,47 @@ void remove_cgroup(const std::string& dir, GroupKeeper* keeper) {
 }
 
 // A launch cgroup's open files: cgroup.procs, the directory (v2 only: to clone into), and the
-// cgroup.procs of its allocation's v1 limit cgroups (its own copies).
+// cgroup.procs of the v1 limit cgroups it joins too: its own (with limits of its own: `limits`
+// says which) and its allocation's in the other hierarchies (copies).
 struct CgroupFds {
   int procs = -1;
   int dir = -1;
   std::vector<int> extra;
 };
 
+// "oom_kill N" of memory.events (v2) or memory.oom_control (v1); nullopt when it cannot be read.
+std::optional<uint64_t> read_oom_kills(const std::string& file) {
+  if (file.empty()) return std::nullopt;
+  auto text = read_file(file);
+  return text ? parse_oom_kills(*text) : std::nullopt;
+}
+
 class CgroupGroup final : public ProcessGroup {
  public:
   // `keeper` null: removed when destroyed (a spare, at its keeper's end); else its keeper may
   // keep it for the next launch: the agent's for launches outside allocations, an allocation
-  // for its own (so none is reused outside the allocation it was made in).
-  CgroupGroup(std::string dir, CgroupFds fds, bool has_kill, GroupKeeper* keeper)
-      : dir_(std::move(dir)), fds_(std::move(fds)), has_kill_(has_kill), keeper_(keeper) {}
+  // for its own (so none is reused outside the allocation it was made in), unless it has limits
+  // of its own (`limits`, whose v1 cgroups it removes too). `oom_file`: where the kernel counts
+  // its processes' OOM kills (read_oom_kills), or empty.
+  CgroupGroup(std::string dir, CgroupFds fds, bool has_kill, GroupKeeper* keeper,
+              AppliedLimits limits = {}, std::string oom_file = "")
+      : dir_(std::move(dir)),
+        fds_(std::move(fds)),
+        has_kill_(has_kill),
+        keeper_(keeper),
+        limits_(std::move(limits)),
+        oom_file_(std::move(oom_file)) {}
   ~CgroupGroup() override {
     // Not after cgroup.kill: the kernel then kills every child cloned into it (seen on 6.18).
-    if (keeper_ && !killed_ && fds_.procs >= 0 && members().empty() && keeper_->keep(*this)) return;
+    if (keeper_ && !killed_ && limits_.cgroups.empty() && limits_.note.empty() && fds_.procs >= 0 &&
+        members().empty() && keeper_->keep(*this))
+      return;
     if (fds_.procs < 0) return;  // given to another
     ::close(fds_.procs);
     if (fds_.dir >= 0) ::close(fds_.dir);
-    for (int fd : fds_.extra) ::close(fd);
+    for (int fd : fds_.extra) ::close(fd);  // (its own limit cgroups' among them)
     remove_cgroup(dir_, keeper_);
+    for (const auto& cgroup : limits_.cgroups) remove_cgroup(cgroup.dir, keeper_);
   }
   int join_fd() const override { return fds_.procs; }
   int clone_into_fd() const override { return fds_.dir; }
@@ -92,10 +111,21 @@ class CgroupGroup final : public ProcessGroup {
     }
     for (int pid : members()) ::kill(pid, signum);
   }
-  std::string describe() const override { return dir_; }
-  // Hands the cgroup and its fds to a new owner; this one then lets go of nothing.
+  std::string describe() const override {
+    std::string out = dir_;
+    for (const auto& cgroup : limits_.cgroups) out += cat(", ", cgroup.dir);
+    return out;
+  }
+  std::string limits_note() const override {
+    return limits_.note.empty() ? "no limits asked for" : limits_.note;
+  }
+  bool limits_unenforced() const override { return limits_.unenforced; }
+  std::optional<uint64_t> oom_kills() const override { return read_oom_kills(oom_file_); }
+  // Hands the cgroup and its fds to a new owner; this one then lets go of nothing. (Only a
+  // group without limits of its own is kept, so there are none to hand over.)
   std::unique_ptr<CgroupGroup> take(GroupKeeper* keeper) {
-    auto out = std::make_unique<CgroupGroup>(dir_, fds_, has_kill_, keeper);
+    auto out =
+        std::make_unique<CgroupGroup>(dir_, fds_, has_kill_, keeper, AppliedLimits{}, oom_file_);
     fds_ = CgroupFds{};
     return out;
   }
@@ -106,12 +136,21 @@ class CgroupGroup final : public ProcessGroup {
   bool has_kill_;
   bool killed_ = false;  // cgroup.kill was written
   GroupKeeper* keeper_;
+  AppliedLimits limits_;  // its own (note empty: none asked for)
+  std::string oom_file_;
 };
 
-// Copies of an allocation's v1 cgroup.procs fds, for one of its launches (which may outlive it).
-Result<std::vector<int>> copy_fds(const std::vector<LimitCgroup>& cgroups) {
+// Copies of an allocation's v1 cgroup.procs fds, for one of its launches (which may outlive it),
+// but in the hierarchies where the launch has a cgroup of its own (`own`, below the
+// allocation's there): a process is in one cgroup of each hierarchy.
+Result<std::vector<int>> copy_fds(const std::vector<LimitCgroup>& cgroups,
+                                  const std::vector<LimitCgroup>& own) {
   std::vector<int> out;
   for (const auto& cgroup : cgroups) {
+    if (std::any_of(own.begin(), own.end(), [&](const LimitCgroup& mine) {
+          return starts_with(mine.dir, cgroup.dir + "/");
+        }))
+      continue;
     int fd = ::fcntl(cgroup.procs_fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) {
       std::string error = cat("cannot copy the fd of ", cgroup.dir, "/cgroup.procs: ", why());
@@ -123,12 +162,16 @@ Result<std::vector<int>> copy_fds(const std::vector<LimitCgroup>& cgroups) {
   return out;
 }
 
-// A new launch cgroup below `parent`; `allocation`: the v1 limit cgroups of the allocation it
-// is in (and then it is in one), null outside allocations.
-Result<std::unique_ptr<ProcessGroup>> make_launch_cgroup(
-    const std::string& parent, ContainmentMode mode, GroupKeeper* keeper,
-    const std::vector<LimitCgroup>* allocation) {
-  std::string dir = cat(parent, "/launch.", random_name());
+// A new launch cgroup below `parent`, with `limits` of its own (set by `controllers`, inside
+// those of its allocation); `allocation`: the v1 limit cgroups of the allocation it is in (and
+// then it is in one), null outside allocations.
+Result<std::unique_ptr<ProcessGroup>> make_launch_cgroup(const std::string& parent,
+                                                         ContainmentMode mode, GroupKeeper* keeper,
+                                                         const std::vector<LimitCgroup>* allocation,
+                                                         const GroupLimits& limits,
+                                                         CgroupLimits& controllers) {
+  std::string name = "launch." + random_name();
+  std::string dir = cat(parent, '/', name);
   if (::mkdir(dir.c_str(), 0755) != 0) return make_error(cat("cannot create ", dir, ": ", why()));
   CgroupFds fds;
   fds.procs = ::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
@@ -137,19 +180,41 @@ Result<std::unique_ptr<ProcessGroup>> make_launch_cgroup(
     ::rmdir(dir.c_str());
     return make_error(error);
   }
+  AppliedLimits own;
+  if (!limits.empty()) {
+    auto applied =
+        controllers.apply(dir, name, limits, allocation ? *allocation : std::vector<LimitCgroup>{});
+    if (!applied) {
+      ::close(fds.procs);
+      ::rmdir(dir.c_str());
+      return applied.error();
+    }
+    own = std::move(*applied);
+  }
   if (allocation) {
-    auto extra = copy_fds(*allocation);
+    auto extra = copy_fds(*allocation, own.cgroups);
     if (!extra) {
       ::close(fds.procs);
+      for (const auto& cgroup : own.cgroups) {
+        ::close(cgroup.procs_fd);
+        ::rmdir(cgroup.dir.c_str());
+      }
       ::rmdir(dir.c_str());
       return extra.error();
     }
     fds.extra = std::move(*extra);
   }
+  for (const auto& cgroup : own.cgroups) fds.extra.push_back(cgroup.procs_fd);
   if (mode == ContainmentMode::cgroup2)  // (without it, children join by cgroup.procs)
     fds.dir = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  return std::unique_ptr<ProcessGroup>(
-      new CgroupGroup(dir, std::move(fds), exists(dir + "/cgroup.kill"), keeper));
+  // v2 counts OOM kills in every cgroup the memory controller reaches (memory.events); v1 only
+  // in a memory cgroup of the launch's own.
+  std::string oom_file = !own.oom_file.empty()              ? own.oom_file
+                         : mode == ContainmentMode::cgroup2 ? dir + "/memory.events"
+                                                            : "";
+  return std::unique_ptr<ProcessGroup>(new CgroupGroup(dir, std::move(fds),
+                                                       exists(dir + "/cgroup.kill"), keeper,
+                                                       std::move(own), std::move(oom_file)));
 }
 
 // An allocation: a cgroup in the tracking hierarchy with its launches' below it, and its
@@ -158,11 +223,13 @@ Result<std::unique_ptr<ProcessGroup>> make_launch_cgroup(
 // outlive it (the agent lets an allocation go only after its launches).
 class CgroupAllocation final : public AllocationGroup, private GroupKeeper {
  public:
-  CgroupAllocation(std::string dir, ContainmentMode mode, GroupKeeper& keeper, AppliedLimits limits)
+  CgroupAllocation(std::string dir, ContainmentMode mode, GroupKeeper& keeper,
+                   CgroupLimits& controllers, AppliedLimits limits)
       : dir_(std::move(dir)),
         mode_(mode),
         has_kill_(exists(dir_ + "/cgroup.kill")),
         keeper_(keeper),
+        controllers_(controllers),
         limits_(std::move(limits)) {}
   ~CgroupAllocation() override {
     spare_.reset();
@@ -184,15 +251,17 @@ class CgroupAllocation final : public AllocationGroup, private GroupKeeper {
     for (const auto& cgroup : limits_.cgroups) out += cat(", ", cgroup.dir);
     return out;
   }
-  Result<std::unique_ptr<ProcessGroup>> make_group(const std::string&) override {
-    if (spare_) {
+  Result<std::unique_ptr<ProcessGroup>> make_group(const std::string&,
+                                                   const GroupLimits& limits) override {
+    if (spare_ && limits.empty()) {
       std::unique_ptr<ProcessGroup> reused = spare_->take(this);
       spare_.reset();
       return reused;
     }
-    return make_launch_cgroup(dir_, mode_, this, &limits_.cgroups);
+    return make_launch_cgroup(dir_, mode_, this, &limits_.cgroups, limits, controllers_);
   }
   std::string limits_note() const override { return limits_.note; }
+  bool limits_unenforced() const override { return limits_.unenforced; }
 
  private:
   bool keep(CgroupGroup& emptied) override {
@@ -206,6 +275,7 @@ class CgroupAllocation final : public AllocationGroup, private GroupKeeper {
   ContainmentMode mode_;
   bool has_kill_;
   GroupKeeper& keeper_;
+  CgroupLimits& controllers_;  // the containment's: outlives it
   AppliedLimits limits_;
   std::unique_ptr<CgroupGroup> spare_;  // an emptied launch cgroup of its own, for the next
 };
@@ -231,19 +301,20 @@ class CgroupContainment final : public Containment, private GroupKeeper {
     return cat(mode_ == ContainmentMode::cgroup2 ? "cgroup v2" : "cgroup v1",
                ", a cgroup per launch under ", base_, limits_->describe(), notes_);
   }
-  // An emptied group is kept for the next launch (one at most), so that launches after the
-  // first make and remove no cgroup.
-  Result<std::unique_ptr<ProcessGroup>> make_group(const std::string&) override {
+  // An emptied group without limits is kept for the next launch without any (one at most), so
+  // that launches after the first make and remove no cgroup.
+  Result<std::unique_ptr<ProcessGroup>> make_group(const std::string&,
+                                                   const GroupLimits& limits) override {
     remove_busy();
-    if (spare_) {
+    if (spare_ && limits.empty()) {
       std::unique_ptr<ProcessGroup> reused = spare_->take(this);
       spare_.reset();
       return reused;
     }
-    return make_launch_cgroup(base_, mode_, this, nullptr);
+    return make_launch_cgroup(base_, mode_, this, nullptr, limits, *limits_);
   }
-  Result<std::unique_ptr<AllocationGroup>> make_allocation(
-      const std::string&, const AllocationLimits& limits) override {
+  Result<std::unique_ptr<AllocationGroup>> make_allocation(const std::string&,
+                                                           const GroupLimits& limits) override {
     remove_busy();
     std::string name = "alloc." + random_name();
     std::string dir = cat(base_, '/', name);
@@ -254,7 +325,7 @@ class CgroupContainment final : public Containment, private GroupKeeper {
       return applied.error();
     }
     return std::unique_ptr<AllocationGroup>(
-        new CgroupAllocation(dir, mode_, *this, std::move(*applied)));
+        new CgroupAllocation(dir, mode_, *this, *limits_, std::move(*applied)));
   }
   int remove_leftovers() override {
     return remove_dead_agents(root_) + limits_->remove_leftovers();
@@ -364,41 +435,61 @@ std::vector<int> marked_descendants(const std::string& marker, bool lists) {
   return out;
 }
 
+// Nothing but a cgroup could hold a group's limits (a launch's CPU binding still applies to its
+// ranks).
+std::string subreaper_note(const GroupLimits& limits) {
+  return limits_not_enforced(limits, "no cgroup: containment is by child subreaper");
+}
+
 class SubreaperGroup final : public ProcessGroup {
  public:
-  SubreaperGroup(std::string marker, bool lists) : marker_(std::move(marker)), lists_(lists) {}
+  SubreaperGroup(std::string marker, bool lists, const GroupLimits& limits)
+      : marker_(std::move(marker)),
+        lists_(lists),
+        note_(subreaper_note(limits)),
+        unenforced_(!limits.empty()) {}
   int join_fd() const override { return -1; }
   std::vector<int> members() const override { return marked_descendants(marker_, lists_); }
   void signal(int signum) override {
     for (int pid : members()) ::kill(pid, signum);
   }
   std::string describe() const override { return "(subreaper)"; }
-
- private:
-  std::string marker_;
-  bool lists_;
-};
-
-// Launches found by their marker, the allocation's processes by its own.
-class SubreaperAllocation final : public AllocationGroup {
- public:
-  SubreaperAllocation(std::string marker, bool lists, std::string note)
-      : marker_(std::move(marker)), lists_(lists), note_(std::move(note)) {}
-  int join_fd() const override { return -1; }
-  std::vector<int> members() const override { return marked_descendants(marker_, lists_); }
-  void signal(int signum) override {
-    for (int pid : members()) ::kill(pid, signum);
-  }
-  std::string describe() const override { return "(subreaper)"; }
-  Result<std::unique_ptr<ProcessGroup>> make_group(const std::string& marker) override {
-    return std::unique_ptr<ProcessGroup>(new SubreaperGroup(marker, lists_));
-  }
   std::string limits_note() const override { return note_; }
+  bool limits_unenforced() const override { return unenforced_; }
 
  private:
   std::string marker_;
   bool lists_;
   std::string note_;
+  bool unenforced_;
+};
+
+// Launches found by their marker, the allocation's processes by its own.
+class SubreaperAllocation final : public AllocationGroup {
+ public:
+  SubreaperAllocation(std::string marker, bool lists, const GroupLimits& limits)
+      : marker_(std::move(marker)),
+        lists_(lists),
+        note_(subreaper_note(limits)),
+        unenforced_(!limits.empty()) {}
+  int join_fd() const override { return -1; }
+  std::vector<int> members() const override { return marked_descendants(marker_, lists_); }
+  void signal(int signum) override {
+    for (int pid : members()) ::kill(pid, signum);
+  }
+  std::string describe() const override { return "(subreaper)"; }
+  Result<std::unique_ptr<ProcessGroup>> make_group(const std::string& marker,
+                                                   const GroupLimits& limits) override {
+    return std::unique_ptr<ProcessGroup>(new SubreaperGroup(marker, lists_, limits));
+  }
+  std::string limits_note() const override { return note_; }
+  bool limits_unenforced() const override { return unenforced_; }
+
+ private:
+  std::string marker_;
+  bool lists_;
+  std::string note_;
+  bool unenforced_;
 };
 
 class SubreaperContainment final : public Containment {
@@ -415,15 +506,13 @@ class SubreaperContainment final : public Containment {
                  "scanned for them",
         notes_);
   }
-  Result<std::unique_ptr<ProcessGroup>> make_group(const std::string& marker) override {
-    return std::unique_ptr<ProcessGroup>(new SubreaperGroup(marker, lists_));
+  Result<std::unique_ptr<ProcessGroup>> make_group(const std::string& marker,
+                                                   const GroupLimits& limits) override {
+    return std::unique_ptr<ProcessGroup>(new SubreaperGroup(marker, lists_, limits));
   }
-  // Nothing but a cgroup could hold them (a launch's CPU binding still applies to its ranks).
-  Result<std::unique_ptr<AllocationGroup>> make_allocation(
-      const std::string& marker, const AllocationLimits& limits) override {
-    return std::unique_ptr<AllocationGroup>(new SubreaperAllocation(
-        marker, lists_,
-        limits_not_enforced(limits, "no cgroup: containment is by child subreaper")));
+  Result<std::unique_ptr<AllocationGroup>> make_allocation(const std::string& marker,
+                                                           const GroupLimits& limits) override {
+    return std::unique_ptr<AllocationGroup>(new SubreaperAllocation(marker, lists_, limits));
   }
   // A dead agent's orphans went to PID 1: nothing tells them apart any more.
   int remove_leftovers() override { return 0; }

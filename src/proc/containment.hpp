@@ -3,7 +3,8 @@
 // v2, else a v1 hierarchy, as on nodes that mount v1 controllers beside an empty v2), else the
 // agent as child subreaper, so orphans come back to it instead of to PID 1. Chosen once at the
 // agent's start and said in its log. An allocation is a group of launch groups with CPU and memory
-// limits on them together (cgroup_limits.hpp: where the controllers for them are). Files under
+// limits on them together; a launch group may have limits of its own (--mem), inside its
+// allocation's (cgroup_limits.hpp: where the controllers for them are). Files under
 // /sys/fs/cgroup and /proc are read and written directly: the kernel answers them at once, without
 // I/O.
 #pragma once
@@ -44,11 +45,24 @@ class ProcessGroup {
   virtual void signal(int signum) = 0;
   // Where it is (a cgroup's path), for logs and the admin status.
   virtual std::string describe() const = 0;
+  // One line saying how each of its limits is enforced, or that it is not and why (e.g.
+  // "memory 2 GiB: cgroup v1 memory controller (memory.limit_in_bytes); cpus 0-1: cgroup v1
+  // cpuset"; or "memory 2 GiB: not enforced: no memory controller in cgroup v2 (...) and none
+  // mounted as v1"); "no limits asked for" without any. The agent logs it and reports it.
+  virtual std::string limits_note() const = 0;
+  // Whether a limit asked for is not enforced here (the note says why).
+  virtual bool limits_unenforced() const = 0;
+  // How many of its processes the kernel's out-of-memory killer has killed since it was made
+  // (a count the kernel keeps for it: memory.events in cgroup v2, memory.oom_control in its own
+  // v1 memory cgroup); nullopt where nothing counts them for this group alone.
+  virtual std::optional<uint64_t> oom_kills() const { return std::nullopt; }
 };
 
-struct AllocationLimits {
+// Limits on a group's processes together.
+struct GroupLimits {
   std::vector<int> cpus;      // CPU numbers its processes may run on; empty: no CPU limit
   uint64_t memory_bytes = 0;  // 0: no memory limit
+  bool empty() const { return cpus.empty() && memory_bytes == 0; }
 };
 
 // One allocation's processes on this node: every launch group made in it is inside it; its
@@ -59,15 +73,12 @@ struct AllocationLimits {
 // process still holds one).
 class AllocationGroup : public ProcessGroup {
  public:
-  // A group for a launch inside the allocation (same contract as Containment::make_group).
-  // An emptied one may be kept for the allocation's next launch, never for another's or one
-  // outside it; the launch groups must be destroyed before the allocation.
-  virtual Result<std::unique_ptr<ProcessGroup>> make_group(const std::string& marker) = 0;
-  // One line saying how each limit is enforced, or that it is not and why (e.g. "memory 2 GiB:
-  // cgroup v1 memory controller (memory.limit_in_bytes); cpus 0-1: cgroup v1 cpuset"; or
-  // "memory 2 GiB: not enforced: no memory controller in cgroup v2 (...) and none mounted as
-  // v1"). The agent logs it and reports it.
-  virtual std::string limits_note() const = 0;
+  // A group for a launch inside the allocation (same contract as Containment::make_group),
+  // its limits inside the allocation's. An emptied one without limits of its own may be kept
+  // for the allocation's next launch, never for another's or one outside it; the launch groups
+  // must be destroyed before the allocation.
+  virtual Result<std::unique_ptr<ProcessGroup>> make_group(const std::string& marker,
+                                                           const GroupLimits& limits = {}) = 0;
 };
 
 class Containment {
@@ -81,14 +92,17 @@ class Containment {
   virtual ContainmentMode mode() const = 0;
   virtual std::string describe() const = 0;
   // A group for a new launch. `marker` ("NAME=VALUE") is in the environment of every process
-  // the launch starts: the subreaper tells launches apart by it.
-  virtual Result<std::unique_ptr<ProcessGroup>> make_group(const std::string& marker) = 0;
+  // the launch starts: the subreaper tells launches apart by it. `limits` hold for the launch's
+  // processes together on this node (--mem), as an allocation's do: a limit nothing here can
+  // keep is said in its limits_note(); one a controller refuses is an error.
+  virtual Result<std::unique_ptr<ProcessGroup>> make_group(const std::string& marker,
+                                                           const GroupLimits& limits = {}) = 0;
   // A group for an allocation's launches, with `limits` on all of them together. `marker`
   // ("LATTICE_ALLOC_ID=ID") is in the environment of every process the allocation's launches
   // start. A limit nothing on this node can keep is said in limits_note(); one a controller
   // refuses (CPUs outside the agent's cpuset) is an error.
-  virtual Result<std::unique_ptr<AllocationGroup>> make_allocation(
-      const std::string& marker, const AllocationLimits& limits) = 0;
+  virtual Result<std::unique_ptr<AllocationGroup>> make_allocation(const std::string& marker,
+                                                                   const GroupLimits& limits) = 0;
   // What agents that died left behind: their launches' and allocations' processes are killed
   // and their groups removed, in every hierarchy. Returns the number of processes killed.
   virtual int remove_leftovers() = 0;

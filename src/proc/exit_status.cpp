@@ -46,6 +46,10 @@ int signal_number(const std::string& name) {
 
 std::string describe(ExitStatus status) {
   if (!status.signal) return cat("exited with status ", status.code);
+  if (status.out_of_memory)
+    return cat(
+        "killed by the out-of-memory killer",
+        status.memory_limit ? cat(" (memory limit ", size_text(status.memory_limit), ")") : "");
   std::string name = signal_name(status.signal);
   if (!starts_with(name, "SIG")) return cat("killed by signal ", status.signal);
   return cat("killed by signal ", status.signal, " (", name, ")");

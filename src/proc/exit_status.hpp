@@ -1,7 +1,9 @@
 // How a rank ended, as a job status and as words: "exited with status 3", "killed by signal 9
-// (SIGKILL)". A signal maps to 128+N, as shells and srun report it.
+// (SIGKILL)", "killed by the out-of-memory killer". A signal maps to 128+N, as shells and srun
+// report it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace lattice::proc {
@@ -9,6 +11,10 @@ namespace lattice::proc {
 struct ExitStatus {
   int code = 0;
   int signal = 0;  // 0: exited normally with `code`
+  // The kernel's out-of-memory killer sent that signal (SIGKILL), when its launch's memory
+  // limit on its node was `memory_limit` bytes (0: none of its own).
+  bool out_of_memory = false;
+  uint64_t memory_limit = 0;
 };
 
 int job_exit_code(ExitStatus status);

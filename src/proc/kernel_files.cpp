@@ -128,4 +128,14 @@ bool environ_has(std::string_view environ, std::string_view entry) {
   return false;
 }
 
+std::optional<uint64_t> parse_oom_kills(std::string_view text) {
+  for (auto line : fields(text, '\n')) {
+    auto f = fields(line, ' ');
+    if (f.size() != 2 || f[0] != "oom_kill") continue;
+    auto n = parse_int(f[1]);
+    if (n && *n >= 0) return static_cast<uint64_t>(*n);
+  }
+  return std::nullopt;
+}
+
 }  // namespace lattice::proc

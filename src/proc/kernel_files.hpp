@@ -1,10 +1,12 @@
 // The kernel's process and cgroup bookkeeping as text (/proc/self/mountinfo, /proc/PID/cgroup,
-// /proc/PID/stat, cgroup.procs) read into plain values. Pure functions: containment.cpp does
-// the reading. A mount point or a command name may hold bytes a user chose (a FUSE mount's
-// path, a program's name), so nothing here trusts a line to be well formed: what does not
-// parse is skipped.
+// /proc/PID/stat, cgroup.procs, memory.events) read into plain values. Pure functions:
+// containment.cpp does the reading. A mount point or a command name may hold bytes a user chose (a
+// FUSE mount's path, a program's name), so nothing here trusts a line to be well formed: what does
+// not parse is skipped.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,5 +43,10 @@ int parse_stat_ppid(std::string_view stat);
 
 // Whether a NUL-separated environment block (/proc/PID/environ) holds `entry` ("NAME=VALUE").
 bool environ_has(std::string_view environ, std::string_view entry);
+
+// The "oom_kill N" line of a memory cgroup's memory.events (v2) or memory.oom_control (v1): how
+// many of its processes the out-of-memory killer killed. Nullopt without one (kernels before
+// 4.13 have none in v1).
+std::optional<uint64_t> parse_oom_kills(std::string_view text);
 
 }  // namespace lattice::proc

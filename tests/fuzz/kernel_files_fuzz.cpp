@@ -21,5 +21,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (pid <= 0) std::abort();
   if (parse_stat_ppid(text) < -1) std::abort();
   environ_has(text, "LATTICE_LAUNCH_ID=x");
+  if (auto kills = parse_oom_kills(text); kills && *kills > uint64_t{INT64_MAX}) std::abort();
   return 0;
 }

@@ -209,7 +209,7 @@ bool contains(const std::string& text, const std::string& part) {
 void exercise_limits(ContainmentMode mode) {
   auto chosen = chosen_or_skip(mode);
   if (!chosen) return;
-  AllocationLimits limits;
+  GroupLimits limits;
   limits.cpus = {0};
   limits.memory_bytes = uint64_t{64} << 20;
   auto alloc = chosen->make_allocation(kAllocMarker, limits);
@@ -278,7 +278,7 @@ TEST_CASE("cgroup v1: an allocation's memory and CPU limits hold for the process
 TEST_CASE("subreaper: an allocation's limits are said not to be enforced") {
   auto chosen = chosen_or_skip(ContainmentMode::subreaper);
   if (!chosen) return;
-  AllocationLimits limits;
+  GroupLimits limits;
   limits.cpus = {0, 1};
   limits.memory_bytes = uint64_t{2} << 30;
   auto alloc = chosen->make_allocation(kAllocMarker, limits);
@@ -291,7 +291,7 @@ TEST_CASE("subreaper: an allocation's limits are said not to be enforced") {
 void exercise_cpus_refused(ContainmentMode mode) {
   auto chosen = chosen_or_skip(mode);
   if (!chosen) return;
-  AllocationLimits limits;
+  GroupLimits limits;
   limits.cpus = {1000};
   auto alloc = chosen->make_allocation(kAllocMarker, limits);
   MESSAGE((alloc ? (*alloc)->limits_note() : alloc.error().message));
@@ -361,7 +361,7 @@ TEST_CASE("cgroup v1: a launch group inside an allocation is not reused outside 
 void exercise_leftovers(ContainmentMode mode) {
   auto chosen = chosen_or_skip(mode);
   if (!chosen) return;
-  AllocationLimits limits;
+  GroupLimits limits;
   limits.memory_bytes = uint64_t{64} << 20;
   auto alloc = chosen->make_allocation(kAllocMarker, limits);
   REQUIRE(alloc);
@@ -404,6 +404,97 @@ TEST_CASE("cgroup v2: a dead agent's allocations and their launches are killed a
 }
 TEST_CASE("cgroup v1: a dead agent's allocations and their launches are killed and removed") {
   exercise_leftovers(ContainmentMode::cgroup1);
+}
+
+// A launch's own memory limit (--mem): what goes past it is killed, the kill is counted for
+// that launch alone, and its cgroups go with it; inside an allocation, below the allocation's,
+// whose limit holds too. Such a group is never kept for another launch.
+void exercise_launch_memory(ContainmentMode mode, bool in_allocation) {
+  auto chosen = chosen_or_skip(mode);
+  if (!chosen) return;
+  std::unique_ptr<AllocationGroup> alloc;
+  if (in_allocation) {
+    GroupLimits whole;
+    whole.memory_bytes = uint64_t{256} << 20;
+    auto made = chosen->make_allocation(kAllocMarker, whole);
+    REQUIRE_MESSAGE(made, (made ? "" : made.error().message));
+    alloc = std::move(made.value());
+  }
+  GroupLimits limits;
+  limits.memory_bytes = uint64_t{64} << 20;
+  const std::string marker = "LATTICE_LAUNCH_ID=unit-mem";
+  auto launch = alloc ? alloc->make_group(marker, limits) : chosen->make_group(marker, limits);
+  REQUIRE_MESSAGE(launch, (launch ? "" : launch.error().message));
+  const std::string note = (*launch)->limits_note();
+  MESSAGE("launch limits: ", note);
+  if ((*launch)->limits_unenforced()) {
+    CHECK(contains(note, "memory 64 MiB: not enforced: "));
+    return;
+  }
+  CHECK(contains(note, "memory 64 MiB: cgroup v"));
+  auto counted = (*launch)->oom_kills();
+  REQUIRE(counted);
+  CHECK(*counted == 0);
+
+  REQUIRE(start_stray(**launch, marker, alloc ? kAllocMarker : "") == 0);
+  auto members = (*launch)->members();
+  REQUIRE(members.size() == 1);
+  const bool v1 = contains(note, "cgroup v1 memory");
+  const std::string memory_cgroup = cgroup_of(members[0], v1 ? "memory" : "");
+  CHECK(read_text(memory_cgroup + (v1 ? "/memory.limit_in_bytes" : "/memory.max")) == "67108864");
+  if (alloc) CHECK(contains(alloc->describe(), parent_of(memory_cgroup)));  // nested in it
+  (*launch)->signal(SIGKILL);
+  CHECK(wait_empty(**launch));
+
+  CHECK(touch_memory(**launch, size_t{16} << 20) == 0);  // within the limit: runs
+  int status = touch_memory(**launch, size_t{200} << 20);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+  CHECK((*launch)->oom_kills() == uint64_t{1});
+  // A launch beside it has no part of that count.
+  auto other = alloc ? alloc->make_group("LATTICE_LAUNCH_ID=unit-other")
+                     : chosen->make_group("LATTICE_LAUNCH_ID=unit-other");
+  REQUIRE(other);
+  CHECK((*other)->oom_kills().value_or(0) == 0);
+  CHECK((*other)->limits_note() == "no limits asked for");
+  CHECK_FALSE((*other)->limits_unenforced());
+
+  const std::string dirs = (*launch)->describe();
+  launch->reset();
+  std::stringstream list(dirs);
+  for (std::string dir; std::getline(list, dir, ',');) {
+    if (dir.front() == ' ') dir.erase(0, 1);
+    CHECK_MESSAGE(::access(dir.c_str(), F_OK) != 0, dir);  // removed, not kept as a spare
+  }
+}
+
+TEST_CASE("cgroup v2: a launch's own memory limit kills what goes past it, and says so") {
+  exercise_launch_memory(ContainmentMode::cgroup2, false);
+}
+TEST_CASE("cgroup v1: a launch's own memory limit kills what goes past it, and says so") {
+  exercise_launch_memory(ContainmentMode::cgroup1, false);
+}
+TEST_CASE("cgroup v2: a launch's memory limit inside an allocation's") {
+  exercise_launch_memory(ContainmentMode::cgroup2, true);
+}
+TEST_CASE("cgroup v1: a launch's memory limit inside an allocation's") {
+  exercise_launch_memory(ContainmentMode::cgroup1, true);
+}
+
+TEST_CASE("subreaper: a launch's memory limit is said not to be enforced") {
+  auto chosen = chosen_or_skip(ContainmentMode::subreaper);
+  if (!chosen) return;
+  GroupLimits limits;
+  limits.memory_bytes = uint64_t{64} << 20;
+  auto launch = chosen->make_group("LATTICE_LAUNCH_ID=unit-sub", limits);
+  REQUIRE(launch);
+  CHECK((*launch)->limits_unenforced());
+  CHECK((*launch)->limits_note() ==
+        "memory 64 MiB: not enforced: no cgroup: containment is by child subreaper");
+  CHECK(!(*launch)->oom_kills());
+  auto plain = chosen->make_group("LATTICE_LAUNCH_ID=unit-sub2");
+  REQUIRE(plain);
+  CHECK_FALSE((*plain)->limits_unenforced());
 }
 
 TEST_CASE("containment modes by name") {
