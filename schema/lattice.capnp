@@ -141,6 +141,12 @@ struct LaunchProcessesRequest {
                                  # gets what escape-hatch commands get (its own session files)
   unbuffered @33 :Bool;          # srun -u: ranks' output goes on as read, not line by line
   warnSignal @34 :WarnSignal;    # srun --signal: a signal this long before the time limit
+  memoryBytes @35 :UInt64;       # --mem: memory for all the launch's processes on each node
+                                 # together (its cgroup's limit); 0 = none
+  memoryPerCpu @36 :UInt64;      # --mem-per-cpu: the same, times the CPUs its ranks on that
+                                 # node use (local ranks x CPUs per task); 0 = none. At most one
+                                 # of the two is given
+  exclusive @37 :Bool;           # --exclusive: no other launch runs on its nodes while it does
 }
 
 # srun's --signal=SIG@SECONDS: `signal` to every rank `beforeMs` before the launch's time limit
@@ -201,6 +207,8 @@ struct LaunchAccepted {
                                  # the launcher may hold its stdin back until they take it
   envLeftOut @4 :List(Text);     # names of hooks (a root job's) this agent left out of
                                  # appSetup.environment
+  unenforced @5 :Text;           # a limit the launch asked for (--mem) that nothing on this
+                                 # node can keep, and why; empty: every one is kept
 }
 
 # Fence and abort messages name their sender's node index, but a receiver believes it only when
@@ -244,6 +252,8 @@ enum FailureKind {
   timeLimit @12;     # the launch reached its time limit (timeoutMs)
   interrupted @13;   # the user's `signal` came before the ranks on `node` started
   allocationEnded @14; # the allocation the launch ran in ended (detail: which, and why)
+  outOfMemory @15;   # the out-of-memory killer killed a rank (signal), whose launch's memory
+                     # limit on `node` was memoryLimit (0: none of its own)
 }
 
 struct Failure {
@@ -258,6 +268,7 @@ struct Failure {
   exitCodeGiven @7 :Bool;
   timeoutMs @8 :UInt64;
   peer @9 :Text;
+  memoryLimit @10 :UInt64;       # outOfMemory
 }
 
 struct AbortProcesses {
@@ -290,6 +301,8 @@ struct RankExit {
   exitCode @3 :Int32;
   signal @4 :Int32;              # 0 when the rank exited normally
   pid @5 :Int32;
+  outOfMemory @6 :Bool;          # the out-of-memory killer sent the signal (SIGKILL)
+  memoryLimit @7 :UInt64;        # then: the launch's memory limit on its node; 0: none of its own
 }
 
 struct LaunchTimings {

@@ -63,6 +63,11 @@ std::string describe(const Failure& f) {
       return cat("interrupted by signal ", f.signal, " before the ranks on ", f.node, " started");
     case FailureKind::allocation_ended:
       return f.detail;
+    case FailureKind::out_of_memory:
+      return cat(rank, " was killed by the out-of-memory killer",
+                 f.memory_limit ? cat(": the launch's memory limit ", size_text(f.memory_limit),
+                                      " on that node")
+                                : "");
   }
   return f.detail;
 }

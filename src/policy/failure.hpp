@@ -25,6 +25,8 @@ enum class FailureKind {
   time_limit,        // the launch reached its time limit (timeout_ms)
   interrupted,       // the user's `signal` came before the ranks on `node` started
   allocation_ended,  // the allocation it ran in ended (detail: which, and why)
+  out_of_memory,     // the out-of-memory killer killed the rank (signal), whose launch's memory
+                     // limit on `node` was memory_limit (0: none of its own)
 };
 
 struct Failure {
@@ -38,6 +40,7 @@ struct Failure {
   bool exit_code_given = false;  // abort_called: the rank named its exit code (PMI-1 does)
   uint64_t timeout_ms = 0;       // fence_timeout, time_limit
   std::string peer = {};         // node_lost: the node id lost
+  uint64_t memory_limit = 0;     // out_of_memory
 };
 
 // "rank 3 on n1 exited with status 7", "fence 2 timed out after 60 s", ...

@@ -39,7 +39,8 @@ std::vector<JobAction> JobPolicy::ended(int node, std::optional<Failure> failure
   n.ended = true;
   if (n.state == State::done) return out;
   set_done(n);
-  if (failure && !kill_on_bad_exit_ && failure->kind == FailureKind::exited) {
+  if (failure && !kill_on_bad_exit_ &&
+      (failure->kind == FailureKind::exited || failure->kind == FailureKind::out_of_memory)) {
     record_failure(failure_, std::move(*failure));  // -K0: the job's status, not an abort
     dispatch(out);
   } else if (failure) {

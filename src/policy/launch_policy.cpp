@@ -264,9 +264,11 @@ Failure LaunchPolicy::here(FailureKind kind, int rank, std::string detail) const
 }
 
 Failure LaunchPolicy::exited_failure(int rank, proc::ExitStatus status) const {
-  Failure failure = here(FailureKind::exited, rank);
+  Failure failure =
+      here(status.out_of_memory ? FailureKind::out_of_memory : FailureKind::exited, rank);
   failure.exit_code = proc::job_exit_code(status);
   failure.signal = status.signal;
+  failure.memory_limit = status.memory_limit;
   return failure;
 }
 

@@ -4,8 +4,8 @@ namespace lattice::wire {
 namespace {
 
 // The two enums name the same kinds in the same order (checked where they are converted).
-static_assert(static_cast<int>(schema::FailureKind::ALLOCATION_ENDED) ==
-              static_cast<int>(policy::FailureKind::allocation_ended));
+static_assert(static_cast<int>(schema::FailureKind::OUT_OF_MEMORY) ==
+              static_cast<int>(policy::FailureKind::out_of_memory));
 
 }  // namespace
 
@@ -20,13 +20,14 @@ void encode_failure(const policy::Failure& f, schema::Failure::Builder out) {
   out.setExitCodeGiven(f.exit_code_given);
   out.setTimeoutMs(f.timeout_ms);
   out.setPeer(f.peer);
+  out.setMemoryLimit(f.memory_limit);
 }
 
 policy::Failure decode_failure(schema::Failure::Reader in) {
   policy::Failure f;
   // A kind newer than this build is shown by its detail alone.
   auto kind = static_cast<int>(in.getKind());
-  f.kind = kind <= static_cast<int>(policy::FailureKind::allocation_ended)
+  f.kind = kind <= static_cast<int>(policy::FailureKind::out_of_memory)
                ? static_cast<policy::FailureKind>(kind)
                : policy::FailureKind::other;
   f.detail = in.getDetail();
@@ -38,6 +39,7 @@ policy::Failure decode_failure(schema::Failure::Reader in) {
   f.exit_code_given = in.getExitCodeGiven();
   f.timeout_ms = in.getTimeoutMs();
   f.peer = in.getPeer();
+  f.memory_limit = in.getMemoryLimit();
   return f;
 }
 

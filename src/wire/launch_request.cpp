@@ -189,6 +189,9 @@ rpc::Outgoing launch_request(const LaunchRequest& r) {
     warn.setSignal(r.warn_signal);
     warn.setBeforeMs(r.warn_before_ms);
   }
+  req.setMemoryBytes(r.memory_bytes);
+  req.setMemoryPerCpu(r.memory_per_cpu);
+  req.setExclusive(r.exclusive);
   if (r.umask) {
     auto inherit = req.initInherit();
     inherit.setUmask(static_cast<uint16_t>(*r.umask & 0777));
@@ -290,6 +293,9 @@ Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Read
     r.warn_signal = warn.getSignal();
     r.warn_before_ms = warn.getBeforeMs();
   }
+  r.memory_bytes = in.getMemoryBytes();
+  r.memory_per_cpu = in.getMemoryPerCpu();
+  r.exclusive = in.getExclusive();
   if (in.hasInherit()) {
     r.umask = in.getInherit().getUmask() & 0777u;
     for (auto limit : in.getInherit().getLimits()) {

@@ -111,6 +111,9 @@ struct LaunchRequest {
   bool unbuffered = false;
   int32_t warn_signal = 0;  // 0: none
   uint64_t warn_before_ms = 0;
+  uint64_t memory_bytes = 0;    // --mem, per node; 0: none
+  uint64_t memory_per_cpu = 0;  // --mem-per-cpu; 0: none
+  bool exclusive = false;
 };
 
 // Pieces other messages share (an allocation's user, nodes and CXI service).

@@ -13,6 +13,7 @@ void fill_accepted(const Accepted& a, schema::LaunchAccepted::Builder m) {
   m.setStdinTaken(a.stdin_taken);
   set_texts(m.initBindings(static_cast<unsigned>(a.bindings.size())), a.bindings);
   set_texts(m.initEnvLeftOut(static_cast<unsigned>(a.env_left_out.size())), a.env_left_out);
+  m.setUnenforced(a.unenforced);
 }
 
 }  // namespace
@@ -24,8 +25,10 @@ rpc::Outgoing launch_accepted(const Accepted& accepted) {
 }
 
 Accepted decode_accepted(schema::LaunchAccepted::Reader m) {
-  return Accepted{m.getNodeId(), texts_of(m.getBindings()), m.getRepliedUs(), m.getStdinTaken(),
-                  texts_of(m.getEnvLeftOut())};
+  std::string unenforced = m.getUnenforced();
+  if (unenforced.size() > kMaxUnenforcedBytes) unenforced.resize(kMaxUnenforcedBytes);
+  return Accepted{m.getNodeId(),     texts_of(m.getBindings()),   m.getRepliedUs(),
+                  m.getStdinTaken(), texts_of(m.getEnvLeftOut()), std::move(unenforced)};
 }
 
 rpc::Outgoing output(const std::string& launch_id, int rank, bool is_stderr,
@@ -53,13 +56,16 @@ rpc::Outgoing rank_exit(const RankExit& e) {
   exit.setExitCode(e.status.code);
   exit.setSignal(e.status.signal);
   exit.setPid(e.pid);
+  exit.setOutOfMemory(e.status.out_of_memory);
+  exit.setMemoryLimit(e.status.memory_limit);
   return msg;
 }
 
 RankExit decode_rank_exit(schema::RankExit::Reader m) {
   return RankExit{m.getLaunchId(), static_cast<int>(m.getNodeIndex()),
                   static_cast<int>(m.getRank()), m.getPid(),
-                  proc::ExitStatus{m.getExitCode(), m.getSignal()}};
+                  proc::ExitStatus{m.getExitCode(), m.getSignal(),
+                                   m.getOutOfMemory() && m.getSignal() != 0, m.getMemoryLimit()}};
 }
 
 rpc::Outgoing stdin_taken(const StdinTaken& t) {

@@ -25,7 +25,10 @@ struct Accepted {
   uint64_t replied_us = 0;                // from the request's arrival to this reply, agent's clock
   bool stdin_taken = false;               // it reports the stdin its ranks took (StdinTaken)
   std::vector<std::string> env_left_out;  // hooks left out of a root job's exported environment
+  std::string unenforced;  // a limit asked for (--mem) that the node cannot keep, and why
 };
+// The longest `unenforced` a launcher keeps (a line it prints once per node).
+inline constexpr size_t kMaxUnenforcedBytes = 1024;
 rpc::Outgoing launch_accepted(const Accepted& accepted);
 Accepted decode_accepted(schema::LaunchAccepted::Reader m);
 

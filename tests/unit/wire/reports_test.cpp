@@ -15,7 +15,9 @@ auto body_of(rpc::Outgoing msg, Decode decode) {
   return decode(msg.envelope().asReader().getBody());
 }
 
-Accepted full_accepted() { return Accepted{"n7", {"0:1,2", "1:3"}, 1234, true, {"LD_PRELOAD"}}; }
+Accepted full_accepted() {
+  return Accepted{"n7", {"0:1,2", "1:3"}, 1234, true, {"LD_PRELOAD"}, ""};
+}
 
 void check_same(const Accepted& got, const Accepted& want) {
   CHECK(got.node_id == want.node_id);
