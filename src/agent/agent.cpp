@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <csignal>
 
+#include "agent/exclusive.hpp"
 #include "base/log.hpp"
 #include "lattice_version.h"
 #include "wire/allocation.hpp"
@@ -246,6 +247,11 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   }
   if (launches_.count(spec->launch_id))
     return refuse(cat("launch '", spec->launch_id, "' already exists"));
+  std::vector<NodeLaunch> running;
+  for (const auto& [other, e] : launches_)
+    if (e.launch && !e.launch->ended()) running.push_back(node_launch(e.launch->spec()));
+  if (auto shared = may_share_node(*spec, running, config_.node_id); !shared)
+    return refuse(shared.error().message);
 
   std::string id = spec->launch_id;
   LaunchEntry& entry = launches_[id];
@@ -277,7 +283,7 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   if (entry.route->relayed()) entry.route->relay_request(request);
   session.respond(request_id,
                   wire::launch_accepted({config_.node_id, raw->bindings(), raw->elapsed_us(), true,
-                                         raw->spec().env_left_out}));
+                                         raw->spec().env_left_out, raw->unenforced_limits()}));
 }
 
 void Agent::abort_processes(const Sender& sender, uint64_t request_id,

@@ -118,12 +118,17 @@ Status Launch::start() {
             " CPUs: they run under SCHED_BATCH (--sched auto)");
   if (env_.containment) {
     const std::string marker = cat("LATTICE_LAUNCH_ID=", spec_.launch_id);
-    auto group = allocation_.group ? allocation_.group->make_group(marker)
-                                   : env_.containment->make_group(marker);
+    proc::GroupLimits limits;
+    limits.memory_bytes = spec_.memory_bytes;
+    auto group = allocation_.group ? allocation_.group->make_group(marker, limits)
+                                   : env_.containment->make_group(marker, limits);
     if (!group)
       return make_error(cat("cannot contain the launch's processes on ", env_.node_id, ": ",
                             group.error().message));
     group_ = std::move(group.value());
+    oom_kills_seen_ = group_->oom_kills().value_or(0);  // (a reused cgroup's count goes on)
+    if (!limits.empty())
+      LAT_LOG(info, "launch", spec_.launch_id, ": limits: ", group_->limits_note());
     sweep_ = std::make_unique<StraySweep>(loop_, *group_, kStrayGraceMs, [this](uint32_t) {
       if (!end_after_sweep_) return;
       auto failure = std::move(*end_after_sweep_);
@@ -228,8 +233,27 @@ void Launch::resume_output() {
   run(policy_.output_resumed());
 }
 
+proc::ExitStatus Launch::out_of_memory_or(proc::ExitStatus status) {
+  if (status.signal != SIGKILL || !group_ || sent_sigkill_) return status;
+  auto kills = group_->oom_kills();
+  if (!kills || *kills <= oom_kills_seen_) return status;
+  // The kernel counts the kill before it sends the signal: this SIGKILL is one it counted.
+  ++oom_kills_seen_;
+  status.out_of_memory = true;
+  status.memory_limit = group_->limits_unenforced() ? 0 : spec_.memory_bytes;
+  return status;
+}
+
+std::string Launch::unenforced_limits() const {
+  if (!spec_.memory_bytes) return "";
+  if (!group_)
+    return cat("memory ", size_text(spec_.memory_bytes), ": not enforced: not contained");
+  return group_->limits_unenforced() ? group_->limits_note() : "";
+}
+
 void Launch::rank_exited(int rank, int pid, net::ExitInfo info) {
-  proc::ExitStatus status{static_cast<int>(info.exit_status), info.term_signal};
+  proc::ExitStatus status =
+      out_of_memory_or({static_cast<int>(info.exit_status), info.term_signal});
   LAT_LOG(debug, "launch", spec_.launch_id, ": ", where(rank), " ", proc::describe(status));
   sink_.rank_exited(*this, rank, pid, status);
   auto actions = policy_.exited(rank, status, wire_up_->finalize_missing(rank));
@@ -277,6 +301,7 @@ void Launch::run(std::vector<policy::Action> actions) {
 }
 
 void Launch::kill_running(int signum) {
+  if (signum == SIGKILL) sent_sigkill_ = true;
   ranks_.kill(signum);
   hatch_.kill(signum);
 }

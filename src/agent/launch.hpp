@@ -127,6 +127,9 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   const LaunchSpec& spec() const { return spec_; }
   // "RANK:CPUS" for each local rank bound by --cpu-bind (known once start() succeeded).
   std::vector<std::string> bindings() const;
+  // A limit it asked for (--mem) that nothing on this node keeps, and why; empty: none (known
+  // once start() succeeded).
+  std::string unenforced_limits() const;
   const std::string& id() const { return spec_.launch_id; }
   const WireUp& wire_up() const { return *wire_up_; }
   std::vector<int> fence_children_pending() const { return fence_.children_pending(); }
@@ -197,6 +200,9 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   // Carries out the policy's actions, in order.
   void run(std::vector<policy::Action> actions);
   void kill_running(int signum);
+  // `status` of a rank that died of SIGKILL, marked as the out-of-memory killer's when the
+  // kernel counted a kill in the launch's group that no exit has been told of yet.
+  proc::ExitStatus out_of_memory_or(proc::ExitStatus status);
   void end(const std::optional<Failure>& failure);
   void send_to_node(int node, rpc::Outgoing message) override;
   void send_to_nodes(const std::vector<int>& nodes, rpc::Outgoing message);
@@ -242,6 +248,9 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   // Every process the launch starts here joins group_; what is left in it when they are done
   // is swept before the launch ends (end() waits for that too).
   std::unique_ptr<proc::ProcessGroup> group_;
+  // Of the OOM kills group_ counts, those already told (a rank's SIGKILL), or there before it.
+  uint64_t oom_kills_seen_ = 0;
+  bool sent_sigkill_ = false;  // the launch killed its ranks: a SIGKILL then is not the kernel's
   std::unique_ptr<StraySweep> sweep_;
   std::optional<std::optional<Failure>> end_after_sweep_;
 };

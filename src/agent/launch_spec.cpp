@@ -158,6 +158,23 @@ Result<PeerTable> peers_of(const wire::LaunchRequest& r, int world_size) {
 
 }  // namespace
 
+uint32_t cpus_per_task_for_memory(const wire::LaunchRequest&) { return 1; }
+
+Result<uint64_t> node_memory_limit(const wire::LaunchRequest& r, size_t local_ranks) {
+  if (r.memory_bytes && r.memory_per_cpu)
+    return make_error("memoryBytes and memoryPerCpu (--mem, --mem-per-cpu) are mutually exclusive");
+  // Bounded as the launcher bounds a size (2^62 bytes), so that no product wraps.
+  constexpr uint64_t kMax = uint64_t{1} << 62;
+  if (r.memory_bytes > kMax || r.memory_per_cpu > kMax)
+    return make_error("a memory limit over 2^62 bytes is refused");
+  if (!r.memory_per_cpu) return r.memory_bytes;
+  const uint64_t cpus = uint64_t{cpus_per_task_for_memory(r)} * local_ranks;
+  if (cpus && r.memory_per_cpu > kMax / cpus)
+    return make_error(cat("--mem-per-cpu ", size_text(r.memory_per_cpu), " times ", cpus,
+                          " CPUs is over 2^62 bytes"));
+  return r.memory_per_cpu * cpus;
+}
+
 Result<LaunchSpec> make_launch_spec(const wire::LaunchRequest& r, const LaunchDefaults& defaults) {
   LaunchSpec spec;
   spec.launch_id = r.launch_id;
@@ -257,6 +274,10 @@ Result<LaunchSpec> make_launch_spec(const wire::LaunchRequest& r, const LaunchDe
   spec.input_rank = r.input_rank;
   if (spec.input_rank < -2 || spec.input_rank >= spec.world_size)
     return make_error(cat("inputRank ", spec.input_rank, " is neither a rank, -1 (all) nor -2"));
+  auto memory = node_memory_limit(r, local);
+  if (!memory) return memory.error();
+  spec.memory_bytes = *memory;
+  spec.exclusive = r.exclusive;
   return spec;
 }
 

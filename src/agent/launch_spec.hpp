@@ -85,6 +85,10 @@ struct LaunchSpec {
   // agent to its children; `launcher_name` is the launcher's handshake name.
   bool relayed = false;
   std::string launcher_name;
+  // Memory for the launch's processes on this node together (its cgroup's limit): --mem, or
+  // --mem-per-cpu times the CPUs its ranks here use; 0: none.
+  uint64_t memory_bytes = 0;
+  bool exclusive = false;  // no other launch runs on this node while it does (exclusive.hpp)
   bool gets_input(int rank) const { return input_rank == -1 || input_rank == rank; }
 
   int nnodes() const { return static_cast<int>(peers.size()); }
@@ -114,6 +118,14 @@ struct LaunchDefaults {
 };
 // Launch ids end up in file names (the per-launch PMI socket): short and path-safe only.
 inline constexpr size_t kMaxLaunchIdLength = 64;
+
+// The CPUs each rank uses, for --mem-per-cpu. Issue 34's -c/--cpus-per-task (the request's
+// cpusPerTask, another branch) is to be wired in here; until it is, 1.
+uint32_t cpus_per_task_for_memory(const wire::LaunchRequest& request);
+
+// The memory limit of a launch on a node where it has `local_ranks` ranks (LaunchSpec's
+// memory_bytes), or why the request's is refused (both forms, or too large to count).
+Result<uint64_t> node_memory_limit(const wire::LaunchRequest& request, size_t local_ranks);
 
 // The request judged against `defaults`: the launch as this agent runs it, or why it refuses.
 Result<LaunchSpec> make_launch_spec(const wire::LaunchRequest& request,
