@@ -27,7 +27,7 @@ const char* const kAllocUsage =
     "  -v, --verbose\n"
     "Exit status: the batch step's; 124 when the time limit ended it; 1 when it could not start.\n";
 
-Result<uint64_t> parse_memory(const std::string& text) {
+Result<uint64_t> parse_memory(const std::string& text, std::string_view flag) {
   size_t digits = 0;
   while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
   auto number = parse_int(text.substr(0, digits));
@@ -42,7 +42,7 @@ Result<uint64_t> parse_memory(const std::string& text) {
   else if (!unit.empty() && unit != "M" && unit != "m")
     number.reset();
   if (!number || *number <= 0 || static_cast<uint64_t>(*number) > (uint64_t{1} << 62) / scale)
-    return make_error(cat("--mem: expected a size such as 512M or 4G, got '", text, "'"));
+    return make_error(cat(flag, ": expected a size such as 512M or 4G, got '", text, "'"));
   return static_cast<uint64_t>(*number) * scale;
 }
 

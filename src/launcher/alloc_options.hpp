@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.hpp"
@@ -29,8 +30,9 @@ struct AllocOptions {
   std::vector<std::string> command;  // the batch step: CMD [ARGS...]
 };
 
-// salloc's --mem: a number with an optional K, M (the default), G or T suffix -> bytes.
-Result<uint64_t> parse_memory(const std::string& text);
+// salloc's --mem: a number with an optional K, M (the default), G or T suffix -> bytes (more
+// than 0). Errors name `flag`.
+Result<uint64_t> parse_memory(const std::string& text, std::string_view flag = "--mem");
 
 // argv after "alloc".
 Result<AllocOptions> parse_alloc_options(const std::vector<std::string>& argv);

@@ -231,6 +231,9 @@ void Job::answered(int node, Result<wire::Accepted> reply, bool lost) {
   if (!left_out.empty())
     say(cat("lattice: hooks left out of the root job's environment (the agents' ",
             "security.allow_root_job_env may allow them): ", join(left_out, ", "), '\n'));
+  // As srun where nothing enforces memory: the launch runs, and the user hears so.
+  if (!reply->unenforced.empty())
+    say(cat("lattice: warning: ", id(node), ": ", reply->unenforced, '\n'));
   if (options_.verbose)
     for (const auto& binding : reply->bindings) {
       auto colon = binding.find(':');
@@ -300,7 +303,8 @@ void Job::on_message(int via, schema::Envelope::Reader envelope) {
           !fan_out_.origin(via, static_cast<uint32_t>(exit.node_index)))
         return;
       // Maybe twice, alike: a failing relayed launch's nodes report by two ways.
-      ranks_[exit.rank] = RankResult{exit.node_index, exit.status.code, exit.status.signal};
+      ranks_[exit.rank] = RankResult{exit.node_index, exit.status.code, exit.status.signal,
+                                     exit.status.out_of_memory, exit.status.memory_limit};
       return;
     }
     case schema::Envelope::Body::STDIN_TAKEN: {

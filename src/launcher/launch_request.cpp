@@ -84,6 +84,9 @@ wire::LaunchRequest launch_request(const LaunchOptions& options, const JobReques
   req.unbuffered = options.unbuffered;
   req.warn_signal = options.warn_signal;
   req.warn_before_ms = options.warn_before_ms;
+  req.memory_bytes = options.memory_bytes;
+  req.memory_per_cpu = options.memory_per_cpu;
+  req.exclusive = options.exclusive;
   req.input_rank = options.input_rank;
   req.umask = request.umask & 0777;
   req.limits = request.limits;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "config/config.hpp"
+#include "launcher/alloc_options.hpp"
 #include "launcher/output_files.hpp"
 #include "proc/cpu_binding.hpp"
 #include "proc/exit_status.hpp"
@@ -48,6 +49,11 @@ const char* const kLaunchUsage =
     "key,\n"
     "                            through the node agent's user door)\n"
     "      --chdir DIR           ranks start in DIR (default: the current directory)\n"
+    "      --mem SIZE            memory for the launch's processes on each node together\n"
+    "                            (K, M (default), G, T; 0: no limit): its cgroup's limit there\n"
+    "      --mem-per-cpu SIZE    the same, per CPU its ranks use on each node\n"
+    "      --exclusive           no other launch on its nodes while it runs (refused where one\n"
+    "                            runs)\n"
     "  -o, --output PATTERN      ranks' stdout into files: %t rank, %n node, %j launch id\n"
     "  -e, --error PATTERN       ranks' stderr likewise (default: --output's file)\n"
     "      --open-mode MODE      truncate (default) or append to --output/--error's files\n"
@@ -153,6 +159,11 @@ Result<bool> parse_open_mode(const std::string& text) {
   return make_error(cat("--open-mode: append or truncate, got '", text, "'"));
 }
 
+Result<uint64_t> parse_launch_memory(std::string_view flag, const std::string& text) {
+  if (flag == "--mem" && text == "0") return uint64_t{0};
+  return parse_memory(text, flag);
+}
+
 Result<std::vector<LaunchOptions::Agent>> parse_agents(const std::string& list) {
   std::vector<LaunchOptions::Agent> out;
   for (const auto& item : split(list, ',')) {
@@ -171,6 +182,7 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
   LaunchOptions o;
   o.apps.emplace_back();
   constexpr int kMaxCount = 1 << 20;
+  bool memory_given = false, per_cpu_given = false;
   for (size_t i = 0; i < argv.size(); ++i) {
     std::string arg = argv[i];
     App& app = o.apps.back();
@@ -285,6 +297,13 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       (arg == "--fabric-url" ? o.fabric_url
        : arg == "--config"   ? o.config_file
                              : o.fabric_token_file) = *v;
+    } else if (arg == "--mem" || arg == "--mem-per-cpu") {
+      auto v = take();
+      if (!v) return v.error();
+      auto bytes = parse_launch_memory(arg, *v);
+      if (!bytes) return bytes.error();
+      (arg == "--mem" ? memory_given : per_cpu_given) = true;
+      (arg == "--mem" ? o.memory_bytes : o.memory_per_cpu) = *bytes;
     } else if (arg == "--alloc" || arg == "--chdir") {
       auto v = take();
       if (!v) return v.error();
@@ -352,19 +371,23 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       if (!agents) return agents.error();
       o.agents.insert(o.agents.end(), agents->begin(), agents->end());
     } else if (arg == "-l" || arg == "--label" || arg == "--slurm-compat" || arg == "-v" ||
-               arg == "--verbose" || arg == "--pmi-port" || arg == "-u" || arg == "--unbuffered") {
+               arg == "--verbose" || arg == "--pmi-port" || arg == "-u" || arg == "--unbuffered" ||
+               arg == "--exclusive") {
       auto ok = flag_only();
       if (!ok) return ok.error();
       bool& target = (arg == "-l" || arg == "--label")        ? o.label
                      : arg == "--slurm-compat"                ? o.slurm_compat
                      : arg == "--pmi-port"                    ? o.pmi_port
                      : (arg == "-u" || arg == "--unbuffered") ? o.unbuffered
+                     : arg == "--exclusive"                   ? o.exclusive
                                                               : o.verbose;
       target = true;
     } else {
       return make_error(cat("unknown option '", arg, "'"));
     }
   }
+  if (memory_given && per_cpu_given)
+    return make_error("--mem and --mem-per-cpu are mutually exclusive");
   if (o.apps.front().program.empty()) return make_error("no program given");
   // An empty argument is a program too, but none that an agent could start.
   for (size_t i = 1; i < o.apps.size(); ++i)

@@ -73,6 +73,12 @@ struct LaunchOptions {
   std::string fabric_url;         // --fabric-url
   std::string fabric_token_file;  // --fabric-token-file
   std::string config_file;        // --config; empty: $LATTICE_LAUNCHER_CONFIG, else none
+  // Memory for the launch's processes on each node together, enforced by its cgroup there:
+  // --mem (0: none; srun's --mem=0, all of the node's, is none too), or --mem-per-cpu times
+  // the CPUs its ranks use on that node. At most one is given.
+  uint64_t memory_bytes = 0;
+  uint64_t memory_per_cpu = 0;
+  bool exclusive = false;  // --exclusive: no other launch runs on its nodes while it does
 
   // The ranks asked for: the one app's -n (0 = derive), or every segment's (at least 1 each).
   int ntasks() const;
@@ -94,6 +100,10 @@ Result<WarnSignal> parse_warn_signal(const std::string& text);
 
 // --open-mode's value: true for append, false for truncate.
 Result<bool> parse_open_mode(const std::string& text);
+
+// --mem's and --mem-per-cpu's value (`flag`): srun's sizes (K, M (the default), G, T) -> bytes;
+// "0" is --mem's "all of the node's memory": no limit.
+Result<uint64_t> parse_launch_memory(std::string_view flag, const std::string& text);
 
 // --agents' value: [NAME=]HOST:PORT,...
 Result<std::vector<LaunchOptions::Agent>> parse_agents(const std::string& list);

@@ -45,7 +45,8 @@ std::string summarize_exits(const std::map<int, RankResult>& ranks,
         it == ranks.end() ? (settled ? "not started" : "no exit status")
         : (it->second.code == 0 && it->second.signal == 0)
             ? "exited 0"
-            : proc::describe(proc::ExitStatus{it->second.code, it->second.signal});
+            : proc::describe(proc::ExitStatus{it->second.code, it->second.signal,
+                                              it->second.out_of_memory, it->second.memory_limit});
     groups[outcome].push_back(rank);
   }
   std::string out;

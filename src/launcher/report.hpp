@@ -16,6 +16,8 @@ struct RankResult {
   int node = -1;
   int code = 0;
   int signal = 0;
+  bool out_of_memory = false;  // the out-of-memory killer sent `signal`
+  uint64_t memory_limit = 0;   // then: its launch's memory limit on its node (0: none)
 };
 
 // Why the job failed: the launch policy's (policy/job_policy.hpp keeps the one that explains it).
@@ -38,7 +40,8 @@ int job_exit_code(const std::optional<JobFailure>& failure, const std::map<int, 
                   int world_size);
 
 // "ranks 0-2,5: exited 0; rank 3: exited with status 7; rank 4: killed by signal 9 (SIGKILL);
-// rank 6: no exit status; rank 7: not started", grouped by outcome. `rank_nodes[r]` is rank
+// rank 6: no exit status; rank 7: not started; rank 8: killed by the out-of-memory killer
+// (memory limit 64 MiB)", grouped by outcome. `rank_nodes[r]` is rank
 // r's node; a rank without an exit whose node is settled (it reported its end, which an agent
 // does after every exit, or it refused the launch or was never sent it) never started there;
 // else its node was lost, and nobody knows.

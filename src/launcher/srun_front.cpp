@@ -18,7 +18,8 @@ const char* const kSrunUsage =
     "  --cpu-bind [verbose,]none|cores|sockets|map_cpu:LIST\n"
     "  --mpi pmix|pmix_v2..v5|pmi2|none           --uid USER (lattice's --user)\n"
     "  -v, --verbose (lattice's timing breakdown)  -u, --unbuffered   --open-mode append|truncate\n"
-    "  --signal SIG[@SECONDS]\n"
+    "  --signal SIG[@SECONDS]     --mem SIZE                  --mem-per-cpu SIZE\n"
+    "  --exclusive\n"
     "  accepted, as lattice already behaves so: -J/--job-name, -Q/--quiet,\n"
     "  -X/--disable-status, --overlap, --propagate[=ALL]\n"
     "Any other srun option is refused, naming it. Ranks get SLURM_* variables (--slurm-compat).\n"
@@ -45,7 +46,8 @@ constexpr std::string_view kNodeChoice = "lattice launch does not choose nodes b
 constexpr std::string_view kCpuShare =
     "lattice launch does not share out CPUs to ranks or launches; --cpu-bind binds ranks";
 constexpr std::string_view kGpus = "lattice launch assigns no GPUs or other generic resources";
-constexpr std::string_view kMemory = "lattice launch has no memory limit per launch";
+constexpr std::string_view kMemory =
+    "lattice launch limits memory per node (--mem) or per CPU (--mem-per-cpu), not per GPU";
 constexpr std::string_view kNoCounterpart = "lattice launch has no counterpart";
 constexpr std::string_view kCopies = "lattice launch copies no files to the nodes";
 constexpr std::string_view kScripts = "lattice launch runs no prolog or epilog scripts";
@@ -87,7 +89,7 @@ constexpr SrunOption kOptions[] = {
     {"error", 'e', Takes::value, Does::rename, "--error"},
     {"exact", 0, Takes::nothing, Does::refuse, kCpuShare},
     {"exclude", 'x', Takes::value, Does::refuse, "lattice launch cannot leave nodes out by name"},
-    {"exclusive", 0, Takes::optional_value, Does::refuse, kCpuShare},
+    {"exclusive", 0, Takes::optional_value, Does::special, {}},
     {"export", 0, Takes::value, Does::rename, "--export"},
     {"external-launcher", 0, Takes::nothing, Does::refuse, kNoCounterpart},
     {"extra-node-info", 'B', Takes::value, Does::refuse, kNodeChoice},
@@ -116,9 +118,9 @@ constexpr SrunOption kOptions[] = {
     {"mail-type", 0, Takes::value, Does::refuse, kNewAllocation},
     {"mail-user", 0, Takes::value, Does::refuse, kNewAllocation},
     {"mcs-label", 0, Takes::value, Does::refuse, kNewAllocation},
-    {"mem", 0, Takes::value, Does::refuse, kMemory},
+    {"mem", 0, Takes::value, Does::rename, "--mem"},
     {"mem-bind", 0, Takes::value, Does::refuse, "lattice launch does not bind memory"},
-    {"mem-per-cpu", 0, Takes::value, Does::refuse, kMemory},
+    {"mem-per-cpu", 0, Takes::value, Does::rename, "--mem-per-cpu"},
     {"mem-per-gpu", 0, Takes::value, Does::refuse, kMemory},
     {"mem_bind", 0, Takes::value, Does::refuse, "lattice launch does not bind memory"},
     {"mincpus", 0, Takes::value, Does::refuse, kNodeChoice},
@@ -310,6 +312,11 @@ Status apply(const SrunOption& o, const std::string& spelled, const std::string*
     cpu_bind(*value, out);
   } else if (o.name == "mpi") {
     return mpi(*value, out);
+  } else if (o.name == "exclusive") {
+    // A step's --exclusive (the node's CPUs to itself); =user and =mcs shape an allocation.
+    if (value)
+      return make_error(cat("--exclusive=", *value, " is not supported (", kNewAllocation, ")"));
+    out.emplace_back("--exclusive");
   } else if (o.name == "kill-on-bad-exit") {
     out.push_back(value ? "--kill-on-bad-exit=" + *value : "--kill-on-bad-exit");
   } else if (o.name == "propagate") {

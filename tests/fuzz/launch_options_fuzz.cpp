@@ -1,6 +1,6 @@
 // libFuzzer target: `lattice launch`'s command line as the launcher reads it: its options
 // (parse_launch_options: counts, -t time limits, --agents, --cpu-bind, --export, output
-// patterns, MPMD segments, ...), MPIEXEC_TIMEOUT, the rank layout (make_layout) and what
+// patterns, MPMD segments, --mem, ...), MPIEXEC_TIMEOUT, the rank layout (make_layout) and what
 // --export takes (export_environment). Any argv is refused with an error or gives options
 // within their documented bounds whose layout places every rank on a node and gives every node
 // a rank; and when agents are named, the request the launcher writes for them (host lists,
@@ -86,6 +86,13 @@ bool agents_must_refuse(const LaunchOptions& o, const Exported& exported, const 
   for (const auto& app : o.apps)
     if (!proc::check_request_env(app.env, user_job)) return true;
   if (!proc::check_request_env(exported.assigned, user_job)) return true;
+  // --mem-per-cpu times a node's ranks past 2^62 bytes: no limit an agent can count.
+  if (o.memory_per_cpu) {
+    std::vector<uint64_t> ranks(static_cast<size_t>(layout.nodes));
+    for (int node : layout.rank_nodes) ++ranks[static_cast<size_t>(node)];
+    for (uint64_t n : ranks)
+      if (o.memory_per_cpu > (uint64_t{1} << 62) / n) return true;
+  }
   return o.input_rank >= layout.ntasks;  // the launcher refuses it before it sends anything
 }
 
@@ -123,6 +130,10 @@ void check_request(const LaunchOptions& o, const Exported& exported, const Layou
       require(spec->peers[static_cast<size_t>(i)].node_id == peers[static_cast<size_t>(i)].node_id,
               "an agent reads other nodes than the launcher wrote");
     require(spec->apps.size() == o.apps.size(), "apps");
+    require(spec->memory_bytes ==
+                (o.memory_per_cpu ? o.memory_per_cpu * spec->local_ranks().size() : o.memory_bytes),
+            "a node's memory limit is not --mem, nor --mem-per-cpu times its ranks");
+    require(spec->exclusive == o.exclusive, "--exclusive");
     for (size_t a = 0; a < o.apps.size(); ++a)
       require(spec->apps[a].entrypoint == o.apps[a].program && spec->apps[a].args == o.apps[a].args,
               "an app's program and arguments");
@@ -145,6 +156,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   require(!o.apps.empty() && !o.apps.front().program.empty() && !o.apps.back().program.empty(),
           "programs");
   require(o.time_limit_ms <= kYearMs, "-t within a year");
+  require(o.memory_bytes <= uint64_t{1} << 62 && o.memory_per_cpu <= uint64_t{1} << 62 &&
+              !(o.memory_bytes && o.memory_per_cpu),
+          "--mem and --mem-per-cpu: at most 2^62 bytes, and not both");
   for (int cpu : o.cpu_bind.map) require(cpu >= 0 && cpu < proc::kMaxCpus, "--cpu-bind's CPUs");
   for (const auto& agent : o.agents) require(agent.address.port > 0, "agents' ports");
 

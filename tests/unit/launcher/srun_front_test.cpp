@@ -71,6 +71,17 @@ TEST_CASE("srun front: the options lattice launch shares") {
   CHECK(options_of({"--verbose"}) == Args{"--verbose"});
 }
 
+TEST_CASE("srun front: memory and exclusivity") {
+  CHECK(options_of({"--mem", "64M"}) == Args{"--mem", "64M"});
+  CHECK(options_of({"--mem=0"}) == Args{"--mem", "0"});
+  CHECK(options_of({"--mem-per-cpu=2G"}) == Args{"--mem-per-cpu", "2G"});
+  CHECK(options_of({"--exclusive"}) == Args{"--exclusive"});
+  CHECK(error_of({"--mem=64M", "--mem-per-cpu=1G", "./app"}) ==
+        "--mem and --mem-per-cpu are mutually exclusive");
+  CHECK(error_of({"--mem=lots", "./app"}) ==
+        "--mem: expected a size such as 512M or 4G, got 'lots'");
+}
+
 TEST_CASE("srun front: -K's value only ever attached") {
   CHECK(options_of({"-K"}) == Args{"--kill-on-bad-exit"});
   CHECK(options_of({"-K0"}) == Args{"--kill-on-bad-exit=0"});
@@ -147,10 +158,9 @@ TEST_CASE("srun front: accepted and ignored where lattice already behaves so") {
 }
 
 TEST_CASE("srun front: what lattice cannot do is refused, naming the option and why") {
-  CHECK(error_of({"--mem", "1G", "./app"}) ==
-        "--mem is not supported (lattice launch has no memory limit per launch)");
-  CHECK(error_of({"--mem=1G", "./app"}) ==
-        "--mem is not supported (lattice launch has no memory limit per launch)");
+  CHECK(error_of({"--mem-per-gpu", "1G", "./app"}) ==
+        "--mem-per-gpu is not supported (lattice launch limits memory per node (--mem) or per CPU "
+        "(--mem-per-cpu), not per GPU)");
   CHECK(error_of({"-c", "4", "./app"}).rfind("-c is not supported (lattice launch does not", 0) ==
         0);
   CHECK(error_of({"-c4", "./app"}).rfind("-c is not supported", 0) == 0);
@@ -162,7 +172,9 @@ TEST_CASE("srun front: what lattice cannot do is refused, naming the option and 
   CHECK(error_of({"-w", "n[1-2]", "./app"}) ==
         "-w is not supported (lattice launch cannot pick nodes by name)");
   CHECK(error_of({"--exclude=n1", "./app"}).rfind("--exclude is not supported", 0) == 0);
-  CHECK(error_of({"--exclusive", "./app"}).rfind("--exclusive is not supported", 0) == 0);
+  CHECK(error_of({"--exclusive=user", "./app"}) ==
+        "--exclusive=user is not supported (it shapes a new allocation; lattice-srun runs inside "
+        "one)");
   CHECK(error_of({"--multi-prog", "conf"}).rfind("--multi-prog is not supported", 0) == 0);
   CHECK(error_of({"-p", "debug", "./app"}).rfind("-p is not supported (it shapes a new", 0) == 0);
   // In a bundle, the refused letter is named.
