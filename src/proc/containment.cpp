@@ -141,7 +141,7 @@ class CgroupGroup final : public ProcessGroup {
 };
 
 // Copies of an allocation's v1 cgroup.procs fds, for one of its launches (which may outlive it),
-// but in the hierarchies where the launch has a cgroup of its own (`own`, below the
+// except in the hierarchies where the launch has a cgroup of its own (`own`, below the
 // allocation's there): a process is in one cgroup of each hierarchy.
 Result<std::vector<int>> copy_fds(const std::vector<LimitCgroup>& cgroups,
                                   const std::vector<LimitCgroup>& own) {
