@@ -236,6 +236,8 @@ Result<LaunchSpec> make_launch_spec(const wire::LaunchRequest& r, const LaunchDe
   spec.time_limit_ms = r.time_limit_ms;
   spec.kill_on_bad_exit = r.kill_on_bad_exit;
   spec.cpu_bind = r.cpu_bind;
+  spec.cpus_per_task = static_cast<int>(r.cpus_per_task);
+  spec.gpus = r.gpus;
   spec.sched = r.scheduling;
   if (r.cxi) spec.cxi = cxi_of(*r.cxi);
   spec.relayed = r.relayed;

@@ -15,6 +15,7 @@
 #include "config/fence_defaults.hpp"
 #include "fence/tree.hpp"
 #include "proc/cpu_binding.hpp"
+#include "proc/gpus.hpp"
 #include "proc/resource_limits.hpp"
 #include "secure/secret.hpp"
 #include "wire/launch_request.hpp"
@@ -72,6 +73,8 @@ struct LaunchSpec {
   bool kill_on_bad_exit = true;
   int input_rank = 0;  // whose stdin the launcher feeds: a rank, -1 all, -2 none
   proc::CpuBind cpu_bind;
+  int cpus_per_task = 0;  // -c: each rank's own CPUs (0: not given)
+  proc::GpuRequest gpus;
   RankScheduling sched = RankScheduling::automatic;
   std::optional<CxiCredentials> cxi;  // none: the launch runs without CXI
   // What ranks take from the launcher, as this agent propagates it (srun's umask and
