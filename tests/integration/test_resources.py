@@ -1,12 +1,13 @@
 """CPUs and GPUs per rank: -c/--cpus-per-task with a real OpenMP MPI program (MPICH, built with
 -fopenmp) that checks omp_get_max_threads and its sched_getaffinity; --cpu-bind's kinds with
 -c; a -c that does not fit refused before any rank starts (by the agent, or by the launcher in
-local mode, where it knows the CPUs); and GPUs per rank from an agent's configured `gpus:`
-list (--gpus-per-task, --gpus-per-node, --gpu-bind), a request the node cannot meet refused
-before any rank starts. One launch runs as an unprivileged user the test makes."""
+local mode, where it knows the CPUs; in an allocation, against the allocation's CPUs); and GPUs
+per rank from an agent's configured `gpus:` list (--gpus-per-task, --gpus-per-node,
+--gpu-bind), a request the node cannot meet refused before any rank starts. Launches run as an
+unprivileged user the test makes where the binding meets the user switch."""
 import os
 
-from harness import (CaseFailure, check, expect_status, prog, run_cases, test_user)
+from harness import (LATTICE, CaseFailure, check, expect_status, prog, run_cases, test_user)
 
 CPUS = sorted(os.sched_getaffinity(0))
 
@@ -154,6 +155,28 @@ def cpu_bind_kinds(c):
     c.check_clean(r)
 
 
+def cpus_per_task_in_allocation(c):
+    """In an allocation of one CPU a node, the allocation's CPUs are what -c must fit: -c 2 is
+    refused by the agent, naming the node and the one CPU; -c 1 binds the rank to that CPU."""
+    from test_allocations import Alloc, agents, script
+    victim = test_user("victim")
+    nodes = agents(c, 1)
+    body = (f"{LATTICE} launch -n 1 -c 2 /bin/true; echo \"c2 exit $?\"\n"
+            f"{LATTICE} launch -n 1 -c 1 sh -c 'echo \"c1 $OMP_NUM_THREADS "
+            "$(grep Cpus_allowed_list /proc/self/status | cut -f2)\"'\n")
+    a = Alloc(c, nodes, [script(c, victim, "batch.sh", body)], user=victim,
+              extra=["--cpus-per-node", "1"])
+    r = a.finish()
+    expect_status(r, 0)
+    check("c2 exit 0" not in r.out and "c2 exit" in r.out and
+          "node n1: 1 rank of 2 CPUs (-c 2) need 2 CPUs, but launches there may use 1" in r.err,
+          f"-c 2 in an allocation of one CPU\n{r.describe()}")
+    got = [l.split() for l in r.out.splitlines() if l.startswith("c1 ")]
+    check(len(got) == 1 and got[0][1] == "1" and got[0][2].isdigit() and int(got[0][2]) in CPUS,
+          f"-c 1: not on one CPU of the allocation\n{r.describe()}")
+    c.check_clean(r)
+
+
 def gpu_config(c, name, gpus):
     path = os.path.join(c.dir, name)
     with open(path, "w") as f:
@@ -263,6 +286,7 @@ if __name__ == "__main__":
         ("cpus_per_task_refused", cpus_per_task_refused),
         ("cpus_per_task_local_layout", cpus_per_task_local_layout),
         ("cpu_bind_kinds", cpu_bind_kinds),
+        ("cpus_per_task_in_allocation", cpus_per_task_in_allocation),
         ("gpus_per_task_from_config", gpus_per_task_from_config),
         ("gpu_vendors_and_closest", gpu_vendors_and_closest),
         ("gpu_config_refused", gpu_config_refused),
