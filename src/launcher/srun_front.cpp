@@ -260,7 +260,7 @@ Status distribution(const std::string& spelled, const std::string& value,
 
 // srun's --cpu-bind takes "verbose" or "quiet" (or v, q) among its items; they only say
 // whether srun prints each task's mask, so they are stripped. The rest goes to lattice launch,
-// whose check (none, cores, sockets, map_cpu:LIST) names anything it cannot do.
+// whose check (proc::parse_cpu_bind) names anything it cannot do.
 void cpu_bind(const std::string& value, std::vector<std::string>& out) {
   std::vector<std::string> kept;
   for (const auto& item : split(value, ','))

@@ -245,10 +245,10 @@ std::string slurm_tasks_per_node(const std::vector<int>& counts) {
 std::vector<std::string> rank_environment(const RankEnvInput& in) {
   std::map<std::string, std::string> env;  // later writes win; sorted output is deterministic
   env["PATH"] = kDefaultPath;
-  // The caller checked these; a name that slipped through must still not corrupt the block
-  // or shadow the launch's own variables.
   // OpenMP's threads fill a rank's CPUs, as under srun -c; a value the user gave wins.
   if (in.cpus_per_task > 0) env["OMP_NUM_THREADS"] = std::to_string(in.cpus_per_task);
+  // The caller checked these; a name that slipped through must still not corrupt the block
+  // or shadow the launch's own variables.
   for (const auto& [name, value] : in.user_env)
     if (valid_env_name(name) && !reserved_env_name(name)) env[name] = value;
 
