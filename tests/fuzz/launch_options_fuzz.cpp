@@ -171,7 +171,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   // Local mode on a node of 2 CPUs: -c's ranks fit their nodes.
-  if (auto local = make_layout(o, 0, 2); local && o.cpus_per_task > 0) {
+  if (auto local = make_layout(o, 0, 2); local && o.cpus_per_task > 0 && o.agents.empty()) {
     check_layout(o, *local);
     std::vector<int> per_node(static_cast<size_t>(local->nodes));
     for (int node : local->rank_nodes) ++per_node[static_cast<size_t>(node)];
