@@ -147,6 +147,9 @@ struct LaunchProcessesRequest {
                                  # node use (local ranks x CPUs per task); 0 = none. At most one
                                  # of the two is given
   exclusive @37 :Bool;           # --exclusive: no other launch runs on its nodes while it does
+  cpusPerTask @38 :UInt32;       # -c: CPUs of each rank's own (0: not given); a node whose
+                                 # ranks x this exceed its usable CPUs refuses the launch
+  gpus @39 :GpuRequest;          # GPUs per rank (absent: none asked for)
 }
 
 # srun's --signal=SIG@SECONDS: `signal` to every rank `beforeMs` before the launch's time limit
@@ -156,18 +159,39 @@ struct WarnSignal {
   beforeMs @1 :UInt64;
 }
 
+# GPUs per rank (proc/gpus.hpp): --gpus-per-task or --gpus-per-node, and --gpu-bind. A node
+# that cannot meet it refuses the launch before any rank starts.
+struct GpuRequest {
+  perTask @0 :UInt32;
+  perNode @1 :UInt32;
+  bind @2 :GpuBindKind;
+  map @3 :List(UInt32);          # mapGpu: places in the node's GPU list, by local rank
+}
+
+enum GpuBindKind {
+  auto @0;     # with perTask each rank its own GPUs in order; with perNode every rank all
+  none @1;     # every rank sees all the GPUs the launch takes on the node
+  closest @2;  # GPUs on the rank's NUMA node first
+  mapGpu @3;
+}
+
 # How each local rank is bound to CPUs (proc/cpu_binding.hpp): none (the default), round robin
-# over the node's cores or sockets by local rank, or to the CPUs of `cpus` by local rank.
+# over the node's threads, cores, sockets or NUMA nodes by local rank (with cpusPerTask: those
+# holding the rank's own CPUs), or to the CPUs of `cpus` or `masks` by local rank.
 enum CpuBindKind {
   none @0;
   cores @1;
   sockets @2;
   mapCpu @3;
+  threads @4;
+  ldoms @5;
+  maskCpu @6;
 }
 
 struct CpuBinding {
   kind @0 :CpuBindKind;
   cpus @1 :List(UInt32);         # mapCpu: CPU numbers, by local rank (round robin)
+  masks @2 :List(List(UInt32));  # maskCpu: each mask's CPU numbers, by local rank (round robin)
 }
 
 # What ranks inherit from the launcher, as srun's tasks take its umask and resource limits

@@ -176,7 +176,7 @@ void Agent::reap_allocations() {
 LaunchAllocation Agent::launch_allocation(Allocation& alloc, const LaunchSpec& spec) const {
   LaunchAllocation out{alloc.group(),
                        alloc.launch_env(spec, user_door_ ? user_door_->path() : std::string()),
-                       std::nullopt};
+                       std::nullopt, false, alloc.cpus()};
   // A batch step (no PMI): its MPI launchers place processes on all of the allocation's nodes,
   // as many on each as it holds CPUs here (nodes of an allocation are alike).
   if (spec.pmi == wire::PmiMode::none) {

@@ -104,14 +104,11 @@ Status Launch::start() {
                             resolved.error().message));
     program = std::move(resolved.value());
   }
-  if (spec_.cpu_bind.kind != proc::CpuBind::Kind::none) {
-    if (!env_.topology || !*env_.topology)
-      return make_error(cat("--cpu-bind on ", env_.node_id, ": ",
-                            env_.topology ? env_.topology->error().message : "no topology"));
-    if (auto bound = ranks_.bind(env_.topology->value()); !bound)
-      return make_error(cat("--cpu-bind on ", env_.node_id, ": ", bound.error().message));
-  }
   const size_t cpus = proc::usable_cpus();
+  if (auto assigned = ranks_.assign(
+          NodeResources{env_.node_id, env_.topology, allocation_.cpus, cpus, env_.gpus});
+      !assigned)
+    return assigned;
   ranks_batch_ = spec_.ranks_batch(ranks_.size(), cpus);
   if (ranks_batch_ && spec_.sched == RankScheduling::automatic)
     LAT_LOG(info, "launch", spec_.launch_id, ": ", ranks_.size(), " ranks on ", cpus,
@@ -204,11 +201,13 @@ Status Launch::spawn_rank(RankSet::Rank& rank) {
   in.slurm_nodelist = slurm_nodelist_;
   in.slurm_tasks_per_node = slurm_tasks_per_node_;
   in.slurm_compat = spec_.slurm_compat;
+  in.cpus_per_task = spec_.cpus_per_task;
   in.user_env = app.env.empty() ? spec_.env : proc::merge_env(spec_.env, app.env);
   in.launch_env = allocation_.env;
   in.launch_env.insert(in.launch_env.end(), hatch_.rank_env().begin(), hatch_.rank_env().end());
   if (!srun_dir_.empty())
     in.launch_env.emplace_back("PATH", cat(srun_dir_, ':', path_of(spec_, app)));
+  in.launch_env.insert(in.launch_env.end(), rank.gpu_env.begin(), rank.gpu_env.end());
   in.cxi = cxi_environment();
 
   net::SpawnSpec spawn;

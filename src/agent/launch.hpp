@@ -72,6 +72,8 @@ struct LaunchEnvironment {
   PmixHost* pmix = nullptr;                 // the agent's PMIx server, for --pmi pmix launches
   // This node's CPU topology for --cpu-bind (read once at start), or why there is none.
   const Result<proc::Topology>* topology = nullptr;
+  // This node's GPUs (hwloc's, else the configuration's gpus), for --gpus-per-task and the like.
+  const std::vector<proc::Gpu>* gpus = nullptr;
   // What keeps each launch's processes together (a cgroup each, or the agent as subreaper);
   // null: nothing does (unit tests).
   proc::Containment* containment = nullptr;
@@ -83,7 +85,8 @@ struct LaunchAllocation {
   proc::AllocationGroup* group = nullptr;
   std::vector<std::pair<std::string, std::string>> env;
   std::optional<HatchHosts> hatch_hosts;  // its batch step's (launch_hatch.hpp)
-  bool srun = false;  // its batch step finds lattice-srun as `srun` first on its PATH
+  bool srun = false;      // its batch step finds lattice-srun as `srun` first on its PATH
+  std::vector<int> cpus;  // the CPUs it holds here; empty: all the agent may use
 };
 
 class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatch::Host {

@@ -158,8 +158,6 @@ Result<PeerTable> peers_of(const wire::LaunchRequest& r, int world_size) {
 
 }  // namespace
 
-uint32_t cpus_per_task_for_memory(const wire::LaunchRequest&) { return 1; }
-
 Result<uint64_t> node_memory_limit(const wire::LaunchRequest& r, size_t local_ranks) {
   if (r.memory_bytes && r.memory_per_cpu)
     return make_error("memoryBytes and memoryPerCpu (--mem, --mem-per-cpu) are mutually exclusive");
@@ -168,7 +166,7 @@ Result<uint64_t> node_memory_limit(const wire::LaunchRequest& r, size_t local_ra
   if (r.memory_bytes > kMax || r.memory_per_cpu > kMax)
     return make_error("a memory limit over 2^62 bytes is refused");
   if (!r.memory_per_cpu) return r.memory_bytes;
-  const uint64_t cpus = uint64_t{cpus_per_task_for_memory(r)} * local_ranks;
+  const uint64_t cpus = uint64_t{std::max<uint32_t>(1, r.cpus_per_task)} * local_ranks;
   if (cpus && r.memory_per_cpu > kMax / cpus)
     return make_error(cat("--mem-per-cpu ", size_text(r.memory_per_cpu), " times ", cpus,
                           " CPUs is over 2^62 bytes"));
@@ -256,6 +254,8 @@ Result<LaunchSpec> make_launch_spec(const wire::LaunchRequest& r, const LaunchDe
   spec.warn_before_ms = r.warn_before_ms;
   spec.unbuffered = r.unbuffered;
   spec.cpu_bind = r.cpu_bind;
+  spec.cpus_per_task = static_cast<int>(r.cpus_per_task);
+  spec.gpus = r.gpus;
   spec.sched = r.scheduling;
   if (r.cxi) spec.cxi = cxi_of(*r.cxi);
   spec.relayed = r.relayed;

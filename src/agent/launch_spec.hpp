@@ -15,6 +15,7 @@
 #include "config/fence_defaults.hpp"
 #include "fence/tree.hpp"
 #include "proc/cpu_binding.hpp"
+#include "proc/gpus.hpp"
 #include "proc/resource_limits.hpp"
 #include "secure/secret.hpp"
 #include "wire/launch_request.hpp"
@@ -75,6 +76,8 @@ struct LaunchSpec {
   bool unbuffered = false;  // srun -u: output is passed on as read, not line by line
   int input_rank = 0;       // whose stdin the launcher feeds: a rank, -1 all, -2 none
   proc::CpuBind cpu_bind;
+  int cpus_per_task = 0;  // -c: each rank's own CPUs (0: not given)
+  proc::GpuRequest gpus;
   RankScheduling sched = RankScheduling::automatic;
   std::optional<CxiCredentials> cxi;  // none: the launch runs without CXI
   // What ranks take from the launcher, as this agent propagates it (srun's umask and
@@ -119,12 +122,9 @@ struct LaunchDefaults {
 // Launch ids end up in file names (the per-launch PMI socket): short and path-safe only.
 inline constexpr size_t kMaxLaunchIdLength = 64;
 
-// The CPUs each rank uses, for --mem-per-cpu. Issue 34's -c/--cpus-per-task (the request's
-// cpusPerTask, another branch) is to be wired in here; until it is, 1.
-uint32_t cpus_per_task_for_memory(const wire::LaunchRequest& request);
-
 // The memory limit of a launch on a node where it has `local_ranks` ranks (LaunchSpec's
-// memory_bytes), or why the request's is refused (both forms, or too large to count).
+// memory_bytes: --mem, or --mem-per-cpu times its ranks' CPUs, -c each), or why the request's is
+// refused (both forms, or too large to count).
 Result<uint64_t> node_memory_limit(const wire::LaunchRequest& request, size_t local_ranks);
 
 // The request judged against `defaults`: the launch as this agent runs it, or why it refuses.

@@ -217,9 +217,12 @@ int main(int argc, char** argv) {
   else
     env.self = &self.value();
   // Read once: a launch asking for --cpu-bind is refused with this reason if it failed.
-  auto topology = agent::load_topology();
-  if (!topology) LAT_LOG(warn, "agent", topology.error().message, ": --cpu-bind is refused");
-  env.topology = &topology;
+  auto hardware = agent::load_hardware();
+  if (!hardware.topology)
+    LAT_LOG(warn, "agent", hardware.topology.error().message, ": --cpu-bind is refused");
+  env.topology = &hardware.topology;
+  const std::vector<proc::Gpu> gpus = agent::node_gpus(hardware, cfg.gpus);
+  env.gpus = &gpus;
 
   net::Loop loop;
   agent::Agent agent(loop, cfg, *key, std::move(env), path.empty() ? "" : path, load);

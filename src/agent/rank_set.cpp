@@ -29,11 +29,12 @@ RankSet::RankSet(const LaunchSpec& spec, Events& events) : spec_(spec), events_(
   }
 }
 
-Status RankSet::bind(const proc::Topology& topology) {
-  for (auto& rank : ranks_) {
-    auto cpus = proc::cpus_for(spec_.cpu_bind, topology, rank->local_rank);
-    if (!cpus) return cpus.error();
-    rank->cpus = std::move(cpus.value());
+Status RankSet::assign(const NodeResources& node) {
+  auto resources = rank_resources(spec_, ranks_.size(), node);
+  if (!resources) return resources.error();
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    ranks_[i]->cpus = std::move((*resources)[i].cpus);
+    ranks_[i]->gpu_env = std::move((*resources)[i].gpu_env);
   }
   return {};
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agent/launch_spec.hpp"
+#include "agent/rank_resources.hpp"
 #include "net/process.hpp"
 #include "net/stream.hpp"
 #include "proc/cpu_binding.hpp"
@@ -33,9 +34,10 @@ class RankSet {
   struct Rank {
     int rank = 0;
     int local_rank = 0;
-    int app = 0;                            // index into LaunchSpec::apps
-    std::vector<int> cpus;                  // --cpu-bind's choice; empty: not bound
-    std::unique_ptr<net::Process> process;  // null until spawned
+    int app = 0;            // index into LaunchSpec::apps
+    std::vector<int> cpus;  // --cpu-bind's choice; empty: not bound
+    std::vector<std::pair<std::string, std::string>> gpu_env;  // its GPUs' variables
+    std::unique_ptr<net::Process> process;                     // null until spawned
     int pid = -1;
     std::unique_ptr<net::Stream> out_stream, err_stream;
     std::unique_ptr<net::Stream> in_stream;  // the launcher's stdin, for an input rank
@@ -48,8 +50,8 @@ class RankSet {
   size_t size() const { return ranks_.size(); }
   auto begin() { return ranks_.begin(); }
   auto end() { return ranks_.end(); }
-  // Each rank's CPUs under the launch's --cpu-bind on this node's topology.
-  Status bind(const proc::Topology& topology);
+  // Each rank's CPUs and GPUs on this node (rank_resources.hpp), or why it refuses the launch.
+  Status assign(const NodeResources& node);
   // Starts `rank` as `spawn` says (its pipes are the set's to read and feed).
   Status start(net::Loop& loop, Rank& rank, net::SpawnSpec& spawn);
   // Every rank that will start has: stdin held for the others is no longer waited for.

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "base/strings.hpp"
 #include "config/yaml_reader.hpp"
+#include "proc/cpu_binding.hpp"
 
 namespace lattice::config {
 namespace {
@@ -46,6 +48,64 @@ Result<std::vector<std::string>> env_patterns(const Reader& r, const YAML::Node&
         return r.bad(item, path,
                      cat("'", *s, "' is neither a variable name nor a pattern (* ? [...])"));
     out.push_back(std::move(*s));
+  }
+  return out;
+}
+
+// gpus: [{index: 0, vendor: nvidia, numa: 0}, ...]: the node's GPUs where hwloc sees none
+// (index: the vendor runtime's number; numa: the NUMA node's OS number, optional).
+Result<std::vector<proc::Gpu>> gpu_list(const Reader& r, const YAML::Node& node,
+                                        const std::string& path) {
+  if (node.IsNull()) return std::vector<proc::Gpu>{};
+  if (!node.IsSequence())
+    return r.bad(node, path,
+                 cat("expected a list like [{index: 0, vendor: nvidia, numa: 0}], got ",
+                     scalar_or_kind(node)));
+  if (node.size() > static_cast<size_t>(proc::kMaxGpus))
+    return r.bad(node, path, cat(node.size(), " GPUs (at most ", proc::kMaxGpus, ")"));
+  std::vector<proc::Gpu> out;
+  for (size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node item = node[i];
+    const std::string at = cat(path, '[', i, ']');
+    if (!item.IsMap())
+      return r.bad(item, at,
+                   cat("expected {index: N, vendor: nvidia|amd|intel[, numa: N]}, got ",
+                       scalar_or_kind(item)));
+    proc::Gpu gpu;
+    bool has_index = false, has_vendor = false;
+    std::set<std::string> seen;
+    for (const auto& kv : item) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
+      const std::string key_path = cat(at, '.', key);
+      if (!seen.insert(key).second) return r.bad(kv.first, key_path, "given twice");
+      if (key == "index") {
+        auto n = count(r, kv.second, key_path, 0, proc::kMaxGpus - 1);
+        if (!n) return n.error();
+        gpu.index = static_cast<int>(*n);
+        has_index = true;
+      } else if (key == "numa") {
+        auto n = count(r, kv.second, key_path, 0, proc::kMaxCpus - 1);
+        if (!n) return n.error();
+        gpu.numa = static_cast<int>(*n);
+      } else if (key == "vendor") {
+        auto name = text(r, kv.second, key_path);
+        if (!name) return name.error();
+        auto vendor = proc::parse_gpu_vendor(*name);
+        if (!vendor) return r.bad(kv.second, key_path, vendor.error().message);
+        gpu.vendor = *vendor;
+        has_vendor = true;
+      } else {
+        return r.bad(kv.first, at, cat("unknown key '", key, "' (a GPU has index, vendor, numa)"));
+      }
+    }
+    if (!has_index || !has_vendor)
+      return r.bad(item, at, cat("a GPU needs ", has_index ? "its vendor" : "its index"));
+    for (const proc::Gpu& other : out)
+      if (other.vendor == gpu.vendor && other.index == gpu.index)
+        return r.bad(
+            item, at,
+            cat(proc::gpu_vendor_name(gpu.vendor), " GPU ", gpu.index, " is listed twice"));
+    out.push_back(gpu);
   }
   return out;
 }
@@ -157,6 +217,8 @@ const Key kKeys[] = {
        c.containment = *mode;
        return {};
      }},
+    {"gpus", [](const Reader& r, const YAML::Node& n, const std::string& p,
+                AgentConfig& c) { return store(gpu_list(r, n, p), c.gpus); }},
     {"jobs.propagate_limits",
      [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) -> Status {
        auto s = text(r, n, p);
@@ -194,6 +256,14 @@ std::string yaml_string(const std::string& s) {
 std::vector<std::string> quoted(const std::vector<std::string>& items) {
   std::vector<std::string> out;
   for (const auto& item : items) out.push_back(yaml_string(item));
+  return out;
+}
+
+std::vector<std::string> gpu_items(const std::vector<proc::Gpu>& gpus) {
+  std::vector<std::string> out;
+  for (const proc::Gpu& gpu : gpus)
+    out.push_back(cat("{index: ", gpu.index, ", vendor: ", proc::gpu_vendor_name(gpu.vendor),
+                      gpu.numa >= 0 ? cat(", numa: ", gpu.numa) : std::string(), "}"));
   return out;
 }
 
@@ -245,6 +315,7 @@ Reload reload(const AgentConfig& running, const AgentConfig& fresh) {
   keep(&AgentConfig::allow_root_jobs, "security.allow_root_jobs");
   keep(&AgentConfig::handshake_timeout_ms, "security.handshake_timeout");
   keep(&AgentConfig::containment, "jobs.containment");
+  keep(&AgentConfig::gpus, "gpus");
   out.restart_only.erase(std::unique(out.restart_only.begin(), out.restart_only.end()),
                          out.restart_only.end());
   return out;
@@ -284,7 +355,8 @@ std::string describe(const AgentConfig& c) {
              "\n  max_handshakes_per_source: ", c.max_handshakes_per_source,              //
              "\n  idle_timeout: ", seconds(c.idle_timeout_ms),                            //
              "\njobs:\n  containment: ", proc::containment_mode_name(c.containment),      //
-             "\n  propagate_limits: ", proc::describe_propagated(c.propagate_limits), '\n');
+             "\n  propagate_limits: ", proc::describe_propagated(c.propagate_limits),     //
+             "\ngpus: [", join(gpu_items(c.gpus), ", "), "]\n");
 }
 
 }  // namespace lattice::config

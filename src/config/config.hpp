@@ -12,6 +12,7 @@
 #include "base/result.hpp"
 #include "config/fence_defaults.hpp"
 #include "proc/containment.hpp"
+#include "proc/gpus.hpp"
 #include "proc/resource_limits.hpp"
 
 namespace lattice::config {
@@ -49,6 +50,9 @@ struct AgentConfig {
   // jobs: what holds a launch's processes together, and what ranks take from the launcher
   proc::ContainmentMode containment = proc::ContainmentMode::automatic;
   std::vector<proc::Resource> propagate_limits = proc::parse_propagated("ALL").value();
+  // gpus: this node's GPUs where hwloc sees none (a node whose vendor libraries hwloc was not
+  // built with, or a test's made-up GPUs).
+  std::vector<proc::Gpu> gpus;
 };
 
 // A node id names this agent in every handshake and in LATTICE_NODELIST: 1..255 printable

@@ -91,6 +91,11 @@ wire::LaunchRequest launch_request(const LaunchOptions& options, const JobReques
   req.umask = request.umask & 0777;
   req.limits = request.limits;
   req.cpu_bind = options.cpu_bind;
+  // As srun binds each task to its CPUs under -c, unless --cpu-bind says otherwise.
+  if (options.cpus_per_task > 0 && !options.cpu_bind_given)
+    req.cpu_bind.kind = proc::CpuBind::Kind::threads;
+  req.cpus_per_task = static_cast<uint32_t>(options.cpus_per_task);
+  req.gpus = options.gpus;
   req.scheduling = options.sched == "batch"    ? wire::RankScheduling::batch
                    : options.sched == "normal" ? wire::RankScheduling::normal
                                                : wire::RankScheduling::automatic;

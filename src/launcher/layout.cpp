@@ -9,18 +9,26 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-Result<Layout> make_layout(const LaunchOptions& o, int available_agents) {
+Result<Layout> make_layout(const LaunchOptions& o, int available_agents, int node_cpus) {
   Layout layout;
   int t = o.tasks_per_node;
   const int ntasks = o.ntasks();
+  const int c = o.cpus_per_task;
+  // Ranks of -c CPUs a node holds, where its CPUs are known (0: no limit known).
+  const int fit = c > 0 && node_cpus > 0 ? node_cpus / c : 0;
+  if (c > 0 && node_cpus > 0 && fit == 0)
+    return make_error(
+        cat("-c ", c, ": a rank of ", c, " CPUs does not fit a node of ", node_cpus, " CPUs"));
   // Nodes: as asked; else as many as the tasks per node imply; else, with agents given, one
-  // per rank up to the agents available; else one.
+  // per rank up to the agents available; else as many as the ranks' CPUs fill; else one.
   int nodes = o.nodes;
   if (nodes == 0) {
     if (t > 0 && ntasks > 0)
       nodes = ceil_div(ntasks, t);
     else if (available_agents > 0)
       nodes = std::min(available_agents, std::max(ntasks, 1));
+    else if (fit > 0 && ntasks > 0)
+      nodes = ceil_div(ntasks, fit);
     else
       nodes = 1;
   }
@@ -48,6 +56,14 @@ Result<Layout> make_layout(const LaunchOptions& o, int available_agents) {
     for (int node = 0; node < nodes; ++node)
       for (int k = 0; k < base + (node < extra ? 1 : 0); ++k)
         layout.rank_nodes[static_cast<size_t>(r++)] = node;
+  }
+  if (fit > 0) {
+    std::vector<int> per_node(static_cast<size_t>(nodes), 0);
+    for (int node : layout.rank_nodes) ++per_node[static_cast<size_t>(node)];
+    const int most = *std::max_element(per_node.begin(), per_node.end());
+    if (most > fit)
+      return make_error(cat(most, " ranks of ", c, " CPUs (-c ", c, ") on one node need ", most * c,
+                            " CPUs, but a node has ", node_cpus));
   }
   return layout;
 }

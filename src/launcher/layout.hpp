@@ -21,6 +21,10 @@ struct Layout {
 };
 
 // `available_agents` is the length of --agents, or 0 in local mode (agents are started to fit).
-Result<Layout> make_layout(const LaunchOptions& options, int available_agents);
+// `node_cpus`: the CPUs each node's launches may use where the launcher knows it (local mode:
+// its own), else 0. Known, -c lays ranks out by CPUs: nodes not given are as many as the ranks'
+// CPUs fill, and a node given more ranks' CPUs than it has is an error. Unknown, each agent
+// refuses what does not fit it.
+Result<Layout> make_layout(const LaunchOptions& options, int available_agents, int node_cpus = 0);
 
 }  // namespace lattice::launcher

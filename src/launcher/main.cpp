@@ -32,6 +32,7 @@
 #include "launcher/options.hpp"
 #include "net/loop.hpp"
 #include "net/signal.hpp"
+#include "proc/cpu_binding.hpp"
 #include "secure/cluster_key.hpp"
 #include "secure/handshake.hpp"
 
@@ -180,8 +181,11 @@ int launch_main(const std::vector<std::string>& args) {
     if (!nodes) return fail(2, nodes.error().message);
     door_agents = std::move(nodes.value());
   }
+  // Local mode's agents are this process's children, on its CPUs; others' CPUs it does not know.
+  const bool local_mode = !allocation && options.agents.empty();
   auto layout = make_layout(
-      options, static_cast<int>(allocation ? door_agents.size() : options.agents.size()));
+      options, static_cast<int>(allocation ? door_agents.size() : options.agents.size()),
+      local_mode ? static_cast<int>(proc::usable_cpus()) : 0);
   if (!layout) return fail(2, layout.error().message);
   if (options.input_rank >= layout->ntasks)
     return fail(2, cat("--input: rank ", options.input_rank, ", but the launch has ",

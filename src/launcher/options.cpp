@@ -42,7 +42,15 @@ const char* const kLaunchUsage =
     "                            SIGTERM, a grace, SIGKILL, exit 124; default $MPIEXEC_TIMEOUT s\n"
     "  -K, --kill-on-bad-exit[=0|1]  0: a rank's non-zero exit ends only that rank (default 1)\n"
     "  -i, --input none|all|RANK  whose stdin gets the launcher's (default 0; others: /dev/null)\n"
-    "      --cpu-bind none|cores|sockets|map_cpu:LIST  bind each rank's CPUs (default none)\n"
+    "  -c, --cpus-per-task N     N CPUs of its own for each rank: the layout counts them, each\n"
+    "                            rank is bound to them and gets OMP_NUM_THREADS=N\n"
+    "      --cpu-bind KIND       bind each rank: none (default without -c), threads (default\n"
+    "                            with -c), cores, sockets, ldoms, map_cpu:LIST, mask_cpu:LIST\n"
+    "      --gpus-per-task N     N GPUs of its own for each rank (CUDA_VISIBLE_DEVICES,\n"
+    "                            ROCR_VISIBLE_DEVICES or ZE_AFFINITY_MASK)\n"
+    "      --gpus-per-node N     N GPUs on each node, which all its ranks see\n"
+    "      --gpu-bind closest|none|map_gpu:LIST  closest: GPUs on the rank's NUMA node first;\n"
+    "                            none: every rank sees all the launch's GPUs on its node\n"
     "      --sched auto|normal|batch  ranks' scheduling: batch is SCHED_BATCH; auto (default)\n"
     "                            is batch on nodes with more ranks than CPUs, else normal\n"
     "      --alloc ID            run in allocation ID (default: $LATTICE_ALLOC_ID; no --agents: no "
@@ -208,7 +216,8 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       arg = arg.substr(0, eq);
       inline_value = true;
     } else if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-' &&
-               (arg[1] == 'n' || arg[1] == 'N' || arg[1] == 't' || arg[1] == 'K')) {  // -n4, -K0
+               (arg[1] == 'n' || arg[1] == 'N' || arg[1] == 't' || arg[1] == 'K' ||
+                arg[1] == 'c')) {  // -n4, -K0, -c2
       value = arg.substr(2);
       arg = arg.substr(0, 2);
       inline_value = true;
@@ -259,6 +268,23 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
       auto bind = proc::parse_cpu_bind(*v);
       if (!bind) return bind.error();
       o.cpu_bind = std::move(bind.value());
+      o.cpu_bind_given = true;
+    } else if (arg == "-c" || arg == "--cpus-per-task") {
+      auto v = take();
+      if (!v) return v.error();
+      auto n = proc::parse_cpus_per_task(*v);
+      if (!n) return n.error();
+      o.cpus_per_task = *n;
+    } else if (arg == "--gpus-per-task" || arg == "--gpus-per-node") {
+      auto v = take();
+      if (!v) return v.error();
+      auto n = proc::parse_gpu_count(arg, *v);
+      if (!n) return n.error();
+      (arg == "--gpus-per-task" ? o.gpus.per_task : o.gpus.per_node) = *n;
+    } else if (arg == "--gpu-bind") {
+      auto v = take();
+      if (!v) return v.error();
+      if (auto bind = proc::parse_gpu_bind(*v, o.gpus); !bind) return bind.error();
     } else if (arg == "--sched") {
       auto v = take();
       if (!v) return v.error();
@@ -410,6 +436,7 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
             cat("--launch tree: the launcher reaches only the head agent, so every "
                 "agent's node id must be given (NAME=HOST:PORT); ",
                 agent.address.host, ':', agent.address.port, " has none"));
+  if (auto gpus = proc::check_gpu_request(o.gpus); !gpus) return gpus.error();
   if (!o.agents.empty() && o.nodes > static_cast<int>(o.agents.size()))
     return make_error(
         cat("-N ", o.nodes, " asks for more nodes than the ", o.agents.size(), " agents given"));

@@ -10,6 +10,7 @@
 #include "base/result.hpp"
 #include "base/strings.hpp"
 #include "proc/cpu_binding.hpp"
+#include "proc/gpus.hpp"
 #include "wire/pmi_mode.hpp"
 
 namespace lattice::launcher {
@@ -57,6 +58,9 @@ struct LaunchOptions {
   uint64_t time_limit_ms = 0;    // -t/--time; 0 = none (main falls back to MPIEXEC_TIMEOUT)
   bool kill_on_bad_exit = true;  // -K/--kill-on-bad-exit[=0|1]
   proc::CpuBind cpu_bind;        // --cpu-bind
+  bool cpu_bind_given = false;   // else with -c each rank is bound to its own CPUs (threads)
+  int cpus_per_task = 0;         // -c/--cpus-per-task; 0: not given
+  proc::GpuRequest gpus;         // --gpus-per-task, --gpus-per-node, --gpu-bind
   std::string sched = "auto";    // --sched auto|normal|batch
   std::string launch = "auto";   // --launch auto|star|tree (fan_out.hpp: relayed launches)
   int input_rank = 0;            // -i/--input: a rank, kInputAll or kInputNone (srun's default: 0)

@@ -15,7 +15,9 @@ const char* const kSrunUsage =
     "  -i, --input none|all|RANK  -t, --time LIMIT            -K, --kill-on-bad-exit[=0|1]\n"
     "  -D, --chdir DIR            --export ALL|NONE|NAMES     --jobid ID (lattice's --alloc)\n"
     "  -m, --distribution block|cyclic (no ':' levels but '*')\n"
-    "  --cpu-bind [verbose,]none|cores|sockets|map_cpu:LIST\n"
+    "  --cpu-bind [verbose,]none|threads|cores|sockets|ldoms|map_cpu:LIST|mask_cpu:LIST\n"
+    "  -c, --cpus-per-task N      --gpus-per-task N           --gpus-per-node N\n"
+    "  --gpu-bind [verbose,]closest|none|map_gpu:LIST\n"
     "  --mpi pmix|pmix_v2..v5|pmi2|none           --uid USER (lattice's --user)\n"
     "  -v, --verbose (lattice's timing breakdown)  -u, --unbuffered   --open-mode append|truncate\n"
     "  --signal SIG[@SECONDS]     --mem SIZE                  --mem-per-cpu SIZE\n"
@@ -45,7 +47,8 @@ constexpr std::string_view kNewAllocation =
 constexpr std::string_view kNodeChoice = "lattice launch does not choose nodes by their features";
 constexpr std::string_view kCpuShare =
     "lattice launch does not share out CPUs to ranks or launches; --cpu-bind binds ranks";
-constexpr std::string_view kGpus = "lattice launch assigns no GPUs or other generic resources";
+constexpr std::string_view kGpus =
+    "lattice launch gives ranks GPUs by --gpus-per-task, --gpus-per-node and --gpu-bind alone";
 constexpr std::string_view kMemory =
     "lattice launch limits memory per node (--mem) or per CPU (--mem-per-cpu), not per GPU";
 constexpr std::string_view kNoCounterpart = "lattice launch has no counterpart";
@@ -78,7 +81,7 @@ constexpr SrunOption kOptions[] = {
     {"cpu-freq", 0, Takes::value, Does::refuse, "lattice launch does not set CPU frequencies"},
     {"cpu_bind", 0, Takes::value, Does::special, {}},
     {"cpus-per-gpu", 0, Takes::value, Does::refuse, kGpus},
-    {"cpus-per-task", 'c', Takes::value, Does::refuse, kCpuShare},
+    {"cpus-per-task", 'c', Takes::value, Does::rename, "--cpus-per-task"},
     {"deadline", 0, Takes::value, Does::refuse, kNewAllocation},
     {"debugger-test", 0, Takes::nothing, Does::refuse, kNoCounterpart},
     {"delay-boot", 0, Takes::value, Does::refuse, kNewAllocation},
@@ -94,12 +97,12 @@ constexpr SrunOption kOptions[] = {
     {"external-launcher", 0, Takes::nothing, Does::refuse, kNoCounterpart},
     {"extra-node-info", 'B', Takes::value, Does::refuse, kNodeChoice},
     {"gid", 0, Takes::value, Does::refuse, "lattice launch runs ranks in their user's group"},
-    {"gpu-bind", 0, Takes::value, Does::refuse, kGpus},
+    {"gpu-bind", 0, Takes::value, Does::special, {}},
     {"gpu-freq", 0, Takes::value, Does::refuse, kGpus},
     {"gpus", 'G', Takes::value, Does::refuse, kGpus},
-    {"gpus-per-node", 0, Takes::value, Does::refuse, kGpus},
+    {"gpus-per-node", 0, Takes::value, Does::rename, "--gpus-per-node"},
     {"gpus-per-socket", 0, Takes::value, Does::refuse, kGpus},
-    {"gpus-per-task", 0, Takes::value, Does::refuse, kGpus},
+    {"gpus-per-task", 0, Takes::value, Does::rename, "--gpus-per-task"},
     {"gres", 0, Takes::value, Does::refuse, kGpus},
     {"gres-flags", 0, Takes::value, Does::refuse, kGpus},
     {"help", 'h', Takes::nothing, Does::special, {}},
@@ -259,7 +262,7 @@ Status distribution(const std::string& spelled, const std::string& value,
 
 // srun's --cpu-bind takes "verbose" or "quiet" (or v, q) among its items; they only say
 // whether srun prints each task's mask, so they are stripped. The rest goes to lattice launch,
-// whose check (none, cores, sockets, map_cpu:LIST) names anything it cannot do.
+// whose check (proc::parse_cpu_bind) names anything it cannot do.
 void cpu_bind(const std::string& value, std::vector<std::string>& out) {
   std::vector<std::string> kept;
   for (const auto& item : split(value, ','))
@@ -310,6 +313,11 @@ Status apply(const SrunOption& o, const std::string& spelled, const std::string*
     return distribution(spelled, *value, out);
   } else if (o.name == "cpu-bind" || o.name == "cpu_bind") {
     cpu_bind(*value, out);
+  } else if (o.name == "gpu-bind") {
+    // Only "verbose," (srun prints the binding) is dropped; the rest is lattice launch's to judge.
+    std::string_view bind = *value;
+    if (starts_with(bind, "verbose,")) bind.remove_prefix(8);
+    out.insert(out.end(), {"--gpu-bind", std::string(bind)});
   } else if (o.name == "mpi") {
     return mpi(*value, out);
   } else if (o.name == "exclusive") {

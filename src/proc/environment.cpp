@@ -245,6 +245,8 @@ std::string slurm_tasks_per_node(const std::vector<int>& counts) {
 std::vector<std::string> rank_environment(const RankEnvInput& in) {
   std::map<std::string, std::string> env;  // later writes win; sorted output is deterministic
   env["PATH"] = kDefaultPath;
+  // OpenMP's threads fill a rank's CPUs, as under srun -c; a value the user gave wins.
+  if (in.cpus_per_task > 0) env["OMP_NUM_THREADS"] = std::to_string(in.cpus_per_task);
   // The caller checked these; a name that slipped through must still not corrupt the block
   // or shadow the launch's own variables.
   for (const auto& [name, value] : in.user_env)
@@ -284,13 +286,13 @@ std::vector<std::string> rank_environment(const RankEnvInput& in) {
     env["SLURM_NODELIST"] = in.slurm_nodelist;
     env["SLURM_STEP_NUM_TASKS"] = std::to_string(in.world_size);
     // The job is the allocation the launch runs in (or the launch itself); the launch is its
-    // step 0, of one CPU a task until CPUs per task exist.
+    // step 0, of one CPU a task unless -c says more.
     const std::string& job = in.allocation_id.empty() ? in.launch_id : in.allocation_id;
     for (const char* name : {"SLURM_JOB_ID", "SLURM_JOBID"}) env[name] = job;
     for (const char* name : {"SLURM_STEP_ID", "SLURM_STEPID"}) env[name] = "0";
     env["SLURM_STEP_NUM_NODES"] = std::to_string(in.nnodes);
     env["SLURM_STEP_NODELIST"] = in.slurm_nodelist;
-    env["SLURM_CPUS_PER_TASK"] = "1";
+    env["SLURM_CPUS_PER_TASK"] = std::to_string(std::max(in.cpus_per_task, 1));
     for (const char* name : {"SLURM_TASKS_PER_NODE", "SLURM_STEP_TASKS_PER_NODE"})
       env[name] = std::string(in.slurm_tasks_per_node);
   }

@@ -70,6 +70,8 @@ struct RankEnvInput {
   std::string_view nodelist, slurm_nodelist;
   std::string_view slurm_tasks_per_node;  // SLURM_TASKS_PER_NODE (slurm_tasks_per_node())
   bool slurm_compat = false;
+  // -c: OpenMP gets as many threads (OMP_NUM_THREADS, unless user_env sets it); 0: not given.
+  int cpus_per_task = 0;
   std::vector<std::pair<std::string, std::string>> user_env;  // passed check_request_env
   // The launch's own further variables (the escape hatch's), winning over user_env.
   std::vector<std::pair<std::string, std::string>> launch_env;

@@ -1,5 +1,6 @@
 #include "wire/launch_request.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/strings.hpp"
@@ -9,9 +10,12 @@
 namespace lattice::wire {
 namespace {
 
-// The schema's CpuBindKind and proc::CpuBind::Kind name the same kinds in the same order.
-static_assert(static_cast<int>(schema::CpuBindKind::MAP_CPU) ==
-              static_cast<int>(proc::CpuBind::Kind::map_cpu));
+// The schema's CpuBindKind and proc::CpuBind::Kind name the same kinds in the same order, and so
+// do GpuBindKind and proc::GpuRequest::Bind.
+static_assert(static_cast<int>(schema::CpuBindKind::MASK_CPU) ==
+              static_cast<int>(proc::CpuBind::Kind::mask_cpu));
+static_assert(static_cast<int>(schema::GpuBindKind::MAP_GPU) ==
+              static_cast<int>(proc::GpuRequest::Bind::map_gpu));
 
 void set_env(capnp::List<schema::EnvVar>::Builder list, const EnvList& values) {
   for (unsigned i = 0; i < list.size(); ++i) {
@@ -31,36 +35,85 @@ void encode_cpu_bind(const proc::CpuBind& bind, schema::CpuBinding::Builder out)
   out.setKind(static_cast<schema::CpuBindKind>(bind.kind));
   auto cpus = out.initCpus(static_cast<unsigned>(bind.map.size()));
   for (unsigned i = 0; i < cpus.size(); ++i) cpus.set(i, static_cast<uint32_t>(bind.map[i]));
+  if (bind.masks.empty()) return;
+  auto masks = out.initMasks(static_cast<unsigned>(bind.masks.size()));
+  for (unsigned m = 0; m < masks.size(); ++m) {
+    auto mask = masks.init(m, static_cast<unsigned>(bind.masks[m].size()));
+    for (unsigned i = 0; i < mask.size(); ++i) mask.set(i, static_cast<uint32_t>(bind.masks[m][i]));
+  }
+}
+
+// CPU numbers as the launcher's --cpu-bind would have parsed them: some, each one it accepts.
+Result<std::vector<int>> cpu_numbers(capnp::List<uint32_t>::Reader in, const char* what) {
+  if (in.size() == 0) return make_error(cat("cpuBind: ", what, " without CPUs"));
+  std::vector<int> out;
+  out.reserve(in.size());
+  for (uint32_t cpu : in) {
+    if (cpu >= static_cast<uint32_t>(proc::kMaxCpus))
+      return make_error(cat("cpuBind: ", cpu, " in ", what, " is not a CPU number"));
+    out.push_back(static_cast<int>(cpu));
+  }
+  return out;
 }
 
 // As the launcher's --cpu-bind would have parsed it: a kind this side knows, and for map_cpu
-// a list of CPU numbers it accepts.
+// and mask_cpu lists of CPU numbers it accepts.
 Result<proc::CpuBind> decode_cpu_bind(schema::CpuBinding::Reader in) {
+  using Kind = proc::CpuBind::Kind;
   proc::CpuBind bind;
-  switch (in.getKind()) {
-    case schema::CpuBindKind::NONE:
-      return bind;
-    case schema::CpuBindKind::CORES:
-      bind.kind = proc::CpuBind::Kind::cores;
-      return bind;
-    case schema::CpuBindKind::SOCKETS:
-      bind.kind = proc::CpuBind::Kind::sockets;
-      return bind;
-    case schema::CpuBindKind::MAP_CPU:
-      break;
-    default:
-      return make_error(cat("cpuBind: a binding of kind ", static_cast<int>(in.getKind()),
-                            " is unknown to this agent"));
-  }
-  bind.kind = proc::CpuBind::Kind::map_cpu;
-  auto cpus = in.getCpus();
-  if (cpus.size() == 0) return make_error("cpuBind: map_cpu without CPUs");
-  for (uint32_t cpu : cpus) {
-    if (cpu >= static_cast<uint32_t>(proc::kMaxCpus))
-      return make_error(cat("cpuBind: ", cpu, " in map_cpu is not a CPU number"));
-    bind.map.push_back(static_cast<int>(cpu));
+  auto raw = static_cast<int>(in.getKind());
+  if (raw > static_cast<int>(Kind::mask_cpu))
+    return make_error(cat("cpuBind: a binding of kind ", raw, " is unknown to this agent"));
+  bind.kind = static_cast<Kind>(raw);
+  if (bind.kind == Kind::map_cpu) {
+    auto cpus = cpu_numbers(in.getCpus(), "map_cpu");
+    if (!cpus) return cpus.error();
+    bind.map = std::move(cpus.value());
+  } else if (bind.kind == Kind::mask_cpu) {
+    if (in.getMasks().size() == 0) return make_error("cpuBind: mask_cpu without masks");
+    for (auto mask : in.getMasks()) {
+      auto cpus = cpu_numbers(mask, "a mask");
+      if (!cpus) return cpus.error();
+      std::sort(cpus->begin(), cpus->end());
+      cpus->erase(std::unique(cpus->begin(), cpus->end()), cpus->end());
+      bind.masks.push_back(std::move(cpus.value()));
+    }
   }
   return bind;
+}
+
+void encode_gpus(const proc::GpuRequest& gpus, schema::LaunchProcessesRequest::Builder req) {
+  if (!gpus.any()) return;
+  auto out = req.initGpus();
+  out.setPerTask(static_cast<uint32_t>(gpus.per_task));
+  out.setPerNode(static_cast<uint32_t>(gpus.per_node));
+  out.setBind(static_cast<schema::GpuBindKind>(gpus.bind));
+  auto map = out.initMap(static_cast<unsigned>(gpus.map.size()));
+  for (unsigned i = 0; i < map.size(); ++i) map.set(i, static_cast<uint32_t>(gpus.map[i]));
+}
+
+// As the launcher's options would have made it (proc::check_gpu_request's rules).
+Result<proc::GpuRequest> decode_gpus(schema::GpuRequest::Reader in) {
+  using Bind = proc::GpuRequest::Bind;
+  proc::GpuRequest gpus;
+  constexpr auto kMax = static_cast<uint32_t>(proc::kMaxGpus);
+  if (in.getPerTask() > kMax || in.getPerNode() > kMax)
+    return make_error(cat("gpus: ", std::max(in.getPerTask(), in.getPerNode()),
+                          " GPUs on a node (at most ", kMax, ")"));
+  gpus.per_task = static_cast<int>(in.getPerTask());
+  gpus.per_node = static_cast<int>(in.getPerNode());
+  auto raw = static_cast<int>(in.getBind());
+  if (raw > static_cast<int>(Bind::map_gpu))
+    return make_error(cat("gpus: a binding of kind ", raw, " is unknown to this agent"));
+  gpus.bind = static_cast<Bind>(raw);
+  if (gpus.bind == Bind::map_gpu)
+    for (uint32_t place : in.getMap()) {
+      if (place >= kMax) return make_error(cat("gpus: ", place, " in map_gpu is not a GPU number"));
+      gpus.map.push_back(static_cast<int>(place));
+    }
+  if (auto checked = proc::check_gpu_request(gpus); !checked)
+    return make_error(cat("gpus: ", checked.error().message));
+  return gpus;
 }
 
 }  // namespace
@@ -153,6 +206,8 @@ rpc::Outgoing launch_request(const LaunchRequest& r) {
   if (!r.vendor.empty()) setup.setVendor(rpc::as_data(r.vendor));
   req.setInputRank(r.input_rank);
   encode_cpu_bind(r.cpu_bind, req.initCpuBind());
+  req.setCpusPerTask(r.cpus_per_task);
+  encode_gpus(r.gpus, req);
   auto apps = req.initApps(static_cast<unsigned>(r.apps.size()));
   for (unsigned a = 0; a < apps.size(); ++a) {
     const Application& app = r.apps[a];
@@ -221,6 +276,14 @@ Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Read
   auto bind = decode_cpu_bind(in.getCpuBind());
   if (!bind) return bind.error();
   r.cpu_bind = std::move(bind.value());
+  if (in.getCpusPerTask() > static_cast<uint32_t>(proc::kMaxCpus))
+    return make_error(cat("cpusPerTask: ", in.getCpusPerTask(), " (at most ", proc::kMaxCpus, ")"));
+  r.cpus_per_task = in.getCpusPerTask();
+  if (in.hasGpus()) {
+    auto gpus = decode_gpus(in.getGpus());
+    if (!gpus) return gpus.error();
+    r.gpus = std::move(gpus.value());
+  }
 
   r.launch_id = in.getLaunchId();
   r.allocation_id = in.getAllocationId();

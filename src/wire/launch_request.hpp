@@ -18,6 +18,7 @@
 #include "base/result.hpp"
 #include "lattice.capnp.h"
 #include "proc/cpu_binding.hpp"
+#include "proc/gpus.hpp"
 #include "proc/resource_limits.hpp"
 #include "rpc/outgoing.hpp"
 #include "secure/secret.hpp"
@@ -97,6 +98,8 @@ struct LaunchRequest {
   std::string vendor;  // AppSetup.vendor (PMIx setup data; no agent takes it yet)
   int32_t input_rank = 0;
   proc::CpuBind cpu_bind;
+  uint32_t cpus_per_task = 0;  // -c; 0: not given
+  proc::GpuRequest gpus;
   std::vector<Application> apps;
   std::optional<PeerList> peer_list;
   std::optional<RankLayout> rank_layout;

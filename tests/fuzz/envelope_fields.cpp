@@ -74,6 +74,14 @@ size_t launch(schema::LaunchProcessesRequest::Reader r) {
   }
   n += static_cast<size_t>(r.getInputRank()) + static_cast<size_t>(r.getCpuBind().getKind());
   for (uint32_t cpu : r.getCpuBind().getCpus()) n += cpu;
+  for (auto mask : r.getCpuBind().getMasks())
+    for (uint32_t cpu : mask) n += cpu;
+  n += r.getCpusPerTask();
+  if (r.hasGpus()) {
+    auto gpus = r.getGpus();
+    n += gpus.getPerTask() + gpus.getPerNode() + static_cast<size_t>(gpus.getBind());
+    for (uint32_t place : gpus.getMap()) n += place;
+  }
   for (auto app : r.getApps()) {
     n += text(app.getEntrypoint()) + app.getSize();
     for (auto arg : app.getArgs()) n += text(arg);

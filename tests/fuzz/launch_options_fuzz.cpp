@@ -1,5 +1,5 @@
 // libFuzzer target: `lattice launch`'s command line as the launcher reads it: its options
-// (parse_launch_options: counts, -t time limits, --agents, --cpu-bind, --export, output
+// (parse_launch_options: counts, -t time limits, --agents, --cpu-bind, -c, GPUs, --export, output
 // patterns, MPMD segments, --mem, ...), MPIEXEC_TIMEOUT, the rank layout (make_layout) and what
 // --export takes (export_environment). Any argv is refused with an error or gives options
 // within their documented bounds whose layout places every rank on a node and gives every node
@@ -130,10 +130,15 @@ void check_request(const LaunchOptions& o, const Exported& exported, const Layou
       require(spec->peers[static_cast<size_t>(i)].node_id == peers[static_cast<size_t>(i)].node_id,
               "an agent reads other nodes than the launcher wrote");
     require(spec->apps.size() == o.apps.size(), "apps");
-    require(spec->memory_bytes ==
-                (o.memory_per_cpu ? o.memory_per_cpu * spec->local_ranks().size() : o.memory_bytes),
-            "a node's memory limit is not --mem, nor --mem-per-cpu times its ranks");
+    require(
+        spec->memory_bytes == (o.memory_per_cpu ? o.memory_per_cpu * spec->local_ranks().size() *
+                                                      std::max<uint64_t>(1, o.cpus_per_task)
+                                                : o.memory_bytes),
+        "a node's memory limit is not --mem, nor --mem-per-cpu times its ranks' CPUs");
     require(spec->exclusive == o.exclusive, "--exclusive");
+    require(spec->cpus_per_task == o.cpus_per_task && spec->gpus.per_task == o.gpus.per_task &&
+                spec->gpus.per_node == o.gpus.per_node && spec->gpus.map == o.gpus.map,
+            "CPUs and GPUs per rank");
     for (size_t a = 0; a < o.apps.size(); ++a)
       require(spec->apps[a].entrypoint == o.apps[a].program && spec->apps[a].args == o.apps[a].args,
               "an app's program and arguments");
@@ -160,6 +165,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
               !(o.memory_bytes && o.memory_per_cpu),
           "--mem and --mem-per-cpu: at most 2^62 bytes, and not both");
   for (int cpu : o.cpu_bind.map) require(cpu >= 0 && cpu < proc::kMaxCpus, "--cpu-bind's CPUs");
+  for (const auto& mask : o.cpu_bind.masks) {
+    require(!mask.empty(), "a mask_cpu mask names CPUs");
+    for (int cpu : mask) require(cpu >= 0 && cpu < proc::kMaxCpus, "--cpu-bind's masks");
+  }
+  require(o.cpus_per_task >= 0 && o.cpus_per_task <= proc::kMaxCpus, "-c within bounds");
+  require(o.gpus.per_task >= 0 && o.gpus.per_task <= proc::kMaxGpus && o.gpus.per_node >= 0 &&
+              o.gpus.per_node <= proc::kMaxGpus,
+          "GPU counts within bounds");
+  require(static_cast<bool>(proc::check_gpu_request(o.gpus)), "a GPU request agents refuse");
   for (const auto& agent : o.agents) require(agent.address.port > 0, "agents' ports");
 
   auto exported = export_environment(o.exports, kEnviron);
@@ -172,6 +186,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
               "--export takes a name agents refuse");
   }
 
+  // Local mode on a node of 2 CPUs: -c's ranks fit their nodes.
+  if (auto local = make_layout(o, 0, 2); local && o.cpus_per_task > 0 && o.agents.empty()) {
+    check_layout(o, *local);
+    std::vector<int> per_node(static_cast<size_t>(local->nodes));
+    for (int node : local->rank_nodes) ++per_node[static_cast<size_t>(node)];
+    for (int n : per_node) require(n * o.cpus_per_task <= 2, "-c's ranks beyond a node's CPUs");
+  }
   auto layout = make_layout(o, static_cast<int>(o.agents.size()));
   if (!layout) return 0;
   check_layout(o, *layout);

@@ -114,6 +114,9 @@ void launch_request_seeds(const std::filesystem::path& dir) {
   launcher::LaunchOptions one;
   one.apps = {launcher::App{8, {{"OMP_NUM_THREADS", "2"}}, "/bin/echo", {"a", "b c"}}};
   one.cpu_bind.kind = proc::CpuBind::Kind::cores;
+  one.cpus_per_task = 2;
+  one.gpus.per_task = 1;
+  one.gpus.bind = proc::GpuRequest::Bind::closest;
   launcher::JobRequest alice{"L-1",
                              {1000, 1000, {1000, 27}, "alice"},
                              {{"HOME", "/home/alice"}, {"PYTHONPATH", "/opt/py"}},

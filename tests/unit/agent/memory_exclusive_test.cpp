@@ -14,7 +14,7 @@ namespace {
 // 4 ranks, 3 of them on this node (n0) and 1 on n1, as alice.
 Result<LaunchSpec> spec_of(uint64_t memory, uint64_t per_cpu, bool exclusive = false,
                            const std::string& id = "job-1", uint32_t uid = 1000,
-                           const std::string& user = "alice") {
+                           const std::string& user = "alice", uint32_t cpus_per_task = 0) {
   capnp::MallocMessageBuilder message;
   auto r = message.initRoot<schema::LaunchProcessesRequest>();
   r.setLaunchId(id);
@@ -32,6 +32,7 @@ Result<LaunchSpec> spec_of(uint64_t memory, uint64_t per_cpu, bool exclusive = f
   r.setMemoryBytes(memory);
   r.setMemoryPerCpu(per_cpu);
   r.setExclusive(exclusive);
+  r.setCpusPerTask(cpus_per_task);
   LaunchDefaults defaults;
   defaults.node_id = "n0";
   auto request = wire::decode_launch_request(r.asReader());
@@ -51,6 +52,9 @@ TEST_CASE("--mem is the node's limit; --mem-per-cpu is times the CPUs of its ran
   auto per_cpu = spec_of(0, uint64_t{100} << 20);
   REQUIRE(per_cpu);
   CHECK(per_cpu->memory_bytes == uint64_t{300} << 20);  // 3 ranks here, one CPU each
+  auto per_task = spec_of(0, uint64_t{100} << 20, false, "job-1", 1000, "alice", 2);
+  REQUIRE(per_task);
+  CHECK(per_task->memory_bytes == uint64_t{600} << 20);  // -c 2: 3 ranks of 2 CPUs
 }
 
 TEST_CASE("a request with both forms, or a limit past counting, is refused") {

@@ -29,6 +29,7 @@ void check_defaults_except_node_id(const AgentConfig& c) {
   AgentConfig d;
   CHECK(c.listen_host.empty());  // no default: the agent refuses to start without one
   CHECK(c.listen_port == 7400);
+  CHECK(c.gpus.empty());
   CHECK(c.pmi_socket_dir == "/run/lattice");
   CHECK(c.fence_timeout_ms == 60000);
   CHECK(c.heartbeat_interval_ms == 1000);
@@ -220,6 +221,7 @@ security: {key_file: "/etc/lattice/my key", allow_root_jobs: true,
            allow_root_job_env: [BASH_ENV, "PYTHON*", "LUA_[CP]PATH"]}
 limits: {max_world_size: 77, max_handshakes_per_source: 3}
 jobs: {containment: cgroup1, propagate_limits: "nofile, stack"}
+gpus: [{index: 1, vendor: amd, numa: 1}, {vendor: nvidia, index: 0}]
 )",
                         "agent.yaml");
   REQUIRE_MESSAGE(c, c.error().message);
@@ -247,6 +249,8 @@ jobs: {containment: cgroup1, propagate_limits: "nofile, stack"}
   CHECK(again->containment == proc::ContainmentMode::cgroup1);
   CHECK(again->propagate_limits ==
         std::vector<proc::Resource>{proc::Resource::nofile, proc::Resource::stack});
+  CHECK(again->gpus ==
+        std::vector<proc::Gpu>{{proc::GpuVendor::amd, 1, 1}, {proc::GpuVendor::nvidia, 0, -1}});
 
   AgentConfig defaults;
   defaults.node_id = "n1";
@@ -259,7 +263,41 @@ jobs: {containment: cgroup1, propagate_limits: "nofile, stack"}
         "  allow_root_jobs: false\n  allow_root_job_env: []\n  handshake_timeout: 5\n"
         "limits:\n  max_ranks_per_node: 1024\n  max_world_size: 1048576\n  max_connections: 1024\n"
         "  max_handshakes_per_source: 64\n  idle_timeout: 60\njobs:\n  containment: auto\n"
-        "  propagate_limits: ALL\n");
+        "  propagate_limits: ALL\ngpus: []\n");
+}
+
+TEST_CASE("gpus: the node's GPUs where hwloc sees none, each with its index and vendor") {
+  auto c = parse_config(
+      "gpus:\n  - {index: 0, vendor: nvidia, numa: 0}\n  - index: 1\n    vendor: intel\n",
+      "agent.yaml");
+  REQUIRE_MESSAGE(c, c.error().message);
+  CHECK(c->gpus ==
+        std::vector<proc::Gpu>{{proc::GpuVendor::nvidia, 0, 0}, {proc::GpuVendor::intel, 1, -1}});
+  CHECK(parse_config("gpus: []\n", "agent.yaml")->gpus.empty());
+  CHECK(error_of("gpus: nvidia\n") ==
+        "agent.yaml:1: gpus: expected a list like [{index: 0, vendor: nvidia, numa: 0}], got "
+        "nvidia");
+  CHECK(error_of("gpus: [{index: 0, vendor: ati}]\n") ==
+        "agent.yaml:1: gpus[0].vendor: expected nvidia, amd or intel, got 'ati'");
+  CHECK(error_of("gpus: [{index: 0}]\n") == "agent.yaml:1: gpus[0]: a GPU needs its vendor");
+  CHECK(error_of("gpus: [{vendor: amd}]\n") == "agent.yaml:1: gpus[0]: a GPU needs its index");
+  CHECK(contains(error_of("gpus: [{index: 256, vendor: amd}]\n"),
+                 "gpus[0].index: expected a whole number from 0 to 255"));
+  CHECK(contains(error_of("gpus: [{index: 0, vendor: amd, numa: -1}]\n"), "gpus[0].numa"));
+  CHECK(error_of("gpus: [{index: 0, vendor: amd}, {index: 0, vendor: amd}]\n") ==
+        "agent.yaml:1: gpus[1]: amd GPU 0 is listed twice");
+  CHECK(error_of("gpus: [{index: 0, vendor: amd, numa: 0, numa: 1}]\n") ==
+        "agent.yaml:1: gpus[0].numa: given twice");
+  CHECK(error_of("gpus: [{index: 0, vendor: amd, bus: 3}]\n") ==
+        "agent.yaml:1: gpus[0]: unknown key 'bus' (a GPU has index, vendor, numa)");
+  CHECK(contains(error_of("gpus: [3]\n"), "gpus[0]: expected {index: N"));
+  // A reload keeps the GPUs the agent started with: its launches count on them.
+  AgentConfig running;
+  AgentConfig fresh = running;
+  fresh.gpus = c->gpus;
+  auto reloaded = reload(running, fresh);
+  CHECK(reloaded.config.gpus.empty());
+  CHECK(reloaded.restart_only == std::vector<std::string>{"gpus"});
 }
 
 TEST_CASE("security.allow_root_job_env: a list of variable names and patterns") {

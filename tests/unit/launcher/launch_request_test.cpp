@@ -119,3 +119,27 @@ TEST_CASE("names a host list cannot hold travel as the list itself") {
   CHECK(req.rank_nodes == std::vector<uint32_t>{1, 0});
   CHECK(req.head_node_index == 1);
 }
+
+TEST_CASE("-c binds each rank to its own CPUs unless --cpu-bind says otherwise; GPUs travel") {
+  auto request_of = [](const std::vector<std::string>& args) {
+    auto options = parse_launch_options(args);
+    REQUIRE_MESSAGE(options, options.error().message);
+    JobRequest job{"L-1", {1000, 1000, {1000}, "alice"}, {}, {}};
+    Layout layout{1, 1, {0}};
+    return launch_request(*options, job, layout, {{"n1", "10.0.0.1", 7400}}, "/");
+  };
+  auto req = request_of({"-c", "2", "prog"});
+  CHECK(req.cpus_per_task == 2);
+  CHECK(req.cpu_bind.kind == proc::CpuBind::Kind::threads);
+  CHECK(request_of({"-c", "2", "--cpu-bind=none", "prog"}).cpu_bind.kind ==
+        proc::CpuBind::Kind::none);
+  CHECK(request_of({"-c", "2", "--cpu-bind=sockets", "prog"}).cpu_bind.kind ==
+        proc::CpuBind::Kind::sockets);
+  req = request_of({"prog"});
+  CHECK(req.cpus_per_task == 0);
+  CHECK(req.cpu_bind.kind == proc::CpuBind::Kind::none);
+  CHECK_FALSE(req.gpus.any());
+  req = request_of({"--gpus-per-task", "2", "--gpu-bind", "closest", "prog"});
+  CHECK(req.gpus.per_task == 2);
+  CHECK(req.gpus.bind == proc::GpuRequest::Bind::closest);
+}

@@ -99,3 +99,30 @@ TEST_CASE("every layout make_layout makes has a compact form of at most two bloc
   CHECK(!lattice::wire::compact_rank_layout({1, 0}, 2));
   CHECK(!lattice::wire::compact_rank_layout({0, 0}, 2));  // node 1 without ranks
 }
+
+TEST_CASE("layout: -c lays ranks out by CPUs where a node's CPUs are known") {
+  LaunchOptions o;
+  o.apps.resize(1);
+  o.apps[0].ntasks = 4;
+  o.cpus_per_task = 2;
+  // Nodes of 4 CPUs hold 2 ranks of 2: two nodes, as srun -n 4 -c 2 takes.
+  auto l = make_layout(o, 0, 4);
+  REQUIRE_MESSAGE(l, l.error().message);
+  CHECK(l->nodes == 2);
+  CHECK(l->rank_nodes == std::vector<int>{0, 0, 1, 1});
+  CHECK(make_layout(o, 0, 2)->nodes == 4);
+  CHECK(make_layout(o, 0, 3)->nodes == 4);  // one rank of 2 in 3 CPUs
+  CHECK(make_layout(o, 0, 0)->nodes == 1);  // not known: the agents judge
+  o.nodes = 1;
+  CHECK(make_layout(o, 0, 4).error().message ==
+        "4 ranks of 2 CPUs (-c 2) on one node need 8 CPUs, but a node has 4");
+  o.nodes = 0;
+  o.tasks_per_node = 3;
+  CHECK_FALSE(make_layout(o, 0, 4));  // 3 ranks of 2 on a node of 4
+  o.tasks_per_node = 0;
+  o.cpus_per_task = 5;
+  CHECK(make_layout(o, 0, 4).error().message ==
+        "-c 5: a rank of 5 CPUs does not fit a node of 4 CPUs");
+  o.cpus_per_task = 0;
+  CHECK(make_layout(o, 0, 4)->nodes == 1);  // without -c, CPUs do not count
+}

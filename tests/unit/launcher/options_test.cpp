@@ -218,3 +218,38 @@ TEST_CASE("-u, --open-mode and --signal") {
   CHECK(!parse_launch_options(Args{"--open-mode", "sideways", "./p"}));
   CHECK(!parse_launch_options(Args{"-u=1", "./p"}));
 }
+
+TEST_CASE("-c/--cpus-per-task, --cpu-bind given or not, and the GPU options") {
+  auto o = parse_launch_options(Args{"-c2", "-n", "4", "prog"});
+  REQUIRE(o);
+  CHECK(o->cpus_per_task == 2);
+  CHECK_FALSE(o->cpu_bind_given);
+  o = parse_launch_options(Args{"--cpus-per-task", "3", "--cpu-bind=none", "prog"});
+  REQUIRE(o);
+  CHECK(o->cpus_per_task == 3);
+  CHECK(o->cpu_bind_given);
+  CHECK(o->cpu_bind.kind == lattice::proc::CpuBind::Kind::none);
+  o = parse_launch_options(Args{"-c", "1", "--cpu-bind", "mask_cpu:0x3", "prog"});
+  REQUIRE(o);
+  CHECK(o->cpu_bind.masks == std::vector<std::vector<int>>{{0, 1}});
+  CHECK(parse_launch_options(Args{"-c", "0", "prog"}).error().message ==
+        "--cpus-per-task: expected a whole number from 1 to 1024, got '0'");
+  CHECK_FALSE(parse_launch_options(Args{"-c", "prog"}));  // "prog" is no number
+
+  o = parse_launch_options(Args{"--gpus-per-task", "2", "--gpu-bind=closest", "prog"});
+  REQUIRE(o);
+  CHECK(o->gpus.per_task == 2);
+  CHECK(o->gpus.bind == lattice::proc::GpuRequest::Bind::closest);
+  o = parse_launch_options(Args{"--gpus-per-node=4", "prog"});
+  REQUIRE(o);
+  CHECK(o->gpus.per_node == 4);
+  CHECK(parse_launch_options(Args{"--gpus-per-task", "1", "--gpus-per-node", "1", "prog"})
+            .error()
+            .message == "give --gpus-per-task or --gpus-per-node, not both");
+  CHECK(parse_launch_options(Args{"--gpu-bind", "none", "prog"}).error().message ==
+        "--gpu-bind none needs --gpus-per-task or --gpus-per-node");
+  CHECK(parse_launch_options(Args{"--gpus-per-task", "0", "prog"}).error().message ==
+        "--gpus-per-task: expected a whole number from 1 to 256, got '0'");
+  CHECK(parse_launch_options(Args{"--gpu-bind", "map_gpu:0,1", "prog"})->gpus.map ==
+        std::vector<int>{0, 1});
+}

@@ -130,8 +130,26 @@ TEST_CASE("srun front: --cpu-bind without srun's verbose and quiet") {
   CHECK(options_of({"--cpu_bind=v,map_cpu:0,2"}) == Args{"--cpu-bind", "map_cpu:0,2"});
   CHECK(options_of({"--cpu-bind=quiet,none"}) == Args{"--cpu-bind", "none"});
   CHECK(options_of({"--cpu-bind=verbose"}).empty());
+  CHECK(options_of({"--cpu-bind=v,mask_cpu:0x3,0xc"}) == Args{"--cpu-bind", "mask_cpu:0x3,0xc"});
+  CHECK(options_of({"--cpu-bind=threads"}) == Args{"--cpu-bind", "threads"});
+  CHECK(options_of({"--cpu-bind=ldoms"}) == Args{"--cpu-bind", "ldoms"});
   // What lattice cannot bind to, its own check names.
-  CHECK(error_of({"--cpu-bind=threads", "./app"}).find("threads") != std::string::npos);
+  CHECK(error_of({"--cpu-bind=map_ldom:0", "./app"}).find("map_ldom") != std::string::npos);
+}
+
+TEST_CASE("srun front: CPUs and GPUs per task") {
+  CHECK(options_of({"-c", "4"}) == Args{"--cpus-per-task", "4"});
+  CHECK(options_of({"-c4"}) == Args{"--cpus-per-task", "4"});
+  CHECK(options_of({"-lc2"}) == Args{"--label", "--cpus-per-task", "2"});
+  CHECK(options_of({"--cpus-per-task=2"}) == Args{"--cpus-per-task", "2"});
+  CHECK(options_of({"--gpus-per-task=1"}) == Args{"--gpus-per-task", "1"});
+  CHECK(options_of({"--gpus-per-node", "2"}) == Args{"--gpus-per-node", "2"});
+  CHECK(options_of({"--gpus-per-task=1", "--gpu-bind=verbose,closest"}) ==
+        Args{"--gpus-per-task", "1", "--gpu-bind", "closest"});
+  CHECK(options_of({"--gpu-bind=map_gpu:1,0"}) == Args{"--gpu-bind", "map_gpu:1,0"});
+  CHECK(error_of({"-c", "0", "./app"}).find("--cpus-per-task") != std::string::npos);
+  CHECK(error_of({"--gpu-bind=single:1", "--gpus-per-task=1", "./app"}).find("single:1") !=
+        std::string::npos);
 }
 
 TEST_CASE("srun front: --mpi") {
@@ -161,13 +179,9 @@ TEST_CASE("srun front: what lattice cannot do is refused, naming the option and 
   CHECK(error_of({"--mem-per-gpu", "1G", "./app"}) ==
         "--mem-per-gpu is not supported (lattice launch limits memory per node (--mem) or per CPU "
         "(--mem-per-cpu), not per GPU)");
-  CHECK(error_of({"-c", "4", "./app"}).rfind("-c is not supported (lattice launch does not", 0) ==
-        0);
-  CHECK(error_of({"-c4", "./app"}).rfind("-c is not supported", 0) == 0);
-  CHECK(error_of({"--cpus-per-task=4", "./app"}).rfind("--cpus-per-task is not supported", 0) == 0);
-  CHECK(error_of({"--gpus-per-task=1", "./app"}) ==
-        "--gpus-per-task is not supported (lattice launch assigns no GPUs or other generic "
-        "resources)");
+  CHECK(error_of({"--gpus-per-socket=1", "./app"}) ==
+        "--gpus-per-socket is not supported (lattice launch gives ranks GPUs by "
+        "--gpus-per-task, --gpus-per-node and --gpu-bind alone)");
   CHECK(error_of({"-G", "2", "./app"}).rfind("-G is not supported", 0) == 0);
   CHECK(error_of({"-w", "n[1-2]", "./app"}) ==
         "-w is not supported (lattice launch cannot pick nodes by name)");
@@ -178,7 +192,7 @@ TEST_CASE("srun front: what lattice cannot do is refused, naming the option and 
   CHECK(error_of({"--multi-prog", "conf"}).rfind("--multi-prog is not supported", 0) == 0);
   CHECK(error_of({"-p", "debug", "./app"}).rfind("-p is not supported (it shapes a new", 0) == 0);
   // In a bundle, the refused letter is named.
-  CHECK(error_of({"-lc4", "./app"}).rfind("-c is not supported", 0) == 0);
+  CHECK(error_of({"-lG4", "./app"}).rfind("-G is not supported", 0) == 0);
 }
 
 TEST_CASE("srun front: unknown options, with a suggestion when one is near") {

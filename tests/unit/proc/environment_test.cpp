@@ -149,6 +149,18 @@ TEST_CASE("slurm_compat sets the rank's SLURM_* variables") {
   CHECK(slurm_nodelist("a[1],b") == "a[1],b");  // names a host list cannot hold: as it is
 }
 
+TEST_CASE("-c: OMP_NUM_THREADS unless the user set it, and SLURM_CPUS_PER_TASK") {
+  RankEnvInput in = input();
+  CHECK(as_map(rank_environment(in)).count("OMP_NUM_THREADS") == 0);
+  in.cpus_per_task = 4;
+  in.slurm_compat = true;
+  auto env = as_map(rank_environment(in));
+  CHECK(env.at("OMP_NUM_THREADS") == "4");
+  CHECK(env.at("SLURM_CPUS_PER_TASK") == "4");
+  in.user_env.emplace_back("OMP_NUM_THREADS", "8");
+  CHECK(as_map(rank_environment(in)).at("OMP_NUM_THREADS") == "8");
+}
+
 TEST_CASE("the request's variables override PATH but never the launch's own") {
   RankEnvInput in = input();
   in.slurm_compat = true;

@@ -50,7 +50,10 @@ LaunchRequest every_field() {
   r.harvested = {{"HOME", "/home/alice"}};
   r.vendor = std::string("\x00pmix", 5);
   r.input_rank = -1;
-  r.cpu_bind = proc::CpuBind{proc::CpuBind::Kind::map_cpu, {3, 1}};
+  r.cpu_bind = proc::CpuBind{proc::CpuBind::Kind::map_cpu, {3, 1}, {}};
+  r.cpus_per_task = 3;
+  r.gpus.per_task = 2;
+  r.gpus.bind = proc::GpuRequest::Bind::closest;
   r.apps = {Application{"./a", {"x"}, {{"A", "1"}}, 2}, Application{"./b", {}, {}, 4}};
   r.peer_list = PeerList{"n[1-2]", "10.0.0.[1-2]", {7400}};
   r.rank_layout = RankLayout{true, {NodeBlock{2, 3}}};
@@ -109,6 +112,10 @@ TEST_CASE("a launch request with every field set reads back field for field") {
   CHECK(got->input_rank == -1);
   CHECK(got->cpu_bind.kind == proc::CpuBind::Kind::map_cpu);
   CHECK(got->cpu_bind.map == std::vector<int>{3, 1});
+  CHECK(got->cpus_per_task == 3);
+  CHECK(got->gpus.per_task == 2);
+  CHECK(got->gpus.per_node == 0);
+  CHECK(got->gpus.bind == proc::GpuRequest::Bind::closest);
   REQUIRE(got->apps.size() == 2);
   CHECK(got->apps[0].entrypoint == "./a");
   CHECK(got->apps[0].args == std::vector<std::string>{"x"});
@@ -134,8 +141,8 @@ TEST_CASE("a launch request with every field set reads back field for field") {
 }
 
 TEST_CASE("every CPU binding kind travels as itself") {
-  for (auto kind :
-       {proc::CpuBind::Kind::none, proc::CpuBind::Kind::cores, proc::CpuBind::Kind::sockets}) {
+  using Kind = proc::CpuBind::Kind;
+  for (auto kind : {Kind::none, Kind::cores, Kind::sockets, Kind::threads, Kind::ldoms}) {
     LaunchRequest r;
     r.cpu_bind.kind = kind;
     auto got = round_trip(r);
@@ -143,6 +150,32 @@ TEST_CASE("every CPU binding kind travels as itself") {
     CHECK(got->cpu_bind.kind == kind);
     CHECK(got->cpu_bind.map.empty());
   }
+  LaunchRequest r;
+  r.cpu_bind = proc::CpuBind{Kind::mask_cpu, {}, {{0, 1}, {6, 7, 1000}}};
+  auto got = round_trip(r);
+  REQUIRE(got);
+  CHECK(got->cpu_bind.kind == Kind::mask_cpu);
+  CHECK(got->cpu_bind.masks == r.cpu_bind.masks);
+}
+
+TEST_CASE("every GPU request travels as itself; none asked for is no GpuRequest at all") {
+  using Bind = proc::GpuRequest::Bind;
+  LaunchRequest r;
+  r.gpus.per_node = 4;
+  r.gpus.bind = Bind::none;
+  auto got = round_trip(r);
+  REQUIRE(got);
+  CHECK(got->gpus.per_node == 4);
+  CHECK(got->gpus.bind == Bind::none);
+  r.gpus = proc::GpuRequest{};
+  r.gpus.bind = Bind::map_gpu;
+  r.gpus.map = {3, 0};
+  got = round_trip(r);
+  REQUIRE(got);
+  CHECK(got->gpus.bind == Bind::map_gpu);
+  CHECK(got->gpus.map == std::vector<int>{3, 0});
+  auto none = launch_request(LaunchRequest{});
+  CHECK_FALSE(none.envelope().asReader().getBody().getLaunchProcesses().hasGpus());
 }
 
 TEST_CASE("the seed's form reads back as it was sent: no user, groups, inheritance or key") {
@@ -199,6 +232,42 @@ TEST_CASE("what no agent could take is refused with the reason, before it is cop
         bind.initCpus(1).set(0, 1024);
       },
       "1024 in map_cpu is not a CPU number");
+  refused([](B r) { r.initCpuBind().setKind(schema::CpuBindKind::MASK_CPU); },
+          "mask_cpu without masks");
+  refused(
+      [](B r) {
+        auto bind = r.initCpuBind();
+        bind.setKind(schema::CpuBindKind::MASK_CPU);
+        bind.initMasks(2).init(0, 1).set(0, 1);
+      },
+      "a mask without CPUs");
+  refused(
+      [](B r) {
+        auto bind = r.initCpuBind();
+        bind.setKind(schema::CpuBindKind::MASK_CPU);
+        bind.initMasks(1).init(0, 1).set(0, 5000);
+      },
+      "5000 in a mask is not a CPU number");
+  refused([](B r) { r.setCpusPerTask(1025); }, "cpusPerTask: 1025 (at most 1024)");
+  refused([](B r) { r.initGpus().setPerTask(257); }, "gpus: 257 GPUs on a node (at most 256)");
+  refused([](B r) { r.initGpus().setBind(static_cast<schema::GpuBindKind>(4)); },
+          "gpus: a binding of kind 4 is unknown");
+  refused(
+      [](B r) {
+        auto gpus = r.initGpus();
+        gpus.setPerTask(1);
+        gpus.setPerNode(1);
+      },
+      "gpus: give --gpus-per-task or --gpus-per-node, not both");
+  refused([](B r) { r.initGpus().setBind(schema::GpuBindKind::MAP_GPU); },
+          "gpus: --gpu-bind: map_gpu names no GPU");
+  refused(
+      [](B r) {
+        auto gpus = r.initGpus();
+        gpus.setBind(schema::GpuBindKind::MAP_GPU);
+        gpus.initMap(1).set(0, 300);
+      },
+      "gpus: 300 in map_gpu is not a GPU number");
 }
 
 TEST_CASE("an inherited limit this side does not know is left out, the others kept") {
