@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "base/strings.hpp"
+#include "launcher/admin_client.hpp"
 #include "launcher/options.hpp"
 
 using namespace lattice;
@@ -192,4 +193,16 @@ TEST_CASE("--multi-prog and -configfile: the files are named, main reads them") 
   CHECK(parse_launch_options(Args{"--app", "mpmd.txt"})->configfile == "mpmd.txt");  // mpirun's
   CHECK_FALSE(parse_launch_options(Args{"-configfile", "mpmd.txt", "./a"}));
   CHECK_FALSE(parse_launch_options(Args{"-hosts", "a", "-f", "h", "./a"}));
+}
+
+TEST_CASE("lattice admin: --socket anywhere, the other words the request") {
+  auto a = parse_admin_args(Args{"status", "--socket", "/s", "L1"});
+  REQUIRE_MESSAGE(a, a.error().message);
+  CHECK(a->socket == "/s");
+  CHECK(a->request == "status L1");
+  CHECK(parse_admin_args(Args{"--socket=/t", "allocations"})->socket == "/t");
+  CHECK(parse_admin_args(Args{"-h"})->help);
+  CHECK(parse_admin_args(Args{"status", "--sockt", "/s"}).error().message ==
+        "unknown option '--sockt'; did you mean '--socket'?");
+  CHECK(parse_admin_args(Args{"status", "--socket"}).error().message == "--socket needs a value");
 }
