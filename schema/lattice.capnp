@@ -139,6 +139,15 @@ struct LaunchProcessesRequest {
   hatchCommand @32 :Bool;        # a command an allocation's MPI launcher runs on this node
                                  # through lattice-mpi-launcher (an orted, a Hydra proxy): it
                                  # gets what escape-hatch commands get (its own session files)
+  unbuffered @33 :Bool;          # srun -u: ranks' output goes on as read, not line by line
+  warnSignal @34 :WarnSignal;    # srun --signal: a signal this long before the time limit
+}
+
+# srun's --signal=SIG@SECONDS: `signal` to every rank `beforeMs` before the launch's time limit
+# (at once when the limit is shorter); signal 0: none.
+struct WarnSignal {
+  signal @0 :Int32;
+  beforeMs @1 :UInt64;
 }
 
 # How each local rank is bound to CPUs (proc/cpu_binding.hpp): none (the default), round robin

@@ -77,7 +77,8 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       links_timer_(loop),
       spawn_timer_(loop),
       policy_(policy::LaunchShape{env.node_id, spec_.node_index, spec_.head_node, spec_.nnodes(),
-                                  spec_.local_ranks(), spec_.time_limit_ms, spec_.kill_on_bad_exit},
+                                  spec_.local_ranks(), spec_.time_limit_ms, spec_.kill_on_bad_exit,
+                                  spec_.warn_signal, spec_.warn_before_ms},
               kPolicyTimes),
       hatch_(loop, spec_, env.node_id, *this) {}
 

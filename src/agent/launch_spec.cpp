@@ -235,6 +235,9 @@ Result<LaunchSpec> make_launch_spec(const wire::LaunchRequest& r, const LaunchDe
   spec.workdir = r.workdir;
   spec.time_limit_ms = r.time_limit_ms;
   spec.kill_on_bad_exit = r.kill_on_bad_exit;
+  spec.warn_signal = r.warn_signal;
+  spec.warn_before_ms = r.warn_before_ms;
+  spec.unbuffered = r.unbuffered;
   spec.cpu_bind = r.cpu_bind;
   spec.sched = r.scheduling;
   if (r.cxi) spec.cxi = cxi_of(*r.cxi);

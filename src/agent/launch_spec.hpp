@@ -69,8 +69,11 @@ struct LaunchSpec {
   std::string workdir;
   JobUser user;
   uint64_t time_limit_ms = 0;  // 0 = none
+  int warn_signal = 0;         // srun's --signal: this signal warn_before_ms before the limit
+  uint64_t warn_before_ms = 0;
   bool kill_on_bad_exit = true;
-  int input_rank = 0;  // whose stdin the launcher feeds: a rank, -1 all, -2 none
+  bool unbuffered = false;  // srun -u: output is passed on as read, not line by line
+  int input_rank = 0;       // whose stdin the launcher feeds: a rank, -1 all, -2 none
   proc::CpuBind cpu_bind;
   RankScheduling sched = RankScheduling::automatic;
   std::optional<CxiCredentials> cxi;  // none: the launch runs without CXI

@@ -80,6 +80,8 @@ void PmixWireUp::client_finalized(pmix::RankCall call) {
 }
 
 void PmixWireUp::client_aborted(pmix::RankCall call, int status, std::string message) {
+  // Open MPI's MPI_Abort passes "N/A" when it has nothing to say: no message, then.
+  if (message == "N/A") message.clear();
   events_.rank_aborted(call.rank, status, std::move(message));
   server_->release(call);  // the client then exits; its status is already decided
 }

@@ -72,6 +72,11 @@ void RankSet::attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, boo
   (is_stderr ? rank.err_stream : rank.out_stream) = std::move(stream);
   s->start(
       [this, r, is_stderr](std::string_view bytes) {
+        // -u: on as read. Else whole lines, so ranks' lines do not interleave mid-line.
+        if (spec_.unbuffered) {
+          if (!bytes.empty()) events_.rank_output(r->rank, is_stderr, std::string(bytes));
+          return;
+        }
         auto& lines = is_stderr ? r->err_lines : r->out_lines;
         std::string batch;
         for (auto& line : lines.feed(bytes)) batch += line;

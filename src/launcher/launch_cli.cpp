@@ -129,6 +129,19 @@ void wire_launch(Options& w, LaunchOptions& o) {
   w.value("--errfile-pattern", [&o](const std::string& flag, const std::string& v) {
     return output_pattern(flag, hydra_pattern(v), o.error);
   });
+  w.value("--signal", [&o](const std::string&, const std::string& v) -> Status {
+    auto warn = parse_warn_signal(v);
+    if (!warn) return warn.error();
+    o.warn_signal = warn->signal;
+    o.warn_before_ms = warn->before_ms;
+    return {};
+  });
+  w.value("--open-mode", [&o](const std::string&, const std::string& v) -> Status {
+    auto append = parse_open_mode(v);
+    if (!append) return append.error();
+    o.append_output = *append;
+    return {};
+  });
   w.value("--distribution", [&o](const std::string& flag, const std::string& v) -> Status {
     if (v != "block" && v != "cyclic")
       return make_error(cat(flag, ": block or cyclic, got '", v, "'"));
@@ -191,6 +204,7 @@ void wire_launch(Options& w, LaunchOptions& o) {
   w.flag("--slurm-compat", [&o] { o.slurm_compat = true; });
   w.flag("--pmi-port", [&o] { o.pmi_port = true; });
   w.flag("-v,--verbose", [&o] { o.verbose = true; });
+  w.flag("-u,--unbuffered", [&o] { o.unbuffered = true; });
   w.flag("-Q,--quiet", [&o] { o.quiet = true; });
   w.flag("--multi-prog", [&o] { o.multi_prog = true; });
 }

@@ -83,6 +83,9 @@ wire::LaunchRequest launch_request(const LaunchOptions& options, const JobReques
   req.workdir = workdir;
   req.time_limit_ms = options.time_limit_ms;
   req.kill_on_bad_exit = options.kill_on_bad_exit;
+  req.unbuffered = options.unbuffered;
+  req.warn_signal = options.warn_signal;
+  req.warn_before_ms = options.warn_before_ms;
   req.input_rank = options.input_rank;
   req.umask = request.umask & 0777;
   req.limits = request.limits;

@@ -191,6 +191,8 @@ int launch_main(const std::vector<std::string>& args) {
     if (!ms) return fail(2, ms.error().message);
     parsed->time_limit_ms = *ms;
   }
+  if (parsed->warn_signal && !parsed->time_limit_ms)
+    return fail(2, "--signal: the launch has no time limit to signal before (-t, MPIEXEC_TIMEOUT)");
   auto file = load_launcher_file(*parsed, std::getenv("LATTICE_LAUNCHER_CONFIG"));
   if (!file) return fail(2, file.error().message);
   settle_fence(*parsed, *file);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "base/strings.hpp"
+#include "proc/exit_status.hpp"
+
 namespace lattice::launcher {
 
 const char* const kLaunchUsage =
@@ -51,6 +54,9 @@ const char* const kLaunchUsage =
     "      --multi-prog          PROGRAM is srun's MPMD file: lines 'RANKS PROGRAM ARGS'\n"
     "  -o, --output PATTERN      ranks' stdout into files: %t rank, %n node, %j launch id\n"
     "  -e, --error PATTERN       ranks' stderr likewise (default: --output's file)\n"
+    "      --open-mode MODE      truncate (default) or append to --output/--error's files\n"
+    "  -u, --unbuffered          pass output on as ranks write it, not line by line\n"
+    "      --signal SIG[@SECS]   send SIG to the ranks SECS (default 60) before the time limit\n"
     "      --vni N               Slingshot VNI: get the launch's CXI service and key from the\n"
     "                            fabric manager and give them to the ranks (FI_CXI_*)\n"
     "      --fabric-url URL      the fabric manager's REST API (or fabric.url in --config)\n"
@@ -150,6 +156,31 @@ Result<uint64_t> parse_mpiexec_timeout(const std::string& text) {
   if (!secs || *secs < 1 || *secs > 366 * 86400)
     return make_error(cat("MPIEXEC_TIMEOUT: expected seconds > 0, got '", text, "'"));
   return static_cast<uint64_t>(*secs) * 1000;
+}
+
+Result<WarnSignal> parse_warn_signal(const std::string& text) {
+  auto at = text.find('@');
+  std::string name = text.substr(0, at);
+  if (name.find(':') != std::string::npos)
+    return make_error(cat("--signal: srun's R: and B: forms are not supported, got '", text, "'"));
+  WarnSignal out{proc::signal_number(name), 60000};
+  if (!out.signal)
+    return make_error(cat("--signal: expected SIG[@SECONDS] (SIG a name such as USR1, or a ",
+                          "number), got '", text, "'"));
+  if (at != std::string::npos) {
+    auto secs = parse_int(text.substr(at + 1));
+    if (!secs || *secs < 0 || *secs > 0xffff)
+      return make_error(
+          cat("--signal: expected whole seconds from 0 to 65535 after '@', got '", text, "'"));
+    out.before_ms = static_cast<uint64_t>(*secs) * 1000;
+  }
+  return out;
+}
+
+Result<bool> parse_open_mode(const std::string& text) {
+  if (text == "append" || text == "a") return true;
+  if (text == "truncate" || text == "t") return false;
+  return make_error(cat("--open-mode: append or truncate, got '", text, "'"));
 }
 
 Result<std::vector<LaunchOptions::Agent>> parse_agents(const std::string& list) {

@@ -65,6 +65,11 @@ struct LaunchOptions {
   std::string alloc;             // --alloc ID (LATTICE_ALLOC_ID); empty: the launch id
   std::string chdir;             // --chdir DIR; empty: the launcher's working directory
   std::string output, error;     // --output / --error PATTERN (srun's %t %n %j); empty: terminal
+  bool append_output = false;    // --open-mode=append: the files are appended to, not truncated
+  bool unbuffered = false;       // -u: output goes on as the agents read it, not line by line
+  // --signal=SIG[@SECONDS]: SIG to the ranks SECONDS (default 60) before the time limit.
+  int warn_signal = 0;  // 0: none
+  uint64_t warn_before_ms = 0;
   // CXI credentials (Slingshot) from the fabric manager; each overrides --config's fabric keys.
   uint32_t vni = 0;               // --vni; 0: the config's, else no CXI
   std::string fabric_url;         // --fabric-url
@@ -105,6 +110,16 @@ Result<uint64_t> parse_time_limit(const std::string& text);
 // MPIEXEC_TIMEOUT's value, as mpiexec honours it (MPICH's own test suite sets it): whole
 // seconds, more than 0, at most a year -> milliseconds.
 Result<uint64_t> parse_mpiexec_timeout(const std::string& text);
+
+// --signal's value, srun's SIG[@SECONDS] (SIG a name or number; SECONDS by default 60).
+struct WarnSignal {
+  int signal = 0;
+  uint64_t before_ms = 0;
+};
+Result<WarnSignal> parse_warn_signal(const std::string& text);
+
+// --open-mode's value: true for append, false for truncate.
+Result<bool> parse_open_mode(const std::string& text);
 
 // --agents' value: [NAME=]HOST:PORT,...
 Result<std::vector<LaunchOptions::Agent>> parse_agents(const std::string& list);

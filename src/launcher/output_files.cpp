@@ -38,11 +38,12 @@ Result<std::string> expand_output_pattern(const std::string& pattern, int rank, 
   return out;
 }
 
-OutputFiles::OutputFiles(std::string out_pattern, std::string err_pattern, std::string launch_id,
-                         std::vector<int> rank_nodes, JobUserInfo user, OutputWriter& out,
-                         OutputWriter& err)
+OutputFiles::OutputFiles(std::string out_pattern, std::string err_pattern, bool append,
+                         std::string launch_id, std::vector<int> rank_nodes, JobUserInfo user,
+                         OutputWriter& out, OutputWriter& err)
     : out_pattern_(std::move(out_pattern)),
       err_pattern_(std::move(err_pattern)),
+      append_(append),
       launch_id_(std::move(launch_id)),
       rank_nodes_(std::move(rank_nodes)),
       user_(std::move(user)),
@@ -65,8 +66,8 @@ FILE* OutputFiles::file_for(int rank, bool is_stderr) {
   if (!path) return nullptr;  // checked when the options were parsed
   if (auto it = files_.find(*path); it != files_.end()) return it->second;
   if (failed_.count(*path)) return nullptr;
-  // Truncated at the start of the launch, as srun's default open mode.
-  auto fd = open_output_file(*path, user_);
+  // Truncated at the start of the launch unless --open-mode=append, as srun's.
+  auto fd = open_output_file(*path, user_, append_);
   FILE* file = fd ? ::fdopen(fd->get(), "w") : nullptr;
   if (!file) {
     failed_[*path] = true;

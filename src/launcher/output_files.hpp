@@ -23,7 +23,8 @@ Result<std::string> expand_output_pattern(const std::string& pattern, int rank, 
 class OutputFiles {
  public:
   // `out` and `err`: the launcher's own stdout and stderr; they must outlive this.
-  OutputFiles(std::string out_pattern, std::string err_pattern, std::string launch_id,
+  // `append`: --open-mode=append (else each file is truncated when first written).
+  OutputFiles(std::string out_pattern, std::string err_pattern, bool append, std::string launch_id,
               std::vector<int> rank_nodes, JobUserInfo user, OutputWriter& out, OutputWriter& err);
   ~OutputFiles();
   OutputFiles(const OutputFiles&) = delete;
@@ -36,7 +37,9 @@ class OutputFiles {
  private:
   FILE* file_for(int rank, bool is_stderr);
 
-  std::string out_pattern_, err_pattern_, launch_id_;
+  std::string out_pattern_, err_pattern_;
+  bool append_;
+  std::string launch_id_;
   std::vector<int> rank_nodes_;
   JobUserInfo user_;  // whose rights open the files
   OutputWriter& out_;

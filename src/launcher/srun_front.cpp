@@ -18,8 +18,9 @@ const char* const kSrunUsage =
     "  -m, --distribution block|cyclic (no ':' levels but '*')\n"
     "  --cpu-bind [verbose,]none|cores|sockets|map_cpu:LIST\n"
     "  --mpi pmix|pmix_v2..v5|pmi2|none           --uid USER (lattice's --user)\n"
-    "  -v, --verbose (lattice's timing breakdown)\n"
-    "  accepted, as lattice already behaves so: -J/--job-name, -Q/--quiet, -u/--unbuffered,\n"
+    "  -v, --verbose (lattice's timing breakdown)  -u, --unbuffered   --open-mode append|truncate\n"
+    "  --signal SIG[@SECONDS]\n"
+    "  accepted, as lattice already behaves so: -J/--job-name, -Q/--quiet,\n"
     "  -X/--disable-status, --overlap, --propagate[=ALL]\n"
     "Any other srun option is refused, naming it. Ranks get SLURM_* variables (--slurm-compat).\n"
     "See lattice-srun(1).\n";
@@ -141,7 +142,7 @@ constexpr SrunOption kOptions[] = {
     {"ntasks-per-gpu", 0, Takes::value, Does::refuse, kGpus},
     {"ntasks-per-node", 0, Takes::value, Does::rename, "--tasks-per-node"},
     {"ntasks-per-socket", 0, Takes::value, Does::refuse, kCpuShare},
-    {"open-mode", 0, Takes::value, Does::refuse, "lattice launch always truncates output files"},
+    {"open-mode", 0, Takes::value, Does::rename, "--open-mode"},
     {"output", 'o', Takes::value, Does::rename, "--output"},
     {"overcommit", 'O', Takes::nothing, Does::refuse, kCpuShare},
     {"overlap", 0, Takes::nothing, Does::ignore, {}},
@@ -164,8 +165,7 @@ constexpr SrunOption kOptions[] = {
     {"resv-ports", 0, Takes::optional_value, Does::refuse, kNoCounterpart},
     {"segment", 0, Takes::value, Does::refuse, kNodeChoice},
     {"send-libs", 0, Takes::optional_value, Does::refuse, kCopies},
-    {"signal", 0, Takes::value, Does::refuse,
-     "lattice launch sends no warning signal before -t's limit"},
+    {"signal", 0, Takes::value, Does::rename, "--signal"},
     {"slurmd-debug", 0, Takes::value, Does::refuse, kNoCounterpart},
     {"sockets-per-node", 0, Takes::value, Does::refuse, kNodeChoice},
     {"spread-job", 0, Takes::nothing, Does::refuse, kNodeChoice},
@@ -183,7 +183,7 @@ constexpr SrunOption kOptions[] = {
     {"tres-bind", 0, Takes::value, Does::refuse, kGpus},
     {"tres-per-task", 0, Takes::value, Does::refuse, kGpus},
     {"uid", 0, Takes::value, Does::rename, "--user"},
-    {"unbuffered", 'u', Takes::nothing, Does::ignore, {}},
+    {"unbuffered", 'u', Takes::nothing, Does::rename, "--unbuffered"},
     {"usage", 0, Takes::nothing, Does::special, {}},
     {"use-min-nodes", 0, Takes::nothing, Does::refuse, kNodeChoice},
     {"verbose", 'v', Takes::nothing, Does::rename, "--verbose"},

@@ -68,10 +68,11 @@ class BorrowedIdentity {
   bool ok_ = false;
 };
 
-int open_for_writing(const std::string& path) {
+int open_for_writing(const std::string& path, bool append) {
   // O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of holding the loop.
-  int fd =
-      ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0666);
+  int fd = ::open(
+      path.c_str(),
+      O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0666);
   if (fd < 0) return -1;
   int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
@@ -80,9 +81,10 @@ int open_for_writing(const std::string& path) {
 
 }  // namespace
 
-Result<net::UniqueFd> open_output_file(const std::string& path, const JobUserInfo& user) {
+Result<net::UniqueFd> open_output_file(const std::string& path, const JobUserInfo& user,
+                                       bool append) {
   if (::geteuid() != 0 || user.uid == 0) {
-    net::UniqueFd fd(open_for_writing(path));
+    net::UniqueFd fd(open_for_writing(path, append));
     if (!fd) return make_error(cat("cannot open output file ", path, ": ", std::strerror(errno)));
     return fd;
   }
@@ -92,7 +94,7 @@ Result<net::UniqueFd> open_output_file(const std::string& path, const JobUserInf
     if (!as_user.ok())
       return make_error(cat("cannot open output file ", path, ": cannot become user ", user.name,
                             " (uid ", user.uid, ") to open it: ", std::strerror(errno)));
-    fd.reset(open_for_writing(path));
+    fd.reset(open_for_writing(path, append));
   }  // errno survives the way back
   if (!fd)
     return make_error(

@@ -22,9 +22,10 @@
 
 namespace lattice::launcher {
 
-// Opens `path` for writing, truncated, created if need be with mode 0666 less the umask (srun's
-// default), close-on-exec. Errors name the file, the user when the launcher opened it as them,
-// and the reason.
-Result<net::UniqueFd> open_output_file(const std::string& path, const JobUserInfo& user);
+// Opens `path` for writing, truncated (or for appending: `append`), created if need be with mode
+// 0666 less the umask (srun's default), close-on-exec. Errors name the file, the user when the
+// launcher opened it as them, and the reason.
+Result<net::UniqueFd> open_output_file(const std::string& path, const JobUserInfo& user,
+                                       bool append = false);
 
 }  // namespace lattice::launcher

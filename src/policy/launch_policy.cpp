@@ -33,8 +33,15 @@ std::vector<Action> LaunchPolicy::not_spawned(int rank, const std::string& why) 
 std::vector<Action> LaunchPolicy::spawn_finished() {
   std::vector<Action> out;
   spawn_finished_ = true;
-  if (shape_.time_limit_ms && !failure_ && any_running())
+  if (shape_.time_limit_ms && !failure_ && any_running()) {
     start(TimerId{TimerKind::time_limit}, shape_.time_limit_ms, out);
+    if (shape_.warn_signal)
+      start(TimerId{TimerKind::warn_signal},
+            shape_.time_limit_ms > shape_.warn_before_ms
+                ? shape_.time_limit_ms - shape_.warn_before_ms
+                : 0,
+            out);
+  }
   settle(out);
   return out;
 }
@@ -200,6 +207,9 @@ std::vector<Action> LaunchPolicy::timer_fired(TimerId timer) {
       out = fail(std::move(failure), local(), -1, SIGTERM);
       break;
     }
+    case TimerKind::warn_signal:
+      if (!failure_ && any_running()) out.push_back(KillRanks{shape_.warn_signal});
+      break;
     case TimerKind::lost_pmi: {
       Rank* r = find(timer.rank);
       if (!r || !r->lost_pmi_pending || r->state != RankState::running) break;

@@ -19,6 +19,8 @@
 //   - With kill_on_bad_exit off (srun -K0) a non-zero exit ends only its rank; it is reported
 //     as the launch's failure at the end unless something else failed first. A time limit
 //     is a failure that stops ranks as shutdown does (SIGTERM, a grace, SIGKILL) everywhere.
+//   - srun's --signal sends its signal to the ranks once, that long before the time limit; what
+//     the ranks do with it is theirs.
 //   - A forwarded SIGINT/SIGTERM that comes before every local rank has started keeps the rest
 //     from starting: the launch fails as interrupted (status 128+N), and the ranks elsewhere,
 //     which got the same signal, get the grace before SIGKILL.
@@ -42,7 +44,7 @@
 namespace lattice::policy {
 
 // Named timers. `rank` is set for per-rank timers (lost_pmi), -1 otherwise.
-enum class TimerKind { grace, drain, lost_pmi, time_limit };
+enum class TimerKind { grace, drain, lost_pmi, time_limit, warn_signal };
 struct TimerId {
   TimerKind kind;
   int rank = -1;
@@ -92,6 +94,10 @@ struct LaunchShape {
   std::vector<int> local_ranks;  // global ranks run here
   uint64_t time_limit_ms = 0;    // 0 = none; counted from the end of spawning
   bool kill_on_bad_exit = true;  // false (srun -K0): a non-zero exit ends only that rank
+  // srun's --signal: warn_signal to the ranks warn_before_ms before the time limit (at once
+  // when the limit is shorter); it ends nothing by itself. 0: none.
+  int warn_signal = 0;
+  uint64_t warn_before_ms = 0;
 };
 
 // The job status when its time limit ends it: timeout(1)'s, as scripts expect of a timeout.

@@ -34,6 +34,16 @@ std::string signal_name(int signum) {
   return cat("signal ", signum);
 }
 
+int signal_number(const std::string& name) {
+  if (auto n = parse_int(name)) return *n >= 1 && *n <= 64 ? static_cast<int>(*n) : 0;
+  std::string upper;
+  for (char c : name) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  if (!starts_with(upper, "SIG")) upper = "SIG" + upper;
+  for (const auto& entry : kSignalNames)
+    if (upper == entry.name) return entry.signum;
+  return 0;
+}
+
 std::string describe(ExitStatus status) {
   if (!status.signal) return cat("exited with status ", status.code);
   std::string name = signal_name(status.signal);

@@ -14,5 +14,7 @@ struct ExitStatus {
 int job_exit_code(ExitStatus status);
 std::string describe(ExitStatus status);
 std::string signal_name(int signum);  // "SIGKILL"; "signal 77" for unknown numbers
+// A signal as users name it: "USR1", "SIGUSR1" (any case) or a number from 1 to 64; 0: none.
+int signal_number(const std::string& name);
 
 }  // namespace lattice::proc

@@ -183,6 +183,12 @@ rpc::Outgoing launch_request(const LaunchRequest& r) {
   req.setRelayed(r.relayed);
   req.setLauncherName(r.launcher_name);
   req.setHatchCommand(r.hatch_command);
+  req.setUnbuffered(r.unbuffered);
+  if (r.warn_signal) {
+    auto warn = req.initWarnSignal();
+    warn.setSignal(r.warn_signal);
+    warn.setBeforeMs(r.warn_before_ms);
+  }
   if (r.umask) {
     auto inherit = req.initInherit();
     inherit.setUmask(static_cast<uint16_t>(*r.umask & 0777));
@@ -276,6 +282,14 @@ Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Read
   r.relayed = in.getRelayed();
   r.launcher_name = in.getLauncherName();
   r.hatch_command = in.getHatchCommand();
+  r.unbuffered = in.getUnbuffered();
+  if (in.hasWarnSignal()) {
+    auto warn = in.getWarnSignal();
+    if (warn.getSignal() < 0 || warn.getSignal() > 64)
+      return make_error(cat("warnSignal: no signal ", warn.getSignal()));
+    r.warn_signal = warn.getSignal();
+    r.warn_before_ms = warn.getBeforeMs();
+  }
   if (in.hasInherit()) {
     r.umask = in.getInherit().getUmask() & 0777u;
     for (auto limit : in.getInherit().getLimits()) {

@@ -108,6 +108,9 @@ struct LaunchRequest {
   std::optional<uint32_t> umask;
   std::vector<proc::Limit> limits;
   bool hatch_command = false;
+  bool unbuffered = false;
+  int32_t warn_signal = 0;  // 0: none
+  uint64_t warn_before_ms = 0;
 };
 
 // Pieces other messages share (an allocation's user, nodes and CXI service).

@@ -196,3 +196,25 @@ TEST_CASE("--sched auto|normal|batch; auto unless asked") {
   REQUIRE(!fifo);
   CHECK(fifo.error().message == "--sched: auto, normal or batch, got 'fifo'");
 }
+
+TEST_CASE("-u, --open-mode and --signal") {
+  auto o = parse_launch_options(Args{"-u", "--open-mode=append", "--signal", "USR1@30", "./p"});
+  REQUIRE(o);
+  CHECK(o->unbuffered);
+  CHECK(o->append_output);
+  CHECK(o->warn_signal == 10);
+  CHECK(o->warn_before_ms == 30000);
+  auto d = parse_launch_options(Args{"--signal=SIGTERM", "--open-mode", "truncate", "./p"});
+  REQUIRE(d);
+  CHECK(!d->unbuffered);
+  CHECK(!d->append_output);
+  CHECK(d->warn_signal == 15);
+  CHECK(d->warn_before_ms == 60000);  // srun's default
+  CHECK(parse_launch_options(Args{"--signal", "B:USR1@5", "./p"})
+            .error()
+            .message.find("not supported") != std::string::npos);
+  CHECK(!parse_launch_options(Args{"--signal", "USR9", "./p"}));
+  CHECK(!parse_launch_options(Args{"--signal", "USR1@x", "./p"}));
+  CHECK(!parse_launch_options(Args{"--open-mode", "sideways", "./p"}));
+  CHECK(!parse_launch_options(Args{"-u=1", "./p"}));
+}

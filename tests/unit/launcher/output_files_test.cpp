@@ -36,7 +36,7 @@ TEST_CASE("each rank's stream lands in its own file; stderr joins --output's by 
   auto me = resolve_job_user("");
   REQUIRE(me);
   {
-    OutputFiles files(base, "", "L", {0, 0, 1}, *me, out, err);
+    OutputFiles files(base, "", false, "L", {0, 0, 1}, *me, out, err);
     files.write(0, false, "zero\n");
     files.write(2, false, "two\n");
     files.write(2, true, "two-err\n");
@@ -44,9 +44,19 @@ TEST_CASE("each rank's stream lands in its own file; stderr joins --output's by 
   }
   CHECK(slurp(std::string(dir) + "/r0.out") == "zero\nagain\n");
   CHECK(slurp(std::string(dir) + "/r2.out") == "two\ntwo-err\n");
+  {  // --open-mode=append keeps what an earlier launch wrote; the default truncates
+    OutputFiles appended(base, "", true, "L", {0}, *me, out, err);
+    appended.write(0, false, "more\n");
+  }
+  CHECK(slurp(std::string(dir) + "/r0.out") == "zero\nagain\nmore\n");
   {
-    OutputFiles shared(std::string(dir) + "/all.out", std::string(dir) + "/n%n.err", "L", {0, 1},
-                       *me, out, err);
+    OutputFiles truncated(base, "", false, "L", {0}, *me, out, err);
+    truncated.write(0, false, "new\n");
+  }
+  CHECK(slurp(std::string(dir) + "/r0.out") == "new\n");
+  {
+    OutputFiles shared(std::string(dir) + "/all.out", std::string(dir) + "/n%n.err", false, "L",
+                       {0, 1}, *me, out, err);
     shared.write(0, false, "a\n");
     shared.write(1, false, "b\n");
     shared.write(1, true, "e\n");

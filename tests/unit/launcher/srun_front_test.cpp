@@ -136,8 +136,10 @@ TEST_CASE("srun front: --mpi") {
 TEST_CASE("srun front: accepted and ignored where lattice already behaves so") {
   CHECK(options_of({"-J", "name"}).empty());
   CHECK(options_of({"--job-name=name"}).empty());
-  CHECK(options_of({"-Jname", "-Q", "-u", "-X", "--overlap"}).empty());
-  CHECK(options_of({"--quiet", "--unbuffered", "--disable-status"}).empty());
+  CHECK(options_of({"-Jname", "-Q", "-X", "--overlap"}).empty());
+  CHECK(options_of({"--quiet", "--disable-status"}).empty());
+  CHECK(options_of({"-u", "--open-mode=append", "--signal=USR1@60"}) ==
+        Args{"--unbuffered", "--open-mode", "append", "--signal", "USR1@60"});
   CHECK(options_of({"--propagate"}).empty());
   CHECK(options_of({"--propagate=ALL"}).empty());
   CHECK(error_of({"--propagate=STACK", "./app"}) ==
@@ -161,9 +163,6 @@ TEST_CASE("srun front: what lattice cannot do is refused, naming the option and 
         "-w is not supported (lattice launch cannot pick nodes by name)");
   CHECK(error_of({"--exclude=n1", "./app"}).rfind("--exclude is not supported", 0) == 0);
   CHECK(error_of({"--exclusive", "./app"}).rfind("--exclusive is not supported", 0) == 0);
-  CHECK(error_of({"--signal=USR1@60", "./app"}).rfind("--signal is not supported", 0) == 0);
-  CHECK(error_of({"--open-mode=append", "./app"}) ==
-        "--open-mode is not supported (lattice launch always truncates output files)");
   CHECK(error_of({"--multi-prog", "conf"}).rfind("--multi-prog is not supported", 0) == 0);
   CHECK(error_of({"-p", "debug", "./app"}).rfind("-p is not supported (it shapes a new", 0) == 0);
   // In a bundle, the refused letter is named.

@@ -341,6 +341,36 @@ TEST_CASE("a time limit: started with the ranks, then SIGTERM, a grace and SIGKI
   CHECK(!only<ReportEnd>(c)[0].failure);
 }
 
+TEST_CASE(
+    "--signal: the signal that long before the limit, once; at once when the limit is shorter") {
+  LaunchShape s = shape(1, 0, 2);
+  s.time_limit_ms = 90000;
+  s.warn_signal = SIGUSR1;
+  s.warn_before_ms = 60000;
+  LaunchPolicy p(s);
+  p.spawned(0, 0);
+  p.spawned(1, 0);
+  auto a = p.spawn_finished();
+  REQUIRE(only<StartTimer>(a).size() == 2);
+  CHECK(only<StartTimer>(a)[1].timer.kind == TimerKind::warn_signal);
+  CHECK(only<StartTimer>(a)[1].ms == 30000);
+  auto b = p.timer_fired(TimerId{TimerKind::warn_signal});
+  REQUIRE(only<KillRanks>(b).size() == 1);
+  CHECK(only<KillRanks>(b)[0].signum == SIGUSR1);
+  CHECK(only<FirstFailure>(b).empty());  // a warning, not a failure
+  CHECK(p.timer_fired(TimerId{TimerKind::warn_signal}).empty());
+  // The ranks end: both timers go.
+  p.exited(0, ExitStatus{0, 0}, false);
+  auto c = p.exited(1, ExitStatus{0, 0}, false);
+  CHECK(only<StopTimer>(c).size() == 1);  // the time limit's; the warning's has fired
+  CHECK(!only<ReportEnd>(c)[0].failure);
+  s.warn_before_ms = 120000;
+  LaunchPolicy q(s);
+  q.spawned(0, 0);
+  q.spawned(1, 0);
+  CHECK(only<StartTimer>(q.spawn_finished())[1].ms == 0);
+}
+
 TEST_CASE("-K0: a bad exit ends only its rank, is reported at the end; an abort still ends all") {
   LaunchShape s = shape(1, 0, 2);
   s.kill_on_bad_exit = false;

@@ -27,6 +27,13 @@ TEST_CASE("exit decoding: job exit codes and words") {
   CHECK(describe({0, SIGTERM}) == "killed by signal 15 (SIGTERM)");
   CHECK(describe({0, 77}) == "killed by signal 77");
   CHECK(signal_name(SIGABRT) == "SIGABRT");
+  CHECK(signal_number("USR1") == SIGUSR1);
+  CHECK(signal_number("sigterm") == SIGTERM);
+  CHECK(signal_number("10") == 10);
+  CHECK(signal_number("65") == 0);
+  CHECK(signal_number("0") == 0);
+  CHECK(signal_number("NOPE") == 0);
+  CHECK(signal_number("") == 0);
 }
 
 struct Dir {

@@ -44,6 +44,9 @@ LaunchRequest every_field() {
   r.user = JobUser{1000, 100, std::vector<uint32_t>{100, 27}, "alice"};
   r.time_limit_ms = 90000;
   r.kill_on_bad_exit = false;
+  r.unbuffered = true;
+  r.warn_signal = 10;
+  r.warn_before_ms = 30000;
   r.harvested = {{"HOME", "/home/alice"}};
   r.vendor = std::string("\x00pmix", 5);
   r.input_rank = -1;
@@ -98,6 +101,9 @@ TEST_CASE("a launch request with every field set reads back field for field") {
   CHECK(got->user->name == "alice");
   CHECK(got->time_limit_ms == 90000);
   CHECK_FALSE(got->kill_on_bad_exit);
+  CHECK(got->unbuffered);
+  CHECK(got->warn_signal == 10);
+  CHECK(got->warn_before_ms == 30000);
   CHECK(got->harvested == sent.harvested);
   CHECK(got->vendor == sent.vendor);
   CHECK(got->input_rank == -1);
