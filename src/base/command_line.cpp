@@ -59,7 +59,7 @@ Result<CommandLine> parse_command_line(CLI::App& app, const std::vector<std::str
     if (rules.spellings) (*rules.spellings)[app.get_option_no_throw(name)].emplace_back(as);
   };
   CommandLine out;
-  std::vector<std::string> options;  // what CLI11 gets: known options, each value attached
+  std::vector<std::string> options;  // what CLI11 gets: known options and their values
   size_t i = 0;
   for (; i < args.size(); ++i) {
     std::string arg = args[i];
@@ -116,10 +116,12 @@ Result<CommandLine> parse_command_line(CLI::App& app, const std::vector<std::str
         spelled(letter);
         if (!is_flag(*next)) {
           options.push_back(letter);
-          if (c + 1 < value.size())
+          if (c + 1 < value.size() && attached_only(*next))
+            options.back() += value.substr(c + 1);
+          else if (c + 1 < value.size())
             options.push_back(value.substr(c + 1));
           else if (attached_only(*next))
-            options.push_back(next->get_default_str());
+            options.back() += next->get_default_str();
           else if (i + 1 < args.size())
             options.push_back(args[++i]);
           else
@@ -130,9 +132,13 @@ Result<CommandLine> parse_command_line(CLI::App& app, const std::vector<std::str
       }
       continue;
     }
-    if (!has_value && attached_only(*option)) {
-      value = option->get_default_str();
-    } else if (!has_value) {
+    if (attached_only(*option)) {
+      // Attached, so CLI11 cannot take it for an option ("-K-n") nor reach past it.
+      options.push_back(
+          cat(name, is_long ? "=" : "", has_value ? value : option->get_default_str()));
+      continue;
+    }
+    if (!has_value) {
       if (i + 1 >= args.size()) return make_error(cat(name, " needs a value"));
       value = args[++i];
     }

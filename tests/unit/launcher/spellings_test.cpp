@@ -206,3 +206,11 @@ TEST_CASE("lattice admin: --socket anywhere, the other words the request") {
         "unknown option '--sockt'; did you mean '--socket'?");
   CHECK(parse_admin_args(Args{"status", "--socket"}).error().message == "--socket needs a value");
 }
+
+TEST_CASE("-K takes its value only attached, whatever it looks like") {
+  CHECK(parse_launch_options(Args{"-K", "-n", "2", "p"})->ntasks() == 2);
+  CHECK(parse_launch_options(Args{"-lK0", "p"})->kill_on_bad_exit == false);
+  CHECK(parse_launch_options(Args{"-K-n", "p"}).error().message == "-K: 0 or 1, got '-n'");
+  CHECK(parse_launch_options(Args{"--kill-on-bad-exit=-n", "p"}).error().message ==
+        "--kill-on-bad-exit: 0 or 1, got '-n'");
+}
