@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "agent/agent.hpp"
+#include "agent/agent_flags.hpp"
 #include "agent/node_topology.hpp"
 #include "base/heap.hpp"
 #include "base/log.hpp"
@@ -27,26 +28,8 @@ using namespace lattice;
 
 constexpr const char* kDefaultConfig = "/etc/lattice/agent.yaml";
 
-const char* kUsage =
-    "usage: lattice-agentd [--config PATH] [--listen HOST:PORT] [--node-id NAME]\n"
-    "                      [--key-file FILE] [--allow-root-jobs]\n"
-    "                      [--admin-socket PATH] [--pmi-socket-dir DIR] [--log-level LEVEL]\n"
-    "                      [--log-file FILE]\n"
-    "                      [--ready-fd FD] [--check-config] [--version] [--help]\n"
-    "       lattice-agentd --generate-key FILE\n"
-    "Flags override the config file (default "
-    "/etc/lattice/agent.yaml"
-    " when it exists).\nA listen address (--listen, or listen: in the config) is required.\n";
-
-struct Flags {
-  std::string config_path;
-  std::vector<std::pair<std::string, std::string>> overrides;  // flag -> value, in order
-  int ready_fd = -1;
-  bool check_config = false;
-};
-
 int usage_error(const std::string& message) {
-  std::fprintf(stderr, "lattice-agentd: %s\n%s", message.c_str(), kUsage);
+  std::fprintf(stderr, "lattice-agentd: %s (lattice-agentd --help)\n", message.c_str());
   return 2;
 }
 
@@ -83,50 +66,29 @@ std::string apply(config::AgentConfig& cfg, const std::string& flag, const std::
 }  // namespace
 
 int main(int argc, char** argv) {
-  Flags flags;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (arg == "--version") {
-      std::printf("lattice-agentd %s (wire protocol %d)\n", LATTICE_VERSION,
-                  int{secure::kHandshakeVersion});
-      return 0;
-    } else if (arg == "--check-config") {
-      flags.check_config = true;
-    } else if (arg == "--allow-root-jobs") {
-      flags.overrides.emplace_back(arg, "");
-    } else if (arg == "--config" || arg == "--listen" || arg == "--node-id" ||
-               arg == "--admin-socket" || arg == "--pmi-socket-dir" || arg == "--log-level" ||
-               arg == "--log-file" || arg == "--ready-fd" || arg == "--key-file" ||
-               arg == "--generate-key") {
-      const char* v = value();
-      if (!v) return usage_error(arg + " needs a value");
-      if (arg == "--generate-key") {
-        auto made = secure::generate_key_file(v);
-        if (!made) {
-          std::fprintf(stderr, "lattice-agentd: %s\n", made.error().message.c_str());
-          return 1;
-        }
-        std::printf(
-            "lattice-agentd: wrote a new cluster key to %s (mode 0600); copy it to every "
-            "node and launcher host\n",
-            v);
-        return 0;
-      } else if (arg == "--config") {
-        flags.config_path = v;
-      } else if (arg == "--ready-fd") {
-        auto fd = parse_int(v);
-        if (!fd || *fd < 0) return usage_error("--ready-fd: expected a file descriptor number");
-        flags.ready_fd = static_cast<int>(*fd);
-      } else {
-        flags.overrides.emplace_back(arg, v);
-      }
-    } else {
-      return usage_error(cat("unknown argument '", arg, "'"));
+  auto parsed = agent::parse_agent_flags({argv + 1, argv + argc});
+  if (!parsed) return usage_error(parsed.error().message);
+  const agent::AgentFlags& flags = *parsed;
+  if (flags.help) {
+    std::fputs(agent::kAgentUsage, stdout);
+    return 0;
+  }
+  if (flags.version) {
+    std::printf("lattice-agentd %s (wire protocol %d)\n", LATTICE_VERSION,
+                int{secure::kHandshakeVersion});
+    return 0;
+  }
+  if (!flags.generate_key.empty()) {
+    auto made = secure::generate_key_file(flags.generate_key);
+    if (!made) {
+      std::fprintf(stderr, "lattice-agentd: %s\n", made.error().message.c_str());
+      return 1;
     }
+    std::printf(
+        "lattice-agentd: wrote a new cluster key to %s (mode 0600); copy it to every node and "
+        "launcher host\n",
+        flags.generate_key.c_str());
+    return 0;
   }
 
   std::string path = flags.config_path;
@@ -144,8 +106,8 @@ int main(int argc, char** argv) {
   };
   auto loaded = load();
   if (!loaded) {
-    std::fprintf(stderr, "lattice-agentd: %s\n%s", loaded.error().message.c_str(),
-                 starts_with(loaded.error().message, "--") ? kUsage : "");
+    if (starts_with(loaded.error().message, "--")) return usage_error(loaded.error().message);
+    std::fprintf(stderr, "lattice-agentd: %s\n", loaded.error().message.c_str());
     return 2;
   }
   config::AgentConfig cfg = std::move(loaded.value());

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/strings.hpp"
+#include "base/suggest.hpp"
 
 namespace lattice::config {
 namespace {
@@ -27,18 +28,6 @@ size_t find_key(const std::vector<const char*>& paths, const std::string& path) 
 bool is_section(const std::vector<const char*>& paths, const std::string& path) {
   return std::any_of(paths.begin(), paths.end(),
                      [&](const char* k) { return starts_with(k, path + '.'); });
-}
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
 }
 
 // "unknown key 'fense' (did you mean 'fence'?)": candidates are every key and section path.

@@ -7,9 +7,31 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/command_line.hpp"
 #include "base/strings.hpp"
 
 namespace lattice::launcher {
+
+Result<AdminArgs> parse_admin_args(const std::vector<std::string>& args) {
+  AdminArgs out;
+  CLI::App cli;
+  Options w(cli);
+  w.text("--socket", out.socket);
+  // The options, wherever they are, go to the parser; the other words are the request.
+  std::vector<std::string> options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].size() < 2 || args[i][0] != '-') {
+      out.request += cat(out.request.empty() ? "" : " ", args[i]);
+      continue;
+    }
+    options.push_back(args[i]);
+    if (args[i] == "--socket" && i + 1 < args.size()) options.push_back(args[++i]);
+  }
+  auto line = w.parse(options);
+  if (!line) return line.error();
+  out.help = line->help;
+  return out;
+}
 
 Result<admin::Answer> admin_request(const std::string& socket_path, const std::string& request) {
   sockaddr_un addr{};

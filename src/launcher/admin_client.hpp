@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "admin/protocol.hpp"
 #include "base/result.hpp"
@@ -10,6 +11,14 @@
 namespace lattice::launcher {
 
 inline constexpr const char* kDefaultAdminSocket = "/run/lattice/agentd.sock";
+
+// `lattice admin [--socket PATH] REQUEST...` (--socket may come anywhere): the request line.
+struct AdminArgs {
+  std::string socket = kDefaultAdminSocket;
+  std::string request;  // the words, joined by spaces; empty: none given
+  bool help = false;
+};
+Result<AdminArgs> parse_admin_args(const std::vector<std::string>& args);
 
 // The agent's answer to one request line, read to its end (or to admin::kMaxAnswerBytes).
 Result<admin::Answer> admin_request(const std::string& socket_path, const std::string& request);

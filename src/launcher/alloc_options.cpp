@@ -1,9 +1,8 @@
 #include "launcher/alloc_options.hpp"
 
-#include <algorithm>
 #include <cctype>
-#include <iterator>
 
+#include "base/command_line.hpp"
 #include "base/strings.hpp"
 #include "wire/allocation.hpp"
 
@@ -48,90 +47,52 @@ Result<uint64_t> parse_memory(const std::string& text, std::string_view flag) {
 
 Result<AllocOptions> parse_alloc_options(const std::vector<std::string>& argv) {
   AllocOptions o;
-  size_t i = 0;
-  for (; i < argv.size(); ++i) {
-    std::string arg = argv[i];
-    if (arg == "--") {
-      ++i;
-      break;
-    }
-    if (arg.empty() || arg[0] != '-') break;
-    std::optional<std::string> inline_value;
-    if (auto eq = arg.find('='); starts_with(arg, "--") && eq != std::string::npos) {
-      inline_value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if ((arg.size() > 2 && arg[1] != '-') && (arg[1] == 'N' || arg[1] == 't')) {
-      inline_value = arg.substr(2);  // -N2, -t10
-      arg = arg.substr(0, 2);
-    }
-    auto value = [&]() -> Result<std::string> {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= argv.size()) return make_error(cat(arg, " needs a value"));
-      return argv[++i];
-    };
-    if (arg == "-v" || arg == "--verbose" || arg == "--slurm-compat") {
-      if (inline_value) return make_error(cat(arg, " takes no value"));
-      (arg == "--slurm-compat" ? o.slurm_compat : o.verbose) = true;
-      continue;
-    }
-    // Named before its value is taken: `--bogus` last is unknown, not missing a value.
-    static const char* const kTakesValue[] = {"--agents",
-                                              "-N",
-                                              "--nodes",
-                                              "--cpus-per-node",
-                                              "--vni",
-                                              "-t",
-                                              "--time",
-                                              "--mem",
-                                              "--id",
-                                              "--user",
-                                              "--key-file",
-                                              "--fabric-url",
-                                              "--fabric-token-file",
-                                              "--config"};
-    if (std::find(std::begin(kTakesValue), std::end(kTakesValue), arg) == std::end(kTakesValue))
-      return make_error(cat("unknown option '", arg, "'"));
-    auto v = value();
-    if (!v) return v.error();
-    if (arg == "--agents") {
-      auto agents = parse_agents(*v);
-      if (!agents) return agents.error();
-      o.agents = std::move(agents.value());
-    } else if (arg == "-N" || arg == "--nodes" || arg == "--cpus-per-node" || arg == "--vni") {
-      auto n = parse_int(*v);
-      if (!n || *n <= 0 || *n > 65536)
-        return make_error(cat(arg, ": expected a number from 1 to 65536, got '", *v, "'"));
-      if (arg == "--cpus-per-node")
-        o.cpus = static_cast<uint32_t>(*n);
-      else if (arg == "--vni")
-        o.vni = static_cast<uint32_t>(*n);
-      else
-        o.nodes = static_cast<int>(*n);
-    } else if (arg == "-t" || arg == "--time") {
-      auto ms = parse_time_limit(*v);
-      if (!ms) return ms.error();
-      o.time_limit_ms = *ms;
-    } else if (arg == "--mem") {
-      auto bytes = parse_memory(*v);
-      if (!bytes) return bytes.error();
-      o.memory_bytes = *bytes;
-    } else if (arg == "--id") {
-      if (!wire::valid_allocation_id(*v))
-        return make_error(cat("--id: letters, digits and '-_.' (at most 128), got '", *v, "'"));
-      o.id = *v;
-    } else if (arg == "--user" || arg == "--key-file" || arg == "--fabric-url" ||
-               arg == "--fabric-token-file" || arg == "--config") {
-      if (v->empty()) return make_error(cat(arg, " needs a value"));
-      (arg == "--user"         ? o.user
-       : arg == "--key-file"   ? o.key_file
-       : arg == "--fabric-url" ? o.fabric_url
-       : arg == "--config"     ? o.config_file
-                               : o.fabric_token_file) = *v;
-    } else {
-      return make_error(cat("unknown option '", arg, "'"));
-    }
+  CLI::App cli;
+  Options w(cli);
+  w.value("--agents", [&o](const std::string&, const std::string& v) -> Status {
+    auto agents = parse_agents(v);
+    if (!agents) return agents.error();
+    o.agents = std::move(agents.value());
+    return {};
+  });
+  w.count("-N,--nodes", 65536, [&o](int n) { o.nodes = n; });
+  w.count("--cpus-per-node", 65536, [&o](int n) { o.cpus = static_cast<uint32_t>(n); });
+  w.count("--vni", 65536, [&o](int n) { o.vni = static_cast<uint32_t>(n); });
+  w.value("-t,--time", [&o](const std::string&, const std::string& v) -> Status {
+    auto ms = parse_time_limit(v);
+    if (!ms) return ms.error();
+    o.time_limit_ms = *ms;
+    return {};
+  });
+  w.value("--mem", [&o](const std::string&, const std::string& v) -> Status {
+    auto bytes = parse_memory(v);
+    if (!bytes) return bytes.error();
+    o.memory_bytes = *bytes;
+    return {};
+  });
+  w.value("--id", [&o](const std::string& flag, const std::string& v) -> Status {
+    if (!wire::valid_allocation_id(v))
+      return make_error(cat(flag, ": letters, digits and '-_.' (at most 128), got '", v, "'"));
+    o.id = v;
+    return {};
+  });
+  w.text("--user", o.user);
+  w.text("--key-file", o.key_file);
+  w.text("--fabric-url", o.fabric_url);
+  w.text("--fabric-token-file", o.fabric_token_file);
+  w.text("--config", o.config_file);
+  w.flag("-v,--verbose", [&o] { o.verbose = true; });
+  w.flag("--slurm-compat", [&o] { o.slurm_compat = true; });
+  auto line = w.parse(argv);
+  if (!line) return line.error();
+  if (line->help) {
+    o.help = true;
+    return o;
   }
-  o.command.assign(argv.begin() + static_cast<long>(i), argv.end());
+  // A command starting with '-' only after "--" ("-" alone is a mistyped option).
+  if (!line->dashdash && !line->rest.empty() && starts_with(line->rest.front(), "-"))
+    return make_error(cat("unknown option '", line->rest.front(), "'"));
+  o.command = std::move(line->rest);
   if (o.command.empty() || o.command[0].empty()) return make_error("no command for the batch step");
   if (!o.agents.empty() && o.nodes > static_cast<int>(o.agents.size()))
     return make_error(

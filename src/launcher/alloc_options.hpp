@@ -28,13 +28,14 @@ struct AllocOptions {
   uint32_t vni = 0;
   std::string fabric_url, fabric_token_file, config_file;
   std::vector<std::string> command;  // the batch step: CMD [ARGS...]
+  bool help = false;                 // -h/--help: print kAllocUsage, nothing else
 };
 
 // salloc's --mem: a number with an optional K, M (the default), G or T suffix -> bytes (more
 // than 0). Errors name `flag`.
 Result<uint64_t> parse_memory(const std::string& text, std::string_view flag = "--mem");
 
-// argv after "alloc".
+// argv after "alloc". Errors are one line; an unknown option names the nearest known one.
 Result<AllocOptions> parse_alloc_options(const std::vector<std::string>& argv);
 
 extern const char* const kAllocUsage;

@@ -32,7 +32,7 @@ std::string Job::final_report() const {
     out += cat("lattice: job failed: ", policy::describe(*policy_.failure()), '\n');
   out += format_stragglers(stragglers_);
   for (int i = 0; i < layout_.nodes; ++i)
-    if (const Node& node = nodes_[static_cast<size_t>(i)]; node.strays > 0)
+    if (const Node& node = nodes_[static_cast<size_t>(i)]; node.strays > 0 && !options_.quiet)
       out +=
           cat("lattice: ", id(i), ": ", node.strays, node.strays == 1 ? " process" : " processes",
               " the launch left behind (started in a session of its own, or double-forked) ",

@@ -36,6 +36,8 @@ Result<JobRequest> job_request(const LaunchOptions& options, JobUserInfo user) {
   for (char** e = environ; *e; ++e) environment.emplace_back(*e);
   auto exported = export_environment(options.exports, environment);
   if (!exported) return exported.error();
+  if (options.slurm_compat && !options.job_name.empty())  // -J, as srun passes it on
+    exported->assigned.emplace_back("SLURM_JOB_NAME", options.job_name);
   JobRequest request{new_launch_id(), std::move(user), std::move(exported->harvested),
                      std::move(exported->assigned)};
   request.umask = proc::own_umask();

@@ -17,6 +17,7 @@
 #include "base/log.hpp"
 #include "base/open_files.hpp"
 #include "base/paths.hpp"
+#include "base/suggest.hpp"
 #include "lattice_version.h"
 #include "launcher/admin_client.hpp"
 #include "launcher/alloc_options.hpp"
@@ -26,6 +27,7 @@
 #include "launcher/fabric_setup.hpp"
 #include "launcher/job.hpp"
 #include "launcher/job_user.hpp"
+#include "launcher/launch_files.hpp"
 #include "launcher/launcher_file.hpp"
 #include "launcher/layout.hpp"
 #include "launcher/local_agents.hpp"
@@ -55,20 +57,16 @@ int fail(int code, const std::string& message) {
 }
 
 int admin_main(const std::vector<std::string>& args) {
-  std::string socket = kDefaultAdminSocket;
-  std::string request;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--socket" && i + 1 < args.size()) {
-      socket = args[++i];
-    } else if (args[i] == "--help" || args[i] == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else {
-      request += (request.empty() ? "" : " ") + args[i];
-    }
+  auto parsed = parse_admin_args(args);
+  if (!parsed) return fail(2, cat("admin: ", parsed.error().message, " (lattice admin --help)"));
+  if (parsed->help) {
+    std::fputs(kUsage, stdout);
+    return 0;
   }
+  const std::string& socket = parsed->socket;
+  const std::string& request = parsed->request;
   if (request.empty())
-    return fail(2, cat("admin: what to ask? (status, allocations, end-allocation ID)\n", kUsage));
+    return fail(2, "admin: what to ask? (status, allocations, end-allocation ID)");
   auto answer = admin_request(socket, request);
   if (!answer) return fail(1, cat("admin: ", answer.error().message));
   std::fputs(answer->text.c_str(), stdout);
@@ -136,15 +134,58 @@ Result<wire::AllocationInfo> enter_allocation(LaunchOptions& options) {
   return info;
 }
 
+// -w/-x over --agents: the launch's agents are those chosen. Local agents are started to fit,
+// so there is nothing to choose among.
+Status choose_agents(LaunchOptions& options) {
+  if (options.nodelist.empty() && options.exclude.empty()) return {};
+  if (options.agents.empty() && options.alloc.empty() && !std::getenv("LATTICE_ALLOC_ID"))
+    return make_error(
+        "-w/-x choose among running agents: give --agents NAME=HOST:PORT,... or run in an "
+        "allocation");
+  if (options.agents.empty()) return {};  // the allocation's nodes (allocation_nodes)
+  auto chosen = chosen_nodes(options, given_agents(options.agents, options.agents.size()));
+  if (!chosen) return chosen.error();
+  std::vector<LaunchOptions::Agent> agents;
+  for (const auto& node : *chosen)
+    for (const auto& agent : options.agents)
+      if (agent.name == node.node_id) agents.push_back(agent);
+  options.agents = std::move(agents);
+  if (options.nodes > static_cast<int>(options.agents.size()))
+    return make_error(cat("-N ", options.nodes, " asks for more nodes than the ",
+                          options.agents.size(), " chosen by -w/-x"));
+  return {};
+}
+
+// The allocation's nodes the launch takes: -w/-x's, then -N's first; the asking agent's node
+// stays first (door_nodes: it relays the launch).
+Result<std::vector<AgentAddress>> allocation_nodes(const wire::AllocationInfo& info,
+                                                   const LaunchOptions& options) {
+  auto all =
+      door_nodes(info, options.nodelist.empty() && options.exclude.empty() ? options.nodes : 0);
+  if (!all) return all.error();
+  const std::string door = all->front().node_id;
+  auto chosen = chosen_nodes(options, std::move(all.value()));
+  if (!chosen) return chosen.error();
+  if (chosen->front().node_id != door)
+    return make_error(cat("-w/-x: inside an allocation the launch keeps this node (", door,
+                          "), which relays it to the others"));
+  if (options.nodes > static_cast<int>(chosen->size()))
+    return make_error(cat("-N ", options.nodes, " asks for more nodes than the ", chosen->size(),
+                          " chosen by -w/-x"));
+  if (options.nodes > 0) chosen->resize(static_cast<size_t>(options.nodes));
+  return chosen;
+}
+
 int launch_main(const std::vector<std::string>& args) {
   MonotonicClock clock;
   const uint64_t began_ns = clock.now_ns();
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+  auto parsed = parse_launch_options(args);
+  if (!parsed) return fail(2, cat(parsed.error().message, " (lattice launch --help)"));
+  if (parsed->help) {
     std::fputs(kLaunchUsage, stdout);
     return 0;
   }
-  auto parsed = parse_launch_options(args);
-  if (!parsed) return fail(2, cat(parsed.error().message, "\n", kLaunchUsage));
+  if (auto files = read_launch_files(*parsed); !files) return fail(2, files.error().message);
   // MPIEXEC_TIMEOUT, when -t is not given.
   if (const char* timeout = std::getenv("MPIEXEC_TIMEOUT"); timeout && !parsed->time_limit_ms) {
     auto ms = parse_mpiexec_timeout(timeout);
@@ -156,6 +197,7 @@ int launch_main(const std::vector<std::string>& args) {
   auto file = load_launcher_file(*parsed, std::getenv("LATTICE_LAUNCHER_CONFIG"));
   if (!file) return fail(2, file.error().message);
   settle_fence(*parsed, *file);
+  if (auto chosen = choose_agents(*parsed); !chosen) return fail(2, chosen.error().message);
   // Inside an allocation and without --agents: through the local agent's user door, no key.
   std::optional<wire::AllocationInfo> allocation;
   if (parsed->agents.empty()) {
@@ -177,7 +219,7 @@ int launch_main(const std::vector<std::string>& args) {
   if (!fabric) return fail(2, fabric.error().message);
   std::vector<AgentAddress> door_agents;
   if (allocation) {
-    auto nodes = door_nodes(*allocation, options.nodes);
+    auto nodes = allocation_nodes(*allocation, options);
     if (!nodes) return fail(2, nodes.error().message);
     door_agents = std::move(nodes.value());
   }
@@ -215,7 +257,9 @@ int launch_main(const std::vector<std::string>& args) {
                        " open files (a link per node), but this process may open ", files,
                        " (the hard limit: ulimit -Hn)"));
   set_log_tag("lattice");
-  set_log_level(options.verbose ? LogLevel::info : LogLevel::warn);
+  set_log_level(options.quiet     ? LogLevel::error
+                : options.verbose ? LogLevel::info
+                                  : LogLevel::warn);
   if (const char* level = std::getenv("LATTICE_LOG_LEVEL"))  // e.g. debug, for operators
     if (auto parsed_level = parse_log_level(level)) set_log_level(*parsed_level);
   if (!fabric->note.empty()) LAT_LOG(debug, "fabric", fabric->note);
@@ -280,12 +324,12 @@ int launch_main(const std::vector<std::string>& args) {
 // step, and its end (allocation_run.hpp).
 int alloc_main(const std::vector<std::string>& args) {
   MonotonicClock clock;
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+  auto parsed = parse_alloc_options(args);
+  if (!parsed) return fail(2, cat(parsed.error().message, " (lattice alloc --help)"));
+  if (parsed->help) {
     std::fputs(kAllocUsage, stdout);
     return 0;
   }
-  auto parsed = parse_alloc_options(args);
-  if (!parsed) return fail(2, cat(parsed.error().message, "\n", kAllocUsage));
   const AllocOptions& o = *parsed;
   if (::prctl(PR_SET_DUMPABLE, 0L, 0L, 0L, 0L) != 0)
     return fail(1, cat("cannot make the launcher non-dumpable: ", std::strerror(errno)));
@@ -392,5 +436,7 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  return fail(2, cat("unknown command '", command, "'\n", kUsage));
+  auto nearest = closest(command, {"launch", "alloc", "admin", "--version", "--help"});
+  return fail(2, cat("unknown command '", command, "'",
+                     nearest ? cat("; did you mean '", *nearest, "'?") : "", " (lattice --help)"));
 }

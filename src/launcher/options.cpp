@@ -1,12 +1,9 @@
 #include "launcher/options.hpp"
 
 #include <algorithm>
-#include <cmath>
 
-#include "config/config.hpp"
+#include "base/strings.hpp"
 #include "launcher/alloc_options.hpp"
-#include "launcher/output_files.hpp"
-#include "proc/cpu_binding.hpp"
 #include "proc/exit_status.hpp"
 
 namespace lattice::launcher {
@@ -14,9 +11,12 @@ namespace lattice::launcher {
 const char* const kLaunchUsage =
     "usage: lattice launch [options] PROGRAM [ARGS...] [: -n N [--env K=V] PROGRAM [ARGS...]]...\n"
     "  (each ':' starts another program of the same MPI_COMM_WORLD, mpiexec's MPMD form)\n"
-    "  -n, --ntasks N            number of ranks\n"
+    "  -n, --ntasks N            number of ranks (also -np N)\n"
     "  -N, --nodes N             number of nodes (agents)\n"
-    "      --tasks-per-node T    ranks per node (block layout: node i gets ranks i*T..i*T+T-1)\n"
+    "      --tasks-per-node T    ranks per node (block layout: node i gets ranks i*T..i*T+T-1;\n"
+    "                            also --ntasks-per-node, -ppn)\n"
+    "  -w, --nodelist LIST       run on these of the agents (node ids, Slurm host list: n[1-4])\n"
+    "  -x, --exclude LIST        run on none of these\n"
     "      --distribution D      block (default) or cyclic\n"
     "  -l, --label               prefix every output line with 'RANK: '\n"
     "      --env K=V             set a variable in the environment of this program's ranks\n"
@@ -26,7 +26,8 @@ const char* const kLaunchUsage =
     "      --user NAME|UID       run the ranks as this user (agents running as root switch)\n"
     "      --key-file FILE       the cluster key (default $LATTICE_KEY_FILE; local mode makes\n"
     "                            its own)\n"
-    "      --pmi pmi2|pmix       PMI flavour (pmi2 serves PMI-1 and PMI-2; default pmi2)\n"
+    "      --pmi pmi2|pmix       PMI flavour (pmi2 serves PMI-1 and PMI-2; default pmi2;\n"
+    "                            also --mpi=pmi2|pmix|pmix_v3|pmix_v4)\n"
     "      --fence-timeout SEC   fail a fence that is not complete after SEC seconds\n"
     "      --fanout K            fence tree fanout between agents\n"
     "      --launch auto|star|tree  how the launch reaches the agents: star, a link to each;\n"
@@ -56,7 +57,10 @@ const char* const kLaunchUsage =
     "      --alloc ID            run in allocation ID (default: $LATTICE_ALLOC_ID; no --agents: no "
     "key,\n"
     "                            through the node agent's user door)\n"
-    "      --chdir DIR           ranks start in DIR (default: the current directory)\n"
+    "  -D, --chdir DIR           ranks start in DIR (default: the current directory)\n"
+    "  -J, --job-name NAME       the launch's name (-v, admin status, SLURM_JOB_NAME)\n"
+    "  -Q, --quiet               no informational lines (errors still)\n"
+    "      --multi-prog          PROGRAM is srun's MPMD file: lines 'RANKS PROGRAM ARGS'\n"
     "      --mem SIZE            memory for the launch's processes on each node together\n"
     "                            (K, M (default), G, T; 0: no limit): its cgroup's limit there\n"
     "      --mem-per-cpu SIZE    the same, per CPU its ranks use on each node\n"
@@ -72,11 +76,12 @@ const char* const kLaunchUsage =
     "      --fabric-url URL      the fabric manager's REST API (or fabric.url in --config)\n"
     "      --fabric-token-file F its bearer token, a file only its owner may read\n"
     "      --config FILE         the launcher's configuration (default $LATTICE_LAUNCHER_CONFIG)\n"
-    "  -v, --verbose             print a timing breakdown at the end\n";
+    "  -v, --verbose             print a timing breakdown at the end\n"
+    "  mpiexec's spellings: -np -ppn -hosts -f FILE -genv K V -genvall -genvnone -envlist\n"
+    "  -bind-to -map-by -prepend-rank -outfile-pattern -errfile-pattern -wdir -configfile FILE\n"
+    "  (lattice(1) maps srun's, mpiexec's and mpirun's options to these)\n";
 
-namespace {
-
-Result<int> positive(const std::string& flag, const std::string& value, int max) {
+Result<int> parse_count(const std::string& flag, const std::string& value, int max) {
   auto n = parse_int(value);
   if (!n || *n < 1 || *n > max)
     return make_error(
@@ -84,13 +89,38 @@ Result<int> positive(const std::string& flag, const std::string& value, int max)
   return static_cast<int>(*n);
 }
 
-}  // namespace
+Result<wire::PmiMode> parse_pmi(const std::string& value) {
+  if (value == "pmi2") return wire::PmiMode::pmi;
+  for (const char* pmix : {"pmix", "pmix_v2", "pmix_v3", "pmix_v4", "pmix_v5"})
+    if (value == pmix) return wire::PmiMode::pmix;
+  return make_error(cat("--pmi: pmi2 or pmix, got '", value, "'"));
+}
+
+Result<std::pair<std::string, std::string>> parse_env(const std::string& flag,
+                                                      const std::string& value) {
+  auto eq = value.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return make_error(cat(flag, ": expected K=V, got '", value, "'"));
+  return std::make_pair(value.substr(0, eq), value.substr(eq + 1));
+}
 
 int LaunchOptions::ntasks() const {
   if (apps.size() == 1) return apps.front().ntasks;
   int total = 0;
   for (const auto& app : apps) total += app.segment_ranks();
   return total;
+}
+
+void LaunchOptions::add_global_env() {
+  for (auto& app : apps) {
+    std::vector<std::pair<std::string, std::string>> env;
+    for (const auto& [name, value] : global_env)
+      if (std::none_of(app.env.begin(), app.env.end(),
+                       [&](const auto& e) { return e.first == name; }))
+        env.emplace_back(name, value);
+    env.insert(env.end(), app.env.begin(), app.env.end());
+    app.env = std::move(env);
+  }
 }
 
 Result<uint64_t> parse_time_limit(const std::string& text) {
@@ -184,263 +214,6 @@ Result<std::vector<LaunchOptions::Agent>> parse_agents(const std::string& list) 
     out.push_back(LaunchOptions::Agent{name, *hp});
   }
   return out;
-}
-
-Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv) {
-  LaunchOptions o;
-  o.apps.emplace_back();
-  constexpr int kMaxCount = 1 << 20;
-  bool memory_given = false, per_cpu_given = false;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    std::string arg = argv[i];
-    App& app = o.apps.back();
-    // The program (after "--" even if it starts with '-'): its arguments run to a lone ':',
-    // which starts the next segment (as mpiexec's; a program cannot get ':' as an argument).
-    if (arg.empty() || arg[0] != '-' || arg == "--") {
-      size_t first = arg == "--" ? i + 1 : i;
-      if (first >= argv.size()) break;
-      auto colon = std::find(argv.begin() + static_cast<long>(first), argv.end(), ":");
-      if (argv[first] == ":")
-        return make_error(cat("':' with no program before it (segment ", o.apps.size(), ")"));
-      app.program = argv[first];
-      app.args.assign(argv.begin() + static_cast<long>(first) + 1, colon);
-      if (colon == argv.end()) break;
-      o.apps.emplace_back();
-      i = static_cast<size_t>(colon - argv.begin());
-      continue;
-    }
-    std::string value;
-    bool inline_value = false;
-    if (auto eq = arg.find('='); starts_with(arg, "--") && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      inline_value = true;
-    } else if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-' &&
-               (arg[1] == 'n' || arg[1] == 'N' || arg[1] == 't' || arg[1] == 'K' ||
-                arg[1] == 'c')) {  // -n4, -K0, -c2
-      value = arg.substr(2);
-      arg = arg.substr(0, 2);
-      inline_value = true;
-    }
-    auto take = [&]() -> Result<std::string> {
-      if (inline_value) return value;
-      if (i + 1 >= argv.size()) return make_error(cat(arg, " needs a value"));
-      return argv[++i];
-    };
-    auto flag_only = [&]() -> Status {
-      if (inline_value) return make_error(cat(arg, " takes no value"));
-      return {};
-    };
-
-    // A segment after ':' has its own -n and --env; everything else is the launch's.
-    if (o.apps.size() > 1 && arg != "-n" && arg != "--ntasks" && arg != "--env")
-      return make_error(cat("'", arg, "' after ':': a segment takes only -n and --env (give ",
-                            "launch options before the first program)"));
-
-    if (arg == "-n" || arg == "--ntasks" || arg == "-N" || arg == "--nodes" ||
-        arg == "--tasks-per-node" || arg == "--fanout") {
-      auto v = take();
-      if (!v) return v.error();
-      auto n =
-          positive(arg, *v, arg == "--fanout" ? static_cast<int>(config::kMaxFanout) : kMaxCount);
-      if (!n) return n.error();
-      (arg == "-n" || arg == "--ntasks")  ? app.ntasks = *n
-      : (arg == "-N" || arg == "--nodes") ? o.nodes = *n
-      : (arg == "--tasks-per-node")       ? o.tasks_per_node = *n
-                                          : o.fanout = static_cast<uint32_t>(*n);
-    } else if (arg == "-t" || arg == "--time") {
-      auto v = take();
-      if (!v) return v.error();
-      auto ms = parse_time_limit(*v);
-      if (!ms) return make_error(cat(arg, ": ", ms.error().message));
-      o.time_limit_ms = *ms;
-    } else if (arg == "-K" || arg == "--kill-on-bad-exit") {
-      // srun's form: the value is optional and only ever attached (-K0, --kill-on-bad-exit=0).
-      if (!inline_value || value == "1")
-        o.kill_on_bad_exit = true;
-      else if (value == "0")
-        o.kill_on_bad_exit = false;
-      else
-        return make_error(cat(arg, ": 0 or 1, got '", value, "'"));
-    } else if (arg == "--cpu-bind") {
-      auto v = take();
-      if (!v) return v.error();
-      auto bind = proc::parse_cpu_bind(*v);
-      if (!bind) return bind.error();
-      o.cpu_bind = std::move(bind.value());
-      o.cpu_bind_given = true;
-    } else if (arg == "-c" || arg == "--cpus-per-task") {
-      auto v = take();
-      if (!v) return v.error();
-      auto n = proc::parse_cpus_per_task(*v);
-      if (!n) return n.error();
-      o.cpus_per_task = *n;
-    } else if (arg == "--gpus-per-task" || arg == "--gpus-per-node") {
-      auto v = take();
-      if (!v) return v.error();
-      auto n = proc::parse_gpu_count(arg, *v);
-      if (!n) return n.error();
-      (arg == "--gpus-per-task" ? o.gpus.per_task : o.gpus.per_node) = *n;
-    } else if (arg == "--gpu-bind") {
-      auto v = take();
-      if (!v) return v.error();
-      if (auto bind = proc::parse_gpu_bind(*v, o.gpus); !bind) return bind.error();
-    } else if (arg == "--sched") {
-      auto v = take();
-      if (!v) return v.error();
-      if (*v != "auto" && *v != "batch" && *v != "normal")
-        return make_error(cat("--sched: auto, normal or batch, got '", *v, "'"));
-      o.sched = *v;
-    } else if (arg == "--launch") {
-      auto v = take();
-      if (!v) return v.error();
-      if (*v != "auto" && *v != "star" && *v != "tree")
-        return make_error(cat("--launch: auto, star or tree, got '", *v, "'"));
-      o.launch = *v;
-    } else if (arg == "-i" || arg == "--input") {
-      auto v = take();
-      if (!v) return v.error();
-      if (*v == "none" || *v == "all") {
-        o.input_rank = *v == "none" ? kInputNone : kInputAll;
-      } else {
-        auto rank = parse_int(*v);
-        if (!rank || *rank < 0 || *rank >= kMaxCount)
-          return make_error(cat(arg, ": none, all or a rank number, got '", *v, "'"));
-        o.input_rank = static_cast<int>(*rank);
-      }
-    } else if (arg == "--vni") {
-      auto v = take();
-      if (!v) return v.error();
-      auto n = positive(arg, *v, 65535);
-      if (!n) return n.error();
-      o.vni = static_cast<uint32_t>(*n);
-    } else if (arg == "--fabric-url" || arg == "--fabric-token-file" || arg == "--config") {
-      auto v = take();
-      if (!v) return v.error();
-      if (v->empty()) return make_error(cat(arg, " needs a value"));
-      if (arg == "--fabric-url" && !starts_with(*v, "http://") && !starts_with(*v, "https://"))
-        return make_error(cat(arg, ": expected an http:// or https:// URL, got '", *v, "'"));
-      (arg == "--fabric-url" ? o.fabric_url
-       : arg == "--config"   ? o.config_file
-                             : o.fabric_token_file) = *v;
-    } else if (arg == "--mem" || arg == "--mem-per-cpu") {
-      auto v = take();
-      if (!v) return v.error();
-      auto bytes = parse_launch_memory(arg, *v);
-      if (!bytes) return bytes.error();
-      (arg == "--mem" ? memory_given : per_cpu_given) = true;
-      (arg == "--mem" ? o.memory_bytes : o.memory_per_cpu) = *bytes;
-    } else if (arg == "--alloc" || arg == "--chdir") {
-      auto v = take();
-      if (!v) return v.error();
-      if (v->empty()) return make_error(cat(arg, " needs a value"));
-      (arg == "--alloc" ? o.alloc : o.chdir) = *v;
-    } else if (arg == "-o" || arg == "--output" || arg == "-e" || arg == "--error") {
-      auto v = take();
-      if (!v) return v.error();
-      if (auto checked = expand_output_pattern(*v, 0, 0, "id"); !checked || v->empty())
-        return make_error(cat(arg, ": ", checked ? "needs a file name" : checked.error().message));
-      (arg == "-o" || arg == "--output" ? o.output : o.error) = *v;
-    } else if (arg == "--signal") {
-      auto v = take();
-      if (!v) return v.error();
-      auto warn = parse_warn_signal(*v);
-      if (!warn) return warn.error();
-      o.warn_signal = warn->signal;
-      o.warn_before_ms = warn->before_ms;
-    } else if (arg == "--open-mode") {
-      auto v = take();
-      if (!v) return v.error();
-      auto append = parse_open_mode(*v);
-      if (!append) return append.error();
-      o.append_output = *append;
-    } else if (arg == "--distribution") {
-      auto v = take();
-      if (!v) return v.error();
-      if (*v == "block")
-        o.distribution = Distribution::block;
-      else if (*v == "cyclic")
-        o.distribution = Distribution::cyclic;
-      else
-        return make_error(cat("--distribution: block or cyclic, got '", *v, "'"));
-    } else if (arg == "--env") {
-      auto v = take();
-      if (!v) return v.error();
-      auto eq = v->find('=');
-      if (eq == std::string::npos || eq == 0)
-        return make_error(cat("--env: expected K=V, got '", *v, "'"));
-      app.env.emplace_back(v->substr(0, eq), v->substr(eq + 1));
-    } else if (arg == "--pmi") {
-      auto v = take();
-      if (!v) return v.error();
-      if (*v == "pmix")
-        o.pmi = wire::PmiMode::pmix;
-      else if (*v != "pmi2")
-        return make_error(cat("--pmi: pmi2 or pmix, got '", *v, "'"));
-    } else if (arg == "--fence-timeout") {
-      auto v = take();
-      if (!v) return v.error();
-      char* end = nullptr;
-      double secs = std::strtod(v->c_str(), &end);
-      if (v->empty() || *end != '\0' || !(secs > 0) || secs > 86400 * 7)
-        return make_error(cat("--fence-timeout: expected seconds > 0, got '", *v, "'"));
-      o.fence_timeout_ms = static_cast<uint32_t>(std::ceil(secs * 1000));
-    } else if (arg == "--key-file" || arg == "--user" || arg == "--export") {
-      auto v = take();
-      if (!v) return v.error();
-      if (v->empty()) return make_error(cat(arg, " needs a value"));
-      (arg == "--key-file" ? o.key_file : arg == "--user" ? o.user : o.exports) = *v;
-    } else if (arg == "--agents") {
-      auto v = take();
-      if (!v) return v.error();
-      auto agents = parse_agents(*v);
-      if (!agents) return agents.error();
-      o.agents.insert(o.agents.end(), agents->begin(), agents->end());
-    } else if (arg == "-l" || arg == "--label" || arg == "--slurm-compat" || arg == "-v" ||
-               arg == "--verbose" || arg == "--pmi-port" || arg == "-u" || arg == "--unbuffered" ||
-               arg == "--exclusive") {
-      auto ok = flag_only();
-      if (!ok) return ok.error();
-      bool& target = (arg == "-l" || arg == "--label")        ? o.label
-                     : arg == "--slurm-compat"                ? o.slurm_compat
-                     : arg == "--pmi-port"                    ? o.pmi_port
-                     : (arg == "-u" || arg == "--unbuffered") ? o.unbuffered
-                     : arg == "--exclusive"                   ? o.exclusive
-                                                              : o.verbose;
-      target = true;
-    } else {
-      return make_error(cat("unknown option '", arg, "'"));
-    }
-  }
-  if (memory_given && per_cpu_given)
-    return make_error("--mem and --mem-per-cpu are mutually exclusive");
-  if (o.apps.front().program.empty()) return make_error("no program given");
-  // An empty argument is a program too, but none that an agent could start.
-  for (size_t i = 1; i < o.apps.size(); ++i)
-    if (o.apps[i].program.empty())
-      return make_error(cat("no program given after ",
-                            i + 1 == o.apps.size() ? "the last ':'" : "a ':'", " (segment ", i + 1,
-                            ")"));
-  long total = 0;
-  for (const auto& app : o.apps) total += app.segment_ranks();
-  if (total > kMaxCount)
-    return make_error(cat("the segments ask for more than ", kMaxCount, " ranks"));
-  for (size_t i = 0; i < o.agents.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      if (!o.agents[i].name.empty() && o.agents[i].name == o.agents[j].name)
-        return make_error(cat("--agents: node id '", o.agents[i].name, "' is given twice"));
-  if (o.launch == "tree")
-    for (const auto& agent : o.agents)
-      if (agent.name.empty())
-        return make_error(
-            cat("--launch tree: the launcher reaches only the head agent, so every "
-                "agent's node id must be given (NAME=HOST:PORT); ",
-                agent.address.host, ':', agent.address.port, " has none"));
-  if (auto gpus = proc::check_gpu_request(o.gpus); !gpus) return gpus.error();
-  if (!o.agents.empty() && o.nodes > static_cast<int>(o.agents.size()))
-    return make_error(
-        cat("-N ", o.nodes, " asks for more nodes than the ", o.agents.size(), " agents given"));
-  return o;
 }
 
 }  // namespace lattice::launcher

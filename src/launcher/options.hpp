@@ -1,5 +1,7 @@
 // `lattice launch` command line -> LaunchOptions. Pure: parsing and validation only, so every
-// flag and every error message is unit-tested without starting anything.
+// flag and every error message is unit-tested without starting anything. The model and its value
+// parsers live here (options.cpp); the command line's wiring (CLI11, srun's and mpiexec's
+// spellings) in launch_cli.cpp.
 #pragma once
 
 #include <cstdint>
@@ -83,10 +85,34 @@ struct LaunchOptions {
   uint64_t memory_bytes = 0;
   uint64_t memory_per_cpu = 0;
   bool exclusive = false;  // --exclusive: no other launch runs on its nodes while it does
+  std::string job_name;    // -J/--job-name: shown with the launch id (-v, admin status)
+  bool quiet = false;      // -Q/--quiet: no informational lines, errors still
+  // -w/--nodelist, -x/--exclude (Slurm host lists of node ids; mpiexec's -hosts is -w): which of
+  // the agents given (--agents NAME=.., or the allocation's nodes) the launch uses.
+  std::string nodelist, exclude;
+  std::string hostfile;  // mpiexec's -f FILE: node ids, one a line (main reads it into nodelist)
+  // srun's --multi-prog: the program is a file of "RANKS PROGRAM ARGS" lines; mpiexec's
+  // -configfile FILE: a file of segments. Main reads either (program_files.hpp).
+  bool multi_prog = false;
+  std::string configfile;
+  // mpiexec's -genv K V: every segment's ranks (a segment's own --env wins).
+  std::vector<std::pair<std::string, std::string>> global_env;
+  bool help = false;  // -h/--help: print kLaunchUsage, nothing else
 
   // The ranks asked for: the one app's -n (0 = derive), or every segment's (at least 1 each).
   int ntasks() const;
+  // Puts global_env into every app's env, after names the app sets itself.
+  void add_global_env();
 };
+
+// The value parsers of the options below, each a pure function of the option's value; errors
+// start with `flag`.
+Result<int> parse_count(const std::string& flag, const std::string& value, int max);
+// pmi2, pmix, and srun's --mpi names pmix_v2..pmix_v5.
+Result<wire::PmiMode> parse_pmi(const std::string& value);
+// --env's and -genv's K=V.
+Result<std::pair<std::string, std::string>> parse_env(const std::string& flag,
+                                                      const std::string& value);
 
 // srun's time formats: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS -> milliseconds (> 0).
 Result<uint64_t> parse_time_limit(const std::string& text);
@@ -112,8 +138,18 @@ Result<uint64_t> parse_launch_memory(std::string_view flag, const std::string& t
 // --agents' value: [NAME=]HOST:PORT,...
 Result<std::vector<LaunchOptions::Agent>> parse_agents(const std::string& list);
 
-// argv after "launch". Errors name the flag and what it wanted.
+// argv after "launch". Errors name the flag and what it wanted, in one line; an unknown option
+// names the nearest known one. srun's and mpiexec's spellings are taken (launch_cli.cpp).
 Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv);
+
+// A segment's own options and program, as after ':' on the command line or on a line of
+// mpiexec's -configfile (-n/-np, --env/-env); the program's arguments run to the end.
+// `segment`: its number from 1, for errors.
+struct Segment {
+  App app;
+  bool has_program = false;  // a word where the program goes (maybe "", which is none)
+};
+Result<Segment> parse_segment(const std::vector<std::string>& words, size_t segment);
 
 extern const char* const kLaunchUsage;
 

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "base/strings.hpp"
+#include "base/suggest.hpp"
 #include "launcher/options.hpp"
 
 namespace lattice::launcher {
@@ -210,29 +211,11 @@ const SrunOption* by_letter(char letter) {
   return nullptr;
 }
 
-// Edits from a to b: insertions, deletions, substitutions and swaps of neighbours ("lable").
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i)
-    for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min(
-          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1] ? 1 : 0)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[a.size()][b.size()];
-}
-
 Error unknown_long(std::string_view name) {
-  const SrunOption* nearest = nullptr;
-  // Within 2 edits, and fewer than half the name's letters: "--foo" is no typo of "--qos".
-  size_t best = std::min<size_t>(3, (name.size() + 1) / 2);
-  for (const auto& o : kOptions)
-    if (size_t d = edit_distance(name, o.name); d < best) best = d, nearest = &o;
+  std::vector<std::string> names;
+  for (const auto& o : kOptions) names.emplace_back(o.name);
   std::string message = cat("unknown option '--", name, "'");
-  if (nearest) message += cat(" (did you mean '--", nearest->name, "'?)");
+  if (auto nearest = closest(name, names)) message += cat(" (did you mean '--", *nearest, "'?)");
   return make_error(message);
 }
 

@@ -47,6 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto options = parse_alloc_options(argv);
   if (!options) return 0;
   const AllocOptions& o = *options;
+  if (o.help) return 0;  // --help asks for nothing else
   require(!o.command.empty() && !o.command.front().empty(), "a command naming a program");
   require(o.command.size() <= argv.size() &&
               std::equal(o.command.begin(), o.command.end(),

@@ -1,6 +1,7 @@
 // libFuzzer target: `lattice launch`'s command line as the launcher reads it: its options
 // (parse_launch_options: counts, -t time limits, --agents, --cpu-bind, -c, GPUs, --export, output
-// patterns, MPMD segments, --mem, ...), MPIEXEC_TIMEOUT, the rank layout (make_layout) and what
+// patterns, MPMD segments, --mem, srun's and mpiexec's spellings, -w/-x, ...), MPIEXEC_TIMEOUT,
+// the rank layout (make_layout) and what
 // --export takes (export_environment). Any argv is refused with an error or gives options
 // within their documented bounds whose layout places every rank on a node and gives every node
 // a rank; and when agents are named, the request the launcher writes for them (host lists,
@@ -22,6 +23,7 @@
 #include "launcher/export_env.hpp"
 #include "launcher/launch_request.hpp"
 #include "launcher/layout.hpp"
+#include "launcher/node_choice.hpp"
 #include "launcher/options.hpp"
 #include "proc/cpu_binding.hpp"
 #include "proc/environment.hpp"
@@ -158,6 +160,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto options = parse_launch_options(argv);
   if (!options) return 0;
   const LaunchOptions& o = *options;
+  // --help asks for nothing else; -configfile's programs come from its file (program_files).
+  if (o.help) return 0;
+  if (!o.configfile.empty()) {
+    require(o.apps.size() == 1 && o.apps.front().program.empty(), "-configfile and a program");
+    return 0;
+  }
   require(!o.apps.empty() && !o.apps.front().program.empty() && !o.apps.back().program.empty(),
           "programs");
   require(o.time_limit_ms <= kYearMs, "-t within a year");
@@ -175,6 +183,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           "GPU counts within bounds");
   require(static_cast<bool>(proc::check_gpu_request(o.gpus)), "a GPU request agents refuse");
   for (const auto& agent : o.agents) require(agent.address.port > 0, "agents' ports");
+
+  if (!o.nodelist.empty() || !o.exclude.empty()) {  // -w/-x over the agents' node ids
+    std::vector<std::string> ids;
+    for (const auto& agent : o.agents) ids.push_back(agent.name);
+    if (auto chosen = choose_nodes(ids, o.nodelist, o.exclude)) {
+      require(!chosen->empty() && chosen->size() <= ids.size(), "-w/-x choose some nodes");
+      for (size_t i = 0; i < chosen->size(); ++i)
+        require((*chosen)[i] < ids.size() && (i == 0 || (*chosen)[i - 1] < (*chosen)[i]),
+                "-w/-x keep the agents' order");
+    }
+  }
 
   auto exported = export_environment(o.exports, kEnviron);
   if (exported) {

@@ -48,6 +48,8 @@ THIRD_PARTY = {
     "<yaml-cpp/": {"config"},
     "<curl/": {"fabric"},
     "<nlohmann/": {"fabric"},
+    # CLI11, through base/command_line.hpp only (the command lines' one front).
+    "<CLI/": {"base"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"][^>"]+[>"])')

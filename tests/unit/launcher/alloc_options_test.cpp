@@ -169,6 +169,12 @@ TEST_CASE("alloc options: -N within the agents given") {
   refused({"-N3", "--agents", "a:1", "p"}, "-N 3 asks for more nodes than the 1 agents");
 }
 
+TEST_CASE("alloc options: --help among the options asks for the usage") {
+  CHECK(parse_alloc_options(Args{"-N2", "--help"})->help);
+  CHECK(parse_alloc_options(Args{"-h"})->help);
+  CHECK_FALSE(parse_alloc_options(Args{"prog", "--help"})->help);  // the command's own
+}
+
 TEST_CASE("alloc options: errors") {
   // Unknown options, wherever they are, and with or without a value after them.
   refused({"--bogus", "p"}, "unknown option '--bogus'");
@@ -176,7 +182,7 @@ TEST_CASE("alloc options: errors") {
   refused({"-x", "p"}, "unknown option '-x'");
   refused({"-n", "4", "p"}, "unknown option '-n'");
   refused({"--bogus"}, "unknown option '--bogus'");
-  refused({"-N2", "--help"}, "unknown option '--help'");
+  refused({"--nods", "2", "p"}, "unknown option '--nods'; did you mean '--nodes'?");
   refused({"-"}, "unknown option '-'");
 
   // A value missing, at the end or given empty.

@@ -143,3 +143,21 @@ TEST_CASE("-c binds each rank to its own CPUs unless --cpu-bind says otherwise; 
   CHECK(req.gpus.per_task == 2);
   CHECK(req.gpus.bind == proc::GpuRequest::Bind::closest);
 }
+
+TEST_CASE("-J's name reaches the ranks as SLURM_JOB_NAME under --slurm-compat only") {
+  LaunchOptions options;
+  options.apps = {App{1, {}, "p", {}}};
+  options.job_name = "relax";
+  auto plain = job_request(options, JobUserInfo{1000, 1000, {}, "u"});
+  REQUIRE(plain);
+  auto named = [](const JobRequest& r) {
+    for (const auto& [name, value] : r.assigned)
+      if (name == "SLURM_JOB_NAME") return value;
+    return std::string("(none)");
+  };
+  CHECK(named(*plain) == "(none)");
+  options.slurm_compat = true;
+  auto compat = job_request(options, JobUserInfo{1000, 1000, {}, "u"});
+  REQUIRE(compat);
+  CHECK(named(*compat) == "relax");
+}

@@ -1,0 +1,49 @@
+#include "agent/agent_flags.hpp"
+
+#include "base/command_line.hpp"
+#include "base/strings.hpp"
+
+namespace lattice::agent {
+
+const char* const kAgentUsage =
+    "usage: lattice-agentd [--config PATH] [--listen HOST:PORT] [--node-id NAME]\n"
+    "                      [--key-file FILE] [--allow-root-jobs]\n"
+    "                      [--admin-socket PATH] [--pmi-socket-dir DIR] [--log-level LEVEL]\n"
+    "                      [--log-file FILE]\n"
+    "                      [--ready-fd FD] [--check-config] [--version] [--help]\n"
+    "       lattice-agentd --generate-key FILE\n"
+    "Flags override the config file (default /etc/lattice/agent.yaml when it exists).\n"
+    "A listen address (--listen, or listen: in the config) is required.\n";
+
+Result<AgentFlags> parse_agent_flags(const std::vector<std::string>& args) {
+  AgentFlags flags;
+  CLI::App cli;
+  Options w(cli);
+  w.text("--config", flags.config_path);
+  w.text("--generate-key", flags.generate_key);
+  w.value("--ready-fd", [&flags](const std::string& flag, const std::string& v) -> Status {
+    auto fd = parse_int(v);
+    if (!fd || *fd < 0 || *fd > 1 << 20)
+      return make_error(cat(flag, ": expected a file descriptor number, got '", v, "'"));
+    flags.ready_fd = static_cast<int>(*fd);
+    return {};
+  });
+  // Checked when applied to the config (main's apply), which names the flag.
+  for (const char* name : {"--listen", "--node-id", "--admin-socket", "--pmi-socket-dir",
+                           "--log-level", "--log-file", "--key-file"})
+    w.value(name, [&flags, name](const std::string&, const std::string& v) -> Status {
+      flags.overrides.emplace_back(name, v);
+      return {};
+    });
+  w.flag("--allow-root-jobs", [&flags] { flags.overrides.emplace_back("--allow-root-jobs", ""); });
+  w.flag("--check-config", [&flags] { flags.check_config = true; });
+  w.flag("--version", [&flags] { flags.version = true; });
+  auto line = w.parse(args);
+  if (!line) return line.error();
+  flags.help = line->help;
+  if (!line->rest.empty())
+    return make_error(cat("unexpected argument '", line->rest.front(), "' (flags only)"));
+  return flags;
+}
+
+}  // namespace lattice::agent

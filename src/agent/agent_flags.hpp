@@ -1,0 +1,28 @@
+// lattice-agentd's command line -> AgentFlags. Pure: the flags that override the config file
+// are kept as they were given and applied to it at start and on every SIGHUP (main).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace lattice::agent {
+
+struct AgentFlags {
+  std::string config_path;
+  std::vector<std::pair<std::string, std::string>> overrides;  // flag -> value, as given
+  int ready_fd = -1;
+  bool check_config = false;
+  std::string generate_key;  // --generate-key FILE: write a key, nothing else
+  bool help = false;
+  bool version = false;
+};
+
+// argv after the program's name. Errors are one line; an unknown flag names the nearest.
+Result<AgentFlags> parse_agent_flags(const std::vector<std::string>& args);
+
+extern const char* const kAgentUsage;
+
+}  // namespace lattice::agent
