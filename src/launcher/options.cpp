@@ -24,7 +24,8 @@ const char* const kLaunchUsage =
     "      --user NAME|UID       run the ranks as this user (agents running as root switch)\n"
     "      --key-file FILE       the cluster key (default $LATTICE_KEY_FILE; local mode makes\n"
     "                            its own)\n"
-    "      --pmi pmi2|pmix       PMI flavour (pmi2 serves PMI-1 and PMI-2; default pmi2)\n"
+    "      --pmi auto|pmi2|pmix  wire-up (default auto: PMIx for Open MPI, PMI-1/PMI-2 for\n"
+    "                            MPICH, both for a script; pmi2 serves PMI-1 and PMI-2)\n"
     "      --fence-timeout SEC   fail a fence that is not complete after SEC seconds\n"
     "      --fanout K            fence tree fanout between agents\n"
     "      --launch auto|star|tree  how the launch reaches the agents: star, a link to each;\n"
@@ -122,6 +123,13 @@ Result<uint64_t> parse_mpiexec_timeout(const std::string& text) {
   if (!secs || *secs < 1 || *secs > 366 * 86400)
     return make_error(cat("MPIEXEC_TIMEOUT: expected seconds > 0, got '", text, "'"));
   return static_cast<uint64_t>(*secs) * 1000;
+}
+
+Result<wire::PmiMode> parse_pmi_mode(const std::string& value) {
+  if (value == "auto") return wire::PmiMode::automatic;
+  if (value == "pmi2") return wire::PmiMode::pmi;
+  if (value == "pmix") return wire::PmiMode::pmix;
+  return make_error(cat("--pmi: auto, pmi2 or pmix, got '", value, "'"));
 }
 
 Result<std::vector<LaunchOptions::Agent>> parse_agents(const std::string& list) {
@@ -286,10 +294,9 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
     } else if (arg == "--pmi") {
       auto v = take();
       if (!v) return v.error();
-      if (*v == "pmix")
-        o.pmi = wire::PmiMode::pmix;
-      else if (*v != "pmi2")
-        return make_error(cat("--pmi: pmi2 or pmix, got '", *v, "'"));
+      auto mode = parse_pmi_mode(*v);
+      if (!mode) return mode.error();
+      o.pmi = *mode;
     } else if (arg == "--fence-timeout") {
       auto v = take();
       if (!v) return v.error();

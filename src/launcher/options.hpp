@@ -37,7 +37,7 @@ struct LaunchOptions {
   int tasks_per_node = 0;  // 0 = spread evenly
   Distribution distribution = Distribution::block;
   bool label = false;
-  wire::PmiMode pmi = wire::PmiMode::pmi;  // --pmi; lattice alloc's batch step: none
+  wire::PmiMode pmi = wire::PmiMode::automatic;  // --pmi; lattice alloc's batch step: none
   bool hatch_command = false;     // lattice-mpi-launcher's command in an allocation (door_exec.hpp)
   uint32_t fence_timeout_ms = 0;  // 0 = the agents' default
   uint32_t fanout = 0;            // 0 = the agents' default
@@ -82,6 +82,9 @@ Result<uint64_t> parse_mpiexec_timeout(const std::string& text);
 
 // --agents' value: [NAME=]HOST:PORT,...
 Result<std::vector<LaunchOptions::Agent>> parse_agents(const std::string& list);
+
+// --pmi's value: auto, pmi2 or pmix.
+Result<wire::PmiMode> parse_pmi_mode(const std::string& value);
 
 // argv after "launch". Errors name the flag and what it wanted.
 Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv);

@@ -250,9 +250,9 @@ std::vector<std::string> rank_environment(const RankEnvInput& in) {
   for (const auto& [name, value] : in.user_env)
     if (valid_env_name(name) && !reserved_env_name(name)) env[name] = value;
 
-  if (in.wireup == RankEnvInput::Wireup::pmix) {
-    add_open_mpi(in, env);
-  } else if (in.wireup == RankEnvInput::Wireup::pmi) {
+  using Wireup = RankEnvInput::Wireup;
+  if (in.wireup == Wireup::pmix || in.wireup == Wireup::both) add_open_mpi(in, env);
+  if (in.wireup == Wireup::pmi || in.wireup == Wireup::both) {
     if (in.pmi_fd >= 0) {
       env["PMI_FD"] = std::to_string(in.pmi_fd);
     } else {
