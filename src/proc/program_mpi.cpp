@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <deque>
 #include <set>
 #include <utility>
@@ -143,7 +142,7 @@ std::optional<LibraryMpi> mpi_of_library(std::string_view name) {
 
 ProgramMpi classify_program(const std::string& program, const std::string& library_path) {
   Fd fd = open_regular(program);
-  if (!fd) return {MpiWireUp::unknown, cat("cannot be read: ", std::strerror(errno))};
+  if (!fd) return {MpiWireUp::unknown, "cannot be opened as a regular file"};
   FileSource source(fd.get());
   char start[4] = {};
   size_t got = source.read(0, start, sizeof start);
@@ -189,6 +188,8 @@ ProgramMpi classify_program(const std::string& program, const std::string& libra
   while (!queue.empty() && !found.decided() && read < kMaxLibrariesRead) {
     Pending next = std::move(queue.front());
     queue.pop_front();
+    // Once MPICH is found, only its own libraries can still say more (one linking libpmix).
+    if (!found.pmi.empty() && !mpi_of_library(next.name)) continue;
     std::vector<std::string> dirs = next.dirs;
     dirs.insert(dirs.end(), inherited.begin(), inherited.end());
     dirs.insert(dirs.end(), ld_dirs.begin(), ld_dirs.end());

@@ -6,9 +6,10 @@ speaks; an MPMD launch mixing Open MPI and MPICH is refused before anything runs
 In a build without libpmix (LATTICE_PMIX=0) auto means PMI-1/PMI-2 for everything: MPICH and
 scripts still run, and an Open MPI program is refused with the reason."""
 import os
+import shutil
 import subprocess
 
-from harness import check, expect_status, prog, run_cases
+from harness import AGENTD, check, expect_status, prog, run_cases
 
 PMIX = os.environ.get("LATTICE_PMIX", "1") == "1"
 
@@ -134,6 +135,25 @@ def open_mpi_without_pmix_build(c):
     c.check_clean(r)
 
 
+def without_pmix_module(c):
+    """An agent whose lattice-pmix.so is missing (as good as one built without libpmix): a script
+    gets PMI-1/PMI-2 alone and its MPICH program runs; an Open MPI program is refused, saying
+    why."""
+    bindir = os.path.join(c.dir, "bin")
+    os.mkdir(bindir)
+    shutil.copy(AGENTD, bindir)
+    agent = c.start_agent("n1", binary=os.path.join(bindir, "lattice-agentd"))
+    r = c.run_launch(["--agents", agent.address, "-n", "2", wrapper(c, "run.sh", prog("mpi_check"))],
+                     timeout=60)
+    expect_world(c, r, 2, 2)
+    r = c.run_launch(["--agents", agent.address, "-n", "2", prog("ompi_check")], timeout=60)
+    check(r.code not in (0, None), f"an Open MPI program ran without PMIx\n{r.describe()}")
+    for words in (f"'{prog('ompi_check')}' links libmpi.so.40 (Open MPI) and needs PMIx, which "
+                  "this agent cannot serve", "cannot load", "lattice-pmix.so"):
+        check(words in r.err, f"missing '{words}'\n{r.describe()}")
+    c.check_clean(r)
+
+
 CASES = [
     ("mpich_without_pmi", mpich_without_pmi),
     ("scripts_get_both", scripts_get_both),
@@ -143,6 +163,7 @@ PMIX_CASES = [
     ("open_mpi_without_pmi", open_mpi_without_pmi),
     ("mpi4py", mpi4py),
     ("mixed_mpmd_refused", mixed_mpmd_refused),
+    ("without_pmix_module", without_pmix_module),
 ]
 
 if __name__ == "__main__":
