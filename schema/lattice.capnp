@@ -16,6 +16,8 @@ enum PmiMode {
   pmi2 @0;   # the simple PMI server: PMI-1 and PMI-2 wires on one fd (MPICH, Slurm libpmi2)
   pmix @1;   # OpenPMIx server (Open MPI); an agent built without libpmix refuses it
   none @2;   # no PMI served and no PMI_* variables: an allocation's batch step (a shell script)
+  auto @3;   # each agent chooses from what the programs link: PMIx for Open MPI (or libpmix),
+             # PMI-1/PMI-2 for MPICH, both at once for what it cannot tell (a script, python3)
 }
 
 struct CxiCredentials {

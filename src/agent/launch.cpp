@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <csignal>
 
+#include "agent/auto_wire_up.hpp"
 #include "agent/launch_times.hpp"
 #include "agent/no_wire_up.hpp"
 #include "agent/pmi_wire_up.hpp"
@@ -27,6 +28,8 @@ std::unique_ptr<WireUp> make_wire_up(net::Loop& loop, const LaunchSpec& spec,
       return std::make_unique<PmixWireUp>(spec, *env.clock, env.pmix, peers, events);
     case wire::PmiMode::none:
       return std::make_unique<NoWireUp>();
+    case wire::PmiMode::automatic:
+      return std::make_unique<AutoWireUp>(loop, spec, *env.clock, names, env.pmix, peers, events);
     case wire::PmiMode::pmi:
       break;
   }
@@ -103,6 +106,19 @@ Status Launch::start() {
       return make_error(cat("cannot execute '", app.entrypoint, "' on ", env_.node_id, ": ",
                             resolved.error().message));
     program = std::move(resolved.value());
+  }
+  if (spec_.pmi == wire::PmiMode::automatic) {
+    // The other apps too, where this node has them: an MPMD mix is refused on every node.
+    std::vector<std::string> programs = programs_;
+    for (size_t i = 0; i < programs.size(); ++i) {
+      const App& app = spec_.apps[i];
+      if (programs[i].empty())
+        if (auto found =
+                proc::resolve_executable(app.entrypoint, path_of(spec_, app), spec_.workdir))
+          programs[i] = std::move(found.value());
+    }
+    if (auto chosen = wire_up_->programs_resolved(programs); !chosen)
+      return make_error(cat("--pmi auto on ", env_.node_id, ": ", chosen.error().message));
   }
   const size_t cpus = proc::usable_cpus();
   if (auto assigned = ranks_.assign(

@@ -53,6 +53,9 @@ struct FenceWait {
 class WireUp {
  public:
   virtual ~WireUp() = default;
+  // The program each app runs, as this node resolved it ("" where it could not: only apps
+  // without ranks here), before open(): a backend that depends on them chooses now (auto).
+  virtual Status programs_resolved(const std::vector<std::string>&) { return {}; }
   // What the ranks reach the launch through, made in its directory before the directory is
   // handed to the job's user. An error means the launch cannot start.
   virtual Status open(LaunchDir& dir) = 0;

@@ -26,7 +26,8 @@ const char* const kLaunchUsage =
     "      --user NAME|UID       run the ranks as this user (agents running as root switch)\n"
     "      --key-file FILE       the cluster key (default $LATTICE_KEY_FILE; local mode makes\n"
     "                            its own)\n"
-    "      --pmi pmi2|pmix       PMI flavour (pmi2 serves PMI-1 and PMI-2; default pmi2;\n"
+    "      --pmi auto|pmi2|pmix  wire-up (default auto: PMIx for Open MPI, PMI-1/PMI-2 for\n"
+    "                            MPICH, both for a script; pmi2 serves PMI-1 and PMI-2;\n"
     "                            also --mpi=pmi2|pmix|pmix_v3|pmix_v4)\n"
     "      --fence-timeout SEC   fail a fence that is not complete after SEC seconds\n"
     "      --fanout K            fence tree fanout between agents\n"
@@ -90,10 +91,11 @@ Result<int> parse_count(const std::string& flag, const std::string& value, int m
 }
 
 Result<wire::PmiMode> parse_pmi(const std::string& value) {
+  if (value == "auto") return wire::PmiMode::automatic;
   if (value == "pmi2") return wire::PmiMode::pmi;
   for (const char* pmix : {"pmix", "pmix_v2", "pmix_v3", "pmix_v4", "pmix_v5"})
     if (value == pmix) return wire::PmiMode::pmix;
-  return make_error(cat("--pmi: pmi2 or pmix, got '", value, "'"));
+  return make_error(cat("--pmi: auto, pmi2 or pmix, got '", value, "'"));
 }
 
 Result<std::pair<std::string, std::string>> parse_env(const std::string& flag,

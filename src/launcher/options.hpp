@@ -40,7 +40,7 @@ struct LaunchOptions {
   int tasks_per_node = 0;  // 0 = spread evenly
   Distribution distribution = Distribution::block;
   bool label = false;
-  wire::PmiMode pmi = wire::PmiMode::pmi;  // --pmi; lattice alloc's batch step: none
+  wire::PmiMode pmi = wire::PmiMode::automatic;  // --pmi; lattice alloc's batch step: none
   bool hatch_command = false;     // lattice-mpi-launcher's command in an allocation (door_exec.hpp)
   uint32_t fence_timeout_ms = 0;  // 0 = the agents' default
   uint32_t fanout = 0;            // 0 = the agents' default

@@ -253,9 +253,9 @@ void cpu_bind(const std::string& value, std::vector<std::string>& out) {
   if (!kept.empty()) out.insert(out.end(), {"--cpu-bind", join(kept, ",")});
 }
 
-// srun's --mpi: the PMIx plugins -> lattice's PMIx tier; pmi2 -> its PMI-2 (the default);
-// none -> nothing: lattice serves PMI-1 and PMI-2 to every launch, which a program that does
-// not use PMI never notices.
+// srun's --mpi: the PMIx plugins -> lattice's PMIx tier; pmi2 -> its PMI-2; none -> nothing:
+// lattice launch's --pmi auto gives every program what it links, which a program that does not
+// use PMI never notices.
 Status mpi(const std::string& value, std::vector<std::string>& out) {
   if (value == "pmix" || value == "pmix_v2" || value == "pmix_v3" || value == "pmix_v4" ||
       value == "pmix_v5")

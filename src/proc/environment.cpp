@@ -137,13 +137,19 @@ bool valid_env_name(std::string_view name) {
 
 // What Open MPI 4.1 ranks find under its own mpirun besides libpmix's variables: without
 // schizo=^orte they would look for an orted; the session and shared-memory files go to the
-// launch's private directory, so two nodes simulated on one host never share them.
+// launch's private directory, so two nodes simulated on one host never share them. Beside PMI
+// (`both`) only libpmix's and schizo: a script given both may run mpirun, which takes
+// OMPI_COMM_WORLD_* for its own job's ("does not support recursive calls") and hands its
+// OMPI_MCA_* to the ranks it starts on every node (this node's directories, which there are
+// another node's or none). Open MPI's ranks learn their place from libpmix; their session and
+// shared-memory files go where Open MPI puts them by default (per host).
 void add_open_mpi(const RankEnvInput& in, std::map<std::string, std::string>& env) {
   for (const auto& entry : in.pmix_env) {
     auto eq = entry.find('=');
     if (eq != std::string::npos && eq > 0) env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   env["OMPI_MCA_schizo"] = "^orte";
+  if (in.wireup == RankEnvInput::Wireup::both) return;
   env["OMPI_MCA_orte_tmpdir_base"] = in.session_dir;
   env["OMPI_MCA_btl_vader_backing_directory"] = in.session_dir;
   env["OMPI_COMM_WORLD_RANK"] = std::to_string(in.rank);
@@ -252,9 +258,9 @@ std::vector<std::string> rank_environment(const RankEnvInput& in) {
   for (const auto& [name, value] : in.user_env)
     if (valid_env_name(name) && !reserved_env_name(name)) env[name] = value;
 
-  if (in.wireup == RankEnvInput::Wireup::pmix) {
-    add_open_mpi(in, env);
-  } else if (in.wireup == RankEnvInput::Wireup::pmi) {
+  using Wireup = RankEnvInput::Wireup;
+  if (in.wireup == Wireup::pmix || in.wireup == Wireup::both) add_open_mpi(in, env);
+  if (in.wireup == Wireup::pmi || in.wireup == Wireup::both) {
     if (in.pmi_fd >= 0) {
       env["PMI_FD"] = std::to_string(in.pmi_fd);
     } else {

@@ -56,8 +56,10 @@ struct RankEnvInput {
   // How the process wires up: PMI-1/2 (PMI_*); PMIx, with no PMI_* at all (PMI_SIZE beside
   // PMIX_NAMESPACE misleads clients) but `pmix_env` (libpmix's setup_fork) and what Open MPI's
   // mpirun would set; or not at all (a command run through the escape hatch, which is no rank:
-  // neither PMI_* nor the rank's own LATTICE_LOCAL_*).
-  enum class Wireup { pmi, pmix, none };
+  // neither PMI_* nor the rank's own LATTICE_LOCAL_*). `both` (--pmi auto, for a program that
+  // could not be classified) breaks that rule on purpose: whichever its library speaks works;
+  // of Open MPI's, only schizo (mpirun in a script would misread the others: environment.cpp).
+  enum class Wireup { pmi, pmix, both, none };
   Wireup wireup = Wireup::pmi;
   std::vector<std::string> pmix_env;  // "NAME=VALUE"
   std::string session_dir;            // the launch's private directory on this node (PMIx)

@@ -183,9 +183,10 @@ rpc::Outgoing launch_request(const LaunchRequest& r) {
   req.setFirstRank(r.first_rank);
   req.setWorldSize(r.world_size);
   set_env(req.initEnv(static_cast<unsigned>(r.env.size())), r.env);
-  req.setPmiMode(r.pmi == PmiMode::pmix   ? schema::PmiMode::PMIX
-                 : r.pmi == PmiMode::none ? schema::PmiMode::NONE
-                                          : schema::PmiMode::PMI2);
+  req.setPmiMode(r.pmi == PmiMode::pmix        ? schema::PmiMode::PMIX
+                 : r.pmi == PmiMode::none      ? schema::PmiMode::NONE
+                 : r.pmi == PmiMode::automatic ? schema::PmiMode::AUTO
+                                               : schema::PmiMode::PMI2);
   if (r.cxi) req.initCxiCredentials();
   if (set_cxi(req.getCxiCredentials(), r.cxi)) msg.mark_secret();
   set_peers(req.initPeers(static_cast<unsigned>(r.peers.size())), r.peers);
@@ -302,6 +303,9 @@ Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Read
       break;
     case schema::PmiMode::NONE:
       r.pmi = PmiMode::none;
+      break;
+    case schema::PmiMode::AUTO:
+      r.pmi = PmiMode::automatic;
       break;
     default:
       return make_error(

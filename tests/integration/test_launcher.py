@@ -90,7 +90,8 @@ def second_sigint_kills(c):
 
 
 def slurm_compat_env(c):
-    r = c.run_launch(["-n", "2", "-l", "--slurm-compat", "/bin/sh", "-c",
+    # --pmi pmi2: a script under --pmi auto gets PMIx too (test_pmi_auto.py).
+    r = c.run_launch(["--pmi", "pmi2", "-n", "2", "-l", "--slurm-compat", "/bin/sh", "-c",
                       "echo procid=$SLURM_PROCID nprocs=$SLURM_NPROCS localid=$SLURM_LOCALID "
                       "pmix=${PMIX_NAMESPACE-unset}"])
     expect_status(r, 0)

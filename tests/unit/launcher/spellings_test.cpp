@@ -164,7 +164,7 @@ TEST_CASE("errors are one line and suggest the nearest option") {
   CHECK(parse_launch_options(Args{"-genv", "A"}).error().message ==
         "-genv needs a name and a value");
   CHECK(error({"-np", "p"}) == "-np: expected a whole number from 1 to 1048576, got 'p'");
-  CHECK(error({"--mpi=pmi3"}) == "--pmi: pmi2 or pmix, got 'pmi3'");
+  CHECK(error({"--mpi=pmi3"}) == "--pmi: auto, pmi2 or pmix, got 'pmi3'");
   CHECK(error({"-bind-to", "board"}) == "--bind-to: core, socket, hwthread or none, got 'board'");
   CHECK(error({"-map-by", "ppr"}).find("--map-by: slot, node") == 0);
   CHECK(error({"-w", "n[3-1]"}).find("-w: expected node ids") == 0);

@@ -94,6 +94,26 @@ TEST_CASE("PMIx mode: libpmix's variables and mpirun's OMPI_*, never PMI_*") {
   CHECK(env["LATTICE_LAUNCH_ID"] == "L7");
 }
 
+TEST_CASE(
+    "both (--pmi auto, a program that cannot be told): PMI_* and PMIx, OMPI_MCA_schizo alone") {
+  RankEnvInput in = input();
+  in.wireup = RankEnvInput::Wireup::both;
+  in.pmi_fd = 3;
+  in.pmix_env = {"PMIX_NAMESPACE=lattice.L7", "PMIX_RANK=5"};
+  in.session_dir = "/run/lattice/lattice-L7";
+  auto env = as_map(rank_environment(in));
+  CHECK(env["PMI_FD"] == "3");
+  CHECK(env["PMI_RANK"] == "5");
+  CHECK(env["PMI_SIZE"] == "8");
+  CHECK(env["PMIX_NAMESPACE"] == "lattice.L7");
+  CHECK(env["OMPI_MCA_schizo"] == "^orte");
+  // mpirun, run by a script, would refuse to run beside OMPI_COMM_WORLD_* ("recursive calls")
+  // and would hand this node's directories to its ranks on every node.
+  for (const auto& entry : env)
+    CHECK_MESSAGE((entry.first.rfind("OMPI_", 0) != 0 || entry.first == "OMPI_MCA_schizo"),
+                  entry.first);
+}
+
 TEST_CASE("merge_env: the second list wins, one entry per name, sorted") {
   auto merged = merge_env({{"B", "2"}, {"A", "1"}}, {{"B", "3"}, {"C", "4"}});
   CHECK(merged ==
