@@ -498,10 +498,10 @@ def srun_front(c):
              'echo "$SLURM_PROCID/$SLURM_NTASKS $*"', "sh", "-n", "5")
     expect_status(r, 0)
     check(sorted(r.out.splitlines()) == ["0/2 -n 5", "1/2 -n 5"], r.describe())
-    r = srun("--mem", "1G", "/bin/true")
+    r = srun("--mem-per-gpu", "1G", "/bin/true")
     check(r.code == 1 and r.out == "" and r.err ==
-          "lattice-srun: --mem is not supported (lattice launch has no memory limit per launch)\n",
-          r.describe())
+          "lattice-srun: --mem-per-gpu is not supported (lattice launch limits memory per node "
+          "(--mem) or per CPU (--mem-per-cpu), not per GPU)\n", r.describe())
     c.check_clean(r)
 
 
