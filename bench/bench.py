@@ -245,8 +245,16 @@ def round_table(args):
     running agent, mpiexec.hydra and srun --mpi=pmi2 (a private Slurm on localhost,
     bench/slurm_local.py), alternating, medians of `reps` runs of `rounds` rounds each. With more
     ranks than cores lattice's default (--sched auto) starts them under SCHED_BATCH; beside it,
-    lattice with --sched normal, and Hydra's ranks (mpiexec and all it starts) under chrt -b 0."""
+    lattice with --sched normal, and Hydra's ranks (mpiexec and all it starts) under chrt -b 0.
+    What --pmi auto (the default) costs: beside it, --pmi pmi2 (no choice made), and the same
+    program behind a #! script, which auto cannot classify and so serves PMI-1/PMI-2 and PMIx at
+    once."""
     prog = f"{args.build}/tests/programs/pmi2_client"
+    wrapper_dir = tempfile.mkdtemp(prefix="lattice-bench-wrapper-")
+    wrapper = os.path.join(wrapper_dir, "pmi2_client.sh")
+    with open(wrapper, "w") as f:
+        f.write(f'#!/bin/sh\nexec {prog} "$@"\n')
+    os.chmod(wrapper, 0o755)
     rounds = 20 if args.quick else 50
     sizes = [16] if args.quick else [16, 64]
     reps = 3 if args.quick else 5
@@ -256,11 +264,16 @@ def round_table(args):
     rows = []
     try:
         for n in sizes:
-            res = {"lattice": [], "hydra": [], "srun": [], "lattice normal": [], "hydra batch": []}
+            res = {"lattice": [], "hydra": [], "srun": [], "lattice normal": [], "hydra batch": [],
+                   "lattice pmi2": [], "lattice both": []}
             for _ in range(reps):
-                for key, sched in (("lattice", []), ("lattice normal", ["--sched", "normal"])):
+                for key, extra, program in (("lattice", [], prog),
+                                            ("lattice normal", ["--sched", "normal"], prog),
+                                            ("lattice pmi2", ["--pmi", "pmi2"], prog),
+                                            ("lattice both", [], wrapper)):
                     _, out = timed([f"{args.build}/lattice", "launch", "--agents", agents.addrs[0],
-                                    "-n", str(n), *sched, prog, *bench], env=agents.launch_env())
+                                    "-n", str(n), *extra, program, *bench],
+                                   env=agents.launch_env())
                     res[key].append(parse_p(out, "p50_us"))
                 if HYDRA:
                     for key, chrt in (("hydra", []), ("hydra batch", ["chrt", "-b", "0"])):
@@ -276,6 +289,7 @@ def round_table(args):
     finally:
         agents.close()
         round_srun.close()
+        shutil.rmtree(wrapper_dir, ignore_errors=True)
     print(f"\n### PMI round: put own key, fence, get every rank's key (Slurm libpmi2; p50 of {rounds} "
           f"rounds, median of {reps} alternating runs)\n")
     cores = os.cpu_count() or 1
@@ -289,6 +303,15 @@ def round_table(args):
         print(f"| {n} | {m['lattice'] / 1e3:.2f} ms | {m['hydra'] / 1e3:.2f} ms | {srun} "
               f"| {m['lattice'] / m['hydra']:.2f} | {ratio} | {m['lattice normal'] / 1e3:.2f} ms "
               f"| {m['hydra batch'] / 1e3:.2f} ms |")
+    print("\n--pmi auto, the default (lattice above), against --pmi pmi2 and against serving both "
+          "wire-ups (the program behind a #! script, which auto serves PMI-1/PMI-2 and PMIx):\n")
+    print("| ranks on one node | --pmi auto | --pmi pmi2 | auto / pmi2 | both (a script) "
+          "| both / pmi2 |")
+    print("|---|---|---|---|---|---|")
+    for n, m in rows:
+        print(f"| {n} | {m['lattice'] / 1e3:.2f} ms | {m['lattice pmi2'] / 1e3:.2f} ms "
+              f"| {m['lattice'] / m['lattice pmi2']:.2f} | {m['lattice both'] / 1e3:.2f} ms "
+              f"| {m['lattice both'] / m['lattice pmi2']:.2f} |")
     print(f"\nlattice: --sched auto, the default, which puts ranks under SCHED_BATCH on a node with "
           f"more ranks than CPUs ({cores} here).")
     print("\nsrun: a private slurmctld + slurmd on localhost (auth/none, one node of CPUs=64, "
