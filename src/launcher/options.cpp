@@ -116,10 +116,10 @@ int LaunchOptions::ntasks() const {
 void LaunchOptions::add_global_env() {
   for (auto& app : apps) {
     std::vector<std::pair<std::string, std::string>> env;
-    for (const auto& [name, value] : global_env)
+    for (const auto& global : global_env)
       if (std::none_of(app.env.begin(), app.env.end(),
-                       [&](const auto& e) { return e.first == name; }))
-        env.emplace_back(name, value);
+                       [&](const auto& e) { return e.first == global.first; }))
+        env.push_back(global);
     env.insert(env.end(), app.env.begin(), app.env.end());
     app.env = std::move(env);
   }
