@@ -252,9 +252,11 @@ TEST_CASE("mpi: programs, through their libraries on run paths and LD_LIBRARY_PA
 }
 
 TEST_CASE("mpi: this host's MPI programs") {
-  for (auto [path, need] : {std::pair{"/usr/bin/mpichversion", MpiWireUp::pmi},
-                            std::pair{"/usr/bin/ompi_info", MpiWireUp::pmix},
-                            std::pair{"/usr/bin/python3", MpiWireUp::unknown}}) {
+  for (const auto& program : {std::pair{"/usr/bin/mpichversion", MpiWireUp::pmi},
+                              std::pair{"/usr/bin/ompi_info", MpiWireUp::pmix},
+                              std::pair{"/usr/bin/python3", MpiWireUp::unknown}}) {
+    const char* path = program.first;  // a plain variable: CAPTURE's lambda takes it
+    const MpiWireUp need = program.second;
     if (::access(path, R_OK) != 0) continue;
     CAPTURE(path);
     CHECK(classify_program(path, "").need == need);
