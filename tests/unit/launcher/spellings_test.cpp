@@ -63,6 +63,7 @@ TEST_CASE("every alias parses as the option it stands for") {
       {{"-envlist", "A,B"}, {"--export", "A,B"}},
       {{"-bind-to", "core"}, {"--cpu-bind", "cores"}},
       {{"-bind-to", "socket"}, {"--cpu-bind", "sockets"}},
+      {{"-bind-to", "hwthread"}, {"--cpu-bind", "threads"}},
       {{"-bind-to", "none"}, {"--cpu-bind", "none"}, true},
       {{"-map-by", "node"}, {"--distribution", "cyclic"}},
       {{"-map-by", "slot"}, {"--distribution", "block"}, true},
