@@ -152,6 +152,16 @@ struct LaunchProcessesRequest {
   cpusPerTask @38 :UInt32;       # -c: CPUs of each rank's own (0: not given); a node whose
                                  # ranks x this exceed its usable CPUs refuses the launch
   gpus @39 :GpuRequest;          # GPUs per rank (absent: none asked for)
+  spawnedBy @40 :SpawnParent;    # PMIx_Spawn's children: a launch of their own, started by the
+                                 # launcher of the parent's launch (absent: not spawned)
+}
+
+# Who spawned a launch (PMIx_Spawn, MPI_Comm_spawn). An agent starts such a launch only beside
+# its parent's part on that node, as the parent's user, from the parent's launcher, and ends it
+# when the parent's part ends there.
+struct SpawnParent {
+  launchId @0 :Text;
+  rank @1 :UInt32;               # the parent's rank that called PMIx_Spawn
 }
 
 # srun's --signal=SIG@SECONDS: `signal` to every rank `beforeMs` before the launch's time limit
@@ -429,6 +439,19 @@ struct PmiName {
   port @3 :Text;                 # publish: the port; the response to a lookup: the port found
 }
 
+# PMIx_Spawn (MPI_Comm_spawn) from a rank: its node asks the launch's head, which asks the
+# launcher the launch came from; the launcher starts the children as a launch of their own on
+# the parent's nodes (LaunchProcessesRequest.spawnedBy) and answers with its id once every
+# node has accepted it (an error response: why not). The asking node is the link's.
+struct PmixSpawn {
+  launchId @0 :Text;             # the parent's launch
+  rank @1 :UInt32;               # the rank that called PMIx_Spawn
+  apps @2 :List(Application);    # entrypoint, args, env (the app's own), size (maxprocs)
+  workdir @3 :Text;              # PMIX_WDIR (empty: the parent's)
+  hosts @4 :List(Text);          # PMIX_HOST / "host": node ids to use (empty: all the parent's)
+  childLaunchId @5 :Text;        # the response: the children's launch (namespace lattice.<id>)
+}
+
 # The launcher's stdin for a launch's input rank(s), in order; `eof` ends it. Accepted only from
 # the launcher link the launch came on.
 struct StdinChunk {
@@ -536,5 +559,6 @@ struct Envelope {
     allocationEnd @25 :AllocationEnd;             # key holder -> agent, response none
     allocationEnded @26 :AllocationEnded;         # agent -> key holder
     allocationInfo @27 :AllocationInfo;           # user or key holder -> agent, response same
+    pmixSpawn @28 :PmixSpawn;                     # agent -> head agent -> launcher, response same
   }
 }

@@ -154,6 +154,9 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
     case schema::Envelope::Body::PMI_NAME:
       if (request_id == 0) return;  // nobody would hear the answer
       return name_request(sender, request_id, wire::decode_name(body.getPmiName()));
+    case schema::Envelope::Body::PMIX_SPAWN:
+      if (request_id == 0) return;
+      return spawn_request(sender, request_id, body.getPmixSpawn());
     case schema::Envelope::Body::PMIX_MODEX:
       if (request_id == 0) return;
       return modex_request(sender, request_id, wire::decode_modex(body.getPmixModex()));
@@ -247,11 +250,26 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   }
   if (launches_.count(spec->launch_id))
     return refuse(cat("launch '", spec->launch_id, "' already exists"));
-  std::vector<NodeLaunch> running;
-  for (const auto& [other, e] : launches_)
-    if (e.launch && !e.launch->ended()) running.push_back(node_launch(e.launch->spec()));
-  if (auto shared = may_share_node(*spec, running, config_.node_id); !shared)
-    return refuse(shared.error().message);
+  // A spawned launch beside its parent's part here shares the node as the parent does
+  // (--exclusive included); without it (that part ended) it is judged as any launch.
+  LaunchEntry* parent = spec->spawned_by ? find_launch(spec->spawned_by->launch_id) : nullptr;
+  if (parent && !parent->launch->ended()) {
+    // A relayed parent came here through its parent node: its launcher is the name it gave.
+    const LaunchSpec& p = parent->launch->spec();
+    secure::Identity launcher{sender.identity.role, p.launcher_name};
+    if (!p.relayed) {
+      link::Connection* link = connection(parent->route->launcher_conn());
+      launcher = link ? link->identity() : secure::Identity{};
+    }
+    if (auto allowed = may_spawn_beside(*spec, p, launcher, sender); !allowed)
+      return refuse(allowed.error().message);
+  } else {
+    std::vector<NodeLaunch> running;
+    for (const auto& [other, e] : launches_)
+      if (e.launch && !e.launch->ended()) running.push_back(node_launch(e.launch->spec()));
+    if (auto shared = may_share_node(*spec, running, config_.node_id); !shared)
+      return refuse(shared.error().message);
+  }
 
   std::string id = spec->launch_id;
   LaunchEntry& entry = launches_[id];

@@ -7,6 +7,7 @@
 #include "wire/fence_chunk.hpp"
 #include "wire/modex.hpp"
 #include "wire/names_codec.hpp"
+#include "wire/spawn_codec.hpp"
 
 namespace lattice::agent {
 
@@ -78,6 +79,38 @@ void Agent::modex_request(const Sender& sender, uint64_t request_id,
                                  link->session().respond(request_id, wire::modex_answer(*data));
                                else
                                  link->session().respond_error(request_id, data.error().message);
+                             });
+}
+
+void Agent::spawn_request(const Sender& sender, uint64_t request_id,
+                          schema::PmixSpawn::Reader message) {
+  auto respond_error = [&](const std::string& why) {
+    session_of(sender.conn)->respond_error(request_id, why);
+  };
+  auto request = wire::decode_spawn(message);
+  if (!request) return respond_error(request.error().message);
+  LaunchEntry* entry = find_launch(request->launch_id);
+  if (!entry)
+    return respond_error(cat("no launch '", request->launch_id, "' on ", config_.node_id));
+  const LaunchSpec& spec = entry->launch->spec();
+  auto from = member_node(spec, sender, "a spawn");
+  if (!from) {
+    LAT_LOG(warn, "auth", from.error().message);
+    return respond_error(from.error().message);
+  }
+  if (spec.head_node != spec.node_index) return respond_error("a spawn goes to the launch's head");
+  // The rank must be one of the asking node's: a node speaks for its own ranks only.
+  if (request->rank >= static_cast<uint32_t>(spec.world_size) ||
+      spec.rank_nodes[request->rank] != *from)
+    return respond_error(cat("rank ", request->rank, " is not on the asking node"));
+  entry->launch->spawn_asked(std::move(request.value()),
+                             [this, conn = sender.conn, request_id](Result<std::string> child) {
+                               link::Connection* link = connection(conn);
+                               if (!link) return;
+                               if (child)
+                                 link->session().respond(request_id, wire::spawn_answer(*child));
+                               else
+                                 link->session().respond_error(request_id, child.error().message);
                              });
 }
 

@@ -109,6 +109,26 @@ Status may_signal(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& 
   return refused(sender, "a signal", spec, "only the launch's own launcher may signal it");
 }
 
+Status may_spawn_beside(const LaunchSpec& spec, const LaunchSpec& parent,
+                        const secure::Identity& parent_launcher, const Sender& sender) {
+  const std::string what = "a spawned launch";
+  if (sender.identity.role != parent_launcher.role || sender.identity.name != parent_launcher.name)
+    return refused(sender, what, spec,
+                   cat("its parent came from ", secure::describe(parent_launcher)));
+  if (spec.user.uid != parent.user.uid)
+    return refused(sender, what, spec, "it runs as another user than its parent");
+  if (spec.spawned_by->rank >= static_cast<uint32_t>(parent.world_size))
+    return refused(sender, what, spec, "its parent has no such rank");
+  bool inside = true;
+  spec.peers.for_each_id([&](size_t, std::string_view id) {
+    bool found = false;
+    parent.peers.for_each_id([&](size_t, std::string_view p) { found = found || p == id; });
+    inside = inside && found;
+  });
+  if (!inside) return refused(sender, what, spec, "it has nodes its parent has not");
+  return {};
+}
+
 Status may_abort(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender) {
   if (sender.conn == launcher_conn) return {};
   int node = node_of(spec, sender.identity);

@@ -55,6 +55,11 @@ Status may_manage_allocations(const Sender& sender);
 // An allocation's description: launchers, and its own user (or root) on the user door.
 Status may_describe(const wire::AllocationSpec& alloc, const Sender& sender);
 Status may_signal(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender);
+// A spawned launch (spec.spawned_by) beside its parent's running part here shares the node as
+// its parent does, if it comes from the identity the parent came from (`parent_launcher`), runs
+// as the parent's user, and on nodes of the parent's.
+Status may_spawn_beside(const LaunchSpec& spec, const LaunchSpec& parent,
+                        const secure::Identity& parent_launcher, const Sender& sender);
 Status may_abort(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender);
 // A relayed launch's own launcher (the name its request gives) on a link of its own, once the
 // head is lost: that link becomes the launch's (the agent's adopt()).

@@ -73,6 +73,10 @@ class AutoWireUp final : public WireUp {
     void rank_notice(int rank, std::string line) override {
       owner_.events_.rank_notice(rank, std::move(line));
     }
+    void spawn_requested(wire::SpawnRequest request,
+                         std::function<void(Result<std::string>)> answer) override {
+      owner_.events_.spawn_requested(std::move(request), std::move(answer));
+    }
 
    private:
     AutoWireUp& owner_;

@@ -50,6 +50,10 @@ class LaunchSink {
   virtual void rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) = 0;
   // Of the stdin this node received, `bytes` in all are now in its input ranks' pipes.
   virtual void input_taken(Launch& launch, uint64_t bytes) = 0;
+  // A request to the launcher the launch came from (a spawn, from its head); `answer` gets its
+  // response, or why there is none, and may run after the launch is gone.
+  virtual void ask_launcher(Launch& launch, rpc::Outgoing request, uint64_t deadline_ms,
+                            rpc::ResponseCallback answer) = 0;
   // Every local rank is reaped and its output drained; the owner may destroy the launch later
   // (not from inside this call).
   virtual void ended(Launch& launch, const wire::LaunchEnded& end) = 0;
@@ -106,6 +110,9 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   void forward_signal(int signum);
   // A fence chunk from a peer agent (multi-node launches only).
   void fence_message(wire::FenceMessage message);
+  // A spawn from one of the launch's nodes, at its head: on to the launcher, whose answer
+  // (the children's launch id, or why not) `answer` gets later; it may outlive the launch.
+  void spawn_asked(wire::SpawnRequest request, std::function<void(Result<std::string>)> answer);
   // A name request from one of the launch's nodes, at its head: the port, or why not.
   Result<std::string> name_asked(const wire::NameRequest& request);
   // A direct modex from node `from` (as its link proved; authority.hpp): `answer` gets the
@@ -171,6 +178,8 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   void rank_notice(int rank, std::string line) override {
     sink_.output(*this, rank, true, std::move(line));
   }
+  void spawn_requested(wire::SpawnRequest request,
+                       std::function<void(Result<std::string>)> answer) override;
 
   // LaunchHatch::Host (and ended(), failing())
   Result<std::unique_ptr<net::Process>> start_command(

@@ -278,6 +278,7 @@ Result<LaunchSpec> make_launch_spec(const wire::LaunchRequest& r, const LaunchDe
   if (!memory) return memory.error();
   spec.memory_bytes = *memory;
   spec.exclusive = r.exclusive;
+  spec.spawned_by = r.spawned_by;
   return spec;
 }
 

@@ -92,6 +92,7 @@ struct LaunchSpec {
   // --mem-per-cpu times the CPUs its ranks here use; 0: none.
   uint64_t memory_bytes = 0;
   bool exclusive = false;  // no other launch runs on this node while it does (exclusive.hpp)
+  std::optional<wire::SpawnParent> spawned_by;  // PMIx_Spawn's children (authority.hpp)
   bool gets_input(int rank) const { return input_rank == -1 || input_rank == rank; }
 
   int nnodes() const { return static_cast<int>(peers.size()); }

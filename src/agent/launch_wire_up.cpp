@@ -55,6 +55,34 @@ void Launch::check_fence_deadline() {
 
 void Launch::fence_message(wire::FenceMessage message) { fence_.receive(std::move(message)); }
 
+namespace {
+// The launcher starts a spawn's children as a launch of their own: its links, every node's
+// answer (each within the launcher's agent deadline), and the way back.
+constexpr uint64_t kSpawnAnswerMs = 60000;
+}  // namespace
+
+// The launcher hears spawns from the head only: one node speaks for the launch, and in a
+// relayed launch only the head has a link to it.
+void Launch::spawn_requested(wire::SpawnRequest request,
+                             std::function<void(Result<std::string>)> answer) {
+  if (spec_.head_node == spec_.node_index)
+    return spawn_asked(std::move(request), std::move(answer));
+  peers_.call(spec_.peers[static_cast<size_t>(spec_.head_node)], wire::spawn_request(request),
+              kSpawnAnswerMs, [answer = std::move(answer)](auto reply) {
+                answer(wire::decode_spawn_answer(reply));
+              });
+}
+
+void Launch::spawn_asked(wire::SpawnRequest request,
+                         std::function<void(Result<std::string>)> answer) {
+  if (failing() || ended()) return answer(make_error("the launch is ending"));
+  LAT_LOG(info, "launch", spec_.launch_id, ": rank ", request.rank, " spawns ", request.apps.size(),
+          " program(s)");
+  sink_.ask_launcher(
+      *this, wire::spawn_request(request), kSpawnAnswerMs,
+      [answer = std::move(answer)](auto reply) { answer(wire::decode_spawn_answer(reply)); });
+}
+
 Result<std::string> Launch::name_asked(const wire::NameRequest& request) {
   return names_.asked(request);
 }

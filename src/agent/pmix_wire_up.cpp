@@ -5,6 +5,7 @@
 #include "agent/pmix_blobs.hpp"
 #include "agent/pmix_host.hpp"
 #include "agent/socket_dir.hpp"
+#include "agent/spawn_request.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
 #include "wire/modex.hpp"
@@ -41,6 +42,10 @@ void PmixWireUp::prepare(std::function<void(Status)> ready) {
       layout.appnums.push_back(spec_.app_of(rank));
   layout.this_node = spec_.node_index;
   layout.tmpdir = tmpdir_;
+  if (spec_.spawned_by) {
+    layout.parent_nspace = namespace_of(spec_.spawned_by->launch_id);
+    layout.parent_rank = static_cast<int>(spec_.spawned_by->rank);
+  }
   // Only its user's processes may connect as its ranks (pmix_door.hpp).
   pmix::RegisteredNamespace job{spec_.user.uid, spec_.user.gid, {}};
   for (const auto& [rank, status] : ranks_) job.local_ranks.insert(rank);
@@ -191,8 +196,29 @@ void PmixWireUp::unsupported(int rank, std::string operation) {
         rank, cat("lattice: ", operation, " is not supported by Lattice's PMIx server\n"));
 }
 
+void PmixWireUp::spawn_requested(pmix::SpawnCall call) {
+  saw(call.rank, pmi::RankState::initialized, "PMIx_Spawn");
+  uint64_t id = ++spawn_id_;
+  auto request = spawn_request(spec_.launch_id, call);
+  const int rank = call.rank;
+  spawns_.emplace(id, std::move(call));
+  events_.spawn_requested(std::move(request), [this, alive = std::weak_ptr<int>(alive_), id,
+                                               rank](Result<std::string> child) {
+    if (alive.expired()) return;
+    auto it = spawns_.find(id);
+    if (it == spawns_.end() || !server_) return;  // the launch ended meanwhile: answered then
+    if (!child)
+      events_.rank_notice(rank, cat("lattice: PMIx_Spawn: ", child.error().message, "\n"));
+    server_->answer_spawn(it->second, child ? Result<std::string>(namespace_of(*child))
+                                            : Result<std::string>(child.error()));
+    spawns_.erase(it);
+  });
+}
+
 void PmixWireUp::close() {
   if (!server_) return;
+  for (auto& [id, call] : spawns_) server_->answer_spawn(call, make_error("the launch ended"));
+  spawns_.clear();
   for (auto& [epoch, pending] : fences_) server_->answer_fence(pending.first, false, {});
   fences_.clear();
   for (auto& [id, call] : modex_) server_->answer_modex(call, false, {});

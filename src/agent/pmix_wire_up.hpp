@@ -21,6 +21,9 @@ namespace lattice::agent {
 
 class PmixHost;
 
+// A launch's PMIx namespace.
+inline std::string namespace_of(const std::string& launch_id) { return "lattice." + launch_id; }
+
 class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
  public:
   // `spec`, `clock`, `peers` and `events` must outlive it; `host` null: this agent serves no
@@ -51,10 +54,11 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   void client_aborted(pmix::RankCall call, int status, std::string message) override;
   void fence_entered(pmix::FenceCall call) override;
   void modex_requested(pmix::RankCall call) override;
+  void spawn_requested(pmix::SpawnCall call) override;
   void unsupported(int rank, std::string operation) override;
   void modex_answered(uint64_t id, Result<std::string> data);
   void saw(int rank, pmi::RankState state, const char* call);
-  std::string nspace() const { return "lattice." + spec_.launch_id; }
+  std::string nspace() const { return namespace_of(spec_.launch_id); }
 
   const LaunchSpec& spec_;
   const Clock& clock_;
@@ -70,6 +74,8 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   uint64_t epoch_ = 0;
   std::map<uint64_t, pmix::RankCall> modex_;  // direct modex asked of other nodes
   uint64_t modex_id_ = 0;
+  std::map<uint64_t, pmix::SpawnCall> spawns_;  // PMIx_Spawn calls waiting for the launcher
+  uint64_t spawn_id_ = 0;
   // Answers to calls of other nodes (and libpmix's registration) may come after this is gone.
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };

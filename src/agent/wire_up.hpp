@@ -17,6 +17,7 @@
 #include "net/process.hpp"
 #include "pmi/server.hpp"
 #include "proc/environment.hpp"
+#include "wire/spawn_codec.hpp"
 
 namespace lattice::agent {
 
@@ -42,6 +43,10 @@ class WireUpEvents {
   virtual void fence_unusable(uint64_t epoch, std::string message) = 0;
   // A line for the rank's stderr, from the agent (what its library asked that is refused).
   virtual void rank_notice(int rank, std::string line) = 0;
+  // A rank's PMIx_Spawn: `answer` gets the children's launch id, or why there is none; it may
+  // run after the launch is gone (the caller guards it).
+  virtual void spawn_requested(wire::SpawnRequest request,
+                               std::function<void(Result<std::string>)> answer) = 0;
 };
 
 // The fence this node's ranks are parked in, and since when (ms, the launch clock's).

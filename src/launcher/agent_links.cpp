@@ -148,6 +148,16 @@ void AgentLinks::notify(int node, rpc::Outgoing message) {
   if (link.conn && link.conn->open()) link.conn->session().notify(std::move(message));
 }
 
+void AgentLinks::respond(int node, uint64_t request_id, rpc::Outgoing message) {
+  Link& link = at(node);
+  if (link.conn && link.conn->open()) link.conn->session().respond(request_id, std::move(message));
+}
+
+void AgentLinks::respond_error(int node, uint64_t request_id, const std::string& message) {
+  Link& link = at(node);
+  if (link.conn && link.conn->open()) link.conn->session().respond_error(request_id, message);
+}
+
 void AgentLinks::close(int node) {
   if (Link& link = at(node); link.conn) link.conn->close();
 }

@@ -63,6 +63,9 @@ class AgentLinks {
   void call(int node, rpc::Outgoing message, uint64_t deadline_ms, rpc::ResponseCallback cb);
   // Dropped when the link to `node` is not open.
   void notify(int node, rpc::Outgoing message);
+  // The answer to the agent's request `request_id` on `node`'s link (dropped once it closed).
+  void respond(int node, uint64_t request_id, rpc::Outgoing message);
+  void respond_error(int node, uint64_t request_id, const std::string& message);
   void close(int node);
   // Every link closes, and the heartbeats stop.
   void close_all();

@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <utility>
 
+#include "launcher/spawn_plan.hpp"
 #include "secure/secret.hpp"
 #include "wire/control.hpp"
 #include "wire/failure_codec.hpp"
+#include "wire/spawn_codec.hpp"
 
 namespace lattice::launcher {
 namespace {
@@ -83,7 +85,8 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options, Agen
       ends_timer_(loop),
       start_ns_(clock.now_ns()),
       input_(loop, layout_.nodes, fan_out_, policy_, links_, request_.launch_id),
-      cxi_(cxi) {
+      cxi_(cxi),
+      reach_(reach) {
   out_.on_reader_gone([this] { reader_gone("stdout"); });
   err_.on_reader_gone([this] { reader_gone("stderr"); });
   if (fan_out_.relayed()) {
@@ -228,7 +231,7 @@ void Job::answered(int node, Result<wire::Accepted> reply, bool lost) {
   std::vector<std::string> left_out;
   for (auto& name : reply->env_left_out)
     if (env_left_out_.insert(name).second) left_out.push_back(std::move(name));
-  if (!left_out.empty())
+  if (!left_out.empty() && label_.empty())  // a spawned launch's parent said it
     say(cat("lattice: hooks left out of the root job's environment (the agents' ",
             "security.allow_root_job_env may allow them): ", join(left_out, ", "), '\n'));
   // As srun where nothing enforces memory: the launch runs, and the user hears so.
@@ -241,8 +244,71 @@ void Job::answered(int node, Result<wire::Accepted> reply, bool lost) {
               binding.substr(colon + 1), "\n"));
     }
   run(policy_.accepted(node));
-  if (++accepted_ == nodes_.size()) start_input();
+  if (++accepted_ == nodes_.size()) {
+    start_input();
+    started({});
+  }
 }
+
+void Job::started(Status status) {
+  if (!started_) return;
+  auto said = std::move(started_);
+  started_ = nullptr;
+  said(std::move(status));
+}
+
+void Job::as_spawned(std::string label, std::function<void(Status)> started) {
+  label_ = std::move(label);
+  started_ = std::move(started);
+}
+
+void Job::spawn(int via, uint64_t request_id, Result<wire::SpawnRequest> request) {
+  auto answer = [this, via, request_id](const Result<std::string>& child) {
+    if (child)
+      links_.respond(via, request_id, wire::spawn_answer(child.value()));
+    else
+      links_.respond_error(via, request_id, child.error().message);
+  };
+  if (!request) return answer(request.error());
+  // The head speaks for the launch; no other node's link carries a spawn to us.
+  if (request->launch_id != request_.launch_id || via != fan_out_.head())
+    return answer(make_error("a spawn for another launch, or not from its head"));
+  if (policy_.failure() || finished_) return answer(make_error("the launch is ending"));
+  std::vector<std::string> ids;
+  for (int node = 0; node < layout_.nodes; ++node) ids.push_back(id(node));
+  auto plan = spawn_plan(options_, ids, *request);
+  if (!plan) return answer(plan.error());
+  Request child_request = request_;
+  child_request.launch_id = new_launch_id();
+  child_request.spawned_by = wire::SpawnParent{request_.launch_id, request->rank};
+  std::vector<AgentAddress> agents;
+  for (int node : plan->nodes) agents.push_back(links_.address(node));
+  const size_t index = children_.size();
+  Child child;
+  child.options = std::make_unique<LaunchOptions>(std::move(plan->options));
+  child.job =
+      std::make_unique<Job>(loop_, clock_, *child.options, reach_, std::move(plan->layout),
+                            std::move(agents), child_request, [this, index] { child_done(index); });
+  child.job->as_spawned(cat(label_, index + 1, "."),
+                        [answer, id = child_request.launch_id](Status s) {
+                          answer(s ? Result<std::string>(id) : Result<std::string>(s.error()));
+                        });
+  children_.push_back(std::move(child));
+  children_.back().job->start();
+}
+
+void Job::child_done(size_t index) {
+  Child& child = children_[index];
+  child.done = true;
+  std::string report = child.job->final_report();
+  if (!report.empty()) say(cat("lattice: spawned launch ", label_, index + 1, ":\n", report));
+  // A spawned launch that failed fails its parent, as under mpirun.
+  if (child.job->exit_code() != 0 && !policy_.failure() && !finished_)
+    end_now(cat("spawned launch ", label_, index + 1, " failed"));
+  if (finished_) finish();
+}
+
+void Job::end_now(const std::string& why) { run(policy_.failed(JobFailure{why})); }
 
 void Job::link_lost(int node, JobFailure failure) {
   if (!policy_.done(node)) node_out(node, failure);
@@ -290,7 +356,7 @@ void Job::on_message(int via, schema::Envelope::Reader envelope) {
       auto chunk = wire::decode_output(body.getOutput());
       if (options_.label && chunk.rank >= 0 && chunk.rank < layout_.ntasks) {
         auto& streams = line_starts_[static_cast<size_t>(chunk.rank)];
-        chunk.data = label_lines(chunk.rank, chunk.data, streams[chunk.is_stderr ? 1 : 0]);
+        chunk.data = label_lines(label_, chunk.rank, chunk.data, streams[chunk.is_stderr ? 1 : 0]);
       }
       outputs_.write(chunk.rank, chunk.is_stderr, chunk.data);
       return maybe_pause_output();
@@ -325,6 +391,9 @@ void Job::on_message(int via, schema::Envelope::Reader envelope) {
       run(policy_.ended(*node, std::move(end.failure)));
       return input_.pace();  // it takes no more input
     }
+    case schema::Envelope::Body::PMIX_SPAWN:
+      if (envelope.getRequestId() == 0) return;
+      return spawn(via, envelope.getRequestId(), wire::decode_spawn(body.getPmixSpawn()));
     case schema::Envelope::Body::NODE_ANSWER: {
       auto answer = wire::decode_node_answer(body.getNodeAnswer());
       auto node = fan_out_.answered_for(via, static_cast<uint32_t>(answer.node_index));
@@ -406,6 +475,18 @@ void Job::when_written(std::function<void()> fn) {
 }
 
 void Job::finish() {
+  finished_ = true;
+  started(make_error(policy_.failure() ? policy::describe(*policy_.failure())
+                                       : std::string("it ended before every node accepted it")));
+  // Its end waits for its spawned launches': as under mpirun, children may outlive their
+  // parents' ranks, not a failed launch.
+  bool waiting = false;
+  for (auto& child : children_)
+    if (!child.done) {
+      if (policy_.failure()) child.job->end_now("the launch that spawned it failed");
+      waiting = true;
+    }
+  if (waiting) return;
   input_.stop();
   deadline_timer_.stop();
   ends_timer_.stop();

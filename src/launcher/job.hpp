@@ -36,6 +36,7 @@
 #include "policy/job_policy.hpp"
 #include "secure/cluster_key.hpp"
 #include "wire/reports.hpp"
+#include "wire/spawn_codec.hpp"
 
 namespace lattice::launcher {
 
@@ -57,6 +58,11 @@ class Job {
   int exit_code() const;
   // Failure line, exit summary and timings for stderr ("" when the job succeeded quietly).
   std::string final_report() const;
+  // A spawned launch (spawn_plan.hpp): `started` hears once that every node accepted it, or
+  // why it will not run; `label` marks its ranks' output under -l ("1.0: " for its rank 0).
+  void as_spawned(std::string label, std::function<void(Status)> started);
+  // The launch ends: SIGTERM to every rank, as for the launcher's own signal.
+  void end_now(const std::string& why);
 
  private:
   // What the launch keeps of a node besides its link (links_) and where it stands (policy_): when
@@ -70,7 +76,20 @@ class Job {
     uint32_t strays = 0;           // processes the launch left there, which its agent killed
   };
 
+  // A spawned launch of this one's ranks, with the options it runs by (the job keeps a
+  // reference), ended with it.
+  struct Child {
+    std::unique_ptr<LaunchOptions> options;
+    std::unique_ptr<Job> job;
+    bool done = false;
+  };
+
   AgentLinks::Handlers link_handlers();
+  // A rank's PMIx_Spawn, from the head (`via` carries it): children as a launch of their own,
+  // answered with its id once every node accepted it.
+  void spawn(int via, uint64_t request_id, Result<wire::SpawnRequest> request);
+  void child_done(size_t index);
+  void started(Status status);
   // Its agent proved who it is (agent_links.hpp).
   void authenticated(int node);
   void send_launch(int node);
@@ -140,9 +159,14 @@ class Job {
   double connected_ms_ = -1;
   double resolve_ms_ = -1;
   size_t accepted_ = 0;
-  std::set<std::string> env_left_out_;  // hooks an agent left out of a root job, said once each
-  StdinFeed input_;                     // the launcher's stdin (--input), once all accepted
-  CxiLease* cxi_;                       // null: the launch runs without CXI
+  std::set<std::string> env_left_out_;   // hooks an agent left out of a root job, said once each
+  StdinFeed input_;                      // the launcher's stdin (--input), once all accepted
+  CxiLease* cxi_;                        // null: the launch runs without CXI
+  AgentReach reach_;                     // how spawned launches reach the same agents
+  std::vector<Child> children_;          // spawned launches, in order (their label: index + 1)
+  std::string label_;                    // a spawned launch's, before each rank's under -l
+  std::function<void(Status)> started_;  // a spawned launch's, until said
+  bool finished_ = false;                // finish() ran; done_ waits for the children
 };
 
 // A random (version 4) UUID, as the design's environment table has launch ids.

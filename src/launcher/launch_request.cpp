@@ -54,6 +54,7 @@ wire::LaunchRequest launch_request(const LaunchOptions& options, const JobReques
   req.user =
       wire::JobUser{request.user.uid, request.user.gid, request.user.groups, request.user.name};
   req.world_size = static_cast<uint32_t>(layout.ntasks);
+  req.spawned_by = request.spawned_by;
   // One app travels in the seed's fields; MPMD as apps, each with its own --env.
   if (options.apps.size() == 1) {
     const App& app = options.apps.front();

@@ -30,6 +30,7 @@ struct JobRequest {
   // What ranks inherit from this launcher, as srun's tasks: its umask and soft limits.
   uint32_t umask = 022;
   std::vector<proc::Limit> limits = {};
+  std::optional<wire::SpawnParent> spawned_by = {};  // PMIx_Spawn's children (spawn_plan.hpp)
 };
 
 // What one launch of `user` sends besides the options: a new launch id, what --export takes

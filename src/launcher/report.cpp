@@ -56,8 +56,9 @@ std::string summarize_exits(const std::map<int, RankResult>& ranks,
   return out;
 }
 
-std::string label_lines(int rank, const std::string& data, bool& at_start) {
-  std::string prefix = cat(rank, ": ");
+std::string label_lines(const std::string& label, int rank, const std::string& data,
+                        bool& at_start) {
+  std::string prefix = cat(label, rank, ": ");
   std::string out;
   out.reserve(data.size() + prefix.size() * 2);
   for (char c : data) {

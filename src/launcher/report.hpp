@@ -49,10 +49,11 @@ std::string summarize_exits(const std::map<int, RankResult>& ranks,
                             const std::vector<int>& rank_nodes,
                             const std::vector<bool>& node_settled);
 
-// Prefixes every line of `data` with "RANK: ".
+// Prefixes every line of `data` with "LABELRANK: " (a spawned launch's label: "1.").
 // `at_start`: whether `data` begins a line, updated for the next piece of the same stream (an
 // agent passes a line over 64 KiB on in pieces: only its first gets the label).
-std::string label_lines(int rank, const std::string& data, bool& at_start);
+std::string label_lines(const std::string& label, int rank, const std::string& data,
+                        bool& at_start);
 
 struct Timings {        // milliseconds since the launcher started the launch; <0 = unknown
   double resolve = -1;  // before that: options, layout, user, environment, key, local agents

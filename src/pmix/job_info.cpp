@@ -105,6 +105,14 @@ Result<JobInfo> job_info(const JobLayout& layout) {
     job.add_text(PMIX_NSDIR, layout.tmpdir);
   }
   job.add_u32(PMIX_APPNUM, 0);
+  if (!layout.parent_nspace.empty()) {  // PMIx_Spawn's children
+    pmix_proc_t parent;
+    PMIX_LOAD_PROCID(&parent, layout.parent_nspace.c_str(),
+                     static_cast<pmix_rank_t>(layout.parent_rank));
+    job.add(PMIX_PARENT_ID, &parent, PMIX_PROC);
+    bool spawned = true;
+    job.add(PMIX_SPAWNED, &spawned, PMIX_BOOL);
+  }
   job.add_u32(PMIX_NUM_NODES, static_cast<uint32_t>(nnodes));
   job.add_u32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(mine.size()));
   job.add_u32(PMIX_NODE_SIZE, static_cast<uint32_t>(mine.size()));

@@ -23,17 +23,19 @@
 #include "base/strings.hpp"
 #include "pmix/job_info.hpp"
 #include "pmix/module.hpp"
+#include "pmix/spawn_apps.hpp"
 
 namespace lattice::pmix {
 
 struct Event {
-  enum class Kind { connected, finalized, aborted, fence, modex, unsupported, done } kind;
+  enum class Kind { connected, finalized, aborted, fence, modex, spawn, unsupported, done } kind;
   std::string nspace;
   int rank = -1;
   int status = 0;
   std::string text;  // abort message, fence blob, operation name, or fetched data
   Completion completion;
   uint64_t token = 0;  // Kind::done: which of our own requests finished
+  SpawnCall spawn;     // Kind::spawn
 };
 
 namespace {
@@ -82,7 +84,7 @@ void post(Event event) {
 }
 
 Event event(Event::Kind kind, const pmix_proc_t* proc) {
-  Event e{kind, {}, -1, 0, {}, {}, 0};
+  Event e{kind, {}, -1, 0, {}, {}, 0, {}};
   if (proc) {
     e.nspace.assign(proc->nspace, strnlen(proc->nspace, PMIX_MAX_NSLEN));
     e.rank = proc->rank == PMIX_RANK_WILDCARD ? -1 : static_cast<int>(proc->rank);
@@ -171,9 +173,17 @@ pmix_status_t on_unpublish(const pmix_proc_t* proc, char**, const pmix_info_t[],
                            pmix_op_cbfunc_t, void*) {
   return refuse(proc, "PMIx_Unpublish");
 }
-pmix_status_t on_spawn(const pmix_proc_t* proc, const pmix_info_t[], size_t, const pmix_app_t[],
-                       size_t, pmix_spawn_cbfunc_t, void*) {
-  return refuse(proc, "PMIx_Spawn (MPI_Comm_spawn)");
+pmix_status_t on_spawn(const pmix_proc_t* proc, const pmix_info_t job_info[], size_t ninfo,
+                       const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t cbfunc,
+                       void* cbdata) {
+  Event e = event(Event::Kind::spawn, proc);
+  auto call = spawn_call(job_info, ninfo, apps, napps);
+  if (!call) return PMIX_ERR_BAD_PARAM;  // beyond any bound a launch takes
+  e.spawn = std::move(call.value());
+  e.spawn.rank = e.rank;
+  e.spawn.done = {reinterpret_cast<void*>(cbfunc), cbdata};
+  post(std::move(e));
+  return PMIX_SUCCESS;
 }
 pmix_status_t on_connect(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t,
                          pmix_op_cbfunc_t, void*) {
@@ -225,6 +235,7 @@ class LibpmixServer final : public Server {
   void answer_fence(const FenceCall& call, bool ok, std::string data) override;
   void answer_modex(const RankCall& call, bool ok, std::string data) override;
   void release(const RankCall& call) override;
+  void answer_spawn(const SpawnCall& call, const Result<std::string>& nspace) override;
   void local_modex(const std::string& nspace, int rank,
                    std::function<void(Result<std::string>)> done) override;
 
@@ -360,6 +371,8 @@ void LibpmixServer::drain() {
       // A namespace that ended (or never was ours): release whoever waits, with an error.
       if (e.kind == Event::Kind::fence || e.kind == Event::Kind::modex)
         answer_with_data(e.completion, false, {});
+      else if (e.kind == Event::Kind::spawn)
+        answer_spawn(e.spawn, make_error("the launch has ended"));
       else if (e.kind == Event::Kind::aborted || e.kind == Event::Kind::finalized)
         release(RankCall{e.rank, e.completion});
       continue;
@@ -381,6 +394,9 @@ void LibpmixServer::drain() {
       case Event::Kind::modex:
         events.modex_requested(RankCall{e.rank, e.completion});
         break;
+      case Event::Kind::spawn:
+        events.spawn_requested(std::move(e.spawn));
+        break;
       case Event::Kind::unsupported:
         if (impl_->said_unsupported.insert({e.nspace + "/" + e.text, e.rank}).second)
           events.unsupported(e.rank, std::move(e.text));
@@ -401,6 +417,14 @@ void LibpmixServer::answer_modex(const RankCall& call, bool ok, std::string data
 
 void LibpmixServer::release(const RankCall& call) {
   if (auto fn = reinterpret_cast<pmix_op_cbfunc_t>(call.done.fn)) fn(PMIX_SUCCESS, call.done.data);
+}
+
+void LibpmixServer::answer_spawn(const SpawnCall& call, const Result<std::string>& nspace) {
+  auto fn = reinterpret_cast<pmix_spawn_cbfunc_t>(call.done.fn);
+  if (!fn) return;
+  pmix_nspace_t name;
+  PMIX_LOAD_NSPACE(name, nspace ? nspace->c_str() : "");
+  fn(nspace ? PMIX_SUCCESS : PMIX_ERR_JOB_FAILED_TO_LAUNCH, name, call.done.data);
 }
 
 void LibpmixServer::local_modex(const std::string& nspace, int rank,

@@ -35,6 +35,24 @@ struct RankCall {
   Completion done;
 };
 
+// One program of a PMIx_Spawn, as libpmix gave it (argv[0] is the program, as PMIx has it).
+struct SpawnApp {
+  std::string cmd;
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // NAME=VALUE
+  std::string cwd;
+  int maxprocs = 0;
+  std::vector<std::string> hosts;  // PMIX_HOST, split at commas
+};
+
+// A rank's PMIx_Spawn, to be answered with the children's namespace (or a failure).
+struct SpawnCall {
+  int rank = -1;
+  std::vector<SpawnApp> apps;
+  std::string workdir;  // PMIX_WDIR given for the job
+  Completion done;
+};
+
 // What a namespace's clients do, delivered on the loop by Server::drain.
 class NamespaceEvents {
  public:
@@ -48,6 +66,8 @@ class NamespaceEvents {
   virtual void fence_entered(FenceCall call) = 0;
   // A local client needs `call.rank`'s data, which lives on another node.
   virtual void modex_requested(RankCall call) = 0;
+  // A client called PMIx_Spawn; it waits until answer_spawn(call, ...).
+  virtual void spawn_requested(SpawnCall call) = 0;
   // spawn, connect, publish, lookup, ... were refused; said once per operation and rank.
   virtual void unsupported(int rank, std::string operation) = 0;
 };
@@ -64,6 +84,9 @@ struct JobLayout {
   // session directory where the job's tmpdir and namespace dir say, and the server's own
   // directory is not the job's to write.
   std::string tmpdir;
+  // PMIx_Spawn's children: who spawned them (PMIX_PARENT_ID); empty: not spawned.
+  std::string parent_nspace;
+  int parent_rank = 0;
 };
 
 struct ServerOptions {
@@ -99,6 +122,8 @@ class Server {
   virtual void answer_fence(const FenceCall& call, bool ok, std::string data) = 0;
   virtual void answer_modex(const RankCall& call, bool ok, std::string data) = 0;
   virtual void release(const RankCall& call) = 0;
+  // The children's namespace, or why none was made.
+  virtual void answer_spawn(const SpawnCall& call, const Result<std::string>& nspace) = 0;
   // Fetches what local `rank` of `nspace` put, for a direct modex from another node.
   virtual void local_modex(const std::string& nspace, int rank,
                            std::function<void(Result<std::string>)> done) = 0;

@@ -31,6 +31,30 @@ EnvList env_of(capnp::List<schema::EnvVar>::Reader list) {
   return out;
 }
 
+}  // namespace
+
+void encode_apps(capnp::List<schema::Application>::Builder list,
+                 const std::vector<Application>& apps) {
+  for (unsigned a = 0; a < list.size(); ++a) {
+    const Application& app = apps[a];
+    list[a].setEntrypoint(app.entrypoint);
+    set_texts(list[a].initArgs(static_cast<unsigned>(app.args.size())), app.args);
+    set_env(list[a].initEnv(static_cast<unsigned>(app.env.size())), app.env);
+    list[a].setSize(app.size);
+  }
+}
+
+std::vector<Application> apps_of(capnp::List<schema::Application>::Reader list) {
+  std::vector<Application> out;
+  out.reserve(list.size());
+  for (auto a : list)
+    out.push_back(
+        Application{a.getEntrypoint(), texts_of(a.getArgs()), env_of(a.getEnv()), a.getSize()});
+  return out;
+}
+
+namespace {
+
 void encode_cpu_bind(const proc::CpuBind& bind, schema::CpuBinding::Builder out) {
   out.setKind(static_cast<schema::CpuBindKind>(bind.kind));
   auto cpus = out.initCpus(static_cast<unsigned>(bind.map.size()));
@@ -209,14 +233,12 @@ rpc::Outgoing launch_request(const LaunchRequest& r) {
   encode_cpu_bind(r.cpu_bind, req.initCpuBind());
   req.setCpusPerTask(r.cpus_per_task);
   encode_gpus(r.gpus, req);
-  auto apps = req.initApps(static_cast<unsigned>(r.apps.size()));
-  for (unsigned a = 0; a < apps.size(); ++a) {
-    const Application& app = r.apps[a];
-    apps[a].setEntrypoint(app.entrypoint);
-    set_texts(apps[a].initArgs(static_cast<unsigned>(app.args.size())), app.args);
-    set_env(apps[a].initEnv(static_cast<unsigned>(app.env.size())), app.env);
-    apps[a].setSize(app.size);
+  if (r.spawned_by) {
+    auto parent = req.initSpawnedBy();
+    parent.setLaunchId(r.spawned_by->launch_id);
+    parent.setRank(r.spawned_by->rank);
   }
+  encode_apps(req.initApps(static_cast<unsigned>(r.apps.size())), r.apps);
   if (r.peer_list) {
     auto compact = req.initPeerList();
     compact.setNodeIds(r.peer_list->node_ids);
@@ -285,6 +307,11 @@ Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Read
     if (!gpus) return gpus.error();
     r.gpus = std::move(gpus.value());
   }
+  if (in.hasSpawnedBy()) {
+    auto parent = in.getSpawnedBy();
+    if (parent.getLaunchId().size() == 0) return make_error("spawnedBy names no launch");
+    r.spawned_by = SpawnParent{parent.getLaunchId(), parent.getRank()};
+  }
 
   r.launch_id = in.getLaunchId();
   r.allocation_id = in.getAllocationId();
@@ -326,9 +353,7 @@ Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Read
   r.harvested = env_of(in.getAppSetup().getEnvironment());
   r.vendor = rpc::as_string(in.getAppSetup().getVendor());
   r.input_rank = in.getInputRank();
-  for (auto a : in.getApps())
-    r.apps.push_back(
-        Application{a.getEntrypoint(), texts_of(a.getArgs()), env_of(a.getEnv()), a.getSize()});
+  r.apps = apps_of(in.getApps());
   if (in.hasPeerList()) {
     auto compact = in.getPeerList();
     r.peer_list.emplace(PeerList{compact.getNodeIds(), compact.getHosts(), {}});

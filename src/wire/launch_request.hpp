@@ -45,6 +45,11 @@ struct Application {
   uint32_t size = 0;
 };
 
+// MPMD apps (and PMIx_Spawn's), both ways.
+void encode_apps(capnp::List<schema::Application>::Builder list,
+                 const std::vector<Application>& apps);
+std::vector<Application> apps_of(capnp::List<schema::Application>::Reader list);
+
 struct PeerInfo {
   std::string node_id;
   std::string host;
@@ -70,6 +75,12 @@ inline constexpr size_t kMaxCxiKeyBytes = 256;
 
 // How ranks are scheduled (lattice launch --sched; agent/launch_spec.hpp says why).
 enum class RankScheduling { automatic, normal, batch };
+
+// The launch and rank whose PMIx_Spawn made a launch.
+struct SpawnParent {
+  std::string launch_id;
+  uint32_t rank = 0;
+};
 
 struct LaunchRequest {
   std::string launch_id;
@@ -117,6 +128,7 @@ struct LaunchRequest {
   uint64_t memory_bytes = 0;    // --mem, per node; 0: none
   uint64_t memory_per_cpu = 0;  // --mem-per-cpu; 0: none
   bool exclusive = false;
+  std::optional<SpawnParent> spawned_by;  // PMIx_Spawn's children
 };
 
 // Pieces other messages share (an allocation's user, nodes and CXI service).

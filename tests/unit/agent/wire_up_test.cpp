@@ -57,6 +57,7 @@ class Events : public WireUpEvents {
   }
   void fence_unusable(uint64_t, std::string) override {}
   void rank_notice(int, std::string) override {}
+  void spawn_requested(wire::SpawnRequest, std::function<void(Result<std::string>)>) override {}
 
   LaunchFence* fence = nullptr;
   std::vector<int> initialized, finalized;

@@ -6,13 +6,13 @@ using namespace lattice::launcher;
 
 TEST_CASE("labels prefix every line, including an unterminated last one") {
   bool at_start = true;
-  CHECK(label_lines(3, "a\nb\n", at_start) == "3: a\n3: b\n");
+  CHECK(label_lines("", 3, "a\nb\n", at_start) == "3: a\n3: b\n");
   CHECK(at_start);
-  CHECK(label_lines(12, "x", at_start) == "12: x");
+  CHECK(label_lines("", 12, "x", at_start) == "12: x");
   // A long line in pieces: the label once, at its start.
   CHECK_FALSE(at_start);
-  CHECK(label_lines(12, "yy", at_start) == "yy");
-  CHECK(label_lines(12, "z\nnext\n", at_start) == "z\n12: next\n");
+  CHECK(label_lines("", 12, "yy", at_start) == "yy");
+  CHECK(label_lines("", 12, "z\nnext\n", at_start) == "z\n12: next\n");
   CHECK(at_start);
 }
 
