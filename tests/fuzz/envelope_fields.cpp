@@ -11,6 +11,7 @@
 
 #include "fence/kv_pack.hpp"
 #include "wire/exec_codec.hpp"
+#include "wire/spawn_codec.hpp"
 
 namespace lattice::fuzz {
 namespace {
@@ -171,6 +172,14 @@ size_t body(schema::Envelope::Body::Reader b) {
     case schema::Envelope::Body::PMIX_MODEX: {
       auto m = b.getPmixModex();
       return text(m.getLaunchId()) + m.getRank() + m.getData().size();
+    }
+    // PMIx_Spawn, through the decoder the head agent and the launcher use.
+    case schema::Envelope::Body::PMIX_SPAWN: {
+      auto s = wire::decode_spawn(b.getPmixSpawn());
+      if (!s) return s.error().message.size();
+      size_t n = s->launch_id.size() + s->rank + s->workdir.size() + s->hosts.size();
+      for (const auto& app : s->apps) n += app.entrypoint.size() + app.args.size() + app.env.size();
+      return n;
     }
     // The escape hatch's bodies, through the decoders the agent and lattice-mpi-launcher use.
     case schema::Envelope::Body::REMOTE_EXEC: {

@@ -2,7 +2,8 @@
  *   pmix_spawn N [HOST]    rank 0 spawns N copies of this program as "pmix_spawn child" (on node
  *                          HOST only, given), prints the children's namespace, and every rank
  *                          then finalizes
- *   pmix_spawn child       prints "child R/S of NSPACE parent PNSPACE:PRANK" (PMIX_PARENT_ID) and
+ *   pmix_spawn child       prints "child R/S on HOST of NSPACE parent PNSPACE:PRANK" (its node's
+ *                          name and PMIX_PARENT_ID, as the child's libpmix has them) and
  *                          "child R env TOKEN" (SPAWN_TOKEN from its environment) */
 #include <pmix.h>
 #include <stdio.h>
@@ -31,8 +32,13 @@ static int child(void) {
       snprintf(parent, sizeof parent, "%s:%u", value->data.proc->nspace, value->data.proc->rank);
     PMIX_VALUE_RELEASE(value);
   }
+  char host[256] = "unknown";
+  if (PMIx_Get(&me, PMIX_HOSTNAME, NULL, 0, &value) == PMIX_SUCCESS) {
+    if (value->type == PMIX_STRING) snprintf(host, sizeof host, "%s", value->data.string);
+    PMIX_VALUE_RELEASE(value);
+  }
   const char* token = getenv("SPAWN_TOKEN");
-  printf("child %u/%u of %s parent %s\n", me.rank, size, me.nspace, parent);
+  printf("child %u/%u on %s of %s parent %s\n", me.rank, size, host, me.nspace, parent);
   printf("child %u env %s\n", me.rank, token ? token : "(unset)");
   fflush(stdout);
   PMIx_Finalize(NULL, 0);

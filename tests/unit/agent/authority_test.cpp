@@ -222,3 +222,36 @@ TEST_CASE("a relayed launch through the user door: its head takes it from the us
   CHECK(may_start_relayed(spec, tree, user(1001)));
   CHECK(refused(may_start_relayed(spec, tree, user(1002)), "it names its launcher '1001'"));
 }
+
+namespace {
+
+LaunchSpec spawned(int nodes, uint32_t uid, uint32_t rank) {
+  LaunchSpec child = tree_spec(nodes, 1);
+  child.launch_id = "C";
+  child.user.uid = uid;
+  child.spawned_by = wire::SpawnParent{"L", rank};
+  return child;
+}
+
+}  // namespace
+
+TEST_CASE("a spawned launch shares its parent's node only from its parent's launcher and user") {
+  LaunchSpec parent = four_nodes(1);
+  parent.world_size = 4;
+  parent.user.uid = 1000;
+  const Identity launcher{Role::launcher, "lattice@host:1"};
+  const Sender from_launcher{kLauncherConn, launcher};
+  LaunchSpec child = spawned(2, 1000, 2);  // nodes n0, n1: the parent's
+  CHECK(may_spawn_beside(child, parent, launcher, from_launcher));
+  CHECK(refused(may_spawn_beside(child, parent, launcher,
+                                 Sender{9, Identity{Role::launcher, "lattice@other:2"}}),
+                "its parent came from launcher lattice@host:1"));
+  CHECK(refused(may_spawn_beside(child, parent, launcher, member("n0")), "its parent came from"));
+  CHECK(refused(may_spawn_beside(spawned(2, 1001, 2), parent, launcher, from_launcher),
+                "another user than its parent"));
+  CHECK(refused(may_spawn_beside(spawned(2, 1000, 4), parent, launcher, from_launcher),
+                "no such rank"));
+  // n4 is none of the parent's
+  CHECK(refused(may_spawn_beside(spawned(5, 1000, 2), parent, launcher, from_launcher),
+                "nodes its parent has not"));
+}

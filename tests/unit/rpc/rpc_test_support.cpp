@@ -215,6 +215,14 @@ std::vector<Outgoing> one_of_each_body() {
         e.setKilled(2);
       },
       [](auto b) { b.initAllocationInfo().setAllocationId("A1"); },
+      [](auto b) {
+        auto s = b.initPmixSpawn();
+        s.setLaunchId("job-1");
+        s.setRank(2);
+        auto app = s.initApps(1)[0];
+        app.setEntrypoint("/bin/child");
+        app.setSize(2);
+      },
   };
   std::vector<Outgoing> out;
   for (auto& fill : fillers) {

@@ -1,0 +1,100 @@
+"""PMIx_Spawn (what MPI_Comm_spawn calls underneath) with a real PMIx client, tests/programs/
+pmix_spawn.c, across standalone agents (each its own process and address), the job run as an
+unprivileged test user: the children start as a launch of their own on the parent's nodes,
+spread over them or on the node PMIX_HOST names, know their parent (PMIX_PARENT_ID) and get the
+variables it gave; their output comes back through the parent's launcher labelled as theirs
+("1.R: "); a spawn that cannot be met fails at once with the reason, never hangs; and nothing
+is left running."""
+import os
+import re
+import shutil
+
+from harness import check, expect_status, prog, run_cases, test_user
+
+CHILD = re.compile(r"^1\.(\d+): child (\d+)/(\d+) on (\S+) of (\S+) parent (\S+)$")
+
+
+def agents(c, count):
+    return [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0"]) for i in range(count)]
+
+
+def job_program(c):
+    """pmix_spawn where the test user can run it (the case's directory is root's)."""
+    os.chmod(c.dir, 0o711)
+    bin_dir = os.path.join(c.dir, "bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    os.chmod(bin_dir, 0o755)
+    program = os.path.join(bin_dir, "pmix_spawn")
+    shutil.copy(prog("pmix_spawn"), program)
+    os.chmod(program, 0o755)
+    return program
+
+
+def spawn(c, nodes, args):
+    user = test_user("victim")
+    return c.run_launch(["--agents", ",".join(a.address for a in nodes), "--user", user.name,
+                         "--pmi", "pmix", "-n", str(len(nodes)), "-l", job_program(c), *args],
+                        timeout=120, cwd="/tmp")
+
+
+def children(result):
+    """(rank, size, node, nspace, parent) of every child line, checked for its env line too."""
+    out = []
+    for line in result.out.splitlines():
+        m = CHILD.match(line)
+        if m:
+            out.append((int(m.group(1)), int(m.group(3)), m.group(4), m.group(5), m.group(6)))
+            check(f"1.{m.group(1)}: child {m.group(2)} env from-parent" in result.out,
+                  f"child {m.group(1)} did not get the parent's variable\n{result.describe()}")
+    return sorted(out)
+
+
+def spawned_nspace(result):
+    m = re.search(r"^0: spawned \d+ into (\S+)$", result.out, re.M)
+    check(m, f"rank 0 did not report a spawn\n{result.describe()}")
+    return m.group(1)
+
+
+def across_agents(c):
+    nodes = agents(c, 2)
+    r = spawn(c, nodes, ["3"])
+    expect_status(r, 0)
+    nspace = spawned_nspace(r)
+    got = children(r)
+    check([g[0] for g in got] == [0, 1, 2], f"expected children 0-2\n{r.describe()}")
+    check(all(g[1] == 3 and g[3] == nspace for g in got), r.describe())
+    # As -N 2 -n 3 would place them; the parent is rank 0 of the launch that spawned them.
+    check([g[2] for g in got] == ["n1", "n1", "n2"], f"children's nodes\n{r.describe()}")
+    check(all(g[4].endswith(":0") and g[4] != nspace for g in got), r.describe())
+    c.check_clean(r)
+
+
+def on_named_host(c):
+    nodes = agents(c, 2)
+    r = spawn(c, nodes, ["2", "n2"])
+    expect_status(r, 0)
+    got = children(r)
+    check([g[2] for g in got] == ["n2", "n2"], f"PMIX_HOST n2 not honoured\n{r.describe()}")
+    c.check_clean(r)
+
+
+def refused_at_once(c):
+    """A host that is none of the launch's: the spawn fails with the reason (rank 0 prints it and
+    exits 3, which ends the launch); no child runs and nothing waits."""
+    nodes = agents(c, 2)
+    r = spawn(c, nodes, ["2", "n9"])
+    expect_status(r, 3)
+    check("0: spawn failed" in r.out, r.describe())
+    check("'n9' is not one of the launch's nodes" in r.out + r.err, r.describe())
+    check(not children(r), r.describe())
+    c.check_clean(r)
+
+
+CASES = [
+    ("across_agents", across_agents),
+    ("on_named_host", on_named_host),
+    ("refused_at_once", refused_at_once),
+]
+
+if __name__ == "__main__":
+    run_cases(CASES if os.environ.get("LATTICE_PMIX", "1") == "1" else [])
