@@ -13,7 +13,12 @@ namespace lattice::agent {
 
 PmixWireUp::PmixWireUp(const LaunchSpec& spec, const Clock& clock, PmixHost* host, NodeLinks& peers,
                        WireUpEvents& events)
-    : spec_(spec), clock_(clock), host_(host), peers_(peers), events_(events) {
+    : spec_(spec),
+      clock_(clock),
+      host_(host),
+      peers_(peers),
+      events_(events),
+      blobs_(spec.node_index) {
   for (int rank : spec.local_ranks())
     ranks_.emplace(rank, pmi::RankStatus{rank, pmi::RankState::waiting, "", 0, 0});
 }
@@ -89,9 +94,9 @@ void PmixWireUp::client_aborted(pmix::RankCall call, int status, std::string mes
 // libpmix calls its host once per fence for all of this node's ranks.
 void PmixWireUp::fence_entered(pmix::FenceCall call) {
   uint64_t epoch = ++epoch_;
-  pmi::KvList contribution = pmix_contribution(spec_.node_index, call.data);
   LAT_LOG(debug, "fence", spec_.launch_id, ": PMIx fence ", epoch, " entered with ",
           call.data.size(), " bytes");
+  pmi::KvList contribution = blobs_.contribution(std::move(call.data));
   for (auto& [rank, status] : ranks_) {
     if (status.state == pmi::RankState::finalized) continue;
     saw(rank, pmi::RankState::in_fence, "PMIx_Fence");
@@ -108,7 +113,7 @@ void PmixWireUp::fence_complete(uint64_t epoch, KvStore merged) {
   fences_.erase(it);
   for (auto& [rank, status] : ranks_)
     if (status.state == pmi::RankState::in_fence) status.state = pmi::RankState::initialized;
-  auto all = pmix_fence_data(merged.entries);
+  auto all = blobs_.fence_data(merged.entries);
   if (!all) {
     LAT_LOG(warn, "fence", spec_.launch_id, ": PMIx fence ", epoch, ": ", all.error().message);
     server_->answer_fence(call, false, {});
@@ -181,6 +186,7 @@ void PmixWireUp::modex_asked(int, int rank, std::function<void(Result<std::strin
     return answer(make_error(cat("rank ", rank, " does not run on ",
                                  spec_.peers[static_cast<size_t>(spec_.node_index)].node_id)));
   if (!server_) return answer(make_error(cat("launch ", spec_.launch_id, " has ended here")));
+  blobs_.served_outside_fence();
   server_->local_modex(nspace(), rank, std::move(answer));
 }
 

@@ -204,9 +204,12 @@ pmix_proc_t proc_of(const std::string& nspace, int rank) {
 
 void release_string(void* data) { delete static_cast<std::string*>(data); }
 
-void answer_with_data(const Completion& done, bool ok, std::string data) {
+// `none`: no data, as libpmix wants it where there is none (to a collecting fence an empty
+// buffer is one missing its data: gds/base, pmix_gds_base_store_modex).
+void answer_with_data(const Completion& done, bool ok, std::string data, bool none = false) {
   auto fn = reinterpret_cast<pmix_modex_cbfunc_t>(done.fn);
   if (!fn) return;
+  if (none) return fn(ok ? PMIX_SUCCESS : PMIX_ERROR, nullptr, 0, done.data, nullptr, nullptr);
   auto* held = new std::string(std::move(data));  // libpmix releases it when done
   fn(ok ? PMIX_SUCCESS : PMIX_ERROR, held->data(), held->size(), done.data, release_string, held);
 }
@@ -392,7 +395,9 @@ void LibpmixServer::drain() {
 }
 
 void LibpmixServer::answer_fence(const FenceCall& call, bool ok, std::string data) {
-  answer_with_data(call.done, ok, std::move(data));
+  // Nothing new from the other nodes (pmix_blobs.hpp) is a fence answer with no data.
+  const bool none = data.empty();
+  answer_with_data(call.done, ok, std::move(data), none);
 }
 
 void LibpmixServer::answer_modex(const RankCall& call, bool ok, std::string data) {
