@@ -1,6 +1,7 @@
 #include "agent/pmix_wire_up.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "agent/pmix_blobs.hpp"
 #include "agent/pmix_host.hpp"
@@ -33,9 +34,25 @@ Status PmixWireUp::open(LaunchDir& dir) {
   return {};
 }
 
-// Spawning waits for libpmix to know the namespace and every local rank; the answer comes on a
-// later loop turn.
+// Spawning waits for libpmix to have set up what the launcher's setup data asks (RFC0029), then
+// to know the namespace and every local rank; the answers come on later loop turns.
 void PmixWireUp::prepare(std::function<void(Status)> ready) {
+  if (spec_.pmix_setup.empty()) return register_namespace(std::move(ready));
+  std::string names;
+  for (const auto& entry : spec_.pmix_setup)
+    for (const auto& e : entry.envars) names += cat(names.empty() ? "" : ",", e.name);
+  LAT_LOG(debug, "pmix", spec_.launch_id, ": PMIx_server_setup_local_support with ",
+          spec_.pmix_setup.size(), " entries setting [", names, "]");
+  server_->setup_local_support(
+      nspace(), spec_.pmix_setup,
+      [this, alive = std::weak_ptr<int>(alive_), ready = std::move(ready)](Status s) mutable {
+        if (alive.expired()) return;
+        if (!s) return ready(std::move(s));
+        register_namespace(std::move(ready));
+      });
+}
+
+void PmixWireUp::register_namespace(std::function<void(Status)> ready) {
   pmix::JobLayout layout;
   layout.nspace = nspace();
   layout.jobid = spec_.launch_id;
@@ -60,7 +77,13 @@ Status PmixWireUp::rank_environment(int rank, proc::RankEnvInput& in, net::Spawn
   auto env = server_->client_environment(nspace(), rank);
   if (!env) return env.error();
   in.wireup = proc::RankEnvInput::Wireup::pmix;
-  in.pmix_env = std::move(env.value());
+  // What the setup data sets (RFC0029), which libpmix 4.2.2's setup_local_support leaves to its
+  // host, as PRRTE sets it; libpmix's own variables after it, so that they win.
+  in.pmix_env.clear();
+  for (const auto& entry : spec_.pmix_setup)
+    for (const auto& e : entry.envars) in.pmix_env.push_back(cat(e.name, "=", e.value));
+  in.pmix_env.insert(in.pmix_env.end(), std::make_move_iterator(env->begin()),
+                     std::make_move_iterator(env->end()));
   in.session_dir = tmpdir_;
   return {};
 }

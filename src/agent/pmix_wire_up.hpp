@@ -54,6 +54,7 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   void modex_requested(pmix::RankCall call) override;
   void unsupported(int rank, std::string operation) override;
   void modex_answered(uint64_t id, Result<std::string> data);
+  void register_namespace(std::function<void(Status)> ready);
   void saw(int rank, pmi::RankState state, const char* call);
   std::string nspace() const { return "lattice." + spec_.launch_id; }
 

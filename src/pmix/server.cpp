@@ -21,6 +21,7 @@
 
 #include "base/log.hpp"
 #include "base/strings.hpp"
+#include "pmix/app_setup_info.hpp"
 #include "pmix/job_info.hpp"
 #include "pmix/module.hpp"
 
@@ -222,6 +223,8 @@ class LibpmixServer final : public Server {
   ~LibpmixServer() override;
   void register_job(const JobLayout& layout, uint32_t uid, uint32_t gid, NamespaceEvents& events,
                     std::function<void(Status)> done) override;
+  void setup_local_support(const std::string& nspace, const std::vector<SetupEntry>& entries,
+                           std::function<void(Status)> done) override;
   Result<std::vector<std::string>> client_environment(const std::string& nspace, int rank) override;
   void deregister_job(const std::string& nspace) override;
   void drain() override;
@@ -313,6 +316,21 @@ void LibpmixServer::register_job(const JobLayout& layout, uint32_t uid, uint32_t
     rc = PMIx_server_register_client(&proc, uid, gid, nullptr, op_done, token_data(t));
     if (rc != PMIX_SUCCESS) op_done(rc, token_data(t));
   }
+}
+
+void LibpmixServer::setup_local_support(const std::string& nspace,
+                                        const std::vector<SetupEntry>& entries,
+                                        std::function<void(Status)> done) {
+  auto info = local_support_info(entries);
+  if (!info) return done(info.error());
+  uint64_t token =
+      impl_->expect(nspace, [held = *info, done = std::move(done)](int status, std::string) {
+        if (status == PMIX_SUCCESS || status == PMIX_OPERATION_SUCCEEDED) return done({});
+        done(make_error(cat("PMIx_server_setup_local_support: ", status_text(status))));
+      });
+  pmix_status_t rc = PMIx_server_setup_local_support(nspace.c_str(), (*info)->info(),
+                                                     (*info)->size(), op_done, token_data(token));
+  if (rc != PMIX_SUCCESS) op_done(rc, token_data(token));
 }
 
 Result<std::vector<std::string>> LibpmixServer::client_environment(const std::string& nspace,
