@@ -13,6 +13,7 @@
 
 #include "agent/launch_spec.hpp"
 #include "agent/node_links.hpp"
+#include "agent/pmix_blobs.hpp"
 #include "agent/wire_up.hpp"
 #include "base/clock.hpp"
 #include "pmix/server.hpp"
@@ -53,6 +54,7 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   void modex_requested(pmix::RankCall call) override;
   void unsupported(int rank, std::string operation) override;
   void modex_answered(uint64_t id, Result<std::string> data);
+  void register_namespace(std::function<void(Status)> ready);
   void saw(int rank, pmi::RankState state, const char* call);
   std::string nspace() const { return "lattice." + spec_.launch_id; }
 
@@ -63,6 +65,7 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   WireUpEvents& events_;
   pmix::Server* server_ = nullptr;  // once open() found it; null again once closed
   std::string tmpdir_;              // the launch's directory
+  PmixBlobs blobs_;                 // what this node's fences carried
   // Each local rank as libpmix showed it (its last call, for stragglers and the admin socket).
   std::map<int, pmi::RankStatus> ranks_;
   // This node's fences in flight by epoch: the call to answer, and when it was entered.

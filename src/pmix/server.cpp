@@ -21,6 +21,7 @@
 
 #include "base/log.hpp"
 #include "base/strings.hpp"
+#include "pmix/app_setup_info.hpp"
 #include "pmix/job_info.hpp"
 #include "pmix/module.hpp"
 
@@ -204,9 +205,12 @@ pmix_proc_t proc_of(const std::string& nspace, int rank) {
 
 void release_string(void* data) { delete static_cast<std::string*>(data); }
 
-void answer_with_data(const Completion& done, bool ok, std::string data) {
+// `none`: no data, as libpmix wants it where there is none (to a collecting fence an empty
+// buffer is one missing its data: gds/base, pmix_gds_base_store_modex).
+void answer_with_data(const Completion& done, bool ok, std::string data, bool none = false) {
   auto fn = reinterpret_cast<pmix_modex_cbfunc_t>(done.fn);
   if (!fn) return;
+  if (none) return fn(ok ? PMIX_SUCCESS : PMIX_ERROR, nullptr, 0, done.data, nullptr, nullptr);
   auto* held = new std::string(std::move(data));  // libpmix releases it when done
   fn(ok ? PMIX_SUCCESS : PMIX_ERROR, held->data(), held->size(), done.data, release_string, held);
 }
@@ -219,6 +223,8 @@ class LibpmixServer final : public Server {
   ~LibpmixServer() override;
   void register_job(const JobLayout& layout, uint32_t uid, uint32_t gid, NamespaceEvents& events,
                     std::function<void(Status)> done) override;
+  void setup_local_support(const std::string& nspace, const std::vector<SetupEntry>& entries,
+                           std::function<void(Status)> done) override;
   Result<std::vector<std::string>> client_environment(const std::string& nspace, int rank) override;
   void deregister_job(const std::string& nspace) override;
   void drain() override;
@@ -312,6 +318,21 @@ void LibpmixServer::register_job(const JobLayout& layout, uint32_t uid, uint32_t
   }
 }
 
+void LibpmixServer::setup_local_support(const std::string& nspace,
+                                        const std::vector<SetupEntry>& entries,
+                                        std::function<void(Status)> done) {
+  auto info = local_support_info(entries);
+  if (!info) return done(info.error());
+  uint64_t token =
+      impl_->expect(nspace, [held = *info, done = std::move(done)](int status, std::string) {
+        if (status == PMIX_SUCCESS || status == PMIX_OPERATION_SUCCEEDED) return done({});
+        done(make_error(cat("PMIx_server_setup_local_support: ", status_text(status))));
+      });
+  pmix_status_t rc = PMIx_server_setup_local_support(nspace.c_str(), (*info)->info(),
+                                                     (*info)->size(), op_done, token_data(token));
+  if (rc != PMIX_SUCCESS) op_done(rc, token_data(token));
+}
+
 Result<std::vector<std::string>> LibpmixServer::client_environment(const std::string& nspace,
                                                                    int rank) {
   pmix_proc_t proc = proc_of(nspace, rank);
@@ -392,7 +413,9 @@ void LibpmixServer::drain() {
 }
 
 void LibpmixServer::answer_fence(const FenceCall& call, bool ok, std::string data) {
-  answer_with_data(call.done, ok, std::move(data));
+  // Nothing new from the other nodes (pmix_blobs.hpp) is a fence answer with no data.
+  const bool none = data.empty();
+  answer_with_data(call.done, ok, std::move(data), none);
 }
 
 void LibpmixServer::answer_modex(const RankCall& call, bool ok, std::string data) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "pmix/app_setup_codec.hpp"
 
 namespace lattice::pmix {
 
@@ -84,6 +85,11 @@ class Server {
   // drain(). Until deregister_job, the namespace's events go to `events`.
   virtual void register_job(const JobLayout& layout, uint32_t uid, uint32_t gid,
                             NamespaceEvents& events, std::function<void(Status)> done) = 0;
+  // RFC0029: the launcher's setup data for `nspace`, checked by the agent, handed to
+  // PMIx_server_setup_local_support (app_setup.hpp); `done` runs from a later drain().
+  virtual void setup_local_support(const std::string& nspace,
+                                   const std::vector<SetupEntry>& entries,
+                                   std::function<void(Status)> done) = 0;
   // What a rank needs in its environment to reach this server (PMIx_server_setup_fork).
   virtual Result<std::vector<std::string>> client_environment(const std::string& nspace,
                                                               int rank) = 0;

@@ -3,7 +3,7 @@
 // merged stores carry, and direct modex requests and answers (PmixModex). Each message is
 // decoded as the agent decodes it, judged by the authority rules for the link it came on, and
 // then goes where the agent sends it: fence chunks into this node's real TreeFence (its
-// fence::Reducer), every merged store a fence completes through pmix_fence_data, as libpmix's
+// fence::Reducer), every merged store a fence completes through PmixBlobs::fence_data, as libpmix's
 // answer, and a modex request into the answer the agent would send back.
 // The launch: 8 ranks on n0..n3 (two each), fanout 2, this agent is n1 (parent n0, child n3);
 // its own ranks enter each fence as soon as the previous one completed.
@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,17 +78,19 @@ void check_sent(rpc::Outgoing& msg, int self) {
 struct Node {
   const LaunchSpec spec = launch();
   net::Loop loop;
+  std::optional<PmixBlobs> blobs;
   std::unique_ptr<TreeFence> fence;
   uint64_t completed = 0;
   size_t sink = 0;
 
   void enter(uint64_t epoch) {
     if (epoch <= kMaxEpochs)
-      fence->enter(epoch, pmix_contribution(spec.node_index, cat("blob of n1, fence ", epoch)));
+      fence->enter(epoch, blobs->contribution(cat("blob of n1, fence ", epoch)));
   }
 
   void start() {
     completed = 0;
+    blobs.emplace(spec.node_index);
     fence = std::make_unique<TreeFence>(
         loop, spec.launch_id, spec.node_index, spec.fence_tree(),
         [this](const std::vector<int>& nodes, rpc::Outgoing message) {
@@ -97,10 +100,11 @@ struct Node {
         [this](uint64_t epoch, KvStore merged) {
           require(epoch == completed + 1, "fences complete once each, in order");
           completed = epoch;
-          size_t hex = 0;
-          for (const auto& [key, value] : merged.entries) hex += value.size();
-          auto data = pmix_fence_data(merged.entries);
-          require(!data || data->size() * 2 == hex, "a blob's size");
+          size_t others = 0;
+          for (const auto& [key, value] : merged.entries)
+            if (key != cat("pmix.", spec.node_index)) others += value.size();
+          auto data = blobs->fence_data(merged.entries);
+          require(!data || data->size() == others, "a blob's size");
           if (data) sink += data->size();
           enter(epoch + 1);
         },
