@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -34,7 +35,7 @@ static_assert(std::string_view("pmix.jctrl.id") == PMIX_JOB_CTRL_ID);
 namespace {
 
 // libpmix's mark on an event a client sent its server (src/event/pmix_event.h, not installed
-// as API): it must not travel, or the receiving server would not deliver the event.
+// as API), its guard against a client echoing the event back: it stays on the raising node.
 constexpr const char* kInternalNotify = "pmix.srvr.internal.notify";
 
 std::string bounded(const char* s, size_t max) { return s ? std::string(s, strnlen(s, max)) : ""; }
@@ -296,6 +297,19 @@ pmix_status_t on_job_control(const pmix_proc_t* requestor, const pmix_proc_t tar
   return PMIX_SUCCESS;
 }
 
+// libpmix 4.2.2 hands its host a client's PMIx_Query_info under the server's own name
+// (src/common/pmix_query.c), so the asking rank, and its user, are unknown: a proc table or a
+// namespace list would show one user's processes to another. Refused at once (without a
+// `query` upcall libpmix would answer PMIX_ERR_UNREACH, which reads as a broken server).
+pmix_status_t on_query(pmix_proc_t*, pmix_query_t*, size_t, pmix_info_cbfunc_t, void*) {
+  static std::once_flag said;
+  std::call_once(said, [] {
+    LAT_LOG(info, "pmix",
+            "PMIx_Query_info refused: libpmix does not tell its host which rank asks (said once)");
+  });
+  return PMIX_ERR_NOT_SUPPORTED;
+}
+
 pmix_status_t status_of(Answer answer) {
   switch (answer) {
     case Answer::success:
@@ -317,6 +331,7 @@ pmix_status_t status_of(Answer answer) {
 void add_event_upcalls(pmix_server_module_t& module) {
   module.notify_event = on_notify_event;
   module.job_control = on_job_control;
+  module.query = on_query;
 }
 
 void notify_clients(const std::string& nspace, const EventNotice& notice,

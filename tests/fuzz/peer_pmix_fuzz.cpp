@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "agent/authority.hpp"
+#include "agent/pmix_blobs.hpp"
 #include "agent/pmix_events.hpp"
 #include "agent/pmix_messages.hpp"
-#include "agent/pmix_blobs.hpp"
 #include "agent/tree_fence.hpp"
 #include "base/strings.hpp"
 #include "net/loop.hpp"

@@ -127,6 +127,9 @@ def refusals(c):
     check("job control no such rank: NOT-FOUND" in r.out, r.describe())
     # Process monitoring is libpmix's own (its heartbeat and file sensors), answered at once.
     check("monitor heartbeat: SUCCESS" in r.out, r.describe())
+    # libpmix does not tell its host who asks a query: refused, at once.
+    for key in ("pmix.qry.ns", "pmix.qry.ptable", "pmix.qry.spawn", "pmix.qry.debug"):
+        check(f"query {key}: NOT-SUPPORTED" in r.out, r.describe())
     c.check_clean(r)
 
 

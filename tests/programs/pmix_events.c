@@ -200,6 +200,26 @@ static void refuse(void) {
   PMIX_INFO_LOAD(&every, PMIX_MONITOR_HEARTBEAT_TIME, &seconds, PMIX_UINT32);
   say("monitor heartbeat",
       PMIx_Process_monitor(&monitor, PMIX_MONITOR_HEARTBEAT_ALERT, &every, 1, NULL, NULL));
+  const char* keys[] = {PMIX_QUERY_NAMESPACES, PMIX_QUERY_PROC_TABLE, PMIX_QUERY_SPAWN_SUPPORT,
+                        PMIX_QUERY_DEBUG_SUPPORT};
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; ++k) {
+    pmix_query_t query;
+    PMIX_QUERY_CONSTRUCT(&query);
+    pmix_status_t appended;
+    PMIX_ARGV_APPEND(appended, query.keys, keys[k]);
+    (void)appended;
+    if (k == 1) {
+      PMIX_QUERY_QUALIFIERS_CREATE(&query, 1);
+      PMIX_INFO_LOAD(&query.qualifiers[0], PMIX_NSPACE, me.nspace, PMIX_STRING);
+    }
+    pmix_info_t* results = NULL;
+    size_t nresults = 0;
+    char what[128];
+    snprintf(what, sizeof what, "query %s", keys[k]);
+    say(what, PMIx_Query_info(&query, 1, &results, &nresults));
+    if (results) PMIX_INFO_FREE(results, nresults);
+    PMIX_QUERY_DESTRUCT(&query);
+  }
 }
 
 int main(int argc, char** argv) {

@@ -1,10 +1,11 @@
 // What PMIx events and job control mean for a launch's nodes (agent/pmix_events.hpp), and their
 // messages between agents (agent/pmix_messages.hpp).
+#include "agent/pmix_events.hpp"
+
 #include <doctest/doctest.h>
 
 #include <csignal>
 
-#include "agent/pmix_events.hpp"
 #include "agent/pmix_messages.hpp"
 #include "rpc/outgoing.hpp"
 
@@ -82,8 +83,8 @@ TEST_CASE("ranges Lattice does not carry are refused, saying why") {
 }
 
 TEST_CASE("job-control directives: kill, terminate and a signal, on the named ranks by node") {
-  auto kill = plan_control({{kNs, 3}, {kNs, 4}, {kNs, 5}}, {flag("pmix.jctrl.kill")}, kNs,
-                           kRankNodes);
+  auto kill =
+      plan_control({{kNs, 3}, {kNs, 4}, {kNs, 5}}, {flag("pmix.jctrl.kill")}, kNs, kRankNodes);
   REQUIRE(kill.answer == pmix::Answer::success);
   CHECK(kill.action == PmixControlMessage::Action::kill);
   CHECK(kill.signum == SIGKILL);
@@ -102,9 +103,10 @@ TEST_CASE("job-control directives: kill, terminate and a signal, on the named ra
   CHECK(sig.ranks.size() == 3);  // no targets: the whole namespace
 
   // A "false" kill asks nothing; a qualifier of another family is left alone.
-  auto quiet = plan_control({{kNs, 0}}, {flag("pmix.jctrl.kill", false), flag("pmix.other"),
-                                         integer("pmix.jctrl.sig", SIGHUP)},
-                            kNs, kRankNodes);
+  auto quiet = plan_control(
+      {{kNs, 0}},
+      {flag("pmix.jctrl.kill", false), flag("pmix.other"), integer("pmix.jctrl.sig", SIGHUP)}, kNs,
+      kRankNodes);
   CHECK(quiet.answer == pmix::Answer::success);
   CHECK(quiet.signum == SIGHUP);
 }
@@ -119,9 +121,9 @@ TEST_CASE("job control refuses what it does not carry out, and other launches' p
   CHECK(plan_control({{kNs, 6}}, {flag("pmix.jctrl.kill")}, kNs, kRankNodes).answer ==
         pmix::Answer::not_found);
   CHECK(plan_control({{kNs, 0}}, {}, kNs, kRankNodes).answer == pmix::Answer::bad_param);
-  CHECK(plan_control({{kNs, 0}}, {flag("pmix.jctrl.kill"), flag("pmix.jctrl.term")}, kNs,
-                     kRankNodes)
-            .answer == pmix::Answer::bad_param);
+  CHECK(
+      plan_control({{kNs, 0}}, {flag("pmix.jctrl.kill"), flag("pmix.jctrl.term")}, kNs, kRankNodes)
+          .answer == pmix::Answer::bad_param);
   CHECK(plan_control({{kNs, 0}}, {integer("pmix.jctrl.sig", 0)}, kNs, kRankNodes).answer ==
         pmix::Answer::bad_param);
   CHECK(plan_control({{kNs, 0}}, {integer("pmix.jctrl.sig", 99)}, kNs, kRankNodes).answer ==
@@ -129,9 +131,9 @@ TEST_CASE("job control refuses what it does not carry out, and other launches' p
 }
 
 TEST_CASE("PmixEvent and PmixControl round-trip, and oversized events are refused") {
-  PmixEventMessage event{"job-1", notice(pmix::EventRange::custom,
-                                         {procs("pmix.evrange", {{kNs, 4}}), flag("f"),
-                                          integer("n", -5)})};
+  PmixEventMessage event{"job-1",
+                         notice(pmix::EventRange::custom,
+                                {procs("pmix.evrange", {{kNs, 4}}), flag("f"), integer("n", -5)})};
   event.notice.info.push_back(pmix::InfoValue{"s", 3, pmix::InfoValue::Kind::text, 0, "hi", {}});
   rpc::Outgoing out = pmix_event_message(event);
   auto back = decode_pmix_event(out.envelope().asReader().getBody().getPmixEvent());
@@ -150,8 +152,8 @@ TEST_CASE("PmixEvent and PmixControl round-trip, and oversized events are refuse
   big.notice.info.assign(pmix::kMaxEventInfos + 1, flag("f"));
   rpc::Outgoing too_many = pmix_event_message(big);
   CHECK_FALSE(decode_pmix_event(too_many.envelope().asReader().getBody().getPmixEvent()));
-  big.notice.info = {pmix::InfoValue{"s", 3, pmix::InfoValue::Kind::text, 0,
-                                     std::string(pmix::kMaxEventText + 1, 'x'), {}}};
+  big.notice.info = {pmix::InfoValue{
+      "s", 3, pmix::InfoValue::Kind::text, 0, std::string(pmix::kMaxEventText + 1, 'x'), {}}};
   rpc::Outgoing too_long = pmix_event_message(big);
   CHECK_FALSE(decode_pmix_event(too_long.envelope().asReader().getBody().getPmixEvent()));
 
