@@ -379,11 +379,12 @@ struct PmixModex {
   data @2 :Data;                 # the response: libpmix's blob for that rank
 }
 
-# PMIx events between the agents of a launch (docs/pmi-wire.md §7.6): an event a rank raised
+# PMIx events between the agents of a launch (docs/pmi-wire.md §7, events): an event a rank raised
 # with a range beyond its node (PMIx_Notify_event), or a rank's abnormal end, sent by the
 # source rank's node to every node the range covers, each of which hands it to libpmix for its
-# own ranks. A call; the empty response says libpmix there has it. The sending node is the
-# link's identity, and the source rank must be one of its ranks.
+# own ranks. A rank's event goes as a notification; a rank's end as a call, answered (empty)
+# once libpmix there has it. The sending node is the link's identity, and the source rank must
+# be one of its ranks.
 struct PmixEvent {
   launchId @0 :Text;
   code @1 :Int32;                # the PMIx status code of the event
@@ -582,7 +583,7 @@ struct Envelope {
     allocationEnded @26 :AllocationEnded;         # agent -> key holder
     allocationInfo @27 :AllocationInfo;           # user or key holder -> agent, response same
     reserved28 @28 :Void;                         # held for pmixConnect (issue 33, names)
-    pmixEvent @29 :PmixEvent;                     # agent -> agent, response none
-    pmixControl @30 :PmixControl;                 # agent -> agent, response none
+    pmixEvent @29 :PmixEvent;                     # agent -> agent (a rank's end: response empty)
+    pmixControl @30 :PmixControl;                 # agent -> agent, response empty
   }
 }

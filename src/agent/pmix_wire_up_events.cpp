@@ -1,4 +1,4 @@
-// PMIx events and job control across a launch's nodes (docs/pmi-wire.md §7.6): a rank's event
+// PMIx events and job control across a launch's nodes (docs/pmi-wire.md §7, events): a rank's event
 // whose range goes beyond its node is sent to the nodes the range reaches, whose agents hand
 // it to libpmix with its source; a rank's abnormal end is announced the same way
 // (PMIX_ERR_PROC_ABORTED naming it) before the launch acts on it; PMIx_Job_control signals the

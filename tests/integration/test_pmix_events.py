@@ -1,5 +1,5 @@
-"""PMIx events and job control across agents (docs/pmi-wire.md §7.6), with a PMIx client program
-(pmix_events) run as an unprivileged test user over two standalone agents: an event raised by a
+"""PMIx events and job control across agents (docs/pmi-wire.md §7, events), with a PMIx client
+program (pmix_events) run as an unprivileged test user over two standalone agents: an event raised by a
 rank reaches the ranks of the other node as its range says; a rank's abnormal end is announced
 (PMIX_ERR_PROC_ABORTED naming it) to the survivors on both nodes, who go on under -K0 and hear
 of it before they are killed otherwise; PMIx_Job_control kills a rank on the other node;
