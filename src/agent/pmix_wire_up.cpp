@@ -202,6 +202,8 @@ void PmixWireUp::close() {
   fences_.clear();
   for (auto& [id, call] : modex_) server_->answer_modex(call, false, {});
   modex_.clear();
+  for (auto& [id, call] : controls_) server_->answer_control(call, pmix::Answer::error);
+  controls_.clear();
   host_->door().forget(nspace());
   server_->deregister_job(nspace());
   server_ = nullptr;

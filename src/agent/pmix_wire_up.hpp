@@ -84,6 +84,8 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   std::map<uint64_t, pmix::RankCall> modex_;  // direct modex asked of other nodes
   uint64_t modex_id_ = 0;
   std::set<int> announced_;  // local ranks whose abnormal end has been announced
+  std::map<uint64_t, pmix::ControlCall> controls_;  // job controls waiting for other nodes
+  uint64_t control_id_ = 0;
   // Answers to calls of other nodes (and libpmix's registration) may come after this is gone.
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };

@@ -127,17 +127,23 @@ void PmixWireUp::control_asked(pmix::ControlCall call) {
   LAT_LOG(info, "pmix", spec_.launch_id, ": rank ", call.requester, "'s PMIx_Job_control: signal ",
           plan.signum, " to ranks on ", plan.ranks.size(), " nodes");
   // The answer waits for every node; a node that fails or does not answer fails the request.
+  // (close() answers it with an error should the launch end first.)
   struct Tally {
     size_t left;
     bool failed = false;
-    pmix::ControlCall call;
+    uint64_t id;
   };
-  auto tally = std::make_shared<Tally>(Tally{plan.ranks.size(), false, call});
+  const uint64_t id = ++control_id_;
+  controls_.emplace(id, call);
+  auto tally = std::make_shared<Tally>(Tally{plan.ranks.size(), false, id});
   auto one_done = [this, alive = std::weak_ptr<int>(alive_), tally](bool ok) {
     tally->failed = tally->failed || !ok;
-    if (--tally->left > 0 || alive.expired() || !server_) return;
-    server_->answer_control(tally->call,
+    if (--tally->left > 0 || alive.expired()) return;
+    auto it = controls_.find(tally->id);
+    if (it == controls_.end() || !server_) return;
+    server_->answer_control(it->second,
                             tally->failed ? pmix::Answer::error : pmix::Answer::success);
+    controls_.erase(it);
   };
   std::vector<int> local;
   for (auto& [node, ranks] : plan.ranks) {
