@@ -5,9 +5,12 @@ rank reaches the ranks of the other node as its range says; a rank's abnormal en
 of it before they are killed otherwise; PMIx_Job_control kills a rank on the other node;
 directives Lattice does not carry out are refused at once, never left hanging."""
 import os
+import re
 import shutil
+import time
 
-from harness import check, expect_failure_line, expect_status, prog, run_cases, test_user
+from harness import (check, expect_failure_line, expect_status, prog, run_cases, test_user,
+                     wait_until)
 
 # 4 ranks over 2 agents, in blocks: ranks 0-1 on n1, 2-3 on n2.
 RANKS = 4
@@ -18,9 +21,10 @@ def agents(c, count=2):
             for i in range(count)]
 
 
-def launch(c, nodes, args, extra=()):
-    """pmix_events ARGS as the victim test user, from a copy it can read."""
-    victim = test_user("victim")
+def launch(c, nodes, args, extra=(), role="victim", background=False):
+    """pmix_events ARGS as the `role` test user, from a copy it can read (background: the
+    launcher's Popen)."""
+    user = test_user(role)
     os.chmod(c.dir, 0o711)
     bin_dir = os.path.join(c.dir, "bin")
     if not os.path.isdir(bin_dir):
@@ -28,9 +32,11 @@ def launch(c, nodes, args, extra=()):
         os.chmod(bin_dir, 0o755)
         shutil.copy(prog("pmix_events"), os.path.join(bin_dir, "pmix_events"))
         os.chmod(os.path.join(bin_dir, "pmix_events"), 0o755)
-    return c.run_launch(["--agents", ",".join(a.address for a in nodes), "--user", victim.name,
-                         "--pmi", "pmix", "-n", str(RANKS), *extra,
-                         os.path.join(bin_dir, "pmix_events"), *args], timeout=150, cwd="/tmp")
+    command = ["--agents", ",".join(a.address for a in nodes), "--user", user.name, "--pmi", "pmix",
+               "-n", str(RANKS), *extra, os.path.join(bin_dir, "pmix_events"), *args]
+    if background:
+        return c.start_launch(command, cwd="/tmp")
+    return c.run_launch(command, timeout=150, cwd="/tmp")
 
 
 def got(result, rank):
@@ -115,6 +121,29 @@ def job_control_kill(c):
     c.check_clean(r)
 
 
+def other_launch_untouched(c):
+    """A hostile user's rank names the victim's running launch in PMIx_Job_control: refused,
+    and the victim's ranks live on."""
+    nodes = agents(c)
+    release = os.path.join(c.dir, "bin", "release")
+    victim = launch(c, nodes, ["hold", release], background=True)
+    accepted = re.compile(r"launch: (\S+): accepted from .* as lattice-t-victim")
+    check(wait_until(lambda: accepted.search(nodes[0].log_text()), 60),
+          f"the victim's launch did not start\n{nodes[0].log()}")
+    launch_id = accepted.search(nodes[0].log_text()).group(1)
+    r = launch(c, nodes, ["killns", f"lattice.{launch_id}"], role="hostile")
+    expect_status(r, 0)
+    check("job control on another launch: BAD-PARAM" in r.out, r.describe())
+    check("not of the caller's launch" in r.err, r.describe())
+    with open(release, "w"):
+        pass
+    v = c.finish_launch(victim, ["victim"], time.monotonic(), 150)
+    expect_status(v, 0)
+    for rank in range(RANKS):
+        check(f"rank {rank} held" in v.out, v.describe())
+    c.check_clean(v)
+
+
 def refusals(c):
     """What Lattice does not carry out is answered at once, and says why."""
     nodes = agents(c)
@@ -141,6 +170,7 @@ CASES = [
     ("survivors_go_on", survivors_go_on),
     ("heard_before_kill", heard_before_kill),
     ("job_control_kill", job_control_kill),
+    ("other_launch_untouched", other_launch_untouched),
     ("refusals", refusals),
 ]
 

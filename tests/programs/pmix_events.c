@@ -9,6 +9,9 @@
  *   pmix_events kill             rank 0 kills the last rank with PMIx_Job_control (its own rank 0
  *                                waits for the event of that end) and prints the status; the last
  *                                rank waits to be killed.
+ *   pmix_events hold FILE        every rank waits for FILE to exist, then prints "rank R held".
+ *   pmix_events killns NSPACE    rank 0 asks PMIx_Job_control to kill NSPACE's rank 0 (another
+ *                                launch's) and prints the answer.
  *   pmix_events refuse           rank 0 asks what Lattice refuses (and for a heartbeat monitor),
  *                                and prints each answer.
  * A wait gives up after 60 s (the test then fails on the missing line, never hangs). */
@@ -179,6 +182,24 @@ static void say(const char* what, pmix_status_t rc) {
   fflush(stdout);
 }
 
+static void hold(const char* file) {
+  fence();
+  long long start = prog_now_us();
+  while (access(file, F_OK) != 0 && prog_now_us() - start < WAIT_US) usleep(10000);
+  printf("rank %u held\n", me.rank);
+  fflush(stdout);
+}
+
+static void kill_elsewhere(const char* nspace) {
+  if (me.rank != 0) return;
+  pmix_proc_t target;
+  pmix_info_t directive;
+  bool yes = true;
+  PMIX_LOAD_PROCID(&target, nspace, 0);
+  PMIX_INFO_LOAD(&directive, PMIX_JOB_CTRL_KILL, &yes, PMIX_BOOL);
+  say("job control on another launch", PMIx_Job_control(&target, 1, &directive, 1, NULL, NULL));
+}
+
 static void refuse(void) {
   fence();
   if (me.rank != 0) return;
@@ -242,8 +263,13 @@ int main(int argc, char** argv) {
     kill_last();
   else if (!strcmp(mode, "refuse"))
     refuse();
+  else if (!strcmp(mode, "hold") && argc > 2)
+    hold(argv[2]);
+  else if (!strcmp(mode, "killns") && argc > 2)
+    kill_elsewhere(argv[2]);
   else
-    prog_fail("usage: pmix_events notify RANGE | fault RANK | kill | refuse");
+    prog_fail(
+        "usage: pmix_events notify RANGE | fault RANK | kill | hold FILE | killns NSPACE | refuse");
   PMIx_Finalize(NULL, 0);
   return 0;
 }
