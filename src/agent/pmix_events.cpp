@@ -74,6 +74,23 @@ Result<std::vector<int>> event_nodes(const pmix::EventNotice& notice, const std:
   return make_error(cat("unknown event range ", static_cast<int>(notice.range)));
 }
 
+pmix::EventNotice launch_scoped(pmix::EventNotice notice, const std::string& nspace) {
+  const auto custom = static_cast<uint8_t>(pmix::EventRange::custom);
+  if (notice.range == custom) return notice;
+  notice.range = custom;
+  auto& info = notice.info;
+  info.erase(std::remove_if(info.begin(), info.end(),
+                            [](const pmix::InfoValue& v) { return v.key == kCustomRange; }),
+             info.end());
+  pmix::InfoValue whole;
+  whole.key = kCustomRange;
+  whole.pmix_type = pmix::kTypeDataArray;
+  whole.kind = pmix::InfoValue::Kind::procs;
+  whole.procs.push_back(pmix::ProcId{nspace, pmix::kRankWildcard});
+  info.push_back(std::move(whole));
+  return notice;
+}
+
 ControlPlan plan_control(const std::vector<pmix::ProcId>& targets,
                          const std::vector<pmix::InfoValue>& directives, const std::string& nspace,
                          const std::vector<int>& rank_nodes) {

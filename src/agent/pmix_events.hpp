@@ -20,6 +20,13 @@ namespace lattice::agent {
 Result<std::vector<int>> event_nodes(const pmix::EventNotice& notice, const std::string& nspace,
                                      const std::vector<int>& rank_nodes, int this_node);
 
+// `notice` as this node hands it to libpmix: for the launch's own ranks only. libpmix 4.2.2
+// checks a range against each client only when the event names its targets
+// (PMIX_EVENT_CUSTOM_RANGE), and hands any other event to every client of the server, other
+// launches' included; so every event is given the custom range of the launch's namespace (a
+// custom range keeps its own targets, which event_nodes() has checked are the launch's).
+pmix::EventNotice launch_scoped(pmix::EventNotice notice, const std::string& nspace);
+
 // A PMIx_Job_control request as the launch's nodes carry it out.
 struct ControlPlan {
   pmix::Answer answer = pmix::Answer::success;  // anything else: refused, for `why`

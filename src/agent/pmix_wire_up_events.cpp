@@ -21,7 +21,7 @@ constexpr uint64_t kEndHeardTimeoutMs = 5000;
 
 void PmixWireUp::deliver(const pmix::EventNotice& notice, std::function<void(Status)> done) {
   if (!server_) return done(make_error(cat("launch ", spec_.launch_id, " has ended here")));
-  server_->notify(nspace(), notice,
+  server_->notify(nspace(), launch_scoped(notice, nspace()),
                   [id = spec_.launch_id, code = notice.code, done = std::move(done)](Status s) {
                     if (!s)
                       LAT_LOG(warn, "pmix", id, ": event ", code,
@@ -61,6 +61,11 @@ void PmixWireUp::event_received(int from, const pmix::EventNotice& notice,
       spec_.rank_nodes[notice.source_rank] != from)
     return done(make_error(cat("an event from node ", from, " with source rank ",
                                notice.source_rank, ", which does not run there")));
+  // Its range as the raising node judged it: nothing beyond the launch, and never LOCAL.
+  if (notice.range == static_cast<uint8_t>(pmix::EventRange::local))
+    return done(make_error(cat("an event of range local from node ", from)));
+  if (auto nodes = event_nodes(notice, nspace(), spec_.rank_nodes, from); !nodes)
+    return done(nodes.error());
   deliver(notice, std::move(done));
 }
 

@@ -22,7 +22,7 @@ static_assert(static_cast<uint8_t>(EventRange::proc_local) == PMIX_RANGE_PROC_LO
 static_assert(static_cast<uint8_t>(EventRange::local) == PMIX_RANGE_LOCAL);
 static_assert(kRankWildcard == PMIX_RANK_WILDCARD);
 static_assert(kProcAborted == PMIX_ERR_PROC_ABORTED);
-static_assert(kTypeInt == PMIX_INT && kTypeProc == PMIX_PROC);
+static_assert(kTypeInt == PMIX_INT && kTypeProc == PMIX_PROC && kTypeDataArray == PMIX_DATA_ARRAY);
 static_assert(std::string_view(kAffectedProc) == PMIX_EVENT_AFFECTED_PROC);
 static_assert(std::string_view(kExitCode) == PMIX_EXIT_CODE);
 // agent/pmix_events.cpp's keys.

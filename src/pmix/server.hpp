@@ -63,6 +63,7 @@ inline constexpr size_t kMaxEventProcs = 256;  // per value
 inline constexpr int kProcAborted = -7;                      // PMIX_ERR_PROC_ABORTED
 inline constexpr uint16_t kTypeInt = 6;                      // PMIX_INT
 inline constexpr uint16_t kTypeProc = 22;                    // PMIX_PROC
+inline constexpr uint16_t kTypeDataArray = 39;               // PMIX_DATA_ARRAY
 inline constexpr const char* kAffectedProc = "pmix.evproc";  // PMIX_EVENT_AFFECTED_PROC
 inline constexpr const char* kExitCode = "pmix.exit.code";   // PMIX_EXIT_CODE
 

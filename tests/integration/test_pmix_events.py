@@ -144,6 +144,28 @@ def other_launch_untouched(c):
     c.check_clean(v)
 
 
+def other_launch_deaf(c):
+    """Another launch's rank ending (a hostile user's job, on the same two nodes) is announced to
+    its own launch only: the victim's ranks, registered for the same events, hear nothing."""
+    nodes = agents(c)
+    release = os.path.join(c.dir, "bin", "release")
+    victim = launch(c, nodes, ["listen", release], background=True)
+    check(wait_until(lambda: "accepted from" in nodes[1].log_text(), 60), nodes[1].log())
+    r = launch(c, nodes, ["fault", "1"], ["-K0"], role="hostile")
+    for rank in (0, 2, 3):
+        check(f"rank {rank} saw rank 1 end (exit 3)" in r.out, r.describe())
+    for rank in range(RANKS):
+        check(f"rank {rank} goes on" in r.out or rank == 1, r.describe())
+    with open(release, "w"):
+        pass
+    v = c.finish_launch(victim, ["victim"], time.monotonic(), 150)
+    expect_status(v, 0)
+    for rank in range(RANKS):
+        check(f"rank {rank} heard 0 events" in v.out,
+              f"the hostile launch's event reached the victim's rank {rank}\n{v.describe()}")
+    c.check_clean(v)
+
+
 def refusals(c):
     """What Lattice does not carry out is answered at once, and says why."""
     nodes = agents(c)
@@ -171,6 +193,7 @@ CASES = [
     ("heard_before_kill", heard_before_kill),
     ("job_control_kill", job_control_kill),
     ("other_launch_untouched", other_launch_untouched),
+    ("other_launch_deaf", other_launch_deaf),
     ("refusals", refusals),
 ]
 

@@ -10,6 +10,8 @@
  *                                waits for the event of that end) and prints the status; the last
  *                                rank waits to be killed.
  *   pmix_events hold FILE        every rank waits for FILE to exist, then prints "rank R held".
+ *   pmix_events listen FILE      as hold, registered for the test event and PMIX_ERR_PROC_ABORTED
+ *                                (another launch's must never reach it): "rank R heard N events".
  *   pmix_events killns NSPACE    rank 0 asks PMIx_Job_control to kill NSPACE's rank 0 (another
  *                                launch's) and prints the answer.
  *   pmix_events refuse           rank 0 asks what Lattice refuses (and for a heartbeat monitor),
@@ -190,6 +192,14 @@ static void hold(const char* file) {
   fflush(stdout);
 }
 
+static void listen_until(const char* file) {
+  register_for(TEST_EVENT);
+  register_for(PMIX_ERR_PROC_ABORTED);
+  hold(file);
+  printf("rank %u heard %d events\n", me.rank, events_seen);
+  fflush(stdout);
+}
+
 static void kill_elsewhere(const char* nspace) {
   if (me.rank != 0) return;
   pmix_proc_t target;
@@ -265,11 +275,14 @@ int main(int argc, char** argv) {
     refuse();
   else if (!strcmp(mode, "hold") && argc > 2)
     hold(argv[2]);
+  else if (!strcmp(mode, "listen") && argc > 2)
+    listen_until(argv[2]);
   else if (!strcmp(mode, "killns") && argc > 2)
     kill_elsewhere(argv[2]);
   else
     prog_fail(
-        "usage: pmix_events notify RANGE | fault RANK | kill | hold FILE | killns NSPACE | refuse");
+        "usage: pmix_events notify RANGE | fault RANK | kill | hold FILE | listen FILE | "
+        "killns NSPACE | refuse");
   PMIx_Finalize(NULL, 0);
   return 0;
 }

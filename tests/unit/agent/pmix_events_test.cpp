@@ -29,7 +29,7 @@ pmix::InfoValue procs(std::string key, std::vector<pmix::ProcId> list) {
   pmix::InfoValue v;
   v.key = std::move(key);
   v.kind = pmix::InfoValue::Kind::procs;
-  v.pmix_type = 27;  // PMIX_DATA_ARRAY
+  v.pmix_type = pmix::kTypeDataArray;
   v.procs = std::move(list);
   return v;
 }
@@ -80,6 +80,23 @@ TEST_CASE("ranges Lattice does not carry are refused, saying why") {
   auto odd = notice(R::local);
   odd.range = 200;
   CHECK_FALSE(event_nodes(odd, kNs, kRankNodes, 0));
+}
+
+TEST_CASE("an event is handed to libpmix for the launch's own ranks only") {
+  using R = pmix::EventRange;
+  for (R r : {R::nspace, R::session, R::global, R::undefined}) {
+    auto scoped = launch_scoped(notice(r, {flag("f"), procs("pmix.evrange", {{"x", 1}})}), kNs);
+    CHECK(scoped.range == static_cast<uint8_t>(R::custom));
+    REQUIRE(scoped.info.size() == 2);  // a range given with another range is replaced
+    CHECK(scoped.info[0].key == "f");
+    CHECK(scoped.info[1].key == "pmix.evrange");
+    CHECK(scoped.info[1].pmix_type == pmix::kTypeDataArray);
+    REQUIRE(scoped.info[1].procs.size() == 1);
+    CHECK(scoped.info[1].procs[0].nspace == kNs);
+    CHECK(scoped.info[1].procs[0].rank == pmix::kRankWildcard);
+  }
+  auto custom = notice(R::custom, {procs("pmix.evrange", {{kNs, 3}})});
+  CHECK(launch_scoped(custom, kNs).info[0].procs[0].rank == 3);
 }
 
 TEST_CASE("job-control directives: kill, terminate and a signal, on the named ranks by node") {
@@ -143,7 +160,7 @@ TEST_CASE("PmixEvent and PmixControl round-trip, and oversized events are refuse
   CHECK(back->notice.range == static_cast<uint8_t>(pmix::EventRange::custom));
   REQUIRE(back->notice.info.size() == 4);
   CHECK(back->notice.info[0].procs[0].rank == 4);
-  CHECK(back->notice.info[0].pmix_type == 27);
+  CHECK(back->notice.info[0].pmix_type == pmix::kTypeDataArray);
   CHECK(back->notice.info[1].number == 1);
   CHECK(back->notice.info[2].number == -5);
   CHECK(back->notice.info[3].text == "hi");
