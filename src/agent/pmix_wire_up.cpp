@@ -110,8 +110,13 @@ void PmixWireUp::client_finalized(pmix::RankCall call) {
 void PmixWireUp::client_aborted(pmix::RankCall call, int status, std::string message) {
   // Open MPI's MPI_Abort passes "N/A" when it has nothing to say: no message, then.
   if (message == "N/A") message.clear();
-  events_.rank_aborted(call.rank, status, std::move(message));
-  server_->release(call);  // the client then exits; its status is already decided
+  // The launch acts on it (kills the others) once they have heard of it and had time to react.
+  announce_end(call.rank, status, [this, call, status, message = std::move(message)]() mutable {
+    events_.after_notice([this, call, status, message = std::move(message)]() mutable {
+      events_.rank_aborted(call.rank, status, std::move(message));
+      if (server_) server_->release(call);  // the client then exits; its status is decided
+    });
+  });
 }
 
 // libpmix calls its host once per fence for all of this node's ranks.
@@ -226,6 +231,8 @@ void PmixWireUp::close() {
   fences_.clear();
   for (auto& [id, call] : modex_) server_->answer_modex(call, false, {});
   modex_.clear();
+  for (auto& [id, call] : controls_) server_->answer_control(call, pmix::Answer::error);
+  controls_.clear();
   host_->door().forget(nspace());
   server_->deregister_job(nspace());
   server_ = nullptr;

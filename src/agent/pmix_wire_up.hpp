@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -43,6 +44,11 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   uint64_t fence_epoch() const override { return epoch_; }
   std::vector<int> ranks_not_in_fence() const override { return {}; }  // libpmix's to know
   void modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer) override;
+  // Events and job control across the launch's nodes (pmix_wire_up_events.cpp).
+  void rank_ended(int rank, proc::ExitStatus status, std::function<void()> heard) override;
+  void event_received(int from, const pmix::EventNotice& notice,
+                      std::function<void(Status)> done) override;
+  Status control_received(int from, PmixControlMessage message) override;
   void close() override;
 
  private:
@@ -53,6 +59,13 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   void fence_entered(pmix::FenceCall call) override;
   void modex_requested(pmix::RankCall call) override;
   void unsupported(int rank, std::string operation) override;
+  void event_raised(pmix::EventNotice notice) override;
+  void control_asked(pmix::ControlCall call) override;
+  // PMIX_ERR_PROC_ABORTED for `rank` to this node's ranks and to every other node, once;
+  // `heard` once every node's libpmix has it (or a node failed to answer in time).
+  void announce_end(int rank, int exit_code, std::function<void()> heard);
+  void deliver(const pmix::EventNotice& notice, std::function<void(Status)> done);
+  void send_event(const std::vector<int>& nodes, const pmix::EventNotice& notice);
   void modex_answered(uint64_t id, Result<std::string> data);
   void register_namespace(std::function<void(Status)> ready);
   void saw(int rank, pmi::RankState state, const char* call);
@@ -73,6 +86,9 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   uint64_t epoch_ = 0;
   std::map<uint64_t, pmix::RankCall> modex_;  // direct modex asked of other nodes
   uint64_t modex_id_ = 0;
+  std::set<int> announced_;  // local ranks whose abnormal end has been announced
+  std::map<uint64_t, pmix::ControlCall> controls_;  // job controls waiting for other nodes
+  uint64_t control_id_ = 0;
   // Answers to calls of other nodes (and libpmix's registration) may come after this is gone.
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };

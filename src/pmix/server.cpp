@@ -22,19 +22,21 @@
 #include "base/log.hpp"
 #include "base/strings.hpp"
 #include "pmix/app_setup_info.hpp"
+#include "pmix/event_upcalls.hpp"
 #include "pmix/job_info.hpp"
 #include "pmix/module.hpp"
 
 namespace lattice::pmix {
 
 struct Event {
-  enum class Kind { connected, finalized, aborted, fence, modex, unsupported, done } kind;
+  enum class Kind { connected, finalized, aborted, fence, modex, unsupported, done, call } kind;
   std::string nspace;
   int rank = -1;
   int status = 0;
   std::string text;  // abort message, fence blob, operation name, or fetched data
   Completion completion;
-  uint64_t token = 0;  // Kind::done: which of our own requests finished
+  uint64_t token = 0;                         // Kind::done: which of our own requests finished
+  std::function<void(NamespaceEvents*)> run;  // Kind::call (post_call)
 };
 
 namespace {
@@ -83,7 +85,7 @@ void post(Event event) {
 }
 
 Event event(Event::Kind kind, const pmix_proc_t* proc) {
-  Event e{kind, {}, -1, 0, {}, {}, 0};
+  Event e{kind, {}, -1, 0, {}, {}, 0, {}};
   if (proc) {
     e.nspace.assign(proc->nspace, strnlen(proc->nspace, PMIX_MAX_NSLEN));
     e.rank = proc->rank == PMIX_RANK_WILDCARD ? -1 : static_cast<int>(proc->rank);
@@ -194,6 +196,7 @@ pmix_server_module_t make_module() {
   m.unpublish = on_unpublish;
   m.spawn = on_spawn;
   m.connect = on_connect;
+  add_event_upcalls(m);
   return m;
 }
 
@@ -233,12 +236,26 @@ class LibpmixServer final : public Server {
   void release(const RankCall& call) override;
   void local_modex(const std::string& nspace, int rank,
                    std::function<void(Result<std::string>)> done) override;
+  void notify(const std::string& nspace, const EventNotice& notice,
+              std::function<void(Status)> done) override {
+    notify_clients(nspace, notice, std::move(done));
+  }
+  void answer_control(const ControlCall& call, Answer answer) override {
+    answer_control_call(call, answer);
+  }
 
  private:
   std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace
+
+void post_call(std::string nspace, std::function<void(NamespaceEvents*)> run) {
+  Event e = event(Event::Kind::call, nullptr);
+  e.nspace = std::move(nspace);
+  e.run = std::move(run);
+  post(std::move(e));
+}
 
 Result<std::unique_ptr<Server>> start_linked(const ServerOptions& options,
                                              std::function<void()> wake) {
@@ -377,6 +394,10 @@ void LibpmixServer::drain() {
       continue;
     }
     auto it = impl_->namespaces.find(e.nspace);
+    if (e.kind == Event::Kind::call) {
+      e.run(it == impl_->namespaces.end() ? nullptr : it->second);
+      continue;
+    }
     if (it == impl_->namespaces.end()) {
       // A namespace that ended (or never was ours): release whoever waits, with an error.
       if (e.kind == Event::Kind::fence || e.kind == Event::Kind::modex)
@@ -407,6 +428,7 @@ void LibpmixServer::drain() {
           events.unsupported(e.rank, std::move(e.text));
         break;
       case Event::Kind::done:
+      case Event::Kind::call:
         break;
     }
   }
