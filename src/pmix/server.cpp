@@ -21,6 +21,8 @@
 
 #include "base/log.hpp"
 #include "base/strings.hpp"
+#include "pmix/app_setup_info.hpp"
+#include "pmix/event_upcalls.hpp"
 #include "pmix/job_info.hpp"
 #include "pmix/module.hpp"
 #include "pmix/spawn_apps.hpp"
@@ -28,14 +30,25 @@
 namespace lattice::pmix {
 
 struct Event {
-  enum class Kind { connected, finalized, aborted, fence, modex, spawn, unsupported, done } kind;
+  enum class Kind {
+    connected,
+    finalized,
+    aborted,
+    fence,
+    modex,
+    spawn,
+    unsupported,
+    done,
+    call
+  } kind;
   std::string nspace;
   int rank = -1;
   int status = 0;
   std::string text;  // abort message, fence blob, operation name, or fetched data
   Completion completion;
-  uint64_t token = 0;  // Kind::done: which of our own requests finished
-  SpawnCall spawn;     // Kind::spawn
+  uint64_t token = 0;                         // Kind::done: which of our own requests finished
+  std::function<void(NamespaceEvents*)> run;  // Kind::call (post_call)
+  SpawnCall spawn;                            // Kind::spawn
 };
 
 namespace {
@@ -203,6 +216,7 @@ pmix_server_module_t make_module() {
   m.unpublish = on_unpublish;
   m.spawn = on_spawn;
   m.connect = on_connect;
+  add_event_upcalls(m);
   return m;
 }
 
@@ -214,9 +228,12 @@ pmix_proc_t proc_of(const std::string& nspace, int rank) {
 
 void release_string(void* data) { delete static_cast<std::string*>(data); }
 
-void answer_with_data(const Completion& done, bool ok, std::string data) {
+// `none`: no data, as libpmix wants it where there is none (to a collecting fence an empty
+// buffer is one missing its data: gds/base, pmix_gds_base_store_modex).
+void answer_with_data(const Completion& done, bool ok, std::string data, bool none = false) {
   auto fn = reinterpret_cast<pmix_modex_cbfunc_t>(done.fn);
   if (!fn) return;
+  if (none) return fn(ok ? PMIX_SUCCESS : PMIX_ERROR, nullptr, 0, done.data, nullptr, nullptr);
   auto* held = new std::string(std::move(data));  // libpmix releases it when done
   fn(ok ? PMIX_SUCCESS : PMIX_ERROR, held->data(), held->size(), done.data, release_string, held);
 }
@@ -229,6 +246,8 @@ class LibpmixServer final : public Server {
   ~LibpmixServer() override;
   void register_job(const JobLayout& layout, uint32_t uid, uint32_t gid, NamespaceEvents& events,
                     std::function<void(Status)> done) override;
+  void setup_local_support(const std::string& nspace, const std::vector<SetupEntry>& entries,
+                           std::function<void(Status)> done) override;
   Result<std::vector<std::string>> client_environment(const std::string& nspace, int rank) override;
   void deregister_job(const std::string& nspace) override;
   void drain() override;
@@ -238,12 +257,26 @@ class LibpmixServer final : public Server {
   void answer_spawn(const SpawnCall& call, const Result<std::string>& nspace) override;
   void local_modex(const std::string& nspace, int rank,
                    std::function<void(Result<std::string>)> done) override;
+  void notify(const std::string& nspace, const EventNotice& notice,
+              std::function<void(Status)> done) override {
+    notify_clients(nspace, notice, std::move(done));
+  }
+  void answer_control(const ControlCall& call, Answer answer) override {
+    answer_control_call(call, answer);
+  }
 
  private:
   std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace
+
+void post_call(std::string nspace, std::function<void(NamespaceEvents*)> run) {
+  Event e = event(Event::Kind::call, nullptr);
+  e.nspace = std::move(nspace);
+  e.run = std::move(run);
+  post(std::move(e));
+}
 
 Result<std::unique_ptr<Server>> start_linked(const ServerOptions& options,
                                              std::function<void()> wake) {
@@ -323,6 +356,21 @@ void LibpmixServer::register_job(const JobLayout& layout, uint32_t uid, uint32_t
   }
 }
 
+void LibpmixServer::setup_local_support(const std::string& nspace,
+                                        const std::vector<SetupEntry>& entries,
+                                        std::function<void(Status)> done) {
+  auto info = local_support_info(entries);
+  if (!info) return done(info.error());
+  uint64_t token =
+      impl_->expect(nspace, [held = *info, done = std::move(done)](int status, std::string) {
+        if (status == PMIX_SUCCESS || status == PMIX_OPERATION_SUCCEEDED) return done({});
+        done(make_error(cat("PMIx_server_setup_local_support: ", status_text(status))));
+      });
+  pmix_status_t rc = PMIx_server_setup_local_support(nspace.c_str(), (*info)->info(),
+                                                     (*info)->size(), op_done, token_data(token));
+  if (rc != PMIX_SUCCESS) op_done(rc, token_data(token));
+}
+
 Result<std::vector<std::string>> LibpmixServer::client_environment(const std::string& nspace,
                                                                    int rank) {
   pmix_proc_t proc = proc_of(nspace, rank);
@@ -367,6 +415,10 @@ void LibpmixServer::drain() {
       continue;
     }
     auto it = impl_->namespaces.find(e.nspace);
+    if (e.kind == Event::Kind::call) {
+      e.run(it == impl_->namespaces.end() ? nullptr : it->second);
+      continue;
+    }
     if (it == impl_->namespaces.end()) {
       // A namespace that ended (or never was ours): release whoever waits, with an error.
       if (e.kind == Event::Kind::fence || e.kind == Event::Kind::modex)
@@ -402,13 +454,16 @@ void LibpmixServer::drain() {
           events.unsupported(e.rank, std::move(e.text));
         break;
       case Event::Kind::done:
+      case Event::Kind::call:
         break;
     }
   }
 }
 
 void LibpmixServer::answer_fence(const FenceCall& call, bool ok, std::string data) {
-  answer_with_data(call.done, ok, std::move(data));
+  // Nothing new from the other nodes (pmix_blobs.hpp) is a fence answer with no data.
+  const bool none = data.empty();
+  answer_with_data(call.done, ok, std::move(data), none);
 }
 
 void LibpmixServer::answer_modex(const RankCall& call, bool ok, std::string data) {
