@@ -427,6 +427,36 @@ struct PmiName {
   op @1 :NameOp;
   name @2 :Text;
   port @3 :Text;                 # publish: the port; the response to a lookup: the port found
+  # PMIx (PMIx_Publish/Lookup/Unpublish, docs/pmi-wire.md §7.9); all unset for PMI-1/PMI-2,
+  # whose names any rank may unpublish and whose lookups answer at once.
+  pmix @4 :Bool;
+  nspace @5 :Text;               # the asking proc; the head checks that its rank runs on the
+  rank @6 :UInt32;               # asking link's node
+  scope @7 :UInt8;               # who may see a published name, or where a lookup looks (NameScope)
+  firstRead @8 :Bool;            # publish: the name is gone once a lookup has read it
+  waitMs @9 :UInt32;             # lookup: wait up to this long for the name; 0 = answer at once
+}
+
+# PMIx_Connect / PMIx_Disconnect / a fence over some procs only, as one collective across the
+# nodes hosting the procs: each such node's request to the launch's head agent, answered (all of
+# them at once) when every one of those nodes has asked; an error response: why it cannot
+# complete. The asker is the link's node.
+enum PmixCollectiveKind {
+  connect @0;
+  disconnect @1;
+  fence @2;
+}
+
+struct PmixProc {
+  nspace @0 :Text;
+  rank @1 :UInt32;               # 0xfffffffe: every rank of the namespace (PMIX_RANK_WILDCARD)
+}
+
+struct PmixConnect {
+  launchId @0 :Text;
+  kind @1 :PmixCollectiveKind;
+  procs @2 :List(PmixProc);      # the participants, as libpmix gave them
+  data @3 :Data;                 # fence: this node's blob; the response: every node's, joined
 }
 
 # The launcher's stdin for a launch's input rank(s), in order; `eof` ends it. Accepted only from
@@ -536,5 +566,6 @@ struct Envelope {
     allocationEnd @25 :AllocationEnd;             # key holder -> agent, response none
     allocationEnded @26 :AllocationEnded;         # agent -> key holder
     allocationInfo @27 :AllocationInfo;           # user or key holder -> agent, response same
+    pmixConnect @28 :PmixConnect;                 # agent -> head agent, response pmixConnect
   }
 }

@@ -154,6 +154,9 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
     case schema::Envelope::Body::PMI_NAME:
       if (request_id == 0) return;  // nobody would hear the answer
       return name_request(sender, request_id, wire::decode_name(body.getPmiName()));
+    case schema::Envelope::Body::PMIX_CONNECT:
+      if (request_id == 0) return;
+      return collective_request(sender, request_id, wire::decode_collective(body.getPmixConnect()));
     case schema::Envelope::Body::PMIX_MODEX:
       if (request_id == 0) return;
       return modex_request(sender, request_id, wire::decode_modex(body.getPmixModex()));

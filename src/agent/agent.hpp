@@ -79,6 +79,8 @@ class Agent : private NodeLinks::Host, private LaunchRoute::Host, public admin::
   // link they came on.
   void name_request(const Sender& sender, uint64_t request_id, const wire::NameRequest& request);
   void modex_request(const Sender& sender, uint64_t request_id, const wire::ModexRequest& request);
+  void collective_request(const Sender& sender, uint64_t request_id,
+                          Result<wire::CollectiveRequest> request);
   // An escape-hatch message: delivered to its launch when the sender is one of its nodes.
   void exec_message(const std::string& launch_id, const std::string& what, const Sender& sender,
                     const std::function<void(Launch&, int from)>& deliver);

@@ -12,8 +12,14 @@
 namespace lattice::agent {
 
 PmixWireUp::PmixWireUp(const LaunchSpec& spec, const Clock& clock, PmixHost* host, NodeLinks& peers,
-                       WireUpEvents& events)
-    : spec_(spec), clock_(clock), host_(host), peers_(peers), events_(events) {
+                       LaunchNames& names, LaunchConnects& connects, WireUpEvents& events)
+    : spec_(spec),
+      clock_(clock),
+      host_(host),
+      peers_(peers),
+      names_(names),
+      connects_(connects),
+      events_(events) {
   for (int rank : spec.local_ranks())
     ranks_.emplace(rank, pmi::RankStatus{rank, pmi::RankState::waiting, "", 0, 0});
 }
@@ -197,6 +203,7 @@ void PmixWireUp::close() {
   fences_.clear();
   for (auto& [id, call] : modex_) server_->answer_modex(call, false, {});
   modex_.clear();
+  close_names();
   host_->door().forget(nspace());
   server_->deregister_job(nspace());
   server_ = nullptr;

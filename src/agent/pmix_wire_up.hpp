@@ -11,8 +11,11 @@
 #include <string>
 #include <utility>
 
+#include "agent/launch_connects.hpp"
+#include "agent/launch_names.hpp"
 #include "agent/launch_spec.hpp"
 #include "agent/node_links.hpp"
+#include "agent/pmix_procs.hpp"
 #include "agent/wire_up.hpp"
 #include "base/clock.hpp"
 #include "pmix/server.hpp"
@@ -26,7 +29,7 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   // `spec`, `clock`, `peers` and `events` must outlive it; `host` null: this agent serves no
   // PMIx (open() says so).
   PmixWireUp(const LaunchSpec& spec, const Clock& clock, PmixHost* host, NodeLinks& peers,
-             WireUpEvents& events);
+             LaunchNames& names, LaunchConnects& connects, WireUpEvents& events);
   ~PmixWireUp() override { close(); }
 
   Status open(LaunchDir& dir) override;
@@ -52,14 +55,21 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   void fence_entered(pmix::FenceCall call) override;
   void modex_requested(pmix::RankCall call) override;
   void unsupported(int rank, std::string operation) override;
+  // pmix_wire_up_names.cpp: through the launch's name service and its head's collectives.
+  void names_called(pmix::NameCall call) override;
+  void collective_entered(pmix::CollectiveCall call) override;
+  void names_answered(uint64_t id, size_t index, const Result<std::string>& value);
+  void close_names();
   void modex_answered(uint64_t id, Result<std::string> data);
   void saw(int rank, pmi::RankState state, const char* call);
-  std::string nspace() const { return "lattice." + spec_.launch_id; }
+  std::string nspace() const { return launch_nspace(spec_); }
 
   const LaunchSpec& spec_;
   const Clock& clock_;
   PmixHost* host_;
   NodeLinks& peers_;
+  LaunchNames& names_;
+  LaunchConnects& connects_;
   WireUpEvents& events_;
   pmix::Server* server_ = nullptr;  // once open() found it; null again once closed
   std::string tmpdir_;              // the launch's directory
@@ -70,6 +80,16 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   uint64_t epoch_ = 0;
   std::map<uint64_t, pmix::RankCall> modex_;  // direct modex asked of other nodes
   uint64_t modex_id_ = 0;
+  // PMIx name calls and collectives waiting on the launch's head, answered as failed on close.
+  struct NamesPending {
+    pmix::NameCall call;
+    size_t left = 0;                                         // names not yet answered
+    std::vector<std::pair<std::string, std::string>> found;  // lookup
+    std::string error;                                       // the first failure
+  };
+  std::map<uint64_t, NamesPending> names_pending_;
+  std::map<uint64_t, pmix::CollectiveCall> collectives_;
+  uint64_t call_id_ = 0;
   // Answers to calls of other nodes (and libpmix's registration) may come after this is gone.
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };

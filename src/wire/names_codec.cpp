@@ -18,6 +18,15 @@ NameRequest decode_name(schema::PmiName::Reader m) {
   }
   out.name = m.getName();
   out.port = m.getPort();
+  out.pmix = m.getPmix();
+  if (out.pmix) {
+    out.nspace = m.getNspace();
+    // Ranks above INT_MAX name nobody: the head finds no node for them.
+    out.rank = m.getRank() > 0x7fffffffu ? -1 : static_cast<int>(m.getRank());
+    out.scope = m.getScope();
+    out.first_read = m.getFirstRead();
+    out.wait_ms = m.getWaitMs();
+  }
   return out;
 }
 
@@ -30,6 +39,14 @@ rpc::Outgoing name_request(const NameRequest& request) {
                                                  : schema::NameOp::LOOKUP);
   m.setName(request.name);
   m.setPort(request.port);
+  if (request.pmix) {
+    m.setPmix(true);
+    m.setNspace(request.nspace);
+    m.setRank(static_cast<uint32_t>(request.rank));
+    m.setScope(request.scope);
+    m.setFirstRead(request.first_read);
+    m.setWaitMs(request.wait_ms);
+  }
   return msg;
 }
 

@@ -3,6 +3,7 @@
 // why not).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "base/result.hpp"
@@ -17,6 +18,13 @@ struct NameRequest {
   pmi::NameOp op = pmi::NameOp::lookup;
   std::string name;
   std::string port;  // publish: the port
+  // PMIx only (lattice.capnp's PmiName says what each means); the head checks them.
+  bool pmix = false;
+  std::string nspace;
+  int rank = -1;
+  uint8_t scope = 0;  // agent::NameScope
+  bool first_read = false;
+  uint32_t wait_ms = 0;
 };
 
 rpc::Outgoing name_request(const NameRequest& request);
