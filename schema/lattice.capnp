@@ -435,6 +435,7 @@ struct PmiName {
   scope @7 :UInt8;               # who may see a published name, or where a lookup looks (NameScope)
   firstRead @8 :Bool;            # publish: the name is gone once a lookup has read it
   waitMs @9 :UInt32;             # lookup: wait up to this long for the name; 0 = answer at once
+  value @10 :Data;               # PMIx, in place of port: the value published, or found (binary)
 }
 
 # PMIx_Connect / PMIx_Disconnect / a fence over some procs only, as one collective across the

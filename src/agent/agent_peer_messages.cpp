@@ -50,11 +50,12 @@ void Agent::name_request(const Sender& sender, uint64_t request_id,
   }
   // A PMIx lookup may wait for its name: the answer may come after the link has gone.
   entry->launch->name_asked(
-      *from, request, [this, conn = sender.conn, request_id](const Result<std::string>& port) {
+      *from, request,
+      [this, conn = sender.conn, request_id, pmix = request.pmix](const Result<std::string>& port) {
         link::Connection* link = connection(conn);
         if (!link) return;
         if (port)
-          link->session().respond(request_id, wire::name_answer(port.value()));
+          link->session().respond(request_id, wire::name_answer(port.value(), pmix));
         else
           link->session().respond_error(request_id, port.error().message);
       });

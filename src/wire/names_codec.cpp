@@ -1,5 +1,7 @@
 #include "wire/names_codec.hpp"
 
+#include "rpc/bytes.hpp"
+
 namespace lattice::wire {
 
 NameRequest decode_name(schema::PmiName::Reader m) {
@@ -17,8 +19,8 @@ NameRequest decode_name(schema::PmiName::Reader m) {
       break;  // lookups change nothing: the safe reading
   }
   out.name = m.getName();
-  out.port = m.getPort();
   out.pmix = m.getPmix();
+  out.port = out.pmix ? rpc::as_string(m.getValue()) : std::string(m.getPort());
   if (out.pmix) {
     out.nspace = m.getNspace();
     // Ranks above INT_MAX name nobody: the head finds no node for them.
@@ -38,8 +40,8 @@ rpc::Outgoing name_request(const NameRequest& request) {
           : request.op == pmi::NameOp::unpublish ? schema::NameOp::UNPUBLISH
                                                  : schema::NameOp::LOOKUP);
   m.setName(request.name);
-  m.setPort(request.port);
   if (request.pmix) {
+    m.setValue(rpc::as_data(request.port));
     m.setPmix(true);
     m.setNspace(request.nspace);
     m.setRank(static_cast<uint32_t>(request.rank));
@@ -50,9 +52,13 @@ rpc::Outgoing name_request(const NameRequest& request) {
   return msg;
 }
 
-rpc::Outgoing name_answer(const std::string& port) {
+rpc::Outgoing name_answer(const std::string& port, bool pmix) {
   rpc::Outgoing msg;
-  msg.envelope().initBody().initPmiName().setPort(port);
+  auto m = msg.envelope().initBody().initPmiName();
+  if (pmix)
+    m.setValue(rpc::as_data(port));
+  else
+    m.setPort(port);
   return msg;
 }
 
@@ -60,7 +66,8 @@ Result<std::string> decode_name_answer(const Result<schema::Envelope::Reader>& r
   if (!reply) return reply.error();
   auto body = reply->getBody();
   if (!body.isPmiName()) return make_error("the head's answer to a name request is no PmiName");
-  return std::string(body.getPmiName().getPort());
+  auto m = body.getPmiName();
+  return m.hasValue() ? rpc::as_string(m.getValue()) : std::string(m.getPort());
 }
 
 }  // namespace lattice::wire

@@ -29,7 +29,8 @@ struct NameRequest {
 
 rpc::Outgoing name_request(const NameRequest& request);
 NameRequest decode_name(schema::PmiName::Reader m);
-rpc::Outgoing name_answer(const std::string& port);
+// PMIx values travel as bytes (Open MPI publishes binary ones), PMI ports as text.
+rpc::Outgoing name_answer(const std::string& port, bool pmix = false);
 // The port from the head's response, or why there is none (its error, or the call's).
 Result<std::string> decode_name_answer(const Result<schema::Envelope::Reader>& reply);
 
