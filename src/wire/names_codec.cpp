@@ -40,6 +40,7 @@ rpc::Outgoing name_request(const NameRequest& request) {
           : request.op == pmi::NameOp::unpublish ? schema::NameOp::UNPUBLISH
                                                  : schema::NameOp::LOOKUP);
   m.setName(request.name);
+  if (!request.pmix) m.setPort(request.port);
   if (request.pmix) {
     m.setValue(rpc::as_data(request.port));
     m.setPmix(true);

@@ -187,6 +187,16 @@ std::vector<Outgoing> one_of_each_body() {
         n.setName("svc");
       },
       [](auto b) {
+        auto c = b.initPmixConnect();
+        c.setLaunchId("job-1");
+        c.setKind(schema::PmixCollectiveKind::DISCONNECT);
+        auto procs = c.initProcs(2);
+        procs[0].setNspace("lattice.job-1");
+        procs[0].setRank(0);
+        procs[1].setNspace("lattice.job-1");
+        procs[1].setRank(0xfffffffe);
+      },
+      [](auto b) {
         auto r = b.initExecRequest();
         r.setToken("00ff");
         r.setNode("n2");
