@@ -427,7 +427,7 @@ struct PmiName {
   op @1 :NameOp;
   name @2 :Text;
   port @3 :Text;                 # publish: the port; the response to a lookup: the port found
-  # PMIx (PMIx_Publish/Lookup/Unpublish, docs/pmi-wire.md §7.9); all unset for PMI-1/PMI-2,
+  # PMIx (PMIx_Publish/Lookup/Unpublish, docs/pmi-wire.md §7); all unset for PMI-1/PMI-2,
   # whose names any rank may unpublish and whose lookups answer at once.
   pmix @4 :Bool;
   nspace @5 :Text;               # the asking proc; the head checks that its rank runs on the

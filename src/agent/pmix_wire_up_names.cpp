@@ -1,4 +1,4 @@
-// PmixWireUp's share of Open MPI's dynamic processes (docs/pmi-wire.md §7.9): PMIx_Publish /
+// PmixWireUp's share of Open MPI's dynamic processes (pmi-wire.md §7): PMIx_Publish /
 // Lookup / Unpublish through the launch's name service (one request per name), and
 // PMIx_Connect / Disconnect / fences over some procs through the launch head's collectives.
 #include <algorithm>

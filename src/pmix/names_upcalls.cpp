@@ -37,7 +37,7 @@ bool directive(const pmix_info_t& info, NameCall& call) {
     return true;
   }
   if (PMIX_CHECK_KEY(&info, PMIX_PERSISTENCE)) {
-    // Every other persistence ends with the launch, which holds the names (§7.9).
+    // Every other persistence ends with the launch, which holds the names (pmi-wire.md §7).
     if (info.value.type == PMIX_PERSIST)
       call.first_read = info.value.data.persist == PMIX_PERSIST_FIRST_READ;
     return true;

@@ -36,7 +36,7 @@ struct RankCall {
   Completion done;
 };
 
-// PMIx_Publish / PMIx_Lookup / PMIx_Unpublish of one client (docs/pmi-wire.md §7.9).
+// PMIx_Publish / PMIx_Lookup / PMIx_Unpublish of one client (pmi-wire.md §7).
 struct NameCall {
   enum class Op { publish, lookup, unpublish } op = Op::lookup;
   // Who may see a publish, or where a lookup looks (PMIx's range): the job's launch, the
