@@ -34,6 +34,8 @@ class LaunchConnects {
   void enter(wire::CollectiveRequest request, Answer answer);
   // Node `from`'s entry (this node's own too), at the head.
   void asked(int from, wire::CollectiveRequest request, Answer answer);
+  // Node `node` is gone (at the head): the collectives it takes part in fail.
+  void node_lost(int node, const std::string& why) { deliver(tally_.node_lost(node, why)); }
 
  private:
   void deliver(std::vector<ConnectTally::Answer> answers);
