@@ -379,6 +379,52 @@ struct PmixModex {
   data @2 :Data;                 # the response: libpmix's blob for that rank
 }
 
+# PMIx events between the agents of a launch (docs/pmi-wire.md §7, events): an event a rank raised
+# with a range beyond its node (PMIx_Notify_event), or a rank's abnormal end, sent by the
+# source rank's node to every node the range covers, each of which hands it to libpmix for its
+# own ranks. A rank's event goes as a notification; a rank's end as a call, answered (empty)
+# once libpmix there has it. The sending node is the link's identity, and the source rank must
+# be one of its ranks.
+struct PmixEvent {
+  launchId @0 :Text;
+  code @1 :Int32;                # the PMIx status code of the event
+  sourceRank @2 :UInt32;         # the rank that raised it (of the launch's namespace)
+  range @3 :UInt8;               # pmix_data_range_t as raised
+  info @4 :List(PmixInfo);       # what came with it (bounded; values of carried types only)
+}
+
+struct PmixInfo {
+  key @0 :Text;
+  pmixType @1 :UInt16;           # pmix_data_type_t of the value, restored on delivery
+  value :union {
+    flag @2 :Bool;
+    integer @3 :Int64;
+    text @4 :Text;
+    procs @5 :List(PmixProc);    # one (PMIX_PROC) or an array of them
+  }
+}
+
+struct PmixProc {
+  nspace @0 :Text;
+  rank @1 :UInt32;               # PMIx's own rank value (wildcard: 0xfffffffe)
+}
+
+# PMIx job control across a launch: the node of a rank that called PMIx_Job_control asks each
+# node holding target ranks to act on its own ranks of the same launch (the link's node must be
+# a node of the launch). The empty response says it was done.
+enum PmixControlAction {
+  signal @0;
+  kill @1;
+  terminate @2;
+}
+
+struct PmixControl {
+  launchId @0 :Text;
+  action @1 :PmixControlAction;
+  signal @2 :Int32;              # for `signal`
+  ranks @3 :List(UInt32);        # the targets among the node's ranks; empty: all of them
+}
+
 # The escape hatch (lattice-mpi-launcher): a command run on one node of a launch, as the launch's
 # user, for an MPI launcher (mpiexec.hydra, Open MPI's mpirun) started inside it instead of ssh.
 # The asking node is the link's authenticated identity; events are accepted only from the node
@@ -446,11 +492,6 @@ enum PmixCollectiveKind {
   connect @0;
   disconnect @1;
   fence @2;
-}
-
-struct PmixProc {
-  nspace @0 :Text;
-  rank @1 :UInt32;               # 0xfffffffe: every rank of the namespace (PMIX_RANK_WILDCARD)
 }
 
 struct PmixConnect {
@@ -568,5 +609,7 @@ struct Envelope {
     allocationEnded @26 :AllocationEnded;         # agent -> key holder
     allocationInfo @27 :AllocationInfo;           # user or key holder -> agent, response same
     pmixConnect @28 :PmixConnect;                 # agent -> head agent, response pmixConnect
+    pmixEvent @29 :PmixEvent;                     # agent -> agent (a rank's end: response empty)
+    pmixControl @30 :PmixControl;                 # agent -> agent, response empty
   }
 }

@@ -160,6 +160,11 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
     case schema::Envelope::Body::PMIX_MODEX:
       if (request_id == 0) return;
       return modex_request(sender, request_id, wire::decode_modex(body.getPmixModex()));
+    case schema::Envelope::Body::PMIX_EVENT:
+      return pmix_event(sender, request_id, body.getPmixEvent());
+    case schema::Envelope::Body::PMIX_CONTROL:
+      if (request_id == 0) return;
+      return pmix_control(sender, request_id, body.getPmixControl());
     case schema::Envelope::Body::REMOTE_EXEC: {
       auto command = lattice::wire::decode_remote_exec(body.getRemoteExec());
       if (!find_launch(command.launch_id)) return refuse_late_exec(command, sender);

@@ -81,6 +81,9 @@ class Agent : private NodeLinks::Host, private LaunchRoute::Host, public admin::
   void modex_request(const Sender& sender, uint64_t request_id, const wire::ModexRequest& request);
   void collective_request(const Sender& sender, uint64_t request_id,
                           Result<wire::CollectiveRequest> request);
+  // A PMIx event or job control from another node of a launch.
+  void pmix_event(const Sender& sender, uint64_t request_id, schema::PmixEvent::Reader reader);
+  void pmix_control(const Sender& sender, uint64_t request_id, schema::PmixControl::Reader reader);
   // An escape-hatch message: delivered to its launch when the sender is one of its nodes.
   void exec_message(const std::string& launch_id, const std::string& what, const Sender& sender,
                     const std::function<void(Launch&, int from)>& deliver);

@@ -2,6 +2,7 @@
 // launch), name and direct-modex calls, escape-hatch messages. Each is judged against the
 // sender's proven place in the launch (authority.hpp) before the launch sees it.
 #include "agent/agent.hpp"
+#include "agent/pmix_messages.hpp"
 #include "base/log.hpp"
 #include "wire/connect_codec.hpp"
 #include "wire/exec_codec.hpp"
@@ -117,6 +118,58 @@ void Agent::modex_request(const Sender& sender, uint64_t request_id,
                                else
                                  link->session().respond_error(request_id, data.error().message);
                              });
+}
+
+void Agent::pmix_event(const Sender& sender, uint64_t request_id,
+                       schema::PmixEvent::Reader reader) {
+  // A call (a rank's end) is answered once this node's ranks have the event, or why not.
+  auto answer = [this, conn = sender.conn, request_id](Status done) {
+    link::Connection* link = request_id ? connection(conn) : nullptr;
+    if (!link) return;
+    if (done)
+      link->session().respond(request_id, rpc::Outgoing());
+    else
+      link->session().respond_error(request_id, done.error().message);
+  };
+  auto message = decode_pmix_event(reader);
+  if (!message) {
+    LAT_LOG(warn, "pmix", message.error().message, " (from ", secure::describe(sender.identity),
+            "): dropped");
+    return answer(message.error());
+  }
+  // An event for a launch that ended here has nobody left to hear it.
+  LaunchEntry* entry = find_launch(message->launch_id);
+  if (!entry) return answer(make_error(cat("no launch '", message->launch_id, "' here")));
+  auto from = member_node(entry->launch->spec(), sender, "a PMIx event");
+  if (!from) {
+    LAT_LOG(warn, "auth", from.error().message);
+    return answer(from.error());
+  }
+  entry->launch->pmix_event(*from, message->notice,
+                            [answer, id = message->launch_id](Status delivered) {
+                              if (!delivered)
+                                LAT_LOG(warn, "pmix", id, ": ", delivered.error().message);
+                              answer(std::move(delivered));
+                            });
+}
+
+void Agent::pmix_control(const Sender& sender, uint64_t request_id,
+                         schema::PmixControl::Reader reader) {
+  rpc::Session& session = *session_of(sender.conn);
+  auto message = decode_pmix_control(reader);
+  if (!message) return session.respond_error(request_id, message.error().message);
+  LaunchEntry* entry = find_launch(message->launch_id);
+  if (!entry)
+    return session.respond_error(request_id, cat("no launch '", message->launch_id, "' on ",
+                                                 config_.node_id, " (ended here?)"));
+  auto from = member_node(entry->launch->spec(), sender, "a PMIx job control");
+  if (!from) {
+    LAT_LOG(warn, "auth", from.error().message);
+    return session.respond_error(request_id, from.error().message);
+  }
+  if (auto done = entry->launch->pmix_control(*from, std::move(*message)); !done)
+    return session.respond_error(request_id, done.error().message);
+  session.respond(request_id, rpc::Outgoing());
 }
 
 void Agent::exec_message(const std::string& launch_id, const std::string& what,

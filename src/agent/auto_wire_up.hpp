@@ -48,6 +48,20 @@ class AutoWireUp final : public WireUp {
   uint64_t fence_epoch() const override;
   std::vector<int> ranks_not_in_fence() const override;
   void modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer) override;
+  // PMIx's events and job control, when this node serves PMIx.
+  void rank_ended(int rank, proc::ExitStatus status, std::function<void()> heard) override {
+    if (!pmix_) return heard();
+    pmix_->rank_ended(rank, status, std::move(heard));
+  }
+  void event_received(int from, const pmix::EventNotice& notice,
+                      std::function<void(Status)> done) override {
+    if (!pmix_) return WireUp::event_received(from, notice, std::move(done));
+    pmix_->event_received(from, notice, std::move(done));
+  }
+  Status control_received(int from, PmixControlMessage message) override {
+    return pmix_ ? pmix_->control_received(from, std::move(message))
+                 : WireUp::control_received(from, std::move(message));
+  }
   void close() override;
 
  private:
@@ -72,6 +86,12 @@ class AutoWireUp final : public WireUp {
     }
     void rank_notice(int rank, std::string line) override {
       owner_.events_.rank_notice(rank, std::move(line));
+    }
+    void signal_ranks(const std::vector<int>& ranks, int signum) override {
+      owner_.events_.signal_ranks(ranks, signum);
+    }
+    void after_notice(std::function<void()> then) override {
+      owner_.events_.after_notice(std::move(then));
     }
 
    private:

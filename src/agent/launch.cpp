@@ -275,13 +275,24 @@ void Launch::rank_exited(int rank, int pid, net::ExitInfo info) {
       out_of_memory_or({static_cast<int>(info.exit_status), info.term_signal});
   LAT_LOG(debug, "launch", spec_.launch_id, ": ", where(rank), " ", proc::describe(status));
   sink_.rank_exited(*this, rank, pid, status);
+  // Ranks ending because the launch already failed are no news to anybody.
+  const bool news = !failing();
   auto actions = policy_.exited(rank, status, wire_up_->finalize_missing(rank));
   if (!ranks_.any_running()) {
     times_.exited_us = elapsed_us();
     // At once, not at the end: a stray that holds the ranks' output pipes would hold the end.
     if (!hatch_.running()) sweep_strays();
   }
-  run(std::move(actions));
+  if (!news) return run(std::move(actions));
+  // What the exit makes the launch do (kill the others) waits until they have heard of it; the
+  // wire-up, which the launch owns, calls back only while it lives.
+  wire_up_->rank_ended(rank, status,
+                       [this, actions = std::move(actions)]() mutable { run(std::move(actions)); });
+}
+
+void Launch::after_notice(std::function<void()> then) {
+  auto& timer = notice_timers_.emplace_back(std::make_unique<net::Timer>(loop_));
+  timer->start(kEndNoticeMs, 0, std::move(then));
 }
 
 void Launch::sweep_strays() {

@@ -117,6 +117,13 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   // A direct modex from node `from` (as its link proved; authority.hpp): `answer` gets the
   // rank's data, or why there is none, later; it may outlive the launch.
   void modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer);
+  // A PMIx event or job control from node `from` (as its link proved).
+  void pmix_event(int from, const pmix::EventNotice& notice, std::function<void(Status)> done) {
+    wire_up_->event_received(from, notice, std::move(done));
+  }
+  Status pmix_control(int from, PmixControlMessage message) {
+    return wire_up_->control_received(from, std::move(message));
+  }
   // A piece of the launcher's stdin for this node's input rank(s); `eof` ends it.
   void input(std::string data, bool eof);
   // The launcher reads slower than the ranks write: stop reading their output (their writes
@@ -177,6 +184,10 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   void rank_notice(int rank, std::string line) override {
     sink_.output(*this, rank, true, std::move(line));
   }
+  void signal_ranks(const std::vector<int>& ranks, int signum) override {
+    for (int rank : ranks) ranks_.kill_rank(rank, signum);
+  }
+  void after_notice(std::function<void()> then) override;
 
   // LaunchHatch::Host (and ended(), failing())
   Result<std::unique_ptr<net::Process>> start_command(
@@ -241,6 +252,7 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   net::Timer watch_timer_;
   net::Timer links_timer_;  // holds the neighbours' links if no rank has started PMI by then
   net::Timer spawn_timer_;
+  std::vector<std::unique_ptr<net::Timer>> notice_timers_;  // after_notice's, kept to the end
   // The job's user as this node has it, once learned (or why it could not be), and whether
   // spawn_all() is waiting for that.
   std::unique_ptr<UserLookup> user_lookup_;

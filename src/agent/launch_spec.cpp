@@ -1,9 +1,11 @@
 #include "agent/launch_spec.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "base/strings.hpp"
 #include "config/config.hpp"
+#include "pmix/app_setup.hpp"
 #include "proc/environment.hpp"
 #include "secure/identity.hpp"
 
@@ -173,6 +175,37 @@ Result<uint64_t> node_memory_limit(const wire::LaunchRequest& r, size_t local_ra
   return r.memory_per_cpu * cpus;
 }
 
+namespace {
+
+// RFC0029's setup data (pmix/app_setup.hpp): for a PMIx launch only, each entry one of libpmix's
+// own settings (PMIX_MCA_*), which the ranks get as if the request named them, except that the
+// name is PMIx's to give; for a root job those naming plugins are hooks (proc/environment.hpp).
+Result<std::vector<pmix::SetupEntry>> pmix_setup_of(const wire::LaunchRequest& r, wire::PmiMode pmi,
+                                                    const proc::EnvRules& rules) {
+  if (r.vendor.empty()) return std::vector<pmix::SetupEntry>{};
+  if (pmi != wire::PmiMode::pmix)
+    return make_error("PMIx setup data (AppSetup.vendor) in a launch that is not --pmi pmix");
+  auto entries = pmix::decode_app_setup(r.vendor);
+  if (!entries) return entries.error();
+  for (const auto& entry : *entries) {
+    if (entry.key != pmix::kSetEnvarKey || entry.envars.size() != 1)
+      return make_error(
+          cat("PMIx setup data under '", entry.key, "', which Lattice does not carry"));
+    const auto& e = entry.envars.front();
+    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    if (!starts_with(e.name, pmix::kForwardedPrefix) ||
+        e.name.size() == std::string_view(pmix::kForwardedPrefix).size() ||
+        !std::all_of(e.name.begin(), e.name.end(), word))
+      return make_error(cat("PMIx setup data may set libpmix's settings (", pmix::kForwardedPrefix,
+                            "*) only, not ", e.name));
+    if (std::string refusal = rules.hook_refusal(e.name, e.value); !refusal.empty())
+      return make_error(cat("PMIx setup data: ", refusal));
+  }
+  return entries;
+}
+
+}  // namespace
+
 Result<LaunchSpec> make_launch_spec(const wire::LaunchRequest& r, const LaunchDefaults& defaults) {
   LaunchSpec spec;
   spec.launch_id = r.launch_id;
@@ -224,13 +257,13 @@ Result<LaunchSpec> make_launch_spec(const wire::LaunchRequest& r, const LaunchDe
   if (auto allowed = check_user(*user, defaults); !allowed) return allowed.error();
   spec.user = std::move(user.value());
 
-  if (!r.vendor.empty())
-    return make_error(cat("vendor setup data (PMIx_server_setup_application) is not supported by ",
-                          defaults.node_id, " yet"));
   std::vector<std::pair<std::string, std::string>> harvested = r.harvested;
   // Hooks are refused where the request names them (--env, --export NAME=VALUE) and left out
   // with a word to the launcher where --export took them from its environment.
   const proc::EnvRules rules{spec.user.uid == 0, defaults.root_env_allowed};
+  auto setup = pmix_setup_of(r, spec.pmi, rules);
+  if (!setup) return setup.error();
+  spec.pmix_setup = std::move(setup.value());
   auto left_out = proc::leave_out_hooks(harvested, rules);
   if (!left_out) return left_out.error();
   spec.env_left_out = std::move(left_out.value());

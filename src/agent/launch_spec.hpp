@@ -14,6 +14,7 @@
 #include "base/result.hpp"
 #include "config/fence_defaults.hpp"
 #include "fence/tree.hpp"
+#include "pmix/app_setup_codec.hpp"
 #include "proc/cpu_binding.hpp"
 #include "proc/gpus.hpp"
 #include "proc/resource_limits.hpp"
@@ -80,6 +81,8 @@ struct LaunchSpec {
   proc::GpuRequest gpus;
   RankScheduling sched = RankScheduling::automatic;
   std::optional<CxiCredentials> cxi;  // none: the launch runs without CXI
+  // RFC0029: the launcher's PMIx_server_setup_application data, checked (pmix/app_setup.hpp).
+  std::vector<pmix::SetupEntry> pmix_setup;
   // What ranks take from the launcher, as this agent propagates it (srun's umask and
   // PropagateResourceLimits); none: the agent's own.
   std::optional<uint32_t> umask;

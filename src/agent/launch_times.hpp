@@ -18,5 +18,8 @@ constexpr uint64_t kStrayGraceMs = kPolicyTimes.grace_ms;
 constexpr uint64_t kWatchPeriodMs = 200;
 // Links to the fence neighbours are held from the first rank's wire-up, or after this.
 constexpr uint64_t kNeighbourLinksAfterMs = 1000;
+// A PMIx rank's abnormal end that ends the launch: once every node's libpmix has the event, the
+// survivors get this long to react (log, checkpoint) before they are killed.
+constexpr uint64_t kEndNoticeMs = 1000;
 
 }  // namespace lattice::agent

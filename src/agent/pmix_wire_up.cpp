@@ -1,6 +1,7 @@
 #include "agent/pmix_wire_up.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "agent/pmix_blobs.hpp"
 #include "agent/pmix_host.hpp"
@@ -19,7 +20,8 @@ PmixWireUp::PmixWireUp(const LaunchSpec& spec, const Clock& clock, PmixHost* hos
       peers_(peers),
       names_(names),
       connects_(connects),
-      events_(events) {
+      events_(events),
+      blobs_(spec.node_index) {
   for (int rank : spec.local_ranks())
     ranks_.emplace(rank, pmi::RankStatus{rank, pmi::RankState::waiting, "", 0, 0});
 }
@@ -34,9 +36,25 @@ Status PmixWireUp::open(LaunchDir& dir) {
   return {};
 }
 
-// Spawning waits for libpmix to know the namespace and every local rank; the answer comes on a
-// later loop turn.
+// Spawning waits for libpmix to have set up what the launcher's setup data asks (RFC0029), then
+// to know the namespace and every local rank; the answers come on later loop turns.
 void PmixWireUp::prepare(std::function<void(Status)> ready) {
+  if (spec_.pmix_setup.empty()) return register_namespace(std::move(ready));
+  std::string names;
+  for (const auto& entry : spec_.pmix_setup)
+    for (const auto& e : entry.envars) names += cat(names.empty() ? "" : ",", e.name);
+  LAT_LOG(debug, "pmix", spec_.launch_id, ": PMIx_server_setup_local_support with ",
+          spec_.pmix_setup.size(), " entries setting [", names, "]");
+  server_->setup_local_support(
+      nspace(), spec_.pmix_setup,
+      [this, alive = std::weak_ptr<int>(alive_), ready = std::move(ready)](Status s) mutable {
+        if (alive.expired()) return;
+        if (!s) return ready(std::move(s));
+        register_namespace(std::move(ready));
+      });
+}
+
+void PmixWireUp::register_namespace(std::function<void(Status)> ready) {
   pmix::JobLayout layout;
   layout.nspace = nspace();
   layout.jobid = spec_.launch_id;
@@ -61,7 +79,13 @@ Status PmixWireUp::rank_environment(int rank, proc::RankEnvInput& in, net::Spawn
   auto env = server_->client_environment(nspace(), rank);
   if (!env) return env.error();
   in.wireup = proc::RankEnvInput::Wireup::pmix;
-  in.pmix_env = std::move(env.value());
+  // What the setup data sets (RFC0029), which libpmix 4.2.2's setup_local_support leaves to its
+  // host, as PRRTE sets it; libpmix's own variables after it, so that they win.
+  in.pmix_env.clear();
+  for (const auto& entry : spec_.pmix_setup)
+    for (const auto& e : entry.envars) in.pmix_env.push_back(cat(e.name, "=", e.value));
+  in.pmix_env.insert(in.pmix_env.end(), std::make_move_iterator(env->begin()),
+                     std::make_move_iterator(env->end()));
   in.session_dir = tmpdir_;
   return {};
 }
@@ -88,16 +112,21 @@ void PmixWireUp::client_finalized(pmix::RankCall call) {
 void PmixWireUp::client_aborted(pmix::RankCall call, int status, std::string message) {
   // Open MPI's MPI_Abort passes "N/A" when it has nothing to say: no message, then.
   if (message == "N/A") message.clear();
-  events_.rank_aborted(call.rank, status, std::move(message));
-  server_->release(call);  // the client then exits; its status is already decided
+  // The launch acts on it (kills the others) once they have heard of it and had time to react.
+  announce_end(call.rank, status, [this, call, status, message = std::move(message)]() mutable {
+    events_.after_notice([this, call, status, message = std::move(message)]() mutable {
+      events_.rank_aborted(call.rank, status, std::move(message));
+      if (server_) server_->release(call);  // the client then exits; its status is decided
+    });
+  });
 }
 
 // libpmix calls its host once per fence for all of this node's ranks.
 void PmixWireUp::fence_entered(pmix::FenceCall call) {
   uint64_t epoch = ++epoch_;
-  pmi::KvList contribution = pmix_contribution(spec_.node_index, call.data);
   LAT_LOG(debug, "fence", spec_.launch_id, ": PMIx fence ", epoch, " entered with ",
           call.data.size(), " bytes");
+  pmi::KvList contribution = blobs_.contribution(std::move(call.data));
   for (auto& [rank, status] : ranks_) {
     if (status.state == pmi::RankState::finalized) continue;
     saw(rank, pmi::RankState::in_fence, "PMIx_Fence");
@@ -114,7 +143,7 @@ void PmixWireUp::fence_complete(uint64_t epoch, KvStore merged) {
   fences_.erase(it);
   for (auto& [rank, status] : ranks_)
     if (status.state == pmi::RankState::in_fence) status.state = pmi::RankState::initialized;
-  auto all = pmix_fence_data(merged.entries);
+  auto all = blobs_.fence_data(merged.entries);
   if (!all) {
     LAT_LOG(warn, "fence", spec_.launch_id, ": PMIx fence ", epoch, ": ", all.error().message);
     server_->answer_fence(call, false, {});
@@ -187,6 +216,7 @@ void PmixWireUp::modex_asked(int, int rank, std::function<void(Result<std::strin
     return answer(make_error(cat("rank ", rank, " does not run on ",
                                  spec_.peers[static_cast<size_t>(spec_.node_index)].node_id)));
   if (!server_) return answer(make_error(cat("launch ", spec_.launch_id, " has ended here")));
+  blobs_.served_outside_fence();
   server_->local_modex(nspace(), rank, std::move(answer));
 }
 
@@ -203,6 +233,8 @@ void PmixWireUp::close() {
   fences_.clear();
   for (auto& [id, call] : modex_) server_->answer_modex(call, false, {});
   modex_.clear();
+  for (auto& [id, call] : controls_) server_->answer_control(call, pmix::Answer::error);
+  controls_.clear();
   close_names();
   host_->door().forget(nspace());
   server_->deregister_job(nspace());

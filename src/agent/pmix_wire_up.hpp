@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -15,6 +16,7 @@
 #include "agent/launch_names.hpp"
 #include "agent/launch_spec.hpp"
 #include "agent/node_links.hpp"
+#include "agent/pmix_blobs.hpp"
 #include "agent/pmix_procs.hpp"
 #include "agent/wire_up.hpp"
 #include "base/clock.hpp"
@@ -45,6 +47,11 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   uint64_t fence_epoch() const override { return epoch_; }
   std::vector<int> ranks_not_in_fence() const override { return {}; }  // libpmix's to know
   void modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer) override;
+  // Events and job control across the launch's nodes (pmix_wire_up_events.cpp).
+  void rank_ended(int rank, proc::ExitStatus status, std::function<void()> heard) override;
+  void event_received(int from, const pmix::EventNotice& notice,
+                      std::function<void(Status)> done) override;
+  Status control_received(int from, PmixControlMessage message) override;
   void close() override;
 
  private:
@@ -60,7 +67,15 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   void collective_entered(pmix::CollectiveCall call) override;
   void names_answered(uint64_t id, size_t index, const Result<std::string>& value);
   void close_names();
+  void event_raised(pmix::EventNotice notice) override;
+  void control_asked(pmix::ControlCall call) override;
+  // PMIX_ERR_PROC_ABORTED for `rank` to this node's ranks and to every other node, once;
+  // `heard` once every node's libpmix has it (or a node failed to answer in time).
+  void announce_end(int rank, int exit_code, std::function<void()> heard);
+  void deliver(const pmix::EventNotice& notice, std::function<void(Status)> done);
+  void send_event(const std::vector<int>& nodes, const pmix::EventNotice& notice);
   void modex_answered(uint64_t id, Result<std::string> data);
+  void register_namespace(std::function<void(Status)> ready);
   void saw(int rank, pmi::RankState state, const char* call);
   std::string nspace() const { return launch_nspace(spec_); }
 
@@ -73,6 +88,7 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   WireUpEvents& events_;
   pmix::Server* server_ = nullptr;  // once open() found it; null again once closed
   std::string tmpdir_;              // the launch's directory
+  PmixBlobs blobs_;                 // what this node's fences carried
   // Each local rank as libpmix showed it (its last call, for stragglers and the admin socket).
   std::map<int, pmi::RankStatus> ranks_;
   // This node's fences in flight by epoch: the call to answer, and when it was entered.
@@ -90,6 +106,9 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   std::map<uint64_t, NamesPending> names_pending_;
   std::map<uint64_t, pmix::CollectiveCall> collectives_;
   uint64_t call_id_ = 0;
+  std::set<int> announced_;  // local ranks whose abnormal end has been announced
+  std::map<uint64_t, pmix::ControlCall> controls_;  // job controls waiting for other nodes
+  uint64_t control_id_ = 0;
   // Answers to calls of other nodes (and libpmix's registration) may come after this is gone.
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };

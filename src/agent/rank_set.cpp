@@ -114,6 +114,11 @@ void RankSet::kill(int signum) {
     if (rank->process && !rank->process->exited()) rank->process->kill_group(signum);
 }
 
+void RankSet::kill_rank(int rank, int signum) {
+  for (auto& r : ranks_)
+    if (r->rank == rank && r->process && !r->process->exited()) r->process->kill_group(signum);
+}
+
 void RankSet::input(const std::string& data, bool eof) {
   input_received_ += data.size();
   bool waiting = false;  // an input rank of this node not started yet

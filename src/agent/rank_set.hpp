@@ -62,8 +62,9 @@ class RankSet {
   void input(const std::string& data, bool eof);
   void pause_output();
   void resume_output();
-  void close_output();    // the policy gave up waiting for pipes a grandchild holds
-  void kill(int signum);  // every rank still running, with its process group
+  void close_output();                   // the policy gave up waiting for pipes a grandchild holds
+  void kill(int signum);                 // every rank still running, with its process group
+  void kill_rank(int rank, int signum);  // one of them, if it still runs
 
   std::vector<std::string> bindings() const;      // "RANK:CPUS" of each bound rank
   std::vector<std::pair<int, int>> pids() const;  // (rank, pid)

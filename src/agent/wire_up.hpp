@@ -12,11 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "agent/pmix_messages.hpp"
 #include "base/kv_store.hpp"
 #include "base/result.hpp"
 #include "net/process.hpp"
 #include "pmi/server.hpp"
+#include "pmix/server.hpp"
 #include "proc/environment.hpp"
+#include "proc/exit_status.hpp"
 
 namespace lattice::agent {
 
@@ -42,6 +45,11 @@ class WireUpEvents {
   virtual void fence_unusable(uint64_t epoch, std::string message) = 0;
   // A line for the rank's stderr, from the agent (what its library asked that is refused).
   virtual void rank_notice(int rank, std::string line) = 0;
+  // PMIx job control: `signum` to each of `ranks` (this node's) still running.
+  virtual void signal_ranks(const std::vector<int>& ranks, int signum) = 0;
+  // `then` after the time the ranks get to react to a rank's end before the launch kills them
+  // (kEndNoticeMs), unless the launch ends first.
+  virtual void after_notice(std::function<void()> then) = 0;
 };
 
 // The fence this node's ranks are parked in, and since when (ms, the launch clock's).
@@ -77,6 +85,19 @@ class WireUp {
   virtual std::vector<int> ranks_not_in_fence() const = 0;  // a pending fence still waits for
   // Another node (`from`) asks for `rank`'s data, which lives here (direct modex).
   virtual void modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer) = 0;
+  // A local rank ended while the launch was not failing: `heard` runs (now, or on a later
+  // turn) once the ranks that listen, on every node, have been told of an abnormal end (PMIx
+  // events), so that the launch acts on it only then.
+  virtual void rank_ended(int, proc::ExitStatus, std::function<void()> heard) { heard(); }
+  // Node `from` (as its link proved) passes on an event one of its ranks raised, or the end of
+  // one of its ranks: `done` once this node's ranks have it (or why not). Or it asks this node
+  // to signal its ranks (PMIx job control).
+  virtual void event_received(int, const pmix::EventNotice&, std::function<void(Status)> done) {
+    done(make_error("PMIx events reach only the ranks of a --pmi pmix launch"));
+  }
+  virtual Status control_received(int, PmixControlMessage) {
+    return make_error("PMIx job control acts only on the ranks of a --pmi pmix launch");
+  }
   // The launch ended: whatever waits is answered with a failure, and the doors close.
   virtual void close() = 0;
 };

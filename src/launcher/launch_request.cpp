@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "base/hostlist.hpp"
+#include "base/log.hpp"
 #include "launcher/job.hpp"
+#include "launcher/pmix_app_setup.hpp"
 #include "proc/environment.hpp"
 #include "proc/resource_limits.hpp"
 
@@ -42,6 +44,13 @@ Result<JobRequest> job_request(const LaunchOptions& options, JobUserInfo user) {
                      std::move(exported->assigned)};
   request.umask = proc::own_umask();
   request.limits = proc::own_soft_limits();
+  if (options.pmi == wire::PmiMode::pmix) {
+    auto setup = pmix_app_setup(request.launch_id, request.user.uid, options.exports);
+    if (setup)
+      request.pmix_setup = std::move(setup.value());
+    else  // the agents can still serve the launch: only libpmix's fabric setup is missing
+      LAT_LOG(warn, "pmix", "no PMIx setup data for the ranks: ", setup.error().message);
+  }
   return request;
 }
 
@@ -67,6 +76,7 @@ wire::LaunchRequest launch_request(const LaunchOptions& options, const JobReques
                                            static_cast<uint32_t>(app.segment_ranks())});
   }
   req.harvested = request.exported;
+  req.vendor = request.pmix_setup;
   req.pmi = options.pmi;
   req.peer_list = peer_list(peers);
   if (!req.peer_list) req.peers = peers;

@@ -30,10 +30,13 @@ struct JobRequest {
   // What ranks inherit from this launcher, as srun's tasks: its umask and soft limits.
   uint32_t umask = 022;
   std::vector<proc::Limit> limits = {};
+  // --pmi pmix: libpmix's setup data for the launch's namespace (AppSetup.vendor, RFC0029).
+  std::string pmix_setup = {};
 };
 
 // What one launch of `user` sends besides the options: a new launch id, what --export takes
-// from this process's environment, its umask and soft limits (srun's tasks inherit them).
+// from this process's environment, its umask and soft limits (srun's tasks inherit them), and
+// for --pmi pmix what libpmix's PMIx_server_setup_application returns (pmix_app_setup.hpp).
 Result<JobRequest> job_request(const LaunchOptions& options, JobUserInfo user);
 
 // The request for every node of `peers` (by node index; address each with node_index). The

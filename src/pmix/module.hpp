@@ -13,6 +13,7 @@
 
 #include "base/log.hpp"
 #include "base/result.hpp"
+#include "pmix/app_setup.hpp"
 #include "pmix/server.hpp"
 
 namespace lattice::pmix {
@@ -35,6 +36,17 @@ struct ModuleStart {
 };
 
 using ModuleEntry = void (*)(ModuleStart& start);
+
+// The launcher's entry: RFC0029's PMIx_server_setup_application (app_setup.hpp).
+inline constexpr const char* kAppSetupEntry = "lattice_pmix_app_setup_v1";
+
+struct AppSetupCall {
+  std::string version;  // as ModuleStart's
+  const AppSetupAsk* ask = nullptr;
+  Result<AppSetupAnswer>* result = nullptr;
+};
+
+using AppSetupEntry = void (*)(AppSetupCall& call);
 
 // Inside the module (or a test linked with libpmix): starts the server in this process.
 Result<std::unique_ptr<Server>> start_linked(const ServerOptions& options,

@@ -20,3 +20,16 @@ extern "C" __attribute__((visibility("default"))) void lattice_pmix_module_start
 }
 
 static_assert(std::is_same_v<decltype(&lattice_pmix_module_start_v1), lattice::pmix::ModuleEntry>);
+
+extern "C" __attribute__((visibility("default"))) void lattice_pmix_app_setup_v1(
+    lattice::pmix::AppSetupCall& call) {
+  using namespace lattice;
+  if (call.version != LATTICE_VERSION) {
+    *call.result = make_error(cat(pmix::kModuleFile, " is of Lattice ", LATTICE_VERSION,
+                                  ", the launcher of ", call.version));
+    return;
+  }
+  *call.result = pmix::setup_application_linked(*call.ask);
+}
+
+static_assert(std::is_same_v<decltype(&lattice_pmix_app_setup_v1), lattice::pmix::AppSetupEntry>);

@@ -21,6 +21,8 @@
 
 #include "base/log.hpp"
 #include "base/strings.hpp"
+#include "pmix/app_setup_info.hpp"
+#include "pmix/event_upcalls.hpp"
 #include "pmix/job_info.hpp"
 #include "pmix/module.hpp"
 #include "pmix/names_upcalls.hpp"
@@ -37,7 +39,8 @@ struct Event {
     unsupported,
     names,
     collective,
-    done
+    done,
+    call
   } kind;
   std::string nspace;
   int rank = -1;
@@ -47,6 +50,7 @@ struct Event {
   uint64_t token = 0;                          // Kind::done: which of our own requests finished
   std::shared_ptr<NameCall> names;             // Kind::names
   std::shared_ptr<CollectiveCall> collective;  // Kind::collective
+  std::function<void(NamespaceEvents*)> run;   // Kind::call (post_call)
 };
 
 namespace {
@@ -95,7 +99,7 @@ void post(Event event) {
 }
 
 Event event(Event::Kind kind, const pmix_proc_t* proc) {
-  Event e{kind, {}, -1, 0, {}, {}, 0, nullptr, nullptr};
+  Event e{kind, {}, -1, 0, {}, {}, 0, nullptr, nullptr, {}};
   if (proc) {
     e.nspace.assign(proc->nspace, strnlen(proc->nspace, PMIX_MAX_NSLEN));
     e.rank = proc->rank == PMIX_RANK_WILDCARD ? -1 : static_cast<int>(proc->rank);
@@ -192,6 +196,7 @@ pmix_server_module_t make_module() {
   m.spawn = on_spawn;
   m.connect = on_connect;
   m.disconnect = on_disconnect;
+  add_event_upcalls(m);
   return m;
 }
 
@@ -203,9 +208,12 @@ pmix_proc_t proc_of(const std::string& nspace, int rank) {
 
 void release_string(void* data) { delete static_cast<std::string*>(data); }
 
-void answer_with_data(const Completion& done, bool ok, std::string data) {
+// `none`: no data, as libpmix wants it where there is none (to a collecting fence an empty
+// buffer is one missing its data: gds/base, pmix_gds_base_store_modex).
+void answer_with_data(const Completion& done, bool ok, std::string data, bool none = false) {
   auto fn = reinterpret_cast<pmix_modex_cbfunc_t>(done.fn);
   if (!fn) return;
+  if (none) return fn(ok ? PMIX_SUCCESS : PMIX_ERROR, nullptr, 0, done.data, nullptr, nullptr);
   auto* held = new std::string(std::move(data));  // libpmix releases it when done
   fn(ok ? PMIX_SUCCESS : PMIX_ERROR, held->data(), held->size(), done.data, release_string, held);
 }
@@ -237,6 +245,8 @@ class LibpmixServer final : public Server {
   ~LibpmixServer() override;
   void register_job(const JobLayout& layout, uint32_t uid, uint32_t gid, NamespaceEvents& events,
                     std::function<void(Status)> done) override;
+  void setup_local_support(const std::string& nspace, const std::vector<SetupEntry>& entries,
+                           std::function<void(Status)> done) override;
   Result<std::vector<std::string>> client_environment(const std::string& nspace, int rank) override;
   void deregister_job(const std::string& nspace) override;
   void drain() override;
@@ -253,12 +263,26 @@ class LibpmixServer final : public Server {
   }
   void local_modex(const std::string& nspace, int rank,
                    std::function<void(Result<std::string>)> done) override;
+  void notify(const std::string& nspace, const EventNotice& notice,
+              std::function<void(Status)> done) override {
+    notify_clients(nspace, notice, std::move(done));
+  }
+  void answer_control(const ControlCall& call, Answer answer) override {
+    answer_control_call(call, answer);
+  }
 
  private:
   std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace
+
+void post_call(std::string nspace, std::function<void(NamespaceEvents*)> run) {
+  Event e = event(Event::Kind::call, nullptr);
+  e.nspace = std::move(nspace);
+  e.run = std::move(run);
+  post(std::move(e));
+}
 
 Result<std::unique_ptr<Server>> start_linked(const ServerOptions& options,
                                              std::function<void()> wake) {
@@ -338,6 +362,21 @@ void LibpmixServer::register_job(const JobLayout& layout, uint32_t uid, uint32_t
   }
 }
 
+void LibpmixServer::setup_local_support(const std::string& nspace,
+                                        const std::vector<SetupEntry>& entries,
+                                        std::function<void(Status)> done) {
+  auto info = local_support_info(entries);
+  if (!info) return done(info.error());
+  uint64_t token =
+      impl_->expect(nspace, [held = *info, done = std::move(done)](int status, std::string) {
+        if (status == PMIX_SUCCESS || status == PMIX_OPERATION_SUCCEEDED) return done({});
+        done(make_error(cat("PMIx_server_setup_local_support: ", status_text(status))));
+      });
+  pmix_status_t rc = PMIx_server_setup_local_support(nspace.c_str(), (*info)->info(),
+                                                     (*info)->size(), op_done, token_data(token));
+  if (rc != PMIX_SUCCESS) op_done(rc, token_data(token));
+}
+
 Result<std::vector<std::string>> LibpmixServer::client_environment(const std::string& nspace,
                                                                    int rank) {
   pmix_proc_t proc = proc_of(nspace, rank);
@@ -382,6 +421,10 @@ void LibpmixServer::drain() {
       continue;
     }
     auto it = impl_->namespaces.find(e.nspace);
+    if (e.kind == Event::Kind::call) {
+      e.run(it == impl_->namespaces.end() ? nullptr : it->second);
+      continue;
+    }
     if (it == impl_->namespaces.end()) {
       // A namespace that ended (or never was ours): release whoever waits, with an error.
       if (e.kind == Event::Kind::fence || e.kind == Event::Kind::modex)
@@ -422,13 +465,16 @@ void LibpmixServer::drain() {
         events.collective_entered(std::move(*e.collective));
         break;
       case Event::Kind::done:
+      case Event::Kind::call:
         break;
     }
   }
 }
 
 void LibpmixServer::answer_fence(const FenceCall& call, bool ok, std::string data) {
-  answer_with_data(call.done, ok, std::move(data));
+  // Nothing new from the other nodes (pmix_blobs.hpp) is a fence answer with no data.
+  const bool none = data.empty();
+  answer_with_data(call.done, ok, std::move(data), none);
 }
 
 void LibpmixServer::answer_modex(const RankCall& call, bool ok, std::string data) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "pmix/app_setup_codec.hpp"
 
 namespace lattice::pmix {
 
@@ -68,6 +69,70 @@ struct CollectiveCall {
   Completion done;
 };
 
+// A process as PMIx names it; `rank` is PMIx's own value (kRankWildcard: every rank).
+struct ProcId {
+  std::string nspace;
+  uint32_t rank = 0;
+};
+inline constexpr uint32_t kRankWildcard = 0xfffffffeu;  // PMIX_RANK_WILDCARD
+
+// One entry of an info list as it travels between agents: only flags, integers, strings and
+// processes are carried (event_values.cpp says which PMIx types those are).
+struct InfoValue {
+  enum class Kind : uint8_t { flag, integer, text, procs };
+  std::string key;
+  uint16_t pmix_type = 0;  // restored as is on delivery
+  Kind kind = Kind::flag;
+  int64_t number = 0;  // flag (0/1) and integer
+  std::string text;
+  std::vector<ProcId> procs;  // one for PMIX_PROC, any number for an array of them
+};
+
+// Bounds on what an event carries (a rank's list beyond them is cut, and the cut logged).
+inline constexpr size_t kMaxEventInfos = 32;
+inline constexpr size_t kMaxEventText = 4096;  // per string, key or nspace
+inline constexpr size_t kMaxEventProcs = 256;  // per value
+
+// The PMIx values the agent raises events with (checked against pmix.h in event_upcalls.cpp).
+inline constexpr int kProcAborted = -7;                      // PMIX_ERR_PROC_ABORTED
+inline constexpr uint16_t kTypeInt = 6;                      // PMIX_INT
+inline constexpr uint16_t kTypeProc = 22;                    // PMIX_PROC
+inline constexpr uint16_t kTypeDataArray = 39;               // PMIX_DATA_ARRAY
+inline constexpr const char* kAffectedProc = "pmix.evproc";  // PMIX_EVENT_AFFECTED_PROC
+inline constexpr const char* kExitCode = "pmix.exit.code";   // PMIX_EXIT_CODE
+
+// pmix_data_range_t's values.
+enum class EventRange : uint8_t {
+  undefined = 0,
+  rm = 1,
+  local = 2,
+  nspace = 3,
+  session = 4,
+  global = 5,
+  custom = 6,
+  proc_local = 7,
+};
+
+// An event raised by a rank of the namespace (or for it: a rank's abnormal end).
+struct EventNotice {
+  int code = 0;
+  uint32_t source_rank = 0;  // in the namespace
+  uint8_t range = 0;         // pmix_data_range_t (EventRange)
+  std::vector<InfoValue> info;
+};
+
+// What a rank asked of PMIx_Job_control.
+enum class ControlAction { signal, kill, terminate };
+struct ControlCall {
+  int requester = -1;
+  std::vector<ProcId> targets;  // as named (any namespace: the launch judges)
+  std::vector<InfoValue> directives;
+  Completion done;
+};
+
+// Answers to a job control, by what PMIx says of them.
+enum class Answer { success, not_supported, bad_param, not_found, error };
+
 // What a namespace's clients do, delivered on the loop by Server::drain.
 class NamespaceEvents {
  public:
@@ -81,6 +146,11 @@ class NamespaceEvents {
   virtual void fence_entered(FenceCall call) = 0;
   // A local client needs `call.rank`'s data, which lives on another node.
   virtual void modex_requested(RankCall call) = 0;
+  // A rank's PMIx_Notify_event whose range goes beyond this node (libpmix has delivered it
+  // here already); answered already.
+  virtual void event_raised(EventNotice notice) = 0;
+  // PMIx_Job_control(_nb) of one of its ranks: answer with Server::answer_control.
+  virtual void control_asked(ControlCall call) = 0;
   // spawn, ... were refused; said once per operation and rank.
   virtual void unsupported(int rank, std::string operation) = 0;
   virtual void names_called(NameCall call) = 0;
@@ -119,6 +189,11 @@ class Server {
   // drain(). Until deregister_job, the namespace's events go to `events`.
   virtual void register_job(const JobLayout& layout, uint32_t uid, uint32_t gid,
                             NamespaceEvents& events, std::function<void(Status)> done) = 0;
+  // RFC0029: the launcher's setup data for `nspace`, checked by the agent, handed to
+  // PMIx_server_setup_local_support (app_setup.hpp); `done` runs from a later drain().
+  virtual void setup_local_support(const std::string& nspace,
+                                   const std::vector<SetupEntry>& entries,
+                                   std::function<void(Status)> done) = 0;
   // What a rank needs in its environment to reach this server (PMIx_server_setup_fork).
   virtual Result<std::vector<std::string>> client_environment(const std::string& nspace,
                                                               int rank) = 0;
@@ -140,6 +215,11 @@ class Server {
       const Result<std::vector<std::pair<std::string, std::string>>>& found) = 0;
   // A collective: every participating node's data joined (a fence), or a failure.
   virtual void answer_collective(const CollectiveCall& call, bool ok, std::string data) = 0;
+  // Hands `notice` to this node's clients of `nspace` (PMIx_Notify_event, its source kept); `done`
+  // runs from a later drain() once libpmix has it.
+  virtual void notify(const std::string& nspace, const EventNotice& notice,
+                      std::function<void(Status)> done) = 0;
+  virtual void answer_control(const ControlCall& call, Answer answer) = 0;
   // Fetches what local `rank` of `nspace` put, for a direct modex from another node.
   virtual void local_modex(const std::string& nspace, int rank,
                            std::function<void(Result<std::string>)> done) = 0;

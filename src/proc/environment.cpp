@@ -89,6 +89,7 @@ constexpr Hook kHooks[] = {
     {"KRB5_CONFIG", "Kerberos"},
     {"FI_PROVIDER_PATH", "libfabric"},
     {"OMPI_MCA_mca_*", "Open MPI"},
+    {"PMIX_MCA_mca_*", "OpenPMIx"},  // only PMIx setup data sets PMIX_* (agent/launch_spec.cpp)
     {"OPAL_*", "Open MPI"},
     {"HWLOC_PLUGINS_PATH", "hwloc"},
     {"OMP_TOOL_LIBRARIES", "OpenMP"},

@@ -184,11 +184,11 @@ void peer_pmix_seeds(const std::filesystem::path& dir) {
   const std::string links("\x03\x00\x00\x00\x00\x00\x00\x00", 8);
   pmi::KvList merged;
   for (int node = 0; node < 4; ++node) {
-    auto part = agent::pmix_contribution(node, "libpmix blob of node " + std::to_string(node));
+    auto part = agent::PmixBlobs(node).contribution("libpmix blob of node " + std::to_string(node));
     merged.insert(merged.end(), part.begin(), part.end());
   }
   write_seed(dir, "fence_up_and_down",
-             links + chunk_frames(3, false, 1, agent::pmix_contribution(3, "blob of n3")) +
+             links + chunk_frames(3, false, 1, agent::PmixBlobs(3).contribution("blob of n3")) +
                  chunk_frames(0, true, 1, merged));
 
   fence::Chunk none;

@@ -3,10 +3,12 @@
 // merged stores carry, and direct modex requests and answers (PmixModex). Each message is
 // decoded as the agent decodes it, judged by the authority rules for the link it came on, and
 // then goes where the agent sends it: fence chunks into this node's real TreeFence (its
-// fence::Reducer), every merged store a fence completes through pmix_fence_data, as libpmix's
-// answer, and a modex request into the answer the agent would send back. PMIx collectives
-// (PmixConnect) and PMIx name requests (PmiName) go, as at the launch's head, through the
-// authority rules into a real ConnectTally (participant_nodes) and NameRegistry, whose answers
+// fence::Reducer), every merged store a fence completes through PmixBlobs::fence_data, as libpmix's
+// answer, and a modex request into the answer the agent would send back; PMIx events (PmixEvent)
+// and job control (PmixControl) are decoded, judged by the link's node, and planned as the
+// wire-up plans them (the nodes a range reaches, the ranks a control acts on here). PMIx
+// collectives (PmixConnect) and PMIx name requests (PmiName) go, as at the launch's head, through
+// the authority rules into a real ConnectTally (participant_nodes) and NameRegistry, whose answers
 // must name only requests they were given.
 // The launch: 8 ranks on n0..n3 (two each), fanout 2, this agent is n1 (parent n0, child n3);
 // its own ranks enter each fence as soon as the previous one completed.
@@ -17,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +28,8 @@
 #include "agent/connect_tally.hpp"
 #include "agent/name_registry.hpp"
 #include "agent/pmix_blobs.hpp"
+#include "agent/pmix_events.hpp"
+#include "agent/pmix_messages.hpp"
 #include "agent/pmix_procs.hpp"
 #include "agent/tree_fence.hpp"
 #include "base/strings.hpp"
@@ -85,6 +90,7 @@ void check_sent(rpc::Outgoing& msg, int self) {
 struct Node {
   const LaunchSpec spec = launch();
   net::Loop loop;
+  std::optional<PmixBlobs> blobs;
   std::unique_ptr<TreeFence> fence;
   uint64_t completed = 0;
   size_t sink = 0;
@@ -114,11 +120,12 @@ struct Node {
 
   void enter(uint64_t epoch) {
     if (epoch <= kMaxEpochs)
-      fence->enter(epoch, pmix_contribution(spec.node_index, cat("blob of n1, fence ", epoch)));
+      fence->enter(epoch, blobs->contribution(cat("blob of n1, fence ", epoch)));
   }
 
   void start() {
     completed = 0;
+    blobs.emplace(spec.node_index);
     fence = std::make_unique<TreeFence>(
         loop, spec.launch_id, spec.node_index, spec.fence_tree(),
         [this](const std::vector<int>& nodes, rpc::Outgoing message) {
@@ -128,10 +135,11 @@ struct Node {
         [this](uint64_t epoch, KvStore merged) {
           require(epoch == completed + 1, "fences complete once each, in order");
           completed = epoch;
-          size_t hex = 0;
-          for (const auto& [key, value] : merged.entries) hex += value.size();
-          auto data = pmix_fence_data(merged.entries);
-          require(!data || data->size() * 2 == hex, "a blob's size");
+          size_t others = 0;
+          for (const auto& [key, value] : merged.entries)
+            if (key != cat("pmix.", spec.node_index)) others += value.size();
+          auto data = blobs->fence_data(merged.entries);
+          require(!data || data->size() == others, "a blob's size");
           if (data) sink += data->size();
           enter(epoch + 1);
         },
@@ -200,6 +208,39 @@ struct Node {
       auto answer = wire::modex_answer("local data");
       auto back = wire::decode_modex_answer(answer.envelope().asReader());
       require(back.ok() && *back == "local data", "a modex answer reads back as sent");
+    } else if (body.isPmixEvent()) {
+      auto event = decode_pmix_event(body.getPmixEvent());
+      if (!event) return;
+      require(event->notice.info.size() <= pmix::kMaxEventInfos, "an event's info is bounded");
+      for (const auto& v : event->notice.info)
+        require(v.text.size() <= pmix::kMaxEventText && v.procs.size() <= pmix::kMaxEventProcs,
+                "an event's values are bounded");
+      // Re-encoded as this node passes it on, it decodes to the same event.
+      auto again = pmix_event_message(*event);
+      auto back = decode_pmix_event(again.envelope().asReader().getBody().getPmixEvent());
+      require(back && back->notice.info.size() == event->notice.info.size(),
+              "an event reads back as sent");
+      if (event->launch_id != spec.launch_id) return;
+      auto from = member_node(spec, sender, "a PMIx event");
+      if (!from) return;
+      // As PmixWireUp::event_received: only the sender's own ranks raise its events.
+      uint32_t source = event->notice.source_rank;
+      if (source >= static_cast<uint32_t>(spec.world_size) || spec.rank_nodes[source] != *from)
+        return;
+      auto nodes = event_nodes(event->notice, "lattice.job-1", spec.rank_nodes, spec.node_index);
+      if (nodes)
+        for (int n : *nodes)
+          require(n >= 0 && n < spec.nnodes() && n != spec.node_index, "an event's nodes");
+    } else if (body.isPmixControl()) {
+      auto control = decode_pmix_control(body.getPmixControl());
+      if (!control || control->launch_id != spec.launch_id) return;
+      if (!member_node(spec, sender, "a PMIx job control")) return;
+      int signum = control_signal(control->action, control->signum);
+      require(signum > 0 && signum < 65, "a control's signal");
+      // As PmixWireUp::control_received: every rank named must be this node's.
+      for (int rank : control->ranks)
+        if (rank >= spec.world_size || spec.rank_nodes[static_cast<size_t>(rank)] != 1) return;
+      sink += control->ranks.size();
     }
   }
 };

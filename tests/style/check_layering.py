@@ -31,9 +31,10 @@ ALLOWED = {
     "agent": {"base", "pmi", "pmix", "fence", "proc", "policy", "config", "admin", "rpc", "net",
               "secure", "link", "wire"},
     # fence/ for its tree's shape: a relayed launch travels down the fence tree; admin/ for the
-    # admin socket's protocol, whose client `lattice admin` is.
+    # admin socket's protocol, whose client `lattice admin` is; pmix/ for the loader of
+    # libpmix's PMIx_server_setup_application (RFC0029).
     "launcher": {"base", "proc", "policy", "config", "rpc", "net", "secure", "link", "wire",
-                 "fabric", "fence", "admin"},
+                 "fabric", "fence", "admin", "pmix"},
 }
 
 # Third-party headers (by prefix) and the layers that may include them.

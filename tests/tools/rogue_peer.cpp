@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,7 +44,8 @@ namespace {
 
 const char* kUsage =
     "usage: lattice-test-rogue --key FILE --identity ROLE:NAME --connect HOST:PORT\n"
-    "                          [--launch ID] [--env NAME=VALUE]... ACTION [ARGS...]\n"
+    "                          [--launch ID] [--env NAME=VALUE]... [--pmi pmix]\n"
+    "                          [--vendor-file PATH] ACTION [ARGS...]\n"
     "       lattice-test-rogue --key FILE --identity agent:NAME --listen HOST:PORT\n"
     "                          forge-exit OWN_RANK RANK NODE STATUS DELAY_MS\n"
     "actions: abort | signal SIG | fence EPOCH FROM [up|down] KEY=VALUE... |\n"
@@ -64,6 +67,8 @@ struct Args {
   int port = 0;
   bool listen = false;
   std::vector<std::string> env;  // NAME=VALUE, for the ranks of a seed-launch
+  bool pmix = false;             // --pmi pmix: a seed-launch for Open MPI's PMIx
+  std::string vendor_file;       // its AppSetup.vendor: this file's bytes (RFC0029's data)
   std::vector<std::string> rest;
 };
 
@@ -81,6 +86,10 @@ bool parse(int argc, char** argv, Args& a) {
       a.env.push_back(v);
     else if (flag == "--door")
       a.door = v;
+    else if (flag == "--pmi" && v == "pmix")
+      a.pmix = true;
+    else if (flag == "--vendor-file")
+      a.vendor_file = v;
     else if (flag == "--connect" || flag == "--listen") {
       a.listen = flag == "--listen";
       if (a.listen && v.size() > 2 && v.compare(v.size() - 2, 2, ":0") == 0) {
@@ -297,7 +306,13 @@ class Rogue {
       env[i].setName(args_.env[i].substr(0, eq));
       env[i].setValue(eq == std::string::npos ? "" : args_.env[i].substr(eq + 1));
     }
-    req.setPmiMode(schema::PmiMode::PMI2);  // MPICH's
+    req.setPmiMode(args_.pmix ? schema::PmiMode::PMIX : schema::PmiMode::PMI2);  // else MPICH's
+    if (!args_.vendor_file.empty()) {
+      std::ifstream in(args_.vendor_file, std::ios::binary);
+      std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      req.initAppSetup().setVendor(
+          capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(bytes.data()), bytes.size()));
+    }
     auto list = req.initPeers(static_cast<unsigned>(peers->size()));
     for (unsigned i = 0; i < list.size(); ++i) {
       const wire::PeerInfo& peer = (*peers)[i];

@@ -3,6 +3,8 @@
 #include <capnp/message.h>
 #include <doctest/doctest.h>
 
+#include "pmix/app_setup_codec.hpp"
+
 using namespace lattice;
 using namespace lattice::agent;
 
@@ -121,12 +123,52 @@ TEST_CASE("setup data that cannot be applied is refused, not dropped") {
   auto spec = reserved.decode();
   REQUIRE_FALSE(spec);
   CHECK(spec.error().message.find("PMI_RANK") != std::string::npos);
-  Request vendor;
-  const capnp::byte blob[] = {1, 2, 3};
-  vendor.r.initAppSetup().setVendor(capnp::Data::Reader(blob, sizeof blob));
-  auto refused = vendor.decode();
-  REQUIRE_FALSE(refused);
-  CHECK(refused.error().message.find("vendor setup data") != std::string::npos);
+}
+
+namespace {
+std::string setup_error(Request& req, const std::string& bytes) {
+  req.r.initAppSetup().setVendor(
+      capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(bytes.data()), bytes.size()));
+  auto spec = req.decode();
+  return spec ? "" : spec.error().message;
+}
+std::string set_envar(const std::string& name, const std::string& value) {
+  return pmix::encode_app_setup({{"pmix.envar.set", {{name, value, ':'}}}});
+}
+}  // namespace
+
+TEST_CASE("PMIx setup data (RFC0029): libpmix's settings for a PMIx launch, checked") {
+  Request req;
+  req.r.setPmiMode(schema::PmiMode::PMIX);
+  CHECK(setup_error(req, set_envar("PMIX_MCA_ptl_base_verbose", "5")) == "");
+  auto spec = req.decode();
+  REQUIRE_MESSAGE(spec, spec.error().message);
+  REQUIRE(spec->pmix_setup.size() == 1);
+  CHECK(spec->pmix_setup[0].envars[0].name == "PMIX_MCA_ptl_base_verbose");
+
+  CHECK(setup_error(req, std::string("\1\2\3", 3)) ==
+        "PMIx setup data in an unknown form (not Lattice's LPS1)");
+  CHECK(setup_error(req, pmix::encode_app_setup({{"pmix.pnet.opa.blob", {}}})) ==
+        "PMIx setup data under 'pmix.pnet.opa.blob', which Lattice does not carry");
+  CHECK(setup_error(req, set_envar("PMIX_SERVER_URI", "x")) ==
+        "PMIx setup data may set libpmix's settings (PMIX_MCA_*) only, not PMIX_SERVER_URI");
+  CHECK(setup_error(req, set_envar("LD_PRELOAD", "x")) ==
+        "PMIx setup data may set libpmix's settings (PMIX_MCA_*) only, not LD_PRELOAD");
+  CHECK(setup_error(req, set_envar("PMIX_MCA_", "x")) ==
+        "PMIx setup data may set libpmix's settings (PMIX_MCA_*) only, not PMIX_MCA_");
+  // alice may load plugins into her own ranks; a root job may not be given the hook.
+  CHECK(setup_error(req, set_envar("PMIX_MCA_mca_base_component_path", "/tmp/p")) == "");
+  req.r.getUser().setUid(0);
+  req.r.getUser().setName("root");
+  req.defaults.allow_root_jobs = true;
+  CHECK(setup_error(req, set_envar("PMIX_MCA_mca_base_component_path", "/tmp/p")) ==
+        "PMIx setup data: environment variable PMIX_MCA_mca_base_component_path may not be set for "
+        "a job running as root: a hook of OpenPMIx (an agent's security.allow_root_job_env may "
+        "allow it)");
+
+  Request pmi2;
+  CHECK(setup_error(pmi2, set_envar("PMIX_MCA_a", "1")) ==
+        "PMIx setup data (AppSetup.vendor) in a launch that is not --pmi pmix");
 }
 
 TEST_CASE("a relayed request names its fanout and its launcher") {

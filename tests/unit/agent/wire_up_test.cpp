@@ -57,6 +57,8 @@ class Events : public WireUpEvents {
   }
   void fence_unusable(uint64_t, std::string) override {}
   void rank_notice(int, std::string) override {}
+  void signal_ranks(const std::vector<int>&, int) override {}
+  void after_notice(std::function<void()> then) override { then(); }
 
   LaunchFence* fence = nullptr;
   std::vector<int> initialized, finalized;

@@ -142,6 +142,31 @@ std::vector<Outgoing> one_of_each_body() {
         m.setData(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>("blob"), 4));
       },
       [](auto b) {
+        auto e = b.initPmixEvent();
+        e.setLaunchId("job-1");
+        e.setCode(-7);
+        e.setSourceRank(1);
+        e.setRange(3);
+        auto info = e.initInfo(2);
+        info[0].setKey("pmix.evproc");
+        info[0].setPmixType(22);
+        auto procs = info[0].getValue().initProcs(1);
+        procs[0].setNspace("lattice.job-1");
+        procs[0].setRank(1);
+        info[1].setKey("pmix.exit.code");
+        info[1].setPmixType(6);
+        info[1].getValue().setInteger(3);
+      },
+      [](auto b) {
+        auto c = b.initPmixControl();
+        c.setLaunchId("job-1");
+        c.setAction(schema::PmixControlAction::SIGNAL);
+        c.setSignal(10);
+        auto ranks = c.initRanks(2);
+        ranks.set(0, 2);
+        ranks.set(1, 3);
+      },
+      [](auto b) {
         auto e = b.initRemoteExec();
         e.setLaunchId("job-1");
         e.setExecId(2);

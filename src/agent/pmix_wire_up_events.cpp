@@ -1,0 +1,190 @@
+// PMIx events and job control across a launch's nodes (docs/pmi-wire.md §7, events): a rank's event
+// whose range goes beyond its node is sent to the nodes the range reaches, whose agents hand
+// it to libpmix with its source; a rank's abnormal end is announced the same way
+// (PMIX_ERR_PROC_ABORTED naming it) before the launch acts on it; PMIx_Job_control signals the
+// named ranks on their own nodes.
+#include <memory>
+
+#include "agent/pmix_events.hpp"
+#include "agent/pmix_wire_up.hpp"
+#include "base/log.hpp"
+#include "base/strings.hpp"
+
+namespace lattice::agent {
+
+namespace {
+
+// How long a rank's abnormal end waits for the other nodes to say their ranks have it.
+constexpr uint64_t kEndHeardTimeoutMs = 5000;
+
+}  // namespace
+
+void PmixWireUp::deliver(const pmix::EventNotice& notice, std::function<void(Status)> done) {
+  if (!server_) return done(make_error(cat("launch ", spec_.launch_id, " has ended here")));
+  server_->notify(nspace(), launch_scoped(notice, nspace()),
+                  [id = spec_.launch_id, code = notice.code, done = std::move(done)](Status s) {
+                    if (!s)
+                      LAT_LOG(warn, "pmix", id, ": event ", code,
+                              " not delivered here: ", s.error().message);
+                    done(std::move(s));
+                  });
+}
+
+void PmixWireUp::send_event(const std::vector<int>& nodes, const pmix::EventNotice& notice) {
+  for (int node : nodes)
+    peers_.send(spec_.peers[static_cast<size_t>(node)],
+                pmix_event_message(PmixEventMessage{spec_.launch_id, notice}));
+}
+
+void PmixWireUp::event_raised(pmix::EventNotice notice) {
+  auto nodes = event_nodes(notice, nspace(), spec_.rank_nodes, spec_.node_index);
+  if (!nodes) {
+    // libpmix has answered the rank already (it delivered the event here): the refusal can
+    // only be said.
+    LAT_LOG(warn, "pmix", spec_.launch_id, ": rank ", notice.source_rank, "'s event ", notice.code,
+            " stays on this node: ", nodes.error().message);
+    if (notice.source_rank < static_cast<uint32_t>(spec_.world_size))
+      events_.rank_notice(
+          static_cast<int>(notice.source_rank),
+          cat("lattice: PMIx_Notify_event reached only this node: ", nodes.error().message, "\n"));
+    return;
+  }
+  LAT_LOG(debug, "pmix", spec_.launch_id, ": rank ", notice.source_rank, "'s event ", notice.code,
+          " to ", nodes->size(), " other nodes");
+  send_event(*nodes, notice);
+}
+
+void PmixWireUp::event_received(int from, const pmix::EventNotice& notice,
+                                std::function<void(Status)> done) {
+  // Only a node's own ranks raise its events.
+  if (notice.source_rank >= static_cast<uint32_t>(spec_.world_size) ||
+      spec_.rank_nodes[notice.source_rank] != from)
+    return done(make_error(cat("an event from node ", from, " with source rank ",
+                               notice.source_rank, ", which does not run there")));
+  // Its range as the raising node judged it: nothing beyond the launch, and never LOCAL.
+  if (notice.range == static_cast<uint8_t>(pmix::EventRange::local))
+    return done(make_error(cat("an event of range local from node ", from)));
+  if (auto nodes = event_nodes(notice, nspace(), spec_.rank_nodes, from); !nodes)
+    return done(nodes.error());
+  deliver(notice, std::move(done));
+}
+
+void PmixWireUp::rank_ended(int rank, proc::ExitStatus status, std::function<void()> heard) {
+  if (status.code == 0 && status.signal == 0) return heard();
+  // Under -K0 the survivors go on: nothing waits for them to have reacted.
+  if (spec_.kill_on_bad_exit)
+    heard = [this, heard = std::move(heard)] { events_.after_notice(heard); };
+  announce_end(rank, status.signal ? 128 + status.signal : status.code, std::move(heard));
+}
+
+void PmixWireUp::announce_end(int rank, int exit_code, std::function<void()> heard) {
+  if (!server_ || !announced_.insert(rank).second) return heard();
+  pmix::EventNotice notice;
+  notice.code = pmix::kProcAborted;
+  notice.source_rank = static_cast<uint32_t>(rank);
+  notice.range = static_cast<uint8_t>(pmix::EventRange::nspace);
+  pmix::InfoValue affected;
+  affected.key = pmix::kAffectedProc;
+  affected.pmix_type = pmix::kTypeProc;
+  affected.kind = pmix::InfoValue::Kind::procs;
+  affected.procs.push_back(pmix::ProcId{nspace(), static_cast<uint32_t>(rank)});
+  pmix::InfoValue code;
+  code.key = pmix::kExitCode;
+  code.pmix_type = pmix::kTypeInt;
+  code.kind = pmix::InfoValue::Kind::integer;
+  code.number = exit_code;
+  notice.info = {affected, code};
+  LAT_LOG(debug, "pmix", spec_.launch_id, ": rank ", rank, "'s abnormal end announced");
+  // Every node answers once its libpmix has the event (a node that cannot is not waited for
+  // beyond the timeout); then the launch acts on the end.
+  struct Tally {
+    int left;
+    std::function<void()> heard;
+  };
+  auto tally = std::make_shared<Tally>(Tally{spec_.nnodes(), std::move(heard)});
+  auto one = [tally, alive = std::weak_ptr<int>(alive_)] {
+    if (--tally->left == 0 && !alive.expired()) tally->heard();
+  };
+  for (int node = 0; node < spec_.nnodes(); ++node) {
+    if (node == spec_.node_index) continue;
+    peers_.call(spec_.peers[static_cast<size_t>(node)],
+                pmix_event_message(PmixEventMessage{spec_.launch_id, notice}), kEndHeardTimeoutMs,
+                [one, node, id = spec_.launch_id](auto reply) {
+                  if (!reply)
+                    LAT_LOG(debug, "pmix", id, ": node ", node,
+                            " on a rank's end: ", reply.error().message);
+                  one();
+                });
+  }
+  deliver(notice, [one](Status) { one(); });
+}
+
+void PmixWireUp::control_asked(pmix::ControlCall call) {
+  if (!server_) return;
+  ControlPlan plan = plan_control(call.targets, call.directives, nspace(), spec_.rank_nodes);
+  if (plan.answer != pmix::Answer::success) {
+    LAT_LOG(warn, "pmix", spec_.launch_id, ": rank ", call.requester,
+            "'s PMIx_Job_control refused: ", plan.why);
+    if (call.requester >= 0 && call.requester < spec_.world_size)
+      events_.rank_notice(call.requester, cat("lattice: PMIx_Job_control: ", plan.why, "\n"));
+    return server_->answer_control(call, plan.answer);
+  }
+  LAT_LOG(info, "pmix", spec_.launch_id, ": rank ", call.requester, "'s PMIx_Job_control: signal ",
+          plan.signum, " to ranks on ", plan.ranks.size(), " nodes");
+  // The answer waits for every node; a node that fails or does not answer fails the request.
+  // (close() answers it with an error should the launch end first.)
+  struct Tally {
+    size_t left;
+    bool failed = false;
+    uint64_t id;
+  };
+  const uint64_t id = ++control_id_;
+  controls_.emplace(id, call);
+  auto tally = std::make_shared<Tally>(Tally{plan.ranks.size(), false, id});
+  auto one_done = [this, alive = std::weak_ptr<int>(alive_), tally](bool ok) {
+    tally->failed = tally->failed || !ok;
+    if (--tally->left > 0 || alive.expired()) return;
+    auto it = controls_.find(tally->id);
+    if (it == controls_.end() || !server_) return;
+    server_->answer_control(it->second,
+                            tally->failed ? pmix::Answer::error : pmix::Answer::success);
+    controls_.erase(it);
+  };
+  std::vector<int> local;
+  for (auto& [node, ranks] : plan.ranks) {
+    if (node == spec_.node_index) {
+      local = ranks;
+      continue;
+    }
+    PmixControlMessage message{spec_.launch_id, PmixControlMessage::Action::signal, plan.signum,
+                               ranks};
+    message.action = plan.action;
+    peers_.call(spec_.peers[static_cast<size_t>(node)], pmix_control_message(message),
+                spec_.fence_timeout_ms, [one_done, node, id = spec_.launch_id](auto reply) {
+                  if (!reply)
+                    LAT_LOG(warn, "pmix", id, ": job control on node ", node, ": ",
+                            reply.error().message);
+                  one_done(reply.ok());
+                });
+  }
+  if (plan.ranks.count(spec_.node_index)) {
+    events_.signal_ranks(local, plan.signum);
+    one_done(true);
+  }
+}
+
+Status PmixWireUp::control_received(int from, PmixControlMessage message) {
+  if (!server_) return make_error(cat("launch ", spec_.launch_id, " has ended here"));
+  if (message.ranks.empty()) message.ranks = spec_.local_ranks();
+  for (int rank : message.ranks)
+    if (rank >= spec_.world_size || spec_.rank_nodes[static_cast<size_t>(rank)] != spec_.node_index)
+      return make_error(cat("rank ", rank, " does not run on ",
+                            spec_.peers[static_cast<size_t>(spec_.node_index)].node_id));
+  int signum = control_signal(message.action, message.signum);
+  LAT_LOG(info, "pmix", spec_.launch_id, ": job control from node ", from, ": signal ", signum,
+          " to ", message.ranks.size(), " ranks");
+  events_.signal_ranks(message.ranks, signum);
+  return {};
+}
+
+}  // namespace lattice::agent
