@@ -483,6 +483,32 @@ struct PmiName {
   op @1 :NameOp;
   name @2 :Text;
   port @3 :Text;                 # publish: the port; the response to a lookup: the port found
+  # PMIx (PMIx_Publish/Lookup/Unpublish, docs/pmi-wire.md §7); all unset for PMI-1/PMI-2,
+  # whose names any rank may unpublish and whose lookups answer at once.
+  pmix @4 :Bool;
+  nspace @5 :Text;               # the asking proc; the head checks that its rank runs on the
+  rank @6 :UInt32;               # asking link's node
+  scope @7 :UInt8;               # who may see a published name, or where a lookup looks (NameScope)
+  firstRead @8 :Bool;            # publish: the name is gone once a lookup has read it
+  waitMs @9 :UInt32;             # lookup: wait up to this long for the name; 0 = answer at once
+  value @10 :Data;               # PMIx, in place of port: the value published, or found (binary)
+}
+
+# PMIx_Connect / PMIx_Disconnect / a fence over some procs only, as one collective across the
+# nodes hosting the procs: each such node's request to the launch's head agent, answered (all of
+# them at once) when every one of those nodes has asked; an error response: why it cannot
+# complete. The asker is the link's node.
+enum PmixCollectiveKind {
+  connect @0;
+  disconnect @1;
+  fence @2;
+}
+
+struct PmixConnect {
+  launchId @0 :Text;
+  kind @1 :PmixCollectiveKind;
+  procs @2 :List(PmixProc);      # the participants, as libpmix gave them
+  data @3 :Data;                 # fence: this node's blob; the response: every node's, joined
 }
 
 # PMIx_Spawn (MPI_Comm_spawn) from a rank: its node asks the launch's head, which asks the
@@ -605,7 +631,7 @@ struct Envelope {
     allocationEnd @25 :AllocationEnd;             # key holder -> agent, response none
     allocationEnded @26 :AllocationEnded;         # agent -> key holder
     allocationInfo @27 :AllocationInfo;           # user or key holder -> agent, response same
-    reserved28 @28 :Void;                         # held for pmixConnect (issue 33, names)
+    pmixConnect @28 :PmixConnect;                 # agent -> head agent, response pmixConnect
     pmixEvent @29 :PmixEvent;                     # agent -> agent (a rank's end: response empty)
     pmixControl @30 :PmixControl;                 # agent -> agent, response empty
     pmixSpawn @31 :PmixSpawn;                     # agent -> head agent -> launcher, response same

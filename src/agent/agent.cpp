@@ -157,6 +157,9 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
     case schema::Envelope::Body::PMIX_SPAWN:
       if (request_id == 0) return;
       return spawn_request(sender, request_id, body.getPmixSpawn());
+    case schema::Envelope::Body::PMIX_CONNECT:
+      if (request_id == 0) return;
+      return collective_request(sender, request_id, wire::decode_collective(body.getPmixConnect()));
     case schema::Envelope::Body::PMIX_MODEX:
       if (request_id == 0) return;
       return modex_request(sender, request_id, wire::decode_modex(body.getPmixModex()));

@@ -81,6 +81,8 @@ class Agent : private NodeLinks::Host, private LaunchRoute::Host, public admin::
   void modex_request(const Sender& sender, uint64_t request_id, const wire::ModexRequest& request);
   // A rank's PMIx_Spawn from one of a launch's nodes, at its head: on to the launcher.
   void spawn_request(const Sender& sender, uint64_t request_id, schema::PmixSpawn::Reader message);
+  void collective_request(const Sender& sender, uint64_t request_id,
+                          Result<wire::CollectiveRequest> request);
   // A PMIx event or job control from another node of a launch.
   void pmix_event(const Sender& sender, uint64_t request_id, schema::PmixEvent::Reader reader);
   void pmix_control(const Sender& sender, uint64_t request_id, schema::PmixControl::Reader reader);

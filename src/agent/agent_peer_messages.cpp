@@ -4,6 +4,7 @@
 #include "agent/agent.hpp"
 #include "agent/pmix_messages.hpp"
 #include "base/log.hpp"
+#include "wire/connect_codec.hpp"
 #include "wire/exec_codec.hpp"
 #include "wire/fence_chunk.hpp"
 #include "wire/modex.hpp"
@@ -49,11 +50,48 @@ void Agent::name_request(const Sender& sender, uint64_t request_id,
     LAT_LOG(warn, "auth", from.error().message);
     return session.respond_error(request_id, from.error().message);
   }
-  auto answer = entry->launch->name_asked(request);
-  if (answer)
-    session.respond(request_id, wire::name_answer(*answer));
-  else
-    session.respond_error(request_id, answer.error().message);
+  // A PMIx lookup may wait for its name: the answer may come after the link has gone.
+  entry->launch->name_asked(
+      *from, request,
+      [this, conn = sender.conn, request_id, pmix = request.pmix](const Result<std::string>& port) {
+        link::Connection* link = connection(conn);
+        if (!link) return;
+        if (port)
+          link->session().respond(request_id, wire::name_answer(port.value(), pmix));
+        else
+          link->session().respond_error(request_id, port.error().message);
+      });
+}
+
+void Agent::collective_request(const Sender& sender, uint64_t request_id,
+                               Result<wire::CollectiveRequest> request) {
+  rpc::Session& session = *session_of(sender.conn);
+  if (!request) {
+    LAT_LOG(warn, "pmix", request.error().message, " (from ", secure::describe(sender.identity),
+            ")");
+    return session.respond_error(request_id, request.error().message);
+  }
+  LaunchEntry* entry = find_launch(request->launch_id);
+  if (!entry)
+    return session.respond_error(
+        request_id, ended_member(request->launch_id, sender)
+                        ? ended_here(request->launch_id)
+                        : cat("no launch '", request->launch_id, "' on ", config_.node_id));
+  auto from = may_enter_collective(entry->launch->spec(), sender);
+  if (!from) {
+    LAT_LOG(warn, "auth", from.error().message);
+    return session.respond_error(request_id, from.error().message);
+  }
+  // Answered when every participating node has entered: perhaps after the link has gone.
+  entry->launch->collective_asked(
+      *from, std::move(*request), [this, conn = sender.conn, request_id](Result<std::string> data) {
+        link::Connection* link = connection(conn);
+        if (!link) return;
+        if (data)
+          link->session().respond(request_id, wire::collective_answer(*data));
+        else
+          link->session().respond_error(request_id, data.error().message);
+      });
 }
 
 void Agent::modex_request(const Sender& sender, uint64_t request_id,

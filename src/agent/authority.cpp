@@ -167,14 +167,26 @@ Result<int> member_node(const LaunchSpec& spec, const Sender& sender, const std:
   return from;
 }
 
-Result<int> may_ask_name(const LaunchSpec& spec, const Sender& sender) {
-  auto member = member_node(spec, sender, "a name request");
+namespace {
+
+Result<int> may_ask_head(const LaunchSpec& spec, const Sender& sender, const char* what) {
+  auto member = member_node(spec, sender, what);
   if (!member) return member;
   if (spec.node_index != spec.head_node)
-    return make_error(cat("a name request for launch ", spec.launch_id, " from ",
+    return make_error(cat(what, " for launch ", spec.launch_id, " from ",
                           secure::describe(sender.identity),
                           " dropped: this node is not its head"));
   return member;
+}
+
+}  // namespace
+
+Result<int> may_ask_name(const LaunchSpec& spec, const Sender& sender) {
+  return may_ask_head(spec, sender, "a name request");
+}
+
+Result<int> may_enter_collective(const LaunchSpec& spec, const Sender& sender) {
+  return may_ask_head(spec, sender, "a PMIx collective");
 }
 
 Result<int> may_ask_modex(const LaunchSpec& spec, int rank, const Sender& sender) {

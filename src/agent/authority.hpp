@@ -75,6 +75,9 @@ Result<int> member_node(const LaunchSpec& spec, const Sender& sender, const std:
 Result<int> may_ask_name(const LaunchSpec& spec, const Sender& sender);
 // The node index a direct modex about `rank` may come from (any node of the launch): the
 // sender's own.
+// A PMIx collective's entry (PmixConnect): from a node of the launch, to its head; which
+// participants the node hosts is the head's tally to judge.
+Result<int> may_enter_collective(const LaunchSpec& spec, const Sender& sender);
 Result<int> may_ask_modex(const LaunchSpec& spec, int rank, const Sender& sender);
 
 }  // namespace lattice::agent

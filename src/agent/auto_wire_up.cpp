@@ -13,11 +13,13 @@ const char* side_name(bool pmix) { return pmix ? "PMIx" : "PMI-1/PMI-2"; }
 }  // namespace
 
 AutoWireUp::AutoWireUp(net::Loop& loop, const LaunchSpec& spec, const Clock& clock,
-                       LaunchNames& names, PmixHost* pmix, NodeLinks& peers, WireUpEvents& events)
+                       LaunchNames& names, LaunchConnects& connects, PmixHost* pmix,
+                       NodeLinks& peers, WireUpEvents& events)
     : loop_(loop),
       spec_(spec),
       clock_(clock),
       names_(names),
+      connects_(connects),
       pmix_host_(pmix),
       peers_(peers),
       events_(events),
@@ -54,7 +56,8 @@ Status AutoWireUp::programs_resolved(const std::vector<std::string>& programs) {
   choice_ = std::move(chosen.value());
   if (choice_.pmi) pmi_ = std::make_unique<PmiWireUp>(loop_, spec_, clock_, names_, pmi_events_);
   if (choice_.pmix)
-    pmix_ = std::make_unique<PmixWireUp>(spec_, clock_, pmix_host_, peers_, pmix_events_);
+    pmix_ = std::make_unique<PmixWireUp>(spec_, clock_, pmix_host_, peers_, names_, connects_,
+                                         pmix_events_);
   return {};
 }
 

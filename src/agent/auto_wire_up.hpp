@@ -30,7 +30,7 @@ class AutoWireUp final : public WireUp {
  public:
   // Everything given must outlive it; `pmix` null: this agent serves no PMIx.
   AutoWireUp(net::Loop& loop, const LaunchSpec& spec, const Clock& clock, LaunchNames& names,
-             PmixHost* pmix, NodeLinks& peers, WireUpEvents& events);
+             LaunchConnects& connects, PmixHost* pmix, NodeLinks& peers, WireUpEvents& events);
   ~AutoWireUp() override;
 
   // Reads each app's program and chooses; an MPMD mix of PMIx and PMI programs is refused.
@@ -113,6 +113,7 @@ class AutoWireUp final : public WireUp {
   const LaunchSpec& spec_;
   const Clock& clock_;
   LaunchNames& names_;
+  LaunchConnects& connects_;
   PmixHost* pmix_host_;
   NodeLinks& peers_;
   WireUpEvents& events_;

@@ -22,14 +22,17 @@ namespace {
 
 std::unique_ptr<WireUp> make_wire_up(net::Loop& loop, const LaunchSpec& spec,
                                      const LaunchEnvironment& env, LaunchNames& names,
-                                     NodeLinks& peers, WireUpEvents& events) {
+                                     LaunchConnects& connects, NodeLinks& peers,
+                                     WireUpEvents& events) {
   switch (spec.pmi) {
     case wire::PmiMode::pmix:
-      return std::make_unique<PmixWireUp>(spec, *env.clock, env.pmix, peers, events);
+      return std::make_unique<PmixWireUp>(spec, *env.clock, env.pmix, peers, names, connects,
+                                          events);
     case wire::PmiMode::none:
       return std::make_unique<NoWireUp>();
     case wire::PmiMode::automatic:
-      return std::make_unique<AutoWireUp>(loop, spec, *env.clock, names, env.pmix, peers, events);
+      return std::make_unique<AutoWireUp>(loop, spec, *env.clock, names, connects, env.pmix, peers,
+                                          events);
     case wire::PmiMode::pmi:
       break;
   }
@@ -66,7 +69,8 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       peers_(peers),
       started_ns_(env.clock->now_ns()),
       names_(loop, spec_, peers),
-      wire_up_(make_wire_up(loop, spec_, env, names_, peers, *this)),
+      connects_(loop, spec_, peers),
+      wire_up_(make_wire_up(loop, spec_, env, names_, connects_, peers, *this)),
       fence_(
           loop, spec_, *wire_up_, [this] { return elapsed_us(); },
           [this](const std::vector<int>& nodes, rpc::Outgoing message) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agent/fence_phases.hpp"
+#include "agent/launch_connects.hpp"
 #include "agent/launch_fence.hpp"
 #include "agent/launch_hatch.hpp"
 #include "agent/launch_names.hpp"
@@ -113,8 +114,13 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   // A spawn from one of the launch's nodes, at its head: on to the launcher, whose answer
   // (the children's launch id, or why not) `answer` gets later; it may outlive the launch.
   void spawn_asked(wire::SpawnRequest request, std::function<void(Result<std::string>)> answer);
-  // A name request from one of the launch's nodes, at its head: the port, or why not.
-  Result<std::string> name_asked(const wire::NameRequest& request);
+  // A name request from node `from` of the launch, at its head: the port, or why not (perhaps
+  // on a later turn: a PMIx lookup may wait).
+  void name_asked(int from, const wire::NameRequest& request,
+                  std::function<void(const Result<std::string>&)> answer);
+  // A PMIx collective entered on node `from`, at the head: answered once all its nodes entered.
+  void collective_asked(int from, wire::CollectiveRequest request,
+                        std::function<void(Result<std::string>)> answer);
   // A direct modex from node `from` (as its link proved; authority.hpp): `answer` gets the
   // rank's data, or why there is none, later; it may outlive the launch.
   void modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer);
@@ -246,6 +252,7 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   std::vector<NodeLinks::Hold> link_holds_;  // the tree neighbours', while the launch lives
   uint64_t started_ns_;
   LaunchNames names_;
+  LaunchConnects connects_;  // PMIx collectives over some procs
   std::unique_ptr<WireUp> wire_up_;
   LaunchFence fence_;
   RankSet ranks_;

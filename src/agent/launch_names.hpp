@@ -1,11 +1,14 @@
-// A launch's name service (MPI_Publish_name / MPI_Lookup_name) on this node: the names live at
-// the launch's head (name_registry.hpp); elsewhere a request is a call to the head, within the
-// fence timeout. Answers always come on a later loop turn, never from inside the request, so the
-// PMI engine that asked is never re-entered.
+// A launch's name service (MPI_Publish_name / MPI_Lookup_name, PMIx_Publish / Lookup /
+// Unpublish) on this node: the names live at the launch's head (name_registry.hpp); elsewhere a
+// request is a call to the head. A PMIx lookup may wait for its name, up to the launch's fence
+// timeout (its cap on anything the ranks wait for); the call waits that long and the fence
+// timeout again. Answers always come on a later loop turn, never from inside the request, so the
+// engine that asked is never re-entered.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -24,20 +27,29 @@ class LaunchNames {
   using Answer = std::function<void(const Result<std::string>&)>;
   // `spec` must outlive it.
   LaunchNames(net::Loop& loop, const LaunchSpec& spec, NodeLinks& peers);
+  // Lookups still waiting here hear that the launch ended.
+  ~LaunchNames();
 
-  // A local rank's request; `answer` is not called once this is destroyed.
+  // A local rank's request; `answer` is never called after this is destroyed, but may be called
+  // by its destructor (a lookup still waiting here: an error).
   void request(pmi::NameOp op, const std::string& name, const std::string& port, Answer answer);
-  // A request from one of the launch's nodes, at the head.
-  Result<std::string> asked(const wire::NameRequest& request) {
-    return names_.apply(request.op, request.name, request.port);
-  }
+  void request(wire::NameRequest request, Answer answer);
+  // A request from node `from` of the launch (this node's own too), at the head.
+  void asked(int from, const wire::NameRequest& request, Answer answer);
 
  private:
+  void deliver(std::vector<NameRegistry::Answer> answers);
+  void arm_deadline();
+
+  net::Loop& loop_;
   const LaunchSpec& spec_;
   NodeLinks& peers_;
-  NameRegistry names_;                                         // used at the head only
+  NameRegistry names_;                          // used at the head only
+  std::map<NameRegistry::Id, Answer> waiting_;  // at the head, by request
+  NameRegistry::Id next_id_ = 0;
   std::vector<std::pair<Answer, Result<std::string>>> ready_;  // answered here, next turn
   net::Timer timer_;
+  net::Timer deadline_;  // the earliest waiting lookup's
   // The head's replies may come after this is gone: they look here first.
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };

@@ -47,8 +47,11 @@ void Launch::hold_neighbour_links() {
 }
 
 void Launch::peer_lost(const std::string& node_id, const std::string& reason) {
-  if (int node = spec_.peers.find(node_id); node >= 0)
+  if (int node = spec_.peers.find(node_id); node >= 0) {
+    // The collectives it was in can no longer complete: their other nodes hear so now.
+    connects_.node_lost(node, cat("node ", node_id, " was lost: ", reason));
     run(policy_.peer_lost(node, node_id, reason));
+  }
 }
 
 }  // namespace lattice::agent

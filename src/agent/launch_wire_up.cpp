@@ -83,8 +83,14 @@ void Launch::spawn_asked(wire::SpawnRequest request,
       [answer = std::move(answer)](auto reply) { answer(wire::decode_spawn_answer(reply)); });
 }
 
-Result<std::string> Launch::name_asked(const wire::NameRequest& request) {
-  return names_.asked(request);
+void Launch::name_asked(int from, const wire::NameRequest& request,
+                        std::function<void(const Result<std::string>&)> answer) {
+  names_.asked(from, request, std::move(answer));
+}
+
+void Launch::collective_asked(int from, wire::CollectiveRequest request,
+                              std::function<void(Result<std::string>)> answer) {
+  connects_.asked(from, std::move(request), std::move(answer));
 }
 
 void Launch::modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer) {

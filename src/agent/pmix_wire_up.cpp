@@ -14,11 +14,13 @@
 namespace lattice::agent {
 
 PmixWireUp::PmixWireUp(const LaunchSpec& spec, const Clock& clock, PmixHost* host, NodeLinks& peers,
-                       WireUpEvents& events)
+                       LaunchNames& names, LaunchConnects& connects, WireUpEvents& events)
     : spec_(spec),
       clock_(clock),
       host_(host),
       peers_(peers),
+      names_(names),
+      connects_(connects),
       events_(events),
       blobs_(spec.node_index) {
   for (int rank : spec.local_ranks())
@@ -259,6 +261,7 @@ void PmixWireUp::close() {
   modex_.clear();
   for (auto& [id, call] : controls_) server_->answer_control(call, pmix::Answer::error);
   controls_.clear();
+  close_names();
   host_->door().forget(nspace());
   server_->deregister_job(nspace());
   server_ = nullptr;

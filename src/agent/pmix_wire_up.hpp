@@ -12,9 +12,12 @@
 #include <string>
 #include <utility>
 
+#include "agent/launch_connects.hpp"
+#include "agent/launch_names.hpp"
 #include "agent/launch_spec.hpp"
 #include "agent/node_links.hpp"
 #include "agent/pmix_blobs.hpp"
+#include "agent/pmix_procs.hpp"
 #include "agent/wire_up.hpp"
 #include "base/clock.hpp"
 #include "pmix/server.hpp"
@@ -23,15 +26,12 @@ namespace lattice::agent {
 
 class PmixHost;
 
-// A launch's PMIx namespace.
-inline std::string namespace_of(const std::string& launch_id) { return "lattice." + launch_id; }
-
 class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
  public:
   // `spec`, `clock`, `peers` and `events` must outlive it; `host` null: this agent serves no
   // PMIx (open() says so).
   PmixWireUp(const LaunchSpec& spec, const Clock& clock, PmixHost* host, NodeLinks& peers,
-             WireUpEvents& events);
+             LaunchNames& names, LaunchConnects& connects, WireUpEvents& events);
   ~PmixWireUp() override { close(); }
 
   Status open(LaunchDir& dir) override;
@@ -63,6 +63,11 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   void modex_requested(pmix::RankCall call) override;
   void spawn_requested(pmix::SpawnCall call) override;
   void unsupported(int rank, std::string operation) override;
+  // pmix_wire_up_names.cpp: through the launch's name service and its head's collectives.
+  void names_called(pmix::NameCall call) override;
+  void collective_entered(pmix::CollectiveCall call) override;
+  void names_answered(uint64_t id, size_t index, const Result<std::string>& value);
+  void close_names();
   void event_raised(pmix::EventNotice notice) override;
   void control_asked(pmix::ControlCall call) override;
   // PMIX_ERR_PROC_ABORTED for `rank` to this node's ranks and to every other node, once;
@@ -73,12 +78,14 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   void modex_answered(uint64_t id, Result<std::string> data);
   void register_namespace(std::function<void(Status)> ready);
   void saw(int rank, pmi::RankState state, const char* call);
-  std::string nspace() const { return namespace_of(spec_.launch_id); }
+  std::string nspace() const { return launch_nspace(spec_); }
 
   const LaunchSpec& spec_;
   const Clock& clock_;
   PmixHost* host_;
   NodeLinks& peers_;
+  LaunchNames& names_;
+  LaunchConnects& connects_;
   WireUpEvents& events_;
   pmix::Server* server_ = nullptr;  // once open() found it; null again once closed
   std::string tmpdir_;              // the launch's directory
@@ -92,6 +99,16 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   uint64_t modex_id_ = 0;
   std::map<uint64_t, pmix::SpawnCall> spawns_;  // PMIx_Spawn calls waiting for the launcher
   uint64_t spawn_id_ = 0;
+  // PMIx name calls and collectives waiting on the launch's head, answered as failed on close.
+  struct NamesPending {
+    pmix::NameCall call;
+    size_t left = 0;                                         // names not yet answered
+    std::vector<std::pair<std::string, std::string>> found;  // lookup
+    std::string error;                                       // the first failure
+  };
+  std::map<uint64_t, NamesPending> names_pending_;
+  std::map<uint64_t, pmix::CollectiveCall> collectives_;
+  uint64_t call_id_ = 0;
   std::set<int> announced_;  // local ranks whose abnormal end has been announced
   std::map<uint64_t, pmix::ControlCall> controls_;  // job controls waiting for other nodes
   uint64_t control_id_ = 0;

@@ -25,6 +25,7 @@
 #include "pmix/event_upcalls.hpp"
 #include "pmix/job_info.hpp"
 #include "pmix/module.hpp"
+#include "pmix/names_upcalls.hpp"
 #include "pmix/spawn_apps.hpp"
 
 namespace lattice::pmix {
@@ -38,6 +39,8 @@ struct Event {
     modex,
     spawn,
     unsupported,
+    names,
+    collective,
     done,
     call
   } kind;
@@ -46,9 +49,11 @@ struct Event {
   int status = 0;
   std::string text;  // abort message, fence blob, operation name, or fetched data
   Completion completion;
-  uint64_t token = 0;                         // Kind::done: which of our own requests finished
-  std::function<void(NamespaceEvents*)> run;  // Kind::call (post_call)
-  SpawnCall spawn;                            // Kind::spawn
+  uint64_t token = 0;                          // Kind::done: which of our own requests finished
+  std::shared_ptr<NameCall> names;             // Kind::names
+  std::shared_ptr<CollectiveCall> collective;  // Kind::collective
+  std::function<void(NamespaceEvents*)> run;   // Kind::call (post_call)
+  SpawnCall spawn;                             // Kind::spawn
 };
 
 namespace {
@@ -97,7 +102,7 @@ void post(Event event) {
 }
 
 Event event(Event::Kind kind, const pmix_proc_t* proc) {
-  Event e{kind, {}, -1, 0, {}, {}, 0, {}};
+  Event e{kind, {}, -1, 0, {}, {}, 0, nullptr, nullptr, {}};
   if (proc) {
     e.nspace.assign(proc->nspace, strnlen(proc->nspace, PMIX_MAX_NSLEN));
     e.rank = proc->rank == PMIX_RANK_WILDCARD ? -1 : static_cast<int>(proc->rank);
@@ -149,9 +154,10 @@ pmix_status_t on_abort(const pmix_proc_t* proc, void*, int status, const char ms
 
 pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t,
                        char* data, size_t ndata, pmix_modex_cbfunc_t cbfunc, void* cbdata) {
-  // Open MPI fences over its whole namespace; a fence over some processes only would need
-  // a reduction over a subset of the agents, which the tree fence does not do.
-  if (nprocs != 1 || procs[0].rank != PMIX_RANK_WILDCARD) return PMIX_ERR_NOT_SUPPORTED;
+  // A fence over some processes only (Open MPI's MPI_Comm_disconnect) is a collective at the
+  // launch's head, not the tree fence (names_upcalls.hpp).
+  if (nprocs != 1 || procs[0].rank != PMIX_RANK_WILDCARD)
+    return on_partial_fence(procs, nprocs, data, ndata, cbfunc, cbdata);
   Event e = event(Event::Kind::fence, &procs[0]);
   if (data) e.text.assign(data, ndata);
   e.completion = {reinterpret_cast<void*>(cbfunc), cbdata};
@@ -174,18 +180,6 @@ pmix_status_t refuse(const pmix_proc_t* proc, const char* operation) {
   return PMIX_ERR_NOT_SUPPORTED;
 }
 
-pmix_status_t on_publish(const pmix_proc_t* proc, const pmix_info_t[], size_t, pmix_op_cbfunc_t,
-                         void*) {
-  return refuse(proc, "PMIx_Publish");
-}
-pmix_status_t on_lookup(const pmix_proc_t* proc, char**, const pmix_info_t[], size_t,
-                        pmix_lookup_cbfunc_t, void*) {
-  return refuse(proc, "PMIx_Lookup");
-}
-pmix_status_t on_unpublish(const pmix_proc_t* proc, char**, const pmix_info_t[], size_t,
-                           pmix_op_cbfunc_t, void*) {
-  return refuse(proc, "PMIx_Unpublish");
-}
 pmix_status_t on_spawn(const pmix_proc_t* proc, const pmix_info_t job_info[], size_t ninfo,
                        const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t cbfunc,
                        void* cbdata) {
@@ -197,10 +191,6 @@ pmix_status_t on_spawn(const pmix_proc_t* proc, const pmix_info_t job_info[], si
   e.spawn.done = {reinterpret_cast<void*>(cbfunc), cbdata};
   post(std::move(e));
   return PMIX_SUCCESS;
-}
-pmix_status_t on_connect(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t,
-                         pmix_op_cbfunc_t, void*) {
-  return refuse(nprocs > 0 ? &procs[0] : nullptr, "PMIx_Connect (MPI_Comm_connect/accept)");
 }
 
 pmix_server_module_t make_module() {
@@ -216,6 +206,7 @@ pmix_server_module_t make_module() {
   m.unpublish = on_unpublish;
   m.spawn = on_spawn;
   m.connect = on_connect;
+  m.disconnect = on_disconnect;
   add_event_upcalls(m);
   return m;
 }
@@ -240,6 +231,25 @@ void answer_with_data(const Completion& done, bool ok, std::string data, bool no
 
 std::string status_text(int status) { return PMIx_Error_string(status); }
 
+}  // namespace
+
+void post_names(std::string nspace, NameCall call) {
+  Event e = event(Event::Kind::names, nullptr);
+  e.nspace = std::move(nspace);
+  e.rank = call.rank;
+  e.names = std::make_shared<NameCall>(std::move(call));
+  post(std::move(e));
+}
+
+void post_collective(std::string nspace, CollectiveCall call) {
+  Event e = event(Event::Kind::collective, nullptr);
+  e.nspace = std::move(nspace);
+  e.collective = std::make_shared<CollectiveCall>(std::move(call));
+  post(std::move(e));
+}
+
+namespace {
+
 class LibpmixServer final : public Server {
  public:
   explicit LibpmixServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -255,6 +265,14 @@ class LibpmixServer final : public Server {
   void answer_modex(const RankCall& call, bool ok, std::string data) override;
   void release(const RankCall& call) override;
   void answer_spawn(const SpawnCall& call, const Result<std::string>& nspace) override;
+  void answer_names(
+      const NameCall& call,
+      const Result<std::vector<std::pair<std::string, std::string>>>& found) override {
+    answer_names_call(call, found);
+  }
+  void answer_collective(const CollectiveCall& call, bool ok, std::string data) override {
+    answer_collective_call(call, ok, std::move(data));
+  }
   void local_modex(const std::string& nspace, int rank,
                    std::function<void(Result<std::string>)> done) override;
   void notify(const std::string& nspace, const EventNotice& notice,
@@ -427,6 +445,10 @@ void LibpmixServer::drain() {
         answer_spawn(e.spawn, make_error("the launch has ended"));
       else if (e.kind == Event::Kind::aborted || e.kind == Event::Kind::finalized)
         release(RankCall{e.rank, e.completion});
+      else if (e.kind == Event::Kind::names)
+        answer_names_call(*e.names, make_error("no such namespace"));
+      else if (e.kind == Event::Kind::collective)
+        answer_collective_call(*e.collective, false, {});
       continue;
     }
     NamespaceEvents& events = *it->second;
@@ -452,6 +474,12 @@ void LibpmixServer::drain() {
       case Event::Kind::unsupported:
         if (impl_->said_unsupported.insert({e.nspace + "/" + e.text, e.rank}).second)
           events.unsupported(e.rank, std::move(e.text));
+        break;
+      case Event::Kind::names:
+        events.names_called(std::move(*e.names));
+        break;
+      case Event::Kind::collective:
+        events.collective_entered(std::move(*e.collective));
         break;
       case Event::Kind::done:
       case Event::Kind::call:

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.hpp"
@@ -51,6 +52,38 @@ struct SpawnCall {
   int rank = -1;
   std::vector<SpawnApp> apps;
   std::string workdir;  // PMIX_WDIR given for the job
+  Completion done;
+};
+
+// PMIx_Publish / PMIx_Lookup / PMIx_Unpublish of one client (pmi-wire.md §7).
+struct NameCall {
+  enum class Op { publish, lookup, unpublish } op = Op::lookup;
+  // Who may see a publish, or where a lookup looks (PMIx's range): the job's launch, the
+  // publisher's node, its namespace, the publisher alone.
+  enum class Scope : uint8_t { launch, node, nspace, proc } scope = Scope::launch;
+  int rank = -1;
+  // publish: each key and its value (its PMIx type in its first byte: names_upcalls.cpp);
+  // lookup and unpublish: the keys (unpublish: none = all).
+  std::vector<std::pair<std::string, std::string>> names;
+  std::string refused;  // why libpmix's request cannot be served (answered at once with an error)
+  bool first_read = false;  // publish: PMIX_PERSIST_FIRST_READ
+  bool wait = false;        // lookup: PMIX_WAIT
+  uint32_t timeout_s = 0;   // lookup: PMIX_TIMEOUT (0: as long as the host allows)
+  Completion done;
+};
+
+// A participant of a collective: a rank, or (rank -1) every rank of the namespace.
+struct ProcRef {
+  std::string nspace;
+  int rank = -1;
+};
+
+// PMIx_Connect / PMIx_Disconnect / a fence over some procs only: libpmix calls once per node,
+// when all of the node's participants have called; `data` is a fence's blob for this node.
+struct CollectiveCall {
+  enum class Kind { connect, disconnect, fence } kind = Kind::connect;
+  std::vector<ProcRef> procs;
+  std::string data;
   Completion done;
 };
 
@@ -138,8 +171,10 @@ class NamespaceEvents {
   virtual void event_raised(EventNotice notice) = 0;
   // PMIx_Job_control(_nb) of one of its ranks: answer with Server::answer_control.
   virtual void control_asked(ControlCall call) = 0;
-  // spawn, connect, publish, lookup, ... were refused; said once per operation and rank.
+  // spawn, ... were refused; said once per operation and rank.
   virtual void unsupported(int rank, std::string operation) = 0;
+  virtual void names_called(NameCall call) = 0;
+  virtual void collective_entered(CollectiveCall call) = 0;
 };
 
 // The job as libpmix must know it (node map, proc map, sizes, ids).
@@ -199,6 +234,12 @@ class Server {
   virtual void release(const RankCall& call) = 0;
   // The children's namespace, or why none was made.
   virtual void answer_spawn(const SpawnCall& call, const Result<std::string>& nspace) = 0;
+  // A publish or unpublish: its outcome; a lookup: the names found (an error: none found).
+  virtual void answer_names(
+      const NameCall& call,
+      const Result<std::vector<std::pair<std::string, std::string>>>& found) = 0;
+  // A collective: every participating node's data joined (a fence), or a failure.
+  virtual void answer_collective(const CollectiveCall& call, bool ok, std::string data) = 0;
   // Hands `notice` to this node's clients of `nspace` (PMIx_Notify_event, its source kept); `done`
   // runs from a later drain() once libpmix has it.
   virtual void notify(const std::string& nspace, const EventNotice& notice,

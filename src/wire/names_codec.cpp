@@ -1,5 +1,7 @@
 #include "wire/names_codec.hpp"
 
+#include "rpc/bytes.hpp"
+
 namespace lattice::wire {
 
 NameRequest decode_name(schema::PmiName::Reader m) {
@@ -17,7 +19,16 @@ NameRequest decode_name(schema::PmiName::Reader m) {
       break;  // lookups change nothing: the safe reading
   }
   out.name = m.getName();
-  out.port = m.getPort();
+  out.pmix = m.getPmix();
+  out.port = out.pmix ? rpc::as_string(m.getValue()) : std::string(m.getPort());
+  if (out.pmix) {
+    out.nspace = m.getNspace();
+    // Ranks above INT_MAX name nobody: the head finds no node for them.
+    out.rank = m.getRank() > 0x7fffffffu ? -1 : static_cast<int>(m.getRank());
+    out.scope = m.getScope();
+    out.first_read = m.getFirstRead();
+    out.wait_ms = m.getWaitMs();
+  }
   return out;
 }
 
@@ -29,13 +40,26 @@ rpc::Outgoing name_request(const NameRequest& request) {
           : request.op == pmi::NameOp::unpublish ? schema::NameOp::UNPUBLISH
                                                  : schema::NameOp::LOOKUP);
   m.setName(request.name);
-  m.setPort(request.port);
+  if (!request.pmix) m.setPort(request.port);
+  if (request.pmix) {
+    m.setValue(rpc::as_data(request.port));
+    m.setPmix(true);
+    m.setNspace(request.nspace);
+    m.setRank(static_cast<uint32_t>(request.rank));
+    m.setScope(request.scope);
+    m.setFirstRead(request.first_read);
+    m.setWaitMs(request.wait_ms);
+  }
   return msg;
 }
 
-rpc::Outgoing name_answer(const std::string& port) {
+rpc::Outgoing name_answer(const std::string& port, bool pmix) {
   rpc::Outgoing msg;
-  msg.envelope().initBody().initPmiName().setPort(port);
+  auto m = msg.envelope().initBody().initPmiName();
+  if (pmix)
+    m.setValue(rpc::as_data(port));
+  else
+    m.setPort(port);
   return msg;
 }
 
@@ -43,7 +67,8 @@ Result<std::string> decode_name_answer(const Result<schema::Envelope::Reader>& r
   if (!reply) return reply.error();
   auto body = reply->getBody();
   if (!body.isPmiName()) return make_error("the head's answer to a name request is no PmiName");
-  return std::string(body.getPmiName().getPort());
+  auto m = body.getPmiName();
+  return m.hasValue() ? rpc::as_string(m.getValue()) : std::string(m.getPort());
 }
 
 }  // namespace lattice::wire

@@ -3,6 +3,7 @@
 // why not).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "base/result.hpp"
@@ -17,11 +18,19 @@ struct NameRequest {
   pmi::NameOp op = pmi::NameOp::lookup;
   std::string name;
   std::string port;  // publish: the port
+  // PMIx only (lattice.capnp's PmiName says what each means); the head checks them.
+  bool pmix = false;
+  std::string nspace;
+  int rank = -1;
+  uint8_t scope = 0;  // agent::NameScope
+  bool first_read = false;
+  uint32_t wait_ms = 0;
 };
 
 rpc::Outgoing name_request(const NameRequest& request);
 NameRequest decode_name(schema::PmiName::Reader m);
-rpc::Outgoing name_answer(const std::string& port);
+// PMIx values travel as bytes (Open MPI publishes binary ones), PMI ports as text.
+rpc::Outgoing name_answer(const std::string& port, bool pmix = false);
 // The port from the head's response, or why there is none (its error, or the call's).
 Result<std::string> decode_name_answer(const Result<schema::Envelope::Reader>& reply);
 

@@ -10,7 +10,9 @@
 #include <string>
 
 #include "fence/kv_pack.hpp"
+#include "wire/connect_codec.hpp"
 #include "wire/exec_codec.hpp"
+#include "wire/names_codec.hpp"
 #include "wire/spawn_codec.hpp"
 
 namespace lattice::fuzz {
@@ -165,9 +167,16 @@ size_t body(schema::Envelope::Body::Reader b) {
       return n;
     }
     case schema::Envelope::Body::PMI_NAME: {
-      auto n = b.getPmiName();
-      return text(n.getLaunchId()) + static_cast<size_t>(n.getOp()) + text(n.getName()) +
-             text(n.getPort());
+      auto n = wire::decode_name(b.getPmiName());
+      return n.launch_id.size() + static_cast<size_t>(n.op) + n.name.size() + n.port.size() +
+             n.nspace.size() + static_cast<size_t>(n.rank) + n.scope + n.wait_ms;
+    }
+    case schema::Envelope::Body::PMIX_CONNECT: {
+      auto c = wire::decode_collective(b.getPmixConnect());
+      if (!c) return c.error().message.size();
+      size_t n = c->launch_id.size() + static_cast<size_t>(c->kind) + c->data.size();
+      for (const auto& p : c->procs) n += p.nspace.size() + static_cast<size_t>(p.rank);
+      return n;
     }
     case schema::Envelope::Body::PMIX_MODEX: {
       auto m = b.getPmixModex();

@@ -6,7 +6,10 @@
 // fence::Reducer), every merged store a fence completes through PmixBlobs::fence_data, as libpmix's
 // answer, and a modex request into the answer the agent would send back; PMIx events (PmixEvent)
 // and job control (PmixControl) are decoded, judged by the link's node, and planned as the
-// wire-up plans them (the nodes a range reaches, the ranks a control acts on here).
+// wire-up plans them (the nodes a range reaches, the ranks a control acts on here). PMIx
+// collectives (PmixConnect) and PMIx name requests (PmiName) go, as at the launch's head, through
+// the authority rules into a real ConnectTally (participant_nodes) and NameRegistry, whose answers
+// must name only requests they were given.
 // The launch: 8 ranks on n0..n3 (two each), fanout 2, this agent is n1 (parent n0, child n3);
 // its own ranks enter each fence as soon as the previous one completed.
 // Input: 8 bytes naming the link of each message (message i: byte i % 8; b % 5 < 4 is agent
@@ -22,15 +25,20 @@
 #include <vector>
 
 #include "agent/authority.hpp"
+#include "agent/connect_tally.hpp"
+#include "agent/name_registry.hpp"
 #include "agent/pmix_blobs.hpp"
 #include "agent/pmix_events.hpp"
 #include "agent/pmix_messages.hpp"
+#include "agent/pmix_procs.hpp"
 #include "agent/tree_fence.hpp"
 #include "base/strings.hpp"
 #include "net/loop.hpp"
 #include "session_input.hpp"
+#include "wire/connect_codec.hpp"
 #include "wire/fence_chunk.hpp"
 #include "wire/modex.hpp"
+#include "wire/names_codec.hpp"
 
 namespace {
 
@@ -86,6 +94,29 @@ struct Node {
   std::unique_ptr<TreeFence> fence;
   uint64_t completed = 0;
   size_t sink = 0;
+  // As at the head (node 0): the launch's collectives and names, with a clock of its own.
+  LaunchSpec head_spec = [] {
+    LaunchSpec s = launch();
+    s.node_index = 0;
+    return s;
+  }();
+  ConnectTally tally;
+  NameRegistry names;
+  uint64_t next_id = 0;
+  uint64_t now_ms = 0;
+
+  void answered(const std::vector<ConnectTally::Answer>& answers) {
+    for (const auto& a : answers) {
+      require(a.id >= 1 && a.id <= next_id, "an answer to a collective nobody entered");
+      if (a.result) sink += a.result.value().size();
+    }
+  }
+  void answered(const std::vector<NameRegistry::Answer>& answers) {
+    for (const auto& a : answers) {
+      require(a.id >= 1 && a.id <= next_id, "an answer to a name request nobody made");
+      if (a.result) sink += a.result.value().size();
+    }
+  }
 
   void enter(uint64_t epoch) {
     if (epoch <= kMaxEpochs)
@@ -125,6 +156,42 @@ struct Node {
       if (!message || message->launch_id != spec.launch_id) return;
       if (!may_send_fence(spec, spec.fence_tree(), message->down, message->from, sender)) return;
       fence->receive(std::move(*message));
+    } else if (body.isPmixConnect()) {
+      auto request = wire::decode_collective(body.getPmixConnect());
+      if (!request || request->launch_id != spec.launch_id) return;
+      require(!request->procs.empty() && request->procs.size() <= wire::kMaxCollectiveProcs,
+              "a decoded collective's procs are bounded");
+      auto from = may_enter_collective(head_spec, sender);
+      if (!from) return;
+      auto nodes = participant_nodes(request->procs, launch_proc_nodes(head_spec));
+      if (!nodes) return;
+      for (int n : *nodes)
+        require(n >= 0 && n < head_spec.nnodes(), "a participant off the launch");
+      now_ms += 100;
+      answered(tally.arrive(++next_id, request->kind, std::move(request->procs), *nodes, *from,
+                            std::move(request->data), now_ms + 1000));
+      answered(tally.expire(now_ms));
+      require(tally.open() <= kMaxOpenCollectives, "open collectives are bounded");
+    } else if (body.isPmiName()) {
+      wire::NameRequest request = wire::decode_name(body.getPmiName());
+      if (request.launch_id != spec.launch_id) return;
+      auto from = may_ask_name(head_spec, sender);
+      if (!from) return;
+      NameAsk ask;
+      ask.op = request.op;
+      ask.name = request.name;
+      ask.value = request.port;
+      ask.pmix = request.pmix;
+      ask.nspace = request.nspace;
+      ask.rank = request.rank;
+      ask.node = *from;
+      ask.scope = static_cast<NameScope>(request.scope % 4);
+      ask.first_read = request.first_read;
+      now_ms += 100;
+      if (request.wait_ms) ask.deadline_ms = now_ms + request.wait_ms % 5000;
+      answered(names.ask(++next_id, ask, now_ms));
+      answered(names.expire(now_ms));
+      require(names.waiters() <= kMaxNameWaiters, "waiting lookups are bounded");
     } else if (body.isPmixModex()) {
       // As an answer to this node's own request (a response on the link it went out on).
       auto answered = wire::decode_modex_answer(envelope);
@@ -184,6 +251,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static Node node;
   if (size < kLinkBytes) return 0;
   node.start();
+  node.tally = ConnectTally();
+  node.names = NameRegistry();
+  node.next_id = 0;
   std::string_view frames(reinterpret_cast<const char*>(data + kLinkBytes), size - kLinkBytes);
   fuzz::deliver_messages(frames, [&](size_t index, schema::Envelope::Reader envelope) {
     node.receive(link_of(data[index % kLinkBytes]), envelope);

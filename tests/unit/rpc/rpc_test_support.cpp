@@ -141,7 +141,6 @@ std::vector<Outgoing> one_of_each_body() {
         m.setRank(3);
         m.setData(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>("blob"), 4));
       },
-      [](auto b) { b.setReserved28(); },
       [](auto b) {
         auto e = b.initPmixEvent();
         e.setLaunchId("job-1");
@@ -211,6 +210,16 @@ std::vector<Outgoing> one_of_each_body() {
         n.setLaunchId("job-1");
         n.setOp(schema::NameOp::LOOKUP);
         n.setName("svc");
+      },
+      [](auto b) {
+        auto c = b.initPmixConnect();
+        c.setLaunchId("job-1");
+        c.setKind(schema::PmixCollectiveKind::DISCONNECT);
+        auto procs = c.initProcs(2);
+        procs[0].setNspace("lattice.job-1");
+        procs[0].setRank(0);
+        procs[1].setNspace("lattice.job-1");
+        procs[1].setRank(0xfffffffe);
       },
       [](auto b) {
         auto r = b.initExecRequest();

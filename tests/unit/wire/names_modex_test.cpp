@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "rpc/session.hpp"
+#include "wire/connect_codec.hpp"
 #include "wire/modex.hpp"
 #include "wire/names_codec.hpp"
 
@@ -47,4 +48,46 @@ TEST_CASE("a direct modex request and its answer read back; a huge rank reads as
   auto wrong = decode_modex_answer(name_answer("p").envelope().asReader());
   REQUIRE_FALSE(wrong);
   CHECK(wrong.error().message.find("no PmixModex") != std::string::npos);
+}
+
+TEST_CASE("a PMIx name request keeps its binary value, its asker and its wait") {
+  NameRequest sent{"L-1", pmi::NameOp::publish, "svc", std::string("b\0\x01v", 4)};
+  sent.pmix = true;
+  sent.nspace = "lattice.L-1";
+  sent.rank = 3;
+  sent.scope = 2;
+  sent.first_read = true;
+  sent.wait_ms = 1500;
+  auto got = decode_name(name_request(sent).envelope().asReader().getBody().getPmiName());
+  CHECK(got.pmix);
+  CHECK(got.port == sent.port);
+  CHECK(got.nspace == "lattice.L-1");
+  CHECK(got.rank == 3);
+  CHECK(got.scope == 2);
+  CHECK(got.first_read);
+  CHECK(got.wait_ms == 1500);
+  auto answer = decode_name_answer(name_answer(sent.port, true).envelope().asReader());
+  REQUIRE(answer);
+  CHECK(*answer == sent.port);
+}
+
+TEST_CASE("a PMIx collective request reads back; malformed ones are refused") {
+  CollectiveRequest sent{"L-1",
+                         CollectiveKind::fence,
+                         {{"lattice.L-1", 2}, {"lattice.L-1", kEveryRank}},
+                         std::string("\0blob", 5)};
+  auto got =
+      decode_collective(collective_request(sent).envelope().asReader().getBody().getPmixConnect());
+  REQUIRE(got);
+  CHECK(got.value().launch_id == "L-1");
+  CHECK(got.value().kind == CollectiveKind::fence);
+  CHECK(got.value().procs == sent.procs);
+  CHECK(got.value().data == sent.data);
+  auto empty = collective_request({"L-1", CollectiveKind::connect, {}, ""});
+  CHECK_FALSE(decode_collective(empty.envelope().asReader().getBody().getPmixConnect()));
+  auto nameless = collective_request({"L-1", CollectiveKind::connect, {{"", 0}}, ""});
+  CHECK_FALSE(decode_collective(nameless.envelope().asReader().getBody().getPmixConnect()));
+  auto answer = decode_collective_answer(collective_answer("joined").envelope().asReader());
+  REQUIRE(answer);
+  CHECK(answer.value() == "joined");
 }
