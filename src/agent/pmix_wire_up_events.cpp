@@ -160,9 +160,9 @@ void PmixWireUp::control_asked(pmix::ControlCall call) {
                                ranks};
     message.action = plan.action;
     peers_.call(spec_.peers[static_cast<size_t>(node)], pmix_control_message(message),
-                spec_.fence_timeout_ms, [one_done, node, id = spec_.launch_id](auto reply) {
+                spec_.fence_timeout_ms, [one_done, to = node, id = spec_.launch_id](auto reply) {
                   if (!reply)
-                    LAT_LOG(warn, "pmix", id, ": job control on node ", node, ": ",
+                    LAT_LOG(warn, "pmix", id, ": job control on node ", to, ": ",
                             reply.error().message);
                   one_done(reply.ok());
                 });
