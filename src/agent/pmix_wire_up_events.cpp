@@ -71,10 +71,18 @@ void PmixWireUp::event_received(int from, const pmix::EventNotice& notice,
 
 void PmixWireUp::rank_ended(int rank, proc::ExitStatus status, std::function<void()> heard) {
   if (status.code == 0 && status.signal == 0) return heard();
+  const int code = status.signal ? 128 + status.signal : status.code;
+  // A rank that never spoke PMIx (a script, an MPICH rank beside --pmi auto's PMIx) ends the
+  // launch at once, as before there were events: its end is still told, without waiting.
+  auto it = ranks_.find(rank);
+  if (it == ranks_.end() || it->second.state == pmi::RankState::waiting) {
+    announce_end(rank, code, [] {});
+    return heard();
+  }
   // Under -K0 the survivors go on: nothing waits for them to have reacted.
   if (spec_.kill_on_bad_exit)
     heard = [this, heard = std::move(heard)] { events_.after_notice(heard); };
-  announce_end(rank, status.signal ? 128 + status.signal : status.code, std::move(heard));
+  announce_end(rank, code, std::move(heard));
 }
 
 void PmixWireUp::announce_end(int rank, int exit_code, std::function<void()> heard) {
