@@ -225,13 +225,6 @@ void PmixWireUp::modex_asked(int, int rank, std::function<void(Result<std::strin
   server_->local_modex(nspace(), rank, std::move(answer));
 }
 
-void PmixWireUp::unsupported(int rank, std::string operation) {
-  LAT_LOG(warn, "pmix", spec_.launch_id, ": rank ", rank, ": ", operation, " refused");
-  if (rank >= 0)
-    events_.rank_notice(
-        rank, cat("lattice: ", operation, " is not supported by Lattice's PMIx server\n"));
-}
-
 void PmixWireUp::spawn_requested(pmix::SpawnCall call) {
   saw(call.rank, pmi::RankState::initialized, "PMIx_Spawn");
   uint64_t id = ++spawn_id_;

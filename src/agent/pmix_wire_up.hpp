@@ -62,7 +62,6 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   void fence_entered(pmix::FenceCall call) override;
   void modex_requested(pmix::RankCall call) override;
   void spawn_requested(pmix::SpawnCall call) override;
-  void unsupported(int rank, std::string operation) override;
   // pmix_wire_up_names.cpp: through the launch's name service and its head's collectives.
   void names_called(pmix::NameCall call) override;
   void collective_entered(pmix::CollectiveCall call) override;

@@ -15,7 +15,6 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#include <set>
 #include <thread>
 #include <utility>
 
@@ -38,7 +37,6 @@ struct Event {
     fence,
     modex,
     spawn,
-    unsupported,
     names,
     collective,
     done,
@@ -72,7 +70,6 @@ struct Impl {
     std::function<void(int status, std::string data)> fn;
   };
   std::map<uint64_t, Pending> pending;
-  std::set<std::pair<std::string, int>> said_unsupported;
 
   uint64_t expect(const std::string& nspace, std::function<void(int, std::string)> fn) {
     uint64_t token = next_token++;
@@ -102,7 +99,7 @@ void post(Event event) {
 }
 
 Event event(Event::Kind kind, const pmix_proc_t* proc) {
-  Event e{kind, {}, -1, 0, {}, {}, 0, nullptr, nullptr, {}};
+  Event e{kind, {}, -1, 0, {}, {}, 0, nullptr, nullptr, {}, {}};
   if (proc) {
     e.nspace.assign(proc->nspace, strnlen(proc->nspace, PMIX_MAX_NSLEN));
     e.rank = proc->rank == PMIX_RANK_WILDCARD ? -1 : static_cast<int>(proc->rank);
@@ -171,13 +168,6 @@ pmix_status_t on_direct_modex(const pmix_proc_t* proc, const pmix_info_t[], size
   e.completion = {reinterpret_cast<void*>(cbfunc), cbdata};
   post(std::move(e));
   return PMIX_SUCCESS;
-}
-
-pmix_status_t refuse(const pmix_proc_t* proc, const char* operation) {
-  Event e = event(Event::Kind::unsupported, proc);
-  e.text = operation;
-  post(std::move(e));
-  return PMIX_ERR_NOT_SUPPORTED;
 }
 
 pmix_status_t on_spawn(const pmix_proc_t* proc, const pmix_info_t job_info[], size_t ninfo,
@@ -470,10 +460,6 @@ void LibpmixServer::drain() {
         break;
       case Event::Kind::spawn:
         events.spawn_requested(std::move(e.spawn));
-        break;
-      case Event::Kind::unsupported:
-        if (impl_->said_unsupported.insert({e.nspace + "/" + e.text, e.rank}).second)
-          events.unsupported(e.rank, std::move(e.text));
         break;
       case Event::Kind::names:
         events.names_called(std::move(*e.names));

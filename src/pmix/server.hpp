@@ -171,8 +171,6 @@ class NamespaceEvents {
   virtual void event_raised(EventNotice notice) = 0;
   // PMIx_Job_control(_nb) of one of its ranks: answer with Server::answer_control.
   virtual void control_asked(ControlCall call) = 0;
-  // spawn, ... were refused; said once per operation and rank.
-  virtual void unsupported(int rank, std::string operation) = 0;
   virtual void names_called(NameCall call) = 0;
   virtual void collective_entered(CollectiveCall call) = 0;
 };
