@@ -522,6 +522,18 @@ struct PmixSpawn {
   workdir @3 :Text;              # PMIX_WDIR (empty: the parent's)
   hosts @4 :List(Text);          # PMIX_HOST / "host": node ids to use (empty: all the parent's)
   childLaunchId @5 :Text;        # the response: the children's launch (namespace lattice.<id>)
+  childRankNodes @6 :List(UInt32); # the launcher's response: each child's node, as an index
+                                 # into the parent's nodes (the head tells them: PmixFamily)
+}
+
+# The head of a launch to each of its nodes, before it answers a PMIx_Spawn: the children's
+# layout, so that their ranks' data (direct modex) and their collectives with the parent's ranks
+# (MPI_Comm_spawn's connect back) can be routed from any node of the parent. Only the head of
+# `launchId` may send it; the empty response says the node's libpmix knows the namespace.
+struct PmixFamily {
+  launchId @0 :Text;             # the parent's launch
+  childLaunchId @1 :Text;
+  rankNodes @2 :List(UInt32);    # each child's node, an index into the parent's nodes
 }
 
 # The launcher's stdin for a launch's input rank(s), in order; `eof` ends it. Accepted only from
@@ -635,5 +647,6 @@ struct Envelope {
     pmixEvent @29 :PmixEvent;                     # agent -> agent (a rank's end: response empty)
     pmixControl @30 :PmixControl;                 # agent -> agent, response empty
     pmixSpawn @31 :PmixSpawn;                     # agent -> head agent -> launcher, response same
+    pmixFamily @32 :PmixFamily;                   # head agent -> agent, response empty
   }
 }

@@ -66,7 +66,9 @@ Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterK
              }),
       early_(kMaxEarlyBytes, kMaxEarlyAgeMs),
       reaper_(loop),
-      sweeper_(loop) {}
+      sweeper_(loop) {
+  environment_.parents = this;
+}
 
 Agent::~Agent() = default;
 
@@ -157,6 +159,9 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
     case schema::Envelope::Body::PMIX_SPAWN:
       if (request_id == 0) return;
       return spawn_request(sender, request_id, body.getPmixSpawn());
+    case schema::Envelope::Body::PMIX_FAMILY:
+      if (request_id == 0) return;
+      return family_notice(sender, request_id, body.getPmixFamily());
     case schema::Envelope::Body::PMIX_CONNECT:
       if (request_id == 0) return;
       return collective_request(sender, request_id, wire::decode_collective(body.getPmixConnect()));

@@ -22,6 +22,7 @@
 #include "agent/launch.hpp"
 #include "agent/launch_route.hpp"
 #include "agent/node_links.hpp"
+#include "agent/parent_launches.hpp"
 #include "agent/pmix_host.hpp"
 #include "agent/socket_dir.hpp"
 #include "base/log_limiter.hpp"
@@ -38,7 +39,10 @@
 
 namespace lattice::agent {
 
-class Agent : private NodeLinks::Host, private LaunchRoute::Host, public admin::AgentControl {
+class Agent : private NodeLinks::Host,
+              private LaunchRoute::Host,
+              private ParentLaunches,
+              public admin::AgentControl {
  public:
   // `key` must outlive the agent. `reread` gives the configuration again (the file named
   // `config_source`, "" for none, with the command line's flags over it) for SIGHUP.
@@ -81,6 +85,11 @@ class Agent : private NodeLinks::Host, private LaunchRoute::Host, public admin::
   void modex_request(const Sender& sender, uint64_t request_id, const wire::ModexRequest& request);
   // A rank's PMIx_Spawn from one of a launch's nodes, at its head: on to the launcher.
   void spawn_request(const Sender& sender, uint64_t request_id, schema::PmixSpawn::Reader message);
+  // The head of a launch says it spawned a launch (PmixFamily).
+  void family_notice(const Sender& sender, uint64_t request_id, schema::PmixFamily::Reader message);
+  // ParentLaunches
+  LaunchNames* names_of(const std::string& launch_id) override;
+  LaunchConnects* connects_of(const std::string& launch_id) override;
   void collective_request(const Sender& sender, uint64_t request_id,
                           Result<wire::CollectiveRequest> request);
   // A PMIx event or job control from another node of a launch.

@@ -105,6 +105,11 @@ void Agent::modex_request(const Sender& sender, uint64_t request_id,
     return;
   }
   auto from = may_ask_modex(entry->launch->spec(), request.rank, sender);
+  // The launch's parent's ranks may read its ranks' data (MPI_Comm_spawn's connect back): the
+  // parent runs wherever its children do, so its nodes are known here.
+  if (const auto& parent = entry->launch->spec().spawned_by; !from && parent)
+    if (LaunchEntry* p = find_launch(parent->launch_id))
+      if (member_node(p->launch->spec(), sender, "a PMIx modex request")) from = -1;
   if (!from) {
     LAT_LOG(warn, "auth", from.error().message);
     return session_of(sender.conn)->respond_error(request_id, from.error().message);
@@ -142,15 +147,55 @@ void Agent::spawn_request(const Sender& sender, uint64_t request_id,
   if (request->rank >= static_cast<uint32_t>(spec.world_size) ||
       spec.rank_nodes[request->rank] != *from)
     return respond_error(cat("rank ", request->rank, " is not on the asking node"));
-  entry->launch->spawn_asked(std::move(request.value()),
-                             [this, conn = sender.conn, request_id](Result<std::string> child) {
-                               link::Connection* link = connection(conn);
-                               if (!link) return;
-                               if (child)
-                                 link->session().respond(request_id, wire::spawn_answer(*child));
-                               else
-                                 link->session().respond_error(request_id, child.error().message);
-                             });
+  entry->launch->spawn_asked(std::move(request.value()), [this, conn = sender.conn,
+                                                          request_id](Result<std::string> child) {
+    link::Connection* link = connection(conn);
+    if (!link) return;
+    if (child)
+      link->session().respond(request_id, wire::spawn_answer({*child, {}}));
+    else
+      link->session().respond_error(request_id, child.error().message);
+  });
+}
+
+void Agent::family_notice(const Sender& sender, uint64_t request_id,
+                          schema::PmixFamily::Reader message) {
+  auto respond_error = [&](const std::string& why) {
+    session_of(sender.conn)->respond_error(request_id, why);
+  };
+  auto notice = wire::decode_family_notice(message);
+  if (!notice) return respond_error(notice.error().message);
+  LaunchEntry* entry = find_launch(notice->launch_id);
+  // Where the parent's ranks have all exited, none is left to reach the children from.
+  if (!entry && ended_member(notice->launch_id, sender))
+    return session_of(sender.conn)->respond(request_id, rpc::Outgoing());
+  if (!entry) return respond_error(cat("no launch '", notice->launch_id, "' on ", config_.node_id));
+  const LaunchSpec& spec = entry->launch->spec();
+  auto from = member_node(spec, sender, "a spawned launch's layout");
+  if (from && *from != spec.head_node)
+    from = make_error("a spawned launch's layout not from the head");
+  if (!from) {
+    LAT_LOG(warn, "auth", from.error().message);
+    return respond_error(from.error().message);
+  }
+  entry->launch->family_spawned(notice->child, [this, conn = sender.conn, request_id](Status s) {
+    link::Connection* link = connection(conn);
+    if (!link) return;
+    if (s)
+      link->session().respond(request_id, rpc::Outgoing());
+    else
+      link->session().respond_error(request_id, s.error().message);
+  });
+}
+
+LaunchNames* Agent::names_of(const std::string& launch_id) {
+  LaunchEntry* entry = find_launch(launch_id);
+  return entry ? &entry->launch->names() : nullptr;
+}
+
+LaunchConnects* Agent::connects_of(const std::string& launch_id) {
+  LaunchEntry* entry = find_launch(launch_id);
+  return entry ? &entry->launch->connects() : nullptr;
 }
 
 void Agent::pmix_event(const Sender& sender, uint64_t request_id,

@@ -62,6 +62,11 @@ class AutoWireUp final : public WireUp {
     return pmix_ ? pmix_->control_received(from, std::move(message))
                  : WireUp::control_received(from, std::move(message));
   }
+  void child_spawned(const std::string& child_id, const std::vector<int>& layout, bool here,
+                     std::function<void(Status)> done) override {
+    if (!pmix_) return WireUp::child_spawned(child_id, layout, here, std::move(done));
+    pmix_->child_spawned(child_id, layout, here, std::move(done));
+  }
   void close() override;
 
  private:

@@ -68,8 +68,9 @@ Launch::Launch(net::Loop& loop, LaunchSpec spec, const LaunchEnvironment& env, L
       sink_(sink),
       peers_(peers),
       started_ns_(env.clock->now_ns()),
-      names_(loop, spec_, peers),
-      connects_(loop, spec_, peers),
+      family_(spec_),
+      names_(loop, spec_, peers, family_.proc_nodes(), env.parents),
+      connects_(loop, spec_, peers, family_.proc_nodes(), env.parents),
       wire_up_(make_wire_up(loop, spec_, env, names_, connects_, peers, *this)),
       fence_(
           loop, spec_, *wire_up_, [this] { return elapsed_us(); },

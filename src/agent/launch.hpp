@@ -13,6 +13,7 @@
 
 #include "agent/fence_phases.hpp"
 #include "agent/launch_connects.hpp"
+#include "agent/launch_family.hpp"
 #include "agent/launch_fence.hpp"
 #include "agent/launch_hatch.hpp"
 #include "agent/launch_names.hpp"
@@ -36,6 +37,7 @@
 #include "wire/modex.hpp"
 #include "wire/names_codec.hpp"
 #include "wire/reports.hpp"
+#include "wire/spawn_codec.hpp"
 
 namespace lattice::agent {
 
@@ -82,6 +84,8 @@ struct LaunchEnvironment {
   // What keeps each launch's processes together (a cgroup each, or the agent as subreaper);
   // null: nothing does (unit tests).
   proc::Containment* containment = nullptr;
+  // The launches on this agent, as a spawned launch finds its parent (null: none, unit tests).
+  ParentLaunches* parents = nullptr;
 };
 
 // What the allocation a launch runs in gives it (agent/allocation.hpp): the group its processes'
@@ -114,6 +118,12 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   // A spawn from one of the launch's nodes, at its head: on to the launcher, whose answer
   // (the children's launch id, or why not) `answer` gets later; it may outlive the launch.
   void spawn_asked(wire::SpawnRequest request, std::function<void(Result<std::string>)> answer);
+  // The head's word that the launch spawned `child` (PmixFamily; at the head from spawn_asked):
+  // `done` once this node can route to its ranks, or why it cannot.
+  void family_spawned(const wire::SpawnedLaunch& child, std::function<void(Status)> done);
+  // Where a spawned launch's names and collectives go (parent_launches.hpp).
+  LaunchNames& names() { return names_; }
+  LaunchConnects& connects() { return connects_; }
   // A name request from node `from` of the launch, at its head: the port, or why not (perhaps
   // on a later turn: a PMIx lookup may wait).
   void name_asked(int from, const wire::NameRequest& request,
@@ -205,6 +215,8 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   void commands_done() override;
 
   void spawn_all();
+  // At the head: every node learns the children's layout before the spawning rank hears of them.
+  void tell_family(wire::SpawnedLaunch child, std::function<void(Result<std::string>)> answer);
   Status spawn_rank(RankSet::Rank& rank);
   // A root agent whose job runs as another user learns that user once (user_lookup.hpp) and
   // then switches in each rank's child; spawning waits for the answer.
@@ -251,6 +263,7 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   NodeLinks& peers_;
   std::vector<NodeLinks::Hold> link_holds_;  // the tree neighbours', while the launch lives
   uint64_t started_ns_;
+  LaunchFamily family_;  // the launches it spawned
   LaunchNames names_;
   LaunchConnects connects_;  // PMIx collectives over some procs
   std::unique_ptr<WireUp> wire_up_;
@@ -284,6 +297,8 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   bool sent_sigkill_ = false;  // the launch killed its ranks: a SIGKILL then is not the kernel's
   std::unique_ptr<StraySweep> sweep_;
   std::optional<std::optional<Failure>> end_after_sweep_;
+  // The launcher's and other nodes' answers may come after the launch is gone.
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
 
 }  // namespace lattice::agent

@@ -4,11 +4,13 @@
 
 namespace lattice::agent {
 
-LaunchConnects::LaunchConnects(net::Loop& loop, const LaunchSpec& spec, NodeLinks& peers)
+LaunchConnects::LaunchConnects(net::Loop& loop, const LaunchSpec& spec, NodeLinks& peers,
+                               ProcNodes nodes_of, ParentLaunches* parents)
     : loop_(loop),
       spec_(spec),
       peers_(peers),
-      nodes_of_(launch_proc_nodes(spec)),
+      nodes_of_(std::move(nodes_of)),
+      parents_(parents),
       timer_(loop),
       deadline_(loop) {}
 
@@ -18,6 +20,20 @@ LaunchConnects::~LaunchConnects() {
 }
 
 void LaunchConnects::enter(wire::CollectiveRequest request, Answer answer) {
+  if (spec_.spawned_by) {  // the parent's collective (it runs wherever its children do)
+    LaunchConnects* parent =
+        parents_ ? parents_->connects_of(spec_.spawned_by->launch_id) : nullptr;
+    if (!parent) {
+      ready_.emplace_back(std::move(answer),
+                          make_error(cat("launch ", spec_.spawned_by->launch_id,
+                                         ", which spawned this one, has ended")));
+      return deliver({});
+    }
+    return parent->enter(std::move(request), [alive = std::weak_ptr<int>(alive_),
+                                              done = std::move(answer)](Result<std::string> r) {
+      if (!alive.expired()) done(std::move(r));
+    });
+  }
   request.launch_id = spec_.launch_id;
   if (spec_.head_node == spec_.node_index)
     return asked(spec_.node_index, std::move(request), std::move(answer));

@@ -2,6 +2,7 @@
 // job) on this node: the tally lives at the launch's head (connect_tally.hpp); elsewhere this
 // node's entry is a call to the head. A collective not complete within the launch's fence timeout
 // fails for every node in it. Answers come on a later loop turn, never from inside the request.
+// A spawned launch's collectives are its parent's (parent_launches.hpp).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "agent/connect_tally.hpp"
 #include "agent/launch_spec.hpp"
 #include "agent/node_links.hpp"
+#include "agent/parent_launches.hpp"
 #include "agent/pmix_procs.hpp"
 #include "net/timer.hpp"
 #include "wire/connect_codec.hpp"
@@ -24,8 +26,10 @@ namespace lattice::agent {
 class LaunchConnects {
  public:
   using Answer = std::function<void(Result<std::string>)>;
-  // `spec` must outlive it.
-  LaunchConnects(net::Loop& loop, const LaunchSpec& spec, NodeLinks& peers);
+  // `spec` must outlive it; `nodes_of` says where the procs a collective names run (the launch's
+  // and its children's); `parents` (null: none) finds a spawned launch's parent.
+  LaunchConnects(net::Loop& loop, const LaunchSpec& spec, NodeLinks& peers, ProcNodes nodes_of,
+                 ParentLaunches* parents);
   // Collectives still open here hear that the launch ended.
   ~LaunchConnects();
 
@@ -45,6 +49,7 @@ class LaunchConnects {
   const LaunchSpec& spec_;
   NodeLinks& peers_;
   ProcNodes nodes_of_;
+  ParentLaunches* parents_;
   ConnectTally tally_;                          // used at the head only
   std::map<ConnectTally::Id, Answer> waiting_;  // at the head, by request
   ConnectTally::Id next_id_ = 0;

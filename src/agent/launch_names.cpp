@@ -7,8 +7,15 @@
 
 namespace lattice::agent {
 
-LaunchNames::LaunchNames(net::Loop& loop, const LaunchSpec& spec, NodeLinks& peers)
-    : loop_(loop), spec_(spec), peers_(peers), timer_(loop), deadline_(loop) {}
+LaunchNames::LaunchNames(net::Loop& loop, const LaunchSpec& spec, NodeLinks& peers,
+                         ProcNodes nodes_of, ParentLaunches* parents)
+    : loop_(loop),
+      spec_(spec),
+      peers_(peers),
+      nodes_of_(std::move(nodes_of)),
+      parents_(parents),
+      timer_(loop),
+      deadline_(loop) {}
 
 LaunchNames::~LaunchNames() {
   // Other nodes' waiting lookups are rpc calls: their answer is an error now, not their timeout.
@@ -22,6 +29,7 @@ void LaunchNames::request(pmi::NameOp op, const std::string& name, const std::st
 }
 
 void LaunchNames::request(wire::NameRequest request, Answer answer) {
+  if (spec_.spawned_by) return to_parent(std::move(request), std::move(answer));
   request.launch_id = spec_.launch_id;
   request.wait_ms = std::min(request.wait_ms, spec_.fence_timeout_ms);
   if (spec_.head_node == spec_.node_index)
@@ -31,6 +39,20 @@ void LaunchNames::request(wire::NameRequest request, Answer answer) {
               [alive = std::weak_ptr<int>(alive_), done = std::move(answer)](auto reply) {
                 if (!alive.expired()) done(wire::decode_name_answer(reply));
               });
+}
+
+// The parent runs on every node its children do; if it has ended here, so has the connection.
+void LaunchNames::to_parent(wire::NameRequest request, Answer answer) {
+  LaunchNames* parent = parents_ ? parents_->names_of(spec_.spawned_by->launch_id) : nullptr;
+  if (!parent) {
+    ready_.emplace_back(std::move(answer), make_error(cat("launch ", spec_.spawned_by->launch_id,
+                                                          ", which spawned this one, has ended")));
+    return deliver({});
+  }
+  parent->request(std::move(request), [alive = std::weak_ptr<int>(alive_),
+                                       done = std::move(answer)](const Result<std::string>& r) {
+    if (!alive.expired()) done(r);
+  });
 }
 
 void LaunchNames::asked(int from, const wire::NameRequest& request, Answer answer) {
@@ -43,7 +65,7 @@ void LaunchNames::asked(int from, const wire::NameRequest& request, Answer answe
   waiting_.emplace(id, std::move(answer));
   if (request.pmix) {
     // The asking proc must run on the asking node: a node speaks for its own ranks only.
-    auto nodes = launch_proc_nodes(spec_)(request.nspace, request.rank);
+    auto nodes = nodes_of_(request.nspace, request.rank);
     if (!nodes || request.rank < 0 || !nodes->count(from))
       return deliver({{id, make_error(cat("a PMIx name request for rank ", request.rank, " of '",
                                           request.nspace, "' from node ", from,

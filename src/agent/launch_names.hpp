@@ -3,7 +3,8 @@
 // request is a call to the head. A PMIx lookup may wait for its name, up to the launch's fence
 // timeout (its cap on anything the ranks wait for); the call waits that long and the fence
 // timeout again. Answers always come on a later loop turn, never from inside the request, so the
-// engine that asked is never re-entered.
+// engine that asked is never re-entered. A spawned launch has no names of its own: its requests
+// are its parent's (parent_launches.hpp).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,8 @@
 #include "agent/launch_spec.hpp"
 #include "agent/name_registry.hpp"
 #include "agent/node_links.hpp"
+#include "agent/parent_launches.hpp"
+#include "agent/pmix_procs.hpp"
 #include "net/timer.hpp"
 #include "wire/names_codec.hpp"
 
@@ -25,8 +28,10 @@ namespace lattice::agent {
 class LaunchNames {
  public:
   using Answer = std::function<void(const Result<std::string>&)>;
-  // `spec` must outlive it.
-  LaunchNames(net::Loop& loop, const LaunchSpec& spec, NodeLinks& peers);
+  // `spec` must outlive it; `nodes_of` says where the procs a PMIx request may name run (the
+  // launch's and its children's); `parents` (null: none) finds a spawned launch's parent.
+  LaunchNames(net::Loop& loop, const LaunchSpec& spec, NodeLinks& peers, ProcNodes nodes_of,
+              ParentLaunches* parents);
   // Lookups still waiting here hear that the launch ended.
   ~LaunchNames();
 
@@ -38,12 +43,15 @@ class LaunchNames {
   void asked(int from, const wire::NameRequest& request, Answer answer);
 
  private:
+  void to_parent(wire::NameRequest request, Answer answer);
   void deliver(std::vector<NameRegistry::Answer> answers);
   void arm_deadline();
 
   net::Loop& loop_;
   const LaunchSpec& spec_;
   NodeLinks& peers_;
+  ProcNodes nodes_of_;
+  ParentLaunches* parents_;
   NameRegistry names_;                          // used at the head only
   std::map<NameRegistry::Id, Answer> waiting_;  // at the head, by request
   NameRegistry::Id next_id_ = 0;

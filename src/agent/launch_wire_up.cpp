@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -67,10 +68,12 @@ void Launch::spawn_requested(wire::SpawnRequest request,
                              std::function<void(Result<std::string>)> answer) {
   if (spec_.head_node == spec_.node_index)
     return spawn_asked(std::move(request), std::move(answer));
-  peers_.call(spec_.peers[static_cast<size_t>(spec_.head_node)], wire::spawn_request(request),
-              kSpawnAnswerMs, [answer = std::move(answer)](auto reply) {
-                answer(wire::decode_spawn_answer(reply));
-              });
+  peers_.call(
+      spec_.peers[static_cast<size_t>(spec_.head_node)], wire::spawn_request(request),
+      kSpawnAnswerMs, [answer = std::move(answer)](auto reply) {
+        auto child = wire::decode_spawn_answer(reply);
+        answer(child ? Result<std::string>(child->launch_id) : Result<std::string>(child.error()));
+      });
 }
 
 void Launch::spawn_asked(wire::SpawnRequest request,
@@ -78,9 +81,47 @@ void Launch::spawn_asked(wire::SpawnRequest request,
   if (failing() || ended()) return answer(make_error("the launch is ending"));
   LAT_LOG(info, "launch", spec_.launch_id, ": rank ", request.rank, " spawns ", request.apps.size(),
           " program(s)");
-  sink_.ask_launcher(
-      *this, wire::spawn_request(request), kSpawnAnswerMs,
-      [answer = std::move(answer)](auto reply) { answer(wire::decode_spawn_answer(reply)); });
+  sink_.ask_launcher(*this, wire::spawn_request(request), kSpawnAnswerMs,
+                     [this, alive = std::weak_ptr<int>(alive_), answer](auto reply) {
+                       auto child = wire::decode_spawn_answer(reply);
+                       if (!child) return answer(child.error());
+                       if (alive.expired()) return answer(make_error("the launch has ended"));
+                       tell_family(std::move(child.value()), answer);
+                     });
+}
+
+void Launch::tell_family(wire::SpawnedLaunch child,
+                         std::function<void(Result<std::string>)> answer) {
+  struct Tally {
+    size_t left;
+    std::string error;
+    std::string child_id;
+    std::function<void(Result<std::string>)> answer;
+  };
+  auto tally = std::make_shared<Tally>(
+      Tally{static_cast<size_t>(spec_.nnodes()), {}, child.launch_id, std::move(answer)});
+  auto count = [tally](const Status& s) {
+    if (!s && tally->error.empty()) tally->error = s.error().message;
+    if (--tally->left > 0) return;
+    if (!tally->error.empty())
+      return tally->answer(make_error(cat("spawned launch ", tally->child_id, ": ", tally->error)));
+    tally->answer(tally->child_id);
+  };
+  const wire::FamilyNotice notice{spec_.launch_id, child};
+  for (int node = 0; node < spec_.nnodes(); ++node) {
+    if (node == spec_.node_index) continue;
+    peers_.call(spec_.peers[static_cast<size_t>(node)], wire::family_notice(notice), kSpawnAnswerMs,
+                [count](auto reply) { count(reply ? Status{} : Status(reply.error())); });
+  }
+  family_spawned(child, count);
+}
+
+void Launch::family_spawned(const wire::SpawnedLaunch& child, std::function<void(Status)> done) {
+  if (auto added = family_.add(child.launch_id, child.rank_nodes); !added) return done(added);
+  const std::vector<int>& layout = *family_.layout_of(namespace_of(child.launch_id));
+  // Where the children run beside the parent, their own launch has told libpmix of them here.
+  bool here = std::find(layout.begin(), layout.end(), spec_.node_index) != layout.end();
+  wire_up_->child_spawned(child.launch_id, layout, here, std::move(done));
 }
 
 void Launch::name_asked(int from, const wire::NameRequest& request,

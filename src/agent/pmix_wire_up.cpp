@@ -227,6 +227,13 @@ void PmixWireUp::modex_asked(int, int rank, std::function<void(Result<std::strin
 
 void PmixWireUp::spawn_requested(pmix::SpawnCall call) {
   saw(call.rank, pmi::RankState::initialized, "PMIx_Spawn");
+  // Its children would connect back to this launch, whose names and collectives are its
+  // parent's: a family of more than two generations is not served yet.
+  if (spec_.spawned_by) {
+    const std::string why = "PMIx_Spawn from a spawned launch is not supported yet";
+    events_.rank_notice(call.rank, cat("lattice: PMIx_Spawn: ", why, "\n"));
+    return server_->answer_spawn(call, make_error(why));
+  }
   uint64_t id = ++spawn_id_;
   auto request = spawn_request(spec_.launch_id, call);
   const int rank = call.rank;
@@ -244,8 +251,25 @@ void PmixWireUp::spawn_requested(pmix::SpawnCall call) {
   });
 }
 
+void PmixWireUp::child_spawned(const std::string& child_id, const std::vector<int>& layout,
+                               bool here, std::function<void(Status)> done) {
+  // Ended here: no rank of the parent is left here to reach the children from.
+  if (!server_ || here) return done({});
+  auto child = std::make_unique<ChildNamespace>(
+      spec_, peers_, *server_, child_id, layout,
+      [this](pmix::CollectiveCall call) { collective_entered(std::move(call)); });
+  auto job = child->job_layout(tmpdir_);
+  ChildNamespace& events = *child;
+  children_.emplace(child_id, std::move(child));
+  LAT_LOG(debug, "pmix", spec_.launch_id, ": spawned namespace ", job.nspace, " (", layout.size(),
+          " ranks) registered here");
+  // No client of it connects here: the door lets none in.
+  server_->register_job(job, spec_.user.uid, spec_.user.gid, events, std::move(done));
+}
+
 void PmixWireUp::close() {
   if (!server_) return;
+  children_.clear();
   for (auto& [id, call] : spawns_) server_->answer_spawn(call, make_error("the launch ended"));
   spawns_.clear();
   for (auto& [epoch, pending] : fences_) server_->answer_fence(pending.first, false, {});

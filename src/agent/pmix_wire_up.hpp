@@ -17,6 +17,7 @@
 #include "agent/launch_spec.hpp"
 #include "agent/node_links.hpp"
 #include "agent/pmix_blobs.hpp"
+#include "agent/pmix_child_namespace.hpp"
 #include "agent/pmix_procs.hpp"
 #include "agent/wire_up.hpp"
 #include "base/clock.hpp"
@@ -52,6 +53,8 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   void event_received(int from, const pmix::EventNotice& notice,
                       std::function<void(Status)> done) override;
   Status control_received(int from, PmixControlMessage message) override;
+  void child_spawned(const std::string& child_id, const std::vector<int>& layout, bool here,
+                     std::function<void(Status)> done) override;
   void close() override;
 
  private:
@@ -108,6 +111,8 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   std::map<uint64_t, NamesPending> names_pending_;
   std::map<uint64_t, pmix::CollectiveCall> collectives_;
   uint64_t call_id_ = 0;
+  // Namespaces the launch spawned with no rank here, known to libpmix for the launch's ranks.
+  std::map<std::string, std::unique_ptr<ChildNamespace>> children_;
   std::set<int> announced_;  // local ranks whose abnormal end has been announced
   std::map<uint64_t, pmix::ControlCall> controls_;  // job controls waiting for other nodes
   uint64_t control_id_ = 0;

@@ -57,11 +57,6 @@ void PmixWireUp::names_called(pmix::NameCall call) {
   if (!server_) return;
   if (call.rank < 0 || !ranks_.count(call.rank))
     return server_->answer_names(call, make_error("not a rank of this node"));
-  // A spawned launch's names would have to meet its parent's (MPI_Comm_spawn's children publish
-  // their side of the connection back), which live with the parent's head: not served yet.
-  if (spec_.spawned_by && call.refused.empty())
-    call.refused = cat("PMIx names in a spawned launch (MPI_Comm_spawn's children connecting back ",
-                       "to their parents) are not supported yet");
   if (!call.refused.empty()) {
     LAT_LOG(warn, "pmix", spec_.launch_id, ": rank ", call.rank, ": ", call.refused);
     events_.rank_notice(call.rank, cat("lattice: ", call.refused, "\n"));

@@ -103,6 +103,13 @@ class WireUp {
   virtual Status control_received(int, PmixControlMessage) {
     return make_error("PMIx job control acts only on the ranks of a --pmi pmix launch");
   }
+  // The launch spawned `child_id`, whose rank r runs on node layout[r] (PmixFamily): `done` once
+  // this node can serve its ranks' data to the launch's ranks; `here`: part of it runs here
+  // (and its own launch serves it).
+  virtual void child_spawned(const std::string&, const std::vector<int>&, bool,
+                             std::function<void(Status)> done) {
+    done(make_error("only a --pmi pmix launch spawns"));
+  }
   // The launch ended: whatever waits is answered with a failure, and the doors close.
   virtual void close() = 0;
 };

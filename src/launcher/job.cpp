@@ -263,7 +263,7 @@ void Job::as_spawned(std::string label, std::function<void(Status)> started) {
 }
 
 void Job::spawn(int via, uint64_t request_id, Result<wire::SpawnRequest> request) {
-  auto answer = [this, via, request_id](const Result<std::string>& child) {
+  auto answer = [this, via, request_id](const Result<wire::SpawnedLaunch>& child) {
     if (child)
       links_.respond(via, request_id, wire::spawn_answer(child.value()));
     else
@@ -283,16 +283,20 @@ void Job::spawn(int via, uint64_t request_id, Result<wire::SpawnRequest> request
   child_request.spawned_by = wire::SpawnParent{request_.launch_id, request->rank};
   std::vector<AgentAddress> agents;
   for (int node : plan->nodes) agents.push_back(links_.address(node));
+  // The parent's head tells the parent's nodes where each child runs (PmixFamily).
+  wire::SpawnedLaunch spawned{child_request.launch_id, {}};
+  for (int node : plan->layout.rank_nodes)
+    spawned.rank_nodes.push_back(static_cast<uint32_t>(plan->nodes[static_cast<size_t>(node)]));
   const size_t index = children_.size();
   Child child;
   child.options = std::make_unique<LaunchOptions>(std::move(plan->options));
   child.job =
       std::make_unique<Job>(loop_, clock_, *child.options, reach_, std::move(plan->layout),
                             std::move(agents), child_request, [this, index] { child_done(index); });
-  child.job->as_spawned(cat(label_, index + 1, "."),
-                        [answer, id = child_request.launch_id](Status s) {
-                          answer(s ? Result<std::string>(id) : Result<std::string>(s.error()));
-                        });
+  child.job->as_spawned(
+      cat(label_, index + 1, "."), [answer, spawned = std::move(spawned)](Status s) {
+        answer(s ? Result<wire::SpawnedLaunch>(spawned) : Result<wire::SpawnedLaunch>(s.error()));
+      });
   children_.push_back(std::move(child));
   children_.back().job->start();
 }

@@ -61,7 +61,7 @@ std::vector<int> local_ranks(const JobLayout& layout) {
 Result<JobInfo> job_info(const JobLayout& layout) {
   const int nnodes = static_cast<int>(layout.nodes.size());
   const auto world = static_cast<uint32_t>(layout.rank_nodes.size());
-  if (nnodes == 0 || world == 0 || layout.this_node < 0 || layout.this_node >= nnodes)
+  if (nnodes == 0 || world == 0 || layout.this_node < -1 || layout.this_node >= nnodes)
     return make_error("PMIx job layout without nodes, ranks or this node");
   if (!layout.appnums.empty() && layout.appnums.size() != world)
     return make_error("PMIx job layout: one app number per rank");
@@ -89,7 +89,9 @@ Result<JobInfo> job_info(const JobLayout& layout) {
   auto proc_map = regex(PMIx_generate_ppn, procs, "process map");
   if (!proc_map) return proc_map.error();
 
-  const auto& mine = node_ranks[static_cast<size_t>(layout.this_node)];
+  const std::vector<int> none;
+  const auto& mine =
+      layout.this_node < 0 ? none : node_ranks[static_cast<size_t>(layout.this_node)];
   std::string peers;
   for (int r : mine) peers += (peers.empty() ? "" : ",") + std::to_string(r);
 
@@ -114,10 +116,10 @@ Result<JobInfo> job_info(const JobLayout& layout) {
     job.add(PMIX_SPAWNED, &spawned, PMIX_BOOL);
   }
   job.add_u32(PMIX_NUM_NODES, static_cast<uint32_t>(nnodes));
-  job.add_u32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(mine.size()));
-  job.add_u32(PMIX_NODE_SIZE, static_cast<uint32_t>(mine.size()));
-  job.add_text(PMIX_LOCAL_PEERS, peers);
-  if (!mine.empty()) {
+  if (!mine.empty()) {  // else a namespace of no rank here (a spawned one, pmix_child_namespace)
+    job.add_u32(PMIX_LOCAL_SIZE, static_cast<uint32_t>(mine.size()));
+    job.add_u32(PMIX_NODE_SIZE, static_cast<uint32_t>(mine.size()));
+    job.add_text(PMIX_LOCAL_PEERS, peers);
     pmix_rank_t leader = static_cast<pmix_rank_t>(mine.front());
     job.add(PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
   }

@@ -182,7 +182,7 @@ struct JobLayout {
   std::vector<std::string> nodes;  // node names, by node index
   std::vector<int> rank_nodes;     // node index of every rank
   std::vector<int> appnums;        // app of every rank, numbered in rank order (empty: all 0)
-  int this_node = 0;
+  int this_node = 0;               // -1: none of its ranks runs here
   // The launch's private directory on this node (owned by the job's user): Open MPI puts its
   // session directory where the job's tmpdir and namespace dir say, and the server's own
   // directory is not the job's to write.

@@ -42,19 +42,63 @@ Result<SpawnRequest> decode_spawn(schema::PmixSpawn::Reader m) {
   return out;
 }
 
-rpc::Outgoing spawn_answer(const std::string& child_launch_id) {
+namespace {
+
+template <typename List>
+Result<std::vector<uint32_t>> rank_nodes_of(List list) {
+  if (list.size() > kMaxSpawnProcs)
+    return make_error(
+        cat("a spawned launch of ", list.size(), " ranks (at most ", kMaxSpawnProcs, ")"));
+  std::vector<uint32_t> out;
+  out.reserve(list.size());
+  for (uint32_t node : list) out.push_back(node);
+  return out;
+}
+
+}  // namespace
+
+rpc::Outgoing spawn_answer(const SpawnedLaunch& child) {
   rpc::Outgoing msg;
-  msg.envelope().initBody().initPmixSpawn().setChildLaunchId(child_launch_id);
+  auto m = msg.envelope().initBody().initPmixSpawn();
+  m.setChildLaunchId(child.launch_id);
+  auto nodes = m.initChildRankNodes(static_cast<unsigned>(child.rank_nodes.size()));
+  for (unsigned i = 0; i < nodes.size(); ++i) nodes.set(i, child.rank_nodes[i]);
   return msg;
 }
 
-Result<std::string> decode_spawn_answer(const Result<schema::Envelope::Reader>& reply) {
+Result<SpawnedLaunch> decode_spawn_answer(const Result<schema::Envelope::Reader>& reply) {
   if (!reply) return reply.error();
   auto body = reply->getBody();
   if (!body.isPmixSpawn()) return make_error("the answer to a spawn is no PmixSpawn");
-  std::string id = body.getPmixSpawn().getChildLaunchId();
-  if (id.empty()) return make_error("the answer to a spawn names no launch");
-  return id;
+  SpawnedLaunch out;
+  out.launch_id = body.getPmixSpawn().getChildLaunchId();
+  if (out.launch_id.empty()) return make_error("the answer to a spawn names no launch");
+  auto nodes = rank_nodes_of(body.getPmixSpawn().getChildRankNodes());
+  if (!nodes) return nodes.error();
+  out.rank_nodes = std::move(nodes.value());
+  return out;
+}
+
+rpc::Outgoing family_notice(const FamilyNotice& notice) {
+  rpc::Outgoing msg;
+  auto m = msg.envelope().initBody().initPmixFamily();
+  m.setLaunchId(notice.launch_id);
+  m.setChildLaunchId(notice.child.launch_id);
+  auto nodes = m.initRankNodes(static_cast<unsigned>(notice.child.rank_nodes.size()));
+  for (unsigned i = 0; i < nodes.size(); ++i) nodes.set(i, notice.child.rank_nodes[i]);
+  return msg;
+}
+
+Result<FamilyNotice> decode_family_notice(schema::PmixFamily::Reader m) {
+  FamilyNotice out;
+  out.launch_id = m.getLaunchId();
+  out.child.launch_id = m.getChildLaunchId();
+  if (out.child.launch_id.empty()) return make_error("a PmixFamily naming no spawned launch");
+  auto nodes = rank_nodes_of(m.getRankNodes());
+  if (!nodes) return nodes.error();
+  if (nodes->empty()) return make_error("a PmixFamily of no rank");
+  out.child.rank_nodes = std::move(nodes.value());
+  return out;
 }
 
 }  // namespace lattice::wire

@@ -33,8 +33,26 @@ struct SpawnRequest {
 rpc::Outgoing spawn_request(const SpawnRequest& request);
 // An error for a request beyond the bounds above, or with an app of no program or no process.
 Result<SpawnRequest> decode_spawn(schema::PmixSpawn::Reader m);
-rpc::Outgoing spawn_answer(const std::string& child_launch_id);
-// The children's launch id, or why there is none (the answer's error, or the call's).
-Result<std::string> decode_spawn_answer(const Result<schema::Envelope::Reader>& reply);
+// The children: their launch, and each one's node as an index into the parent's nodes (the
+// launcher's answer to the head; the head's to a node carries the id alone).
+struct SpawnedLaunch {
+  std::string launch_id;
+  std::vector<uint32_t> rank_nodes;
+};
+
+rpc::Outgoing spawn_answer(const SpawnedLaunch& child);
+// The children, or why there are none (the answer's error, or the call's); more children than a
+// spawn may ask for is an error.
+Result<SpawnedLaunch> decode_spawn_answer(const Result<schema::Envelope::Reader>& reply);
+
+// The head's word to a node of the parent's launch (PmixFamily).
+struct FamilyNotice {
+  std::string launch_id;  // the parent's
+  SpawnedLaunch child;
+};
+
+rpc::Outgoing family_notice(const FamilyNotice& notice);
+// An error for no child or more than a spawn may start; node indices are the receiver's to check.
+Result<FamilyNotice> decode_family_notice(schema::PmixFamily::Reader m);
 
 }  // namespace lattice::wire

@@ -190,6 +190,11 @@ size_t body(schema::Envelope::Body::Reader b) {
       for (const auto& app : s->apps) n += app.entrypoint.size() + app.args.size() + app.env.size();
       return n;
     }
+    case schema::Envelope::Body::PMIX_FAMILY: {
+      auto f = wire::decode_family_notice(b.getPmixFamily());
+      if (!f) return f.error().message.size();
+      return f->launch_id.size() + f->child.launch_id.size() + f->child.rank_nodes.size();
+    }
     // The escape hatch's bodies, through the decoders the agent and lattice-mpi-launcher use.
     case schema::Envelope::Body::REMOTE_EXEC: {
       auto c = wire::decode_remote_exec(b.getRemoteExec());

@@ -242,20 +242,6 @@ def server_dir_lifecycle(c):
     check(not os.path.exists(server_dir), f"{server_dir} left from a previous agent")
 
 
-def unsupported(c):
-    """MPI_Comm_spawn starts its child (PMIx_Spawn is served: test_pmix_spawn), but the child's
-    connection back to its parent is not: its MPI_Init fails at once with the reason on its
-    stderr, and the launch fails with it, never waiting out a timeout. (Name publishing within a
-    launch is served: test_pmix_names.)"""
-    r = c.run_launch(["--pmi", "pmix", "--fence-timeout", "600", "-n", "2",
-                      prog("ompi_unsupported")], timeout=120)
-    check(r.code not in (None, 0), f"expected a prompt failure\n{r.describe()}")
-    check("PMIx names in a spawned launch" in r.err and "not supported yet" in r.err,
-          r.describe())
-    check("spawned launch 1" in r.err, r.describe())
-    c.check_clean(r)
-
-
 def environment(c):
     """What a rank finds: libpmix's variables and mpirun's OMPI_*, never PMI_* beside them."""
     r = c.run_launch(["--pmi", "pmix", "-n", "2", "/usr/bin/env"], timeout=60)
@@ -334,7 +320,6 @@ CASES = [
     ("as_another_user", as_another_user),
     ("server_dir_lifecycle", server_dir_lifecycle),
     ("door_admits_only_the_jobs_user", door_admits_only_the_jobs_user),
-    ("unsupported", unsupported),
     ("environment", environment),
     ("mpmd", mpmd),
     ("loaded_on_first_use", loaded_on_first_use),

@@ -14,27 +14,28 @@ from harness import check, expect_status, prog, run_cases, test_user
 CHILD = re.compile(r"^1\.(\d+): child (\d+)/(\d+) on (\S+) of (\S+) parent (\S+)$")
 
 
-def agents(c, count):
-    return [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0"]) for i in range(count)]
+def agents(c, count, *extra):
+    return [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0", *extra])
+            for i in range(count)]
 
 
-def job_program(c):
-    """pmix_spawn where the test user can run it (the case's directory is root's)."""
+def job_program(c, name="pmix_spawn"):
+    """The program where the test user can run it (the case's directory is root's)."""
     os.chmod(c.dir, 0o711)
     bin_dir = os.path.join(c.dir, "bin")
     os.makedirs(bin_dir, exist_ok=True)
     os.chmod(bin_dir, 0o755)
-    program = os.path.join(bin_dir, "pmix_spawn")
-    shutil.copy(prog("pmix_spawn"), program)
+    program = os.path.join(bin_dir, name)
+    shutil.copy(prog(name), program)
     os.chmod(program, 0o755)
     return program
 
 
-def spawn(c, nodes, args):
+def spawn(c, nodes, args, program="pmix_spawn"):
     user = test_user("victim")
     return c.run_launch(["--agents", ",".join(a.address for a in nodes), "--user", user.name,
-                         "--pmi", "pmix", "-n", str(len(nodes)), "-l", job_program(c), *args],
-                        timeout=120, cwd="/tmp")
+                         "--pmi", "pmix", "-n", str(len(nodes)), "-l", job_program(c, program),
+                         *args], timeout=120, cwd="/tmp")
 
 
 def children(result):
@@ -90,10 +91,61 @@ def refused_at_once(c):
     c.check_clean(r)
 
 
+PARENT = re.compile(r"^(\d+): parent (\d+)/(\d+): (\d+) children, their sum (\d+)$", re.M)
+OMPI_CHILD = re.compile(r"^1\.(\d+): child (\d+)/(\d+): (\d+) parents, their sum (\d+)$", re.M)
+
+
+def comm_spawn(c, host, children, parents=2):
+    """ompi_spawn (Open MPI's MPI_Comm_spawn, then an MPI_Allreduce across the parents and the
+    children, then MPI_Comm_disconnect) on `parents` agents: every parent hears the children's
+    sum and every child the parents'."""
+    nodes = agents(c, parents, "--log-level", "debug")
+    r = spawn(c, nodes, [str(children), host], program="ompi_spawn")
+    expect_status(r, 0)
+    got = sorted((int(m[0]), int(m[3]), int(m[4])) for m in PARENT.findall(r.out))
+    expected_children = children * (children + 1) // 2
+    check(got == [(p, children, expected_children) for p in range(parents)],
+          f"parents' view of the children\n{r.describe()}")
+    kids = sorted((int(m[0]), int(m[3]), int(m[4])) for m in OMPI_CHILD.findall(r.out))
+    expected_parents = 100 * parents * (parents + 1) // 2
+    check(kids == [(k, parents, expected_parents) for k in range(children)],
+          f"children's view of the parents\n{r.describe()}")
+    c.check_clean(r)
+    return nodes
+
+
+def comm_spawn_beside(c):
+    """Children on both nodes, beside their parents (-N 2 -n 3's placement)."""
+    comm_spawn(c, "-", 3)
+
+
+def comm_spawn_elsewhere(c):
+    """Children on n2 only: n1's libpmix knows their namespace from the parent's head
+    (PmixFamily) and fetches their data from n2."""
+    n1 = comm_spawn(c, "n2", 2)[0]
+    log = n1.log_text()
+    check(re.search(r"spawned namespace lattice\.\S+ \(2 ranks\) registered here", log), n1.log())
+    check(re.search(r"direct modex for rank \d of spawned launch \S+ asked of node 1", log),
+          n1.log())
+
+
+def nested_spawn_refused(c):
+    """A child that spawns in turn is told at once that it is not supported; the rest goes on."""
+    nodes = agents(c, 2)
+    r = spawn(c, nodes, ["2", "-", "nested"], program="ompi_spawn")
+    check("nested spawn failed" in r.out, r.describe())
+    check("PMIx_Spawn from a spawned launch is not supported yet" in r.err, r.describe())
+    check(len(PARENT.findall(r.out)) == 2, r.describe())
+    c.check_clean(r)
+
+
 CASES = [
     ("across_agents", across_agents),
     ("on_named_host", on_named_host),
     ("refused_at_once", refused_at_once),
+    ("comm_spawn_beside", comm_spawn_beside),
+    ("comm_spawn_elsewhere", comm_spawn_elsewhere),
+    ("nested_spawn_refused", nested_spawn_refused),
 ]
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ struct Fixture {
   MonotonicClock clock;
   NoLinks no_links;
   NodeLinks links{loop, no_links, {}, [](auto&, auto&) {}};
-  LaunchNames names{loop, spec, links};
+  LaunchNames names{loop, spec, links, launch_proc_nodes(spec), nullptr};
   Events events;
   PmiWireUp pmi{loop, spec, clock, names, events};
   LaunchFence fence{loop,

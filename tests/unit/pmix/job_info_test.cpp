@@ -121,6 +121,20 @@ TEST_CASE("MPMD: one app array per app with its number, size and leader") {
   CHECK_FALSE(job_info(l));
 }
 
+TEST_CASE("a namespace of no rank here (a spawned one) has no local peers, sizes or leader") {
+  ensure_libpmix();
+  JobLayout l = two_nodes();
+  l.this_node = -1;
+  CHECK(local_ranks(l).empty());
+  auto info = job_info(l);
+  REQUIRE(info);
+  CHECK(find(info->info(), info->size(), PMIX_JOB_SIZE));
+  CHECK(find(info->info(), info->size(), PMIX_PROC_MAP));
+  CHECK_FALSE(find(info->info(), info->size(), PMIX_LOCAL_PEERS));
+  CHECK_FALSE(find(info->info(), info->size(), PMIX_LOCAL_SIZE));
+  CHECK_FALSE(find(info->info(), info->size(), PMIX_LOCALLDR));
+}
+
 TEST_CASE("layouts that cannot be described are refused") {
   ensure_libpmix();
   JobLayout l = two_nodes();
@@ -128,6 +142,8 @@ TEST_CASE("layouts that cannot be described are refused") {
   CHECK_FALSE(job_info(l));
   l = two_nodes();
   l.this_node = 2;
+  CHECK_FALSE(job_info(l));
+  l.this_node = -2;
   CHECK_FALSE(job_info(l));
   l = two_nodes();
   l.appnums = {0, 1};

@@ -258,6 +258,12 @@ std::vector<Outgoing> one_of_each_body() {
         app.setEntrypoint("/bin/child");
         app.setSize(2);
       },
+      [](auto b) {
+        auto f = b.initPmixFamily();
+        f.setLaunchId("job-1");
+        f.setChildLaunchId("job-2");
+        f.initRankNodes(2).set(1, 1);
+      },
   };
   std::vector<Outgoing> out;
   for (auto& fill : fillers) {

@@ -61,13 +61,31 @@ TEST_CASE("a spawn of nothing, of no program or no process, or beyond the bounds
   CHECK_FALSE(round_trip(apps));
 }
 
-TEST_CASE("a spawn answer: the children's launch, the error, or a wrong kind of response") {
-  auto got = decode_spawn_answer(spawn_answer("L-child").envelope().asReader());
+TEST_CASE("a spawn answer: the children's launch and nodes, the error, or a wrong response") {
+  auto got = decode_spawn_answer(spawn_answer({"L-child", {1, 1, 0}}).envelope().asReader());
   REQUIRE(got);
-  CHECK(*got == "L-child");
+  CHECK(got->launch_id == "L-child");
+  CHECK(got->rank_nodes == std::vector<uint32_t>{1, 1, 0});
   Result<schema::Envelope::Reader> refused = make_error("no free nodes", ErrorKind::refused);
   auto error = decode_spawn_answer(refused);
   REQUIRE_FALSE(error);
   CHECK(error.error().message == "no free nodes");
-  CHECK_FALSE(decode_spawn_answer(spawn_answer("").envelope().asReader()));
+  CHECK_FALSE(decode_spawn_answer(spawn_answer({"", {0}}).envelope().asReader()));
+  SpawnedLaunch huge{"L-child", std::vector<uint32_t>(kMaxSpawnProcs + 1, 0)};
+  CHECK_FALSE(decode_spawn_answer(spawn_answer(huge).envelope().asReader()));
+}
+
+TEST_CASE("the head's word on a spawned launch: its layout, bounded, never empty") {
+  auto decode = [](const FamilyNotice& n) {
+    auto msg = family_notice(n);
+    return decode_family_notice(msg.envelope().asReader().getBody().getPmixFamily());
+  };
+  auto got = decode({"L-parent", {"L-child", {0, 2}}});
+  REQUIRE(got);
+  CHECK(got->launch_id == "L-parent");
+  CHECK(got->child.launch_id == "L-child");
+  CHECK(got->child.rank_nodes == std::vector<uint32_t>{0, 2});
+  CHECK_FALSE(decode({"L-parent", {"L-child", {}}}));
+  CHECK_FALSE(decode({"L-parent", {"", {0}}}));
+  CHECK_FALSE(decode({"L-parent", {"L-child", std::vector<uint32_t>(kMaxSpawnProcs + 1, 0)}}));
 }

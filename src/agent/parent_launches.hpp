@@ -1,0 +1,20 @@
+// How a spawned launch reaches the launch that spawned it on this agent (MPI_Comm_spawn's
+// children connecting back): its names and collectives are the parent's, at the parent's head
+// (launch_family.hpp). The agent's launch table answers; a parent that has ended here is null.
+#pragma once
+
+#include <string>
+
+namespace lattice::agent {
+
+class LaunchNames;
+class LaunchConnects;
+
+class ParentLaunches {
+ public:
+  virtual ~ParentLaunches() = default;
+  virtual LaunchNames* names_of(const std::string& launch_id) = 0;
+  virtual LaunchConnects* connects_of(const std::string& launch_id) = 0;
+};
+
+}  // namespace lattice::agent
