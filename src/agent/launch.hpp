@@ -55,7 +55,7 @@ class LaunchSink {
   virtual void input_taken(Launch& launch, uint64_t bytes) = 0;
   // A request to the launcher the launch came from (a spawn, from its head); `answer` gets its
   // response, or why there is none, and may run after the launch is gone.
-  virtual void ask_launcher(Launch& launch, rpc::Outgoing request, uint64_t deadline_ms,
+  virtual void ask_launcher(Launch& launch, rpc::Outgoing request, uint64_t timeout_ms,
                             rpc::ResponseCallback answer) = 0;
   // Every local rank is reaped and its output drained; the owner may destroy the launch later
   // (not from inside this call).

@@ -66,11 +66,11 @@ void LaunchRoute::input_taken(Launch& launch, uint64_t bytes) {
   report(wire::stdin_taken({launch.id(), launch.spec().node_index, bytes}));
 }
 
-void LaunchRoute::ask_launcher(Launch&, rpc::Outgoing request, uint64_t deadline_ms,
+void LaunchRoute::ask_launcher(Launch&, rpc::Outgoing request, uint64_t timeout_ms,
                                rpc::ResponseCallback answer) {
   link::Connection* conn = host_.open_connection(launcher_conn_);
   if (!conn) return answer(make_error("the launcher's link is gone"));
-  conn->session().call(std::move(request), deadline_ms, std::move(answer));
+  conn->session().call(std::move(request), loop_.now_ms() + timeout_ms, std::move(answer));
 }
 
 void LaunchRoute::ended(Launch& launch, const wire::LaunchEnded& end) {

@@ -61,7 +61,7 @@ class LaunchRoute final : public LaunchSink {
   void output(Launch& launch, int rank, bool is_stderr, std::string data) override;
   void rank_exited(Launch& launch, int rank, int pid, proc::ExitStatus status) override;
   void input_taken(Launch& launch, uint64_t bytes) override;
-  void ask_launcher(Launch& launch, rpc::Outgoing request, uint64_t deadline_ms,
+  void ask_launcher(Launch& launch, rpc::Outgoing request, uint64_t timeout_ms,
                     rpc::ResponseCallback answer) override;
   void ended(Launch& launch, const wire::LaunchEnded& end) override;
 
