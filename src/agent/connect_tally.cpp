@@ -67,14 +67,15 @@ std::vector<ConnectTally::Answer> ConnectTally::fail(std::map<Key, Open>::iterat
   return out;
 }
 
-std::vector<ConnectTally::Answer> ConnectTally::expire(uint64_t now_ms) {
+std::vector<ConnectTally::Answer> ConnectTally::expire(
+    uint64_t now_ms, const std::function<std::string(int)>& node_name) {
   std::vector<Answer> out;
   for (auto it = open_.begin(); it != open_.end();) {
     auto next = std::next(it);
     if (it->second.deadline_ms <= now_ms) {
       std::string missing;
       for (int n : it->second.nodes)
-        if (!it->second.in.count(n)) missing += cat(missing.empty() ? "" : ", ", n);
+        if (!it->second.in.count(n)) missing += cat(missing.empty() ? "" : ", ", node_name(n));
       auto failed = fail(
           it, cat(wire::kind_name(it->first.kind), " timed out waiting for node(s) ", missing));
       out.insert(out.end(), failed.begin(), failed.end());

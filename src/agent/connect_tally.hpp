@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -37,7 +38,8 @@ class ConnectTally {
   std::vector<Answer> arrive(Id id, wire::CollectiveKind kind,
                              std::vector<wire::CollectiveProc> procs, const std::set<int>& nodes,
                              int node, std::string data, uint64_t deadline_ms);
-  std::vector<Answer> expire(uint64_t now_ms);
+  // Collectives past their deadline fail, naming the nodes that never entered (`node_name`).
+  std::vector<Answer> expire(uint64_t now_ms, const std::function<std::string(int)>& node_name);
   std::optional<uint64_t> next_deadline() const;
   // Every open collective `node` takes part in fails (the node is gone).
   std::vector<Answer> node_lost(int node, const std::string& why);

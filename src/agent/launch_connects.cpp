@@ -77,7 +77,9 @@ void LaunchConnects::arm_deadline() {
   if (!next) return deadline_.stop();
   uint64_t now = loop_.now_ms();
   deadline_.start(*next > now ? *next - now : 0, 0, [this] {
-    deliver(tally_.expire(loop_.now_ms()));
+    deliver(tally_.expire(loop_.now_ms(), [this](int node) {
+      return spec_.peers[static_cast<size_t>(node)].node_id;
+    }));
     arm_deadline();
   });
 }

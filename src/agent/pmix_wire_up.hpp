@@ -70,6 +70,8 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   void collective_entered(pmix::CollectiveCall call) override;
   void names_answered(uint64_t id, size_t index, const Result<std::string>& value);
   void close_names();
+  // This node's ranks among `procs` (a rank of -1: all of its namespace).
+  std::vector<int> local_participants(const std::vector<pmix::ProcRef>& procs) const;
   void event_raised(pmix::EventNotice notice) override;
   void control_asked(pmix::ControlCall call) override;
   // PMIX_ERR_PROC_ABORTED for `rank` to this node's ranks and to every other node, once;

@@ -48,6 +48,30 @@ wire::CollectiveKind kind_of(pmix::CollectiveCall::Kind kind) {
   return wire::CollectiveKind::connect;
 }
 
+const char* call_name(pmix::NameCall::Op op) {
+  switch (op) {
+    case pmix::NameCall::Op::publish:
+      return "PMIx_Publish";
+    case pmix::NameCall::Op::unpublish:
+      return "PMIx_Unpublish";
+    case pmix::NameCall::Op::lookup:
+      break;
+  }
+  return "PMIx_Lookup";
+}
+
+const char* call_name(pmix::CollectiveCall::Kind kind) {
+  switch (kind) {
+    case pmix::CollectiveCall::Kind::disconnect:
+      return "PMIx_Disconnect";
+    case pmix::CollectiveCall::Kind::fence:
+      return "PMIx_Fence (some procs)";
+    case pmix::CollectiveCall::Kind::connect:
+      break;
+  }
+  return "PMIx_Connect";
+}
+
 // PMIX_TIMEOUT is in seconds; the launch's fence timeout caps it (LaunchNames).
 constexpr uint32_t kMaxWaitS = 4000000;
 
@@ -57,6 +81,7 @@ void PmixWireUp::names_called(pmix::NameCall call) {
   if (!server_) return;
   if (call.rank < 0 || !ranks_.count(call.rank))
     return server_->answer_names(call, make_error("not a rank of this node"));
+  saw(call.rank, pmi::RankState::initialized, call_name(call.op));  // the straggler report's
   if (!call.refused.empty()) {
     LAT_LOG(warn, "pmix", spec_.launch_id, ": rank ", call.rank, ": ", call.refused);
     events_.rank_notice(call.rank, cat("lattice: ", call.refused, "\n"));
@@ -125,16 +150,34 @@ void PmixWireUp::collective_entered(pmix::CollectiveCall call) {
   uint64_t id = ++call_id_;
   LAT_LOG(debug, "pmix", spec_.launch_id, ": ", wire::kind_name(request.kind), " over ",
           request.procs.size(), " proc(s) entered");
+  // libpmix calls once all of the node's participants have: they all wait in it now.
+  std::vector<int> here = local_participants(call.procs);
+  for (int rank : here) saw(rank, pmi::RankState::initialized, call_name(call.kind));
   collectives_.emplace(id, std::move(call));
-  connects_.enter(
-      std::move(request), [this, alive = std::weak_ptr<int>(alive_), id](Result<std::string> data) {
-        if (alive.expired()) return;
-        auto it = collectives_.find(id);
-        if (it == collectives_.end() || !server_) return;
-        if (!data) LAT_LOG(warn, "pmix", spec_.launch_id, ": ", data.error().message);
-        server_->answer_collective(it->second, data.ok(), data ? std::move(*data) : std::string());
-        collectives_.erase(it);
-      });
+  connects_.enter(std::move(request), [this, alive = std::weak_ptr<int>(alive_), id,
+                                       here](Result<std::string> data) {
+    if (alive.expired()) return;
+    auto it = collectives_.find(id);
+    if (it == collectives_.end() || !server_) return;
+    if (!data) {
+      LAT_LOG(warn, "pmix", spec_.launch_id, ": ", data.error().message);
+      for (int rank : here)  // on the rank's stderr, as a failed spawn is
+        events_.rank_notice(rank, cat("lattice: ", data.error().message, "\n"));
+    }
+    server_->answer_collective(it->second, data.ok(), data ? std::move(*data) : std::string());
+    collectives_.erase(it);
+  });
+}
+
+std::vector<int> PmixWireUp::local_participants(const std::vector<pmix::ProcRef>& procs) const {
+  std::vector<int> out;
+  for (const auto& [rank, status] : ranks_)
+    for (const auto& proc : procs)
+      if (proc.nspace == nspace() && (proc.rank < 0 || proc.rank == rank)) {
+        out.push_back(rank);
+        break;
+      }
+  return out;
 }
 
 void PmixWireUp::close_names() {

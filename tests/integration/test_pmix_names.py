@@ -69,10 +69,23 @@ def waiting_lookups(c):
     check("lookup capped: NOT-FOUND" in r.out, r.describe())
 
 
+def straggler(c):
+    """A PMIx_Connect whose participants on one agent come late: each agent's ranks fail at the
+    fence timeout (2 s) naming the agent that never entered, on their own stderr, and go on."""
+    r, _ = run_mode(c, "straggle", ["--fence-timeout", "2", "-l"])
+    expect_all_ok(c, r, "straggle")
+    for rank in range(4):
+        check(f"straggle connect {rank}: " in r.out, r.describe())
+        other = "n2" if rank < 2 else "n1"
+        check(f"{rank}: lattice: PMIx_Connect timed out waiting for node(s) {other}"
+              in r.err, f"rank {rank}'s notice\n{r.describe()}")
+
+
 CASES = [
     ("names", names),
     ("accept_connect", accept_connect),
     ("waiting_lookups", waiting_lookups),
+    ("straggler", straggler),
 ]
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@
  *   wait:    rank 0 looks up (PMIx_Lookup, PMIX_WAIT) a name rank 3 publishes a second later,
  *            then a name nobody publishes: with PMIX_TIMEOUT 1 s, then with no timeout (the
  *            launch's fence timeout caps it); each must fail, not hang.
+ *   straggle: every rank calls PMIx_Connect over all of them, rank 3 only after 4 s: with a
+ *            fence timeout under that, each agent's ranks fail waiting for the other agent's,
+ *            and each rank prints what its PMIx_Connect returned.
  * Each rank prints "<mode> ok <rank>" when all it checked held; a mismatch exits 1. */
 #include <mpi.h>
 #include <pmix.h>
@@ -125,10 +128,23 @@ static void wait_mode(int rank, int size) {
   PMIx_Finalize(NULL, 0);
 }
 
+static void straggle_mode(int rank) {
+  pmix_proc_t me, all;
+  if (PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS) prog_fail("PMIx_Init");
+  PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+  if (rank == 3) prog_sleep_ms(4000);
+  pmix_status_t rc = PMIx_Connect(&all, 1, NULL, 0);
+  printf("straggle connect %d: %s\n", rank, PMIx_Error_string(rc));
+  fflush(stdout);
+  if (rc == PMIX_SUCCESS) prog_fail("a connect with a straggler succeeded");
+  MPI_Barrier(MPI_COMM_WORLD);
+  PMIx_Finalize(NULL, 0);
+}
+
 int main(int argc, char** argv) {
   int rank = -1, size = 0;
   prog_set_identity("ompi_dynproc", -1);
-  if (argc != 2) prog_fail("usage: ompi_dynproc names|connect|wait");
+  if (argc != 2) prog_fail("usage: ompi_dynproc names|connect|wait|straggle");
   if (MPI_Init(&argc, &argv) != MPI_SUCCESS) prog_fail("MPI_Init failed");
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -142,6 +158,8 @@ int main(int argc, char** argv) {
     connect(rank, size);
   else if (strcmp(argv[1], "wait") == 0)
     wait_mode(rank, size);
+  else if (strcmp(argv[1], "straggle") == 0)
+    straggle_mode(rank);
   else
     prog_fail("unknown mode %s", argv[1]);
   printf("%s ok %d\n", argv[1], rank);

@@ -74,12 +74,13 @@ TEST_CASE("a collective that cannot complete fails for every node that entered i
   CHECK(tally.arrive(1, CollectiveKind::connect, procs, {0, 1, 2}, 0, "", 500).empty());
   CHECK(tally.arrive(2, CollectiveKind::connect, procs, {0, 1, 2}, 1, "", 900).empty());
   CHECK(tally.next_deadline() == 500u);  // the first entry's
-  CHECK(tally.expire(499).empty());
-  auto expired = tally.expire(500);
+  auto name = [](int node) { return "n" + std::to_string(node + 1); };
+  CHECK(tally.expire(499, name).empty());
+  auto expired = tally.expire(500, name);
   REQUIRE(expired.size() == 2);
   for (auto& answer : expired) {
     REQUIRE_FALSE(answer.result.ok());
-    CHECK(answer.result.error().message.find("node(s) 2") != std::string::npos);
+    CHECK(answer.result.error().message.find("waiting for node(s) n3") != std::string::npos);
   }
   CHECK(tally.open() == 0);
   // A lost node, and the launch's end, fail what is open.
