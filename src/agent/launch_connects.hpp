@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agent/connect_tally.hpp"
+#include "agent/head_waiters.hpp"
 #include "agent/launch_spec.hpp"
 #include "agent/node_links.hpp"
 #include "agent/parent_launches.hpp"
@@ -39,10 +40,11 @@ class LaunchConnects {
   // Node `from`'s entry (this node's own too), at the head.
   void asked(int from, wire::CollectiveRequest request, Answer answer);
   // Node `node` is gone (at the head): the collectives it takes part in fail.
-  void node_lost(int node, const std::string& why) { deliver(tally_.node_lost(node, why)); }
+  void node_lost(int node, const std::string& why) {
+    waiters_.deliver(tally_.node_lost(node, why));
+  }
 
  private:
-  void deliver(std::vector<ConnectTally::Answer> answers);
   void arm_deadline();
 
   net::Loop& loop_;
@@ -50,12 +52,9 @@ class LaunchConnects {
   NodeLinks& peers_;
   ProcNodes nodes_of_;
   ParentLaunches* parents_;
-  ConnectTally tally_;                          // used at the head only
-  std::map<ConnectTally::Id, Answer> waiting_;  // at the head, by request
+  ConnectTally tally_;  // used at the head only
   ConnectTally::Id next_id_ = 0;
-  std::vector<std::pair<Answer, Result<std::string>>> ready_;  // answered here, next turn
-  net::Timer timer_;
-  net::Timer deadline_;
+  HeadWaiters<Result<std::string>> waiters_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
 

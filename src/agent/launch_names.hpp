@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/head_waiters.hpp"
 #include "agent/launch_spec.hpp"
 #include "agent/name_registry.hpp"
 #include "agent/node_links.hpp"
@@ -44,7 +45,6 @@ class LaunchNames {
 
  private:
   void to_parent(wire::NameRequest request, Answer answer);
-  void deliver(std::vector<NameRegistry::Answer> answers);
   void arm_deadline();
 
   net::Loop& loop_;
@@ -52,12 +52,9 @@ class LaunchNames {
   NodeLinks& peers_;
   ProcNodes nodes_of_;
   ParentLaunches* parents_;
-  NameRegistry names_;                          // used at the head only
-  std::map<NameRegistry::Id, Answer> waiting_;  // at the head, by request
+  NameRegistry names_;  // used at the head only
   NameRegistry::Id next_id_ = 0;
-  std::vector<std::pair<Answer, Result<std::string>>> ready_;  // answered here, next turn
-  net::Timer timer_;
-  net::Timer deadline_;  // the earliest waiting lookup's
+  HeadWaiters<Result<std::string>> waiters_;
   // The head's replies may come after this is gone: they look here first.
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
