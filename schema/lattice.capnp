@@ -502,6 +502,8 @@ enum PmixCollectiveKind {
   connect @0;
   disconnect @1;
   fence @2;
+  groupConstruct @3;             # PMIx_Group_construct (RFC0003)
+  groupDestruct @4;
 }
 
 struct PmixConnect {
@@ -509,6 +511,10 @@ struct PmixConnect {
   kind @1 :PmixCollectiveKind;
   procs @2 :List(PmixProc);      # the participants, as libpmix gave them
   data @3 :Data;                 # fence: this node's blob; the response: every node's, joined
+                                 # (a group: its members' endpoint data, libpmix's own bytes)
+  group @4 :Text;                # a group's name (groups only)
+  contextId @5 :UInt64;          # the response to a group's construction: the id the head
+                                 # assigned it, unique in the launch
 }
 
 # PMIx_Spawn (MPI_Comm_spawn) from a rank: its node asks the launch's head, which asks the

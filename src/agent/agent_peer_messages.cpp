@@ -84,7 +84,8 @@ void Agent::collective_request(const Sender& sender, uint64_t request_id,
   }
   // Answered when every participating node has entered: perhaps after the link has gone.
   entry->launch->collective_asked(
-      *from, std::move(*request), [this, conn = sender.conn, request_id](Result<std::string> data) {
+      *from, std::move(*request),
+      [this, conn = sender.conn, request_id](Result<wire::CollectiveAnswer> data) {
         link::Connection* link = connection(conn);
         if (!link) return;
         if (data)

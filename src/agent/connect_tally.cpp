@@ -9,7 +9,8 @@ namespace lattice::agent {
 std::vector<ConnectTally::Answer> ConnectTally::arrive(Id id, wire::CollectiveKind kind,
                                                        std::vector<wire::CollectiveProc> procs,
                                                        const std::set<int>& nodes, int node,
-                                                       std::string data, uint64_t deadline_ms) {
+                                                       std::string data, uint64_t deadline_ms,
+                                                       const std::string& group) {
   std::vector<Answer> out;
   if (!nodes.count(node)) {
     out.push_back({id, make_error(cat(wire::kind_name(kind), ": node ", node,
@@ -18,7 +19,7 @@ std::vector<ConnectTally::Answer> ConnectTally::arrive(Id id, wire::CollectiveKi
   }
   std::sort(procs.begin(), procs.end());
   procs.erase(std::unique(procs.begin(), procs.end()), procs.end());
-  Key key{kind, std::move(procs)};
+  Key key{kind, std::move(procs), group};
   auto it = open_.find(key);
   if (it == open_.end()) {
     if (open_.size() >= kMaxOpenCollectives) {
@@ -46,8 +47,9 @@ std::vector<ConnectTally::Answer> ConnectTally::arrive(Id id, wire::CollectiveKi
   bytes_ += data.size();
   it->second.in.emplace(node, std::make_pair(id, std::move(data)));
   if (it->second.in.size() < it->second.nodes.size()) return out;
-  std::string joined;
-  for (const auto& [n, entry] : it->second.in) joined += entry.second;
+  wire::CollectiveAnswer joined;
+  for (const auto& [n, entry] : it->second.in) joined.data += entry.second;
+  if (kind == wire::CollectiveKind::group_construct) joined.context_id = next_context_id_++;
   for (const auto& [n, entry] : it->second.in) {
     bytes_ -= entry.second.size();
     out.push_back({entry.first, joined});

@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/result.hpp"
@@ -29,15 +30,18 @@ class ConnectTally {
   using Id = uint64_t;
   struct Answer {
     Id id;
-    Result<std::string> result;  // every node's data joined, or why the collective failed
+    // Every node's data joined (and a group's new context id), or why the collective failed.
+    Result<wire::CollectiveAnswer> result;
   };
 
   // Node `node` (the asking link's) enters the collective of `kind` over `procs`, whose
   // participants live on `nodes`; a collective first entered now ends at `deadline_ms`. The
-  // answers now due: none while others are awaited.
+  // answers now due: none while others are awaited. Collectives of a group (`group`, its name)
+  // are its own; a group's construction gets a context id unique in the launch.
   std::vector<Answer> arrive(Id id, wire::CollectiveKind kind,
                              std::vector<wire::CollectiveProc> procs, const std::set<int>& nodes,
-                             int node, std::string data, uint64_t deadline_ms);
+                             int node, std::string data, uint64_t deadline_ms,
+                             const std::string& group = {});
   // Collectives past their deadline fail, naming the nodes that never entered (`node_name`).
   std::vector<Answer> expire(uint64_t now_ms, const std::function<std::string(int)>& node_name);
   std::optional<uint64_t> next_deadline() const;
@@ -50,7 +54,10 @@ class ConnectTally {
   struct Key {
     wire::CollectiveKind kind;
     std::vector<wire::CollectiveProc> procs;  // sorted, without duplicates
-    bool operator<(const Key& o) const { return kind != o.kind ? kind < o.kind : procs < o.procs; }
+    std::string group;
+    bool operator<(const Key& o) const {
+      return std::tie(kind, procs, group) < std::tie(o.kind, o.procs, o.group);
+    }
   };
   struct Open {
     std::set<int> nodes;                           // expected
@@ -61,6 +68,7 @@ class ConnectTally {
 
   std::map<Key, Open> open_;
   size_t bytes_ = 0;
+  uint64_t next_context_id_ = 1;
 };
 
 }  // namespace lattice::agent

@@ -130,7 +130,7 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
                   std::function<void(const Result<std::string>&)> answer);
   // A PMIx collective entered on node `from`, at the head: answered once all its nodes entered.
   void collective_asked(int from, wire::CollectiveRequest request,
-                        std::function<void(Result<std::string>)> answer);
+                        std::function<void(Result<wire::CollectiveAnswer>)> answer);
   // A direct modex from node `from` (as its link proved; authority.hpp): `answer` gets the
   // rank's data, or why there is none, later; it may outlive the launch.
   void modex_asked(int from, int rank, std::function<void(Result<std::string>)> answer);

@@ -26,10 +26,11 @@ void LaunchConnects::enter(wire::CollectiveRequest request, Answer answer) {
                             make_error(cat("launch ", spec_.spawned_by->launch_id,
                                            ", which spawned this one, has ended")));
     }
-    return parent->enter(std::move(request), [alive = std::weak_ptr<int>(alive_),
-                                              done = std::move(answer)](Result<std::string> r) {
-      if (!alive.expired()) done(std::move(r));
-    });
+    return parent->enter(std::move(request),
+                         [alive = std::weak_ptr<int>(alive_),
+                          done = std::move(answer)](Result<wire::CollectiveAnswer> r) {
+                           if (!alive.expired()) done(std::move(r));
+                         });
   }
   request.launch_id = spec_.launch_id;
   if (spec_.head_node == spec_.node_index)
@@ -50,7 +51,8 @@ void LaunchConnects::asked(int from, wire::CollectiveRequest request, Answer ans
     return waiters_.deliver(std::vector<ConnectTally::Answer>{
         {id, make_error(cat(wire::kind_name(request.kind), ": ", nodes.error().message))}});
   waiters_.deliver(tally_.arrive(id, request.kind, std::move(request.procs), *nodes, from,
-                                 std::move(request.data), loop_.now_ms() + spec_.fence_timeout_ms));
+                                 std::move(request.data), loop_.now_ms() + spec_.fence_timeout_ms,
+                                 request.group));
   arm_deadline();
 }
 

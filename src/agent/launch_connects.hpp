@@ -26,7 +26,7 @@ namespace lattice::agent {
 
 class LaunchConnects {
  public:
-  using Answer = std::function<void(Result<std::string>)>;
+  using Answer = std::function<void(Result<wire::CollectiveAnswer>)>;
   // `spec` must outlive it; `nodes_of` says where the procs a collective names run (the launch's
   // and its children's); `parents` (null: none) finds a spawned launch's parent.
   LaunchConnects(net::Loop& loop, const LaunchSpec& spec, NodeLinks& peers, ProcNodes nodes_of,
@@ -54,7 +54,7 @@ class LaunchConnects {
   ParentLaunches* parents_;
   ConnectTally tally_;  // used at the head only
   ConnectTally::Id next_id_ = 0;
-  HeadWaiters<Result<std::string>> waiters_;
+  HeadWaiters<Result<wire::CollectiveAnswer>> waiters_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
 

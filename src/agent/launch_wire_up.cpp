@@ -130,7 +130,7 @@ void Launch::name_asked(int from, const wire::NameRequest& request,
 }
 
 void Launch::collective_asked(int from, wire::CollectiveRequest request,
-                              std::function<void(Result<std::string>)> answer) {
+                              std::function<void(Result<wire::CollectiveAnswer>)> answer) {
   connects_.asked(from, std::move(request), std::move(answer));
 }
 

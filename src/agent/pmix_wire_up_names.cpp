@@ -42,6 +42,10 @@ wire::CollectiveKind kind_of(pmix::CollectiveCall::Kind kind) {
       return wire::CollectiveKind::disconnect;
     case pmix::CollectiveCall::Kind::fence:
       return wire::CollectiveKind::fence;
+    case pmix::CollectiveCall::Kind::group_construct:
+      return wire::CollectiveKind::group_construct;
+    case pmix::CollectiveCall::Kind::group_destruct:
+      return wire::CollectiveKind::group_destruct;
     case pmix::CollectiveCall::Kind::connect:
       break;
   }
@@ -58,18 +62,6 @@ const char* call_name(pmix::NameCall::Op op) {
       break;
   }
   return "PMIx_Lookup";
-}
-
-const char* call_name(pmix::CollectiveCall::Kind kind) {
-  switch (kind) {
-    case pmix::CollectiveCall::Kind::disconnect:
-      return "PMIx_Disconnect";
-    case pmix::CollectiveCall::Kind::fence:
-      return "PMIx_Fence (some procs)";
-    case pmix::CollectiveCall::Kind::connect:
-      break;
-  }
-  return "PMIx_Connect";
 }
 
 // PMIX_TIMEOUT is in seconds; the launch's fence timeout caps it (LaunchNames).
@@ -147,15 +139,16 @@ void PmixWireUp::collective_entered(pmix::CollectiveCall call) {
   for (const auto& proc : call.procs)
     request.procs.push_back({proc.nspace, proc.rank < 0 ? wire::kEveryRank : proc.rank});
   request.data = std::move(call.data);
+  request.group = call.group;
   uint64_t id = ++call_id_;
   LAT_LOG(debug, "pmix", spec_.launch_id, ": ", wire::kind_name(request.kind), " over ",
           request.procs.size(), " proc(s) entered");
   // libpmix calls once all of the node's participants have: they all wait in it now.
   std::vector<int> here = local_participants(call.procs);
-  for (int rank : here) saw(rank, pmi::RankState::initialized, call_name(call.kind));
+  for (int rank : here) saw(rank, pmi::RankState::initialized, wire::kind_name(request.kind));
   collectives_.emplace(id, std::move(call));
   connects_.enter(std::move(request), [this, alive = std::weak_ptr<int>(alive_), id,
-                                       here](Result<std::string> data) {
+                                       here](Result<wire::CollectiveAnswer> data) {
     if (alive.expired()) return;
     auto it = collectives_.find(id);
     if (it == collectives_.end() || !server_) return;
@@ -164,7 +157,10 @@ void PmixWireUp::collective_entered(pmix::CollectiveCall call) {
       for (int rank : here)  // on the rank's stderr, as a failed spawn is
         events_.rank_notice(rank, cat("lattice: ", data.error().message, "\n"));
     }
-    server_->answer_collective(it->second, data.ok(), data ? std::move(*data) : std::string());
+    if (data)
+      server_->answer_collective(it->second, true, std::move(data->data), data->context_id);
+    else
+      server_->answer_collective(it->second, false, {}, 0);
     collectives_.erase(it);
   });
 }
@@ -184,7 +180,7 @@ void PmixWireUp::close_names() {
   for (auto& [id, p] : names_pending_)
     server_->answer_names(p.call, make_error(cat("launch ", spec_.launch_id, " has ended")));
   names_pending_.clear();
-  for (auto& [id, call] : collectives_) server_->answer_collective(call, false, {});
+  for (auto& [id, call] : collectives_) server_->answer_collective(call, false, {}, 0);
   collectives_.clear();
 }
 

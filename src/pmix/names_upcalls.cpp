@@ -68,12 +68,13 @@ std::vector<ProcRef> procs_of(const pmix_proc_t procs[], size_t nprocs) {
 }
 
 pmix_status_t collective(CollectiveCall::Kind kind, const pmix_proc_t procs[], size_t nprocs,
-                         Completion done, std::string data) {
+                         Completion done, std::string data, std::string group = {}) {
   if (nprocs == 0 || !procs) return PMIX_ERR_BAD_PARAM;
   CollectiveCall call;
   call.kind = kind;
   call.procs = procs_of(procs, nprocs);
   call.data = std::move(data);
+  call.group = std::move(group);
   call.done = done;
   std::string nspace = call.procs.front().nspace;
   post_collective(std::move(nspace), std::move(call));
@@ -220,11 +221,78 @@ void answer_names_call(const NameCall& call,
   for (auto& d : data) PMIX_PDATA_DESTRUCT(&d);
 }
 
-void answer_collective_call(const CollectiveCall& call, bool ok, std::string data) {
-  if (call.kind != CollectiveCall::Kind::fence) {
-    if (auto fn = reinterpret_cast<pmix_op_cbfunc_t>(call.done.fn))
-      fn(ok ? PMIX_SUCCESS : PMIX_ERROR, call.done.data);
-    return;
+namespace {
+
+void release_infos(void* data) {
+  auto* held = static_cast<std::pair<pmix_info_t*, size_t>*>(data);
+  PMIX_INFO_FREE(held->first, held->second);
+  delete held;
+}
+
+// A group's answer: its context id and its members' endpoint data, which libpmix stores for
+// each member (pmix_server_ops.c, _grpcbfunc); the array lives until libpmix releases it.
+void answer_group(const CollectiveCall& call, bool ok, const std::string& data,
+                  uint64_t context_id) {
+  auto fn = reinterpret_cast<pmix_info_cbfunc_t>(call.done.fn);
+  if (!fn) return;
+  if (!ok) return fn(PMIX_ERROR, nullptr, 0, call.done.data, nullptr, nullptr);
+  size_t n = (context_id ? 1 : 0) + (data.empty() ? 0 : 1);
+  if (n == 0) return fn(PMIX_SUCCESS, nullptr, 0, call.done.data, nullptr, nullptr);
+  pmix_info_t* info;
+  PMIX_INFO_CREATE(info, n);
+  size_t i = 0;
+  if (context_id) {
+    size_t id = context_id;
+    PMIX_INFO_LOAD(&info[i++], PMIX_GROUP_CONTEXT_ID, &id, PMIX_SIZE);
+  }
+  if (!data.empty()) {
+    pmix_byte_object_t bo;
+    bo.bytes = const_cast<char*>(data.data());
+    bo.size = data.size();
+    PMIX_INFO_LOAD(&info[i++], PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);  // copies
+  }
+  fn(PMIX_SUCCESS, info, n, call.done.data, release_infos,
+     new std::pair<pmix_info_t*, size_t>(info, n));
+}
+
+}  // namespace
+
+pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t procs[],
+                       size_t nprocs, const pmix_info_t directives[], size_t ndirs,
+                       pmix_info_cbfunc_t cbfunc, void* cbdata) {
+  // Refusing would leave the node's other members waiting (libpmix answers only the last one):
+  // answer every call, with an error if need be.
+  std::string name = grp ? std::string(grp, ::strnlen(grp, PMIX_MAX_NSLEN + 1)) : std::string();
+  bool bad = name.empty() || name.size() > PMIX_MAX_NSLEN ||
+             (op != PMIX_GROUP_CONSTRUCT && op != PMIX_GROUP_DESTRUCT);
+  if (bad || nprocs == 0 || !procs) {
+    cbfunc(PMIX_ERR_BAD_PARAM, nullptr, 0, cbdata, nullptr, nullptr);
+    return PMIX_SUCCESS;
+  }
+  std::string endpoints;
+  for (size_t i = 0; i < ndirs; ++i)
+    if (PMIX_CHECK_KEY(&directives[i], PMIX_GROUP_ENDPT_DATA) &&
+        directives[i].value.type == PMIX_BYTE_OBJECT && directives[i].value.data.bo.bytes)
+      endpoints.assign(directives[i].value.data.bo.bytes, directives[i].value.data.bo.size);
+  return collective(op == PMIX_GROUP_CONSTRUCT ? CollectiveCall::Kind::group_construct
+                                               : CollectiveCall::Kind::group_destruct,
+                    procs, nprocs, {reinterpret_cast<void*>(cbfunc), cbdata}, std::move(endpoints),
+                    std::move(name));
+}
+
+void answer_collective_call(const CollectiveCall& call, bool ok, std::string data,
+                            uint64_t context_id) {
+  switch (call.kind) {
+    case CollectiveCall::Kind::group_construct:
+    case CollectiveCall::Kind::group_destruct:
+      return answer_group(call, ok, data, context_id);
+    case CollectiveCall::Kind::connect:
+    case CollectiveCall::Kind::disconnect:
+      if (auto fn = reinterpret_cast<pmix_op_cbfunc_t>(call.done.fn))
+        fn(ok ? PMIX_SUCCESS : PMIX_ERROR, call.done.data);
+      return;
+    case CollectiveCall::Kind::fence:
+      break;
   }
   auto fn = reinterpret_cast<pmix_modex_cbfunc_t>(call.done.fn);
   if (!fn) return;

@@ -32,12 +32,18 @@ pmix_status_t on_connect(const pmix_proc_t procs[], size_t nprocs, const pmix_in
                          size_t ninfo, pmix_op_cbfunc_t cbfunc, void* cbdata);
 pmix_status_t on_disconnect(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
                             size_t ninfo, pmix_op_cbfunc_t cbfunc, void* cbdata);
+// PMIx_Group_construct / _destruct (RFC0003): a collective like PMIx_Connect's, carrying the
+// members' endpoint data libpmix collected; other operations are not libpmix 4.2.2's to ask.
+pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t procs[],
+                       size_t nprocs, const pmix_info_t directives[], size_t ndirs,
+                       pmix_info_cbfunc_t cbfunc, void* cbdata);
 // A fence whose participants are not one whole namespace.
 pmix_status_t on_partial_fence(const pmix_proc_t procs[], size_t nprocs, const char* data,
                                size_t ndata, pmix_modex_cbfunc_t cbfunc, void* cbdata);
 
 void answer_names_call(const NameCall& call,
                        const Result<std::vector<std::pair<std::string, std::string>>>& found);
-void answer_collective_call(const CollectiveCall& call, bool ok, std::string data);
+void answer_collective_call(const CollectiveCall& call, bool ok, std::string data,
+                            uint64_t context_id);
 
 }  // namespace lattice::pmix

@@ -197,6 +197,7 @@ pmix_server_module_t make_module() {
   m.spawn = on_spawn;
   m.connect = on_connect;
   m.disconnect = on_disconnect;
+  m.group = on_group;
   add_event_upcalls(m);
   return m;
 }
@@ -260,8 +261,9 @@ class LibpmixServer final : public Server {
       const Result<std::vector<std::pair<std::string, std::string>>>& found) override {
     answer_names_call(call, found);
   }
-  void answer_collective(const CollectiveCall& call, bool ok, std::string data) override {
-    answer_collective_call(call, ok, std::move(data));
+  void answer_collective(const CollectiveCall& call, bool ok, std::string data,
+                         uint64_t context_id) override {
+    answer_collective_call(call, ok, std::move(data), context_id);
   }
   void local_modex(const std::string& nspace, int rank,
                    std::function<void(Result<std::string>)> done) override;
@@ -438,7 +440,7 @@ void LibpmixServer::drain() {
       else if (e.kind == Event::Kind::names)
         answer_names_call(*e.names, make_error("no such namespace"));
       else if (e.kind == Event::Kind::collective)
-        answer_collective_call(*e.collective, false, {});
+        answer_collective_call(*e.collective, false, {}, 0);
       continue;
     }
     NamespaceEvents& events = *it->second;

@@ -78,12 +78,20 @@ struct ProcRef {
   int rank = -1;
 };
 
-// PMIx_Connect / PMIx_Disconnect / a fence over some procs only: libpmix calls once per node,
-// when all of the node's participants have called; `data` is a fence's blob for this node.
+// PMIx_Connect / PMIx_Disconnect / a fence over some procs only / PMIx_Group_construct and
+// _destruct: libpmix calls once per node, when all of the node's participants have called;
+// `data` is a fence's blob for this node, or a group's members' endpoint data.
 struct CollectiveCall {
-  enum class Kind { connect, disconnect, fence } kind = Kind::connect;
+  enum class Kind {
+    connect,
+    disconnect,
+    fence,
+    group_construct,
+    group_destruct
+  } kind = Kind::connect;
   std::vector<ProcRef> procs;
   std::string data;
+  std::string group;  // a group's name
   Completion done;
 };
 
@@ -237,7 +245,9 @@ class Server {
       const NameCall& call,
       const Result<std::vector<std::pair<std::string, std::string>>>& found) = 0;
   // A collective: every participating node's data joined (a fence), or a failure.
-  virtual void answer_collective(const CollectiveCall& call, bool ok, std::string data) = 0;
+  // `context_id`: a group construction's id, unique in the launch (0: none).
+  virtual void answer_collective(const CollectiveCall& call, bool ok, std::string data,
+                                 uint64_t context_id) = 0;
   // Hands `notice` to this node's clients of `nspace` (PMIx_Notify_event, its source kept); `done`
   // runs from a later drain() once libpmix has it.
   virtual void notify(const std::string& nspace, const EventNotice& notice,

@@ -18,6 +18,10 @@ const char* kind_name(CollectiveKind kind) {
       return "PMIx_Disconnect";
     case CollectiveKind::fence:
       return "PMIx_Fence over some procs";
+    case CollectiveKind::group_construct:
+      return "PMIx_Group_construct";
+    case CollectiveKind::group_destruct:
+      return "PMIx_Group_destruct";
   }
   return "a PMIx collective";
 }
@@ -26,9 +30,24 @@ rpc::Outgoing collective_request(const CollectiveRequest& request) {
   rpc::Outgoing msg;
   auto m = msg.envelope().initBody().initPmixConnect();
   m.setLaunchId(request.launch_id);
-  m.setKind(request.kind == CollectiveKind::connect      ? schema::PmixCollectiveKind::CONNECT
-            : request.kind == CollectiveKind::disconnect ? schema::PmixCollectiveKind::DISCONNECT
-                                                         : schema::PmixCollectiveKind::FENCE);
+  switch (request.kind) {
+    case CollectiveKind::connect:
+      m.setKind(schema::PmixCollectiveKind::CONNECT);
+      break;
+    case CollectiveKind::disconnect:
+      m.setKind(schema::PmixCollectiveKind::DISCONNECT);
+      break;
+    case CollectiveKind::fence:
+      m.setKind(schema::PmixCollectiveKind::FENCE);
+      break;
+    case CollectiveKind::group_construct:
+      m.setKind(schema::PmixCollectiveKind::GROUP_CONSTRUCT);
+      break;
+    case CollectiveKind::group_destruct:
+      m.setKind(schema::PmixCollectiveKind::GROUP_DESTRUCT);
+      break;
+  }
+  m.setGroup(request.group);
   auto procs = m.initProcs(static_cast<unsigned>(request.procs.size()));
   for (unsigned i = 0; i < request.procs.size(); ++i) {
     procs[i].setNspace(request.procs[i].nspace);
@@ -53,6 +72,12 @@ Result<CollectiveRequest> decode_collective(schema::PmixConnect::Reader m) {
     case schema::PmixCollectiveKind::FENCE:
       out.kind = CollectiveKind::fence;
       break;
+    case schema::PmixCollectiveKind::GROUP_CONSTRUCT:
+      out.kind = CollectiveKind::group_construct;
+      break;
+    case schema::PmixCollectiveKind::GROUP_DESTRUCT:
+      out.kind = CollectiveKind::group_destruct;
+      break;
     default:
       return make_error("a PMIx collective of an unknown kind");
   }
@@ -71,21 +96,30 @@ Result<CollectiveRequest> decode_collective(schema::PmixConnect::Reader m) {
                          rank == kWireWildcard ? kEveryRank : static_cast<int>(rank)});
   }
   out.data = rpc::as_string(m.getData());
+  const bool group =
+      out.kind == CollectiveKind::group_construct || out.kind == CollectiveKind::group_destruct;
+  auto name = m.getGroup();
+  if (group != (name.size() > 0) || name.size() > kMaxNspaceBytes)
+    return make_error("a PMIx collective with a malformed group name");
+  out.group = std::string(name.cStr(), name.size());
   return out;
 }
 
-rpc::Outgoing collective_answer(const std::string& data) {
+rpc::Outgoing collective_answer(const CollectiveAnswer& answer) {
   rpc::Outgoing msg;
-  msg.envelope().initBody().initPmixConnect().setData(rpc::as_data(data));
+  auto m = msg.envelope().initBody().initPmixConnect();
+  m.setData(rpc::as_data(answer.data));
+  m.setContextId(answer.context_id);
   return msg;
 }
 
-Result<std::string> decode_collective_answer(const Result<schema::Envelope::Reader>& reply) {
+Result<CollectiveAnswer> decode_collective_answer(const Result<schema::Envelope::Reader>& reply) {
   if (!reply) return reply.error();
   auto body = reply->getBody();
   if (!body.isPmixConnect())
     return make_error("the head's answer to a PMIx collective is no PmixConnect");
-  return rpc::as_string(body.getPmixConnect().getData());
+  return CollectiveAnswer{rpc::as_string(body.getPmixConnect().getData()),
+                          body.getPmixConnect().getContextId()};
 }
 
 }  // namespace lattice::wire

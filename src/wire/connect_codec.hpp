@@ -19,7 +19,7 @@ inline constexpr size_t kMaxCollectiveProcs = 65536;
 inline constexpr size_t kMaxNspaceBytes = 255;  // PMIX_MAX_NSLEN
 inline constexpr int kEveryRank = -1;           // PMIX_RANK_WILDCARD
 
-enum class CollectiveKind { connect, disconnect, fence };
+enum class CollectiveKind { connect, disconnect, fence, group_construct, group_destruct };
 
 struct CollectiveProc {
   std::string nspace;
@@ -34,15 +34,22 @@ struct CollectiveRequest {
   std::string launch_id;
   CollectiveKind kind = CollectiveKind::connect;
   std::vector<CollectiveProc> procs;
-  std::string data;  // fence: this node's blob
+  std::string data;   // fence: this node's blob; a group: its members' endpoint data
+  std::string group;  // a group's name (groups only; at most kMaxNspaceBytes)
+};
+
+// The head's answer: every node's data joined, and a group's context id (0: none).
+struct CollectiveAnswer {
+  std::string data;
+  uint64_t context_id = 0;
 };
 
 const char* kind_name(CollectiveKind kind);
 rpc::Outgoing collective_request(const CollectiveRequest& request);
 // Bounded: too many procs, a namespace too long or a rank that names nobody is an error.
 Result<CollectiveRequest> decode_collective(schema::PmixConnect::Reader m);
-rpc::Outgoing collective_answer(const std::string& data);
-// Every node's data from the head's response, or why the collective failed.
-Result<std::string> decode_collective_answer(const Result<schema::Envelope::Reader>& reply);
+rpc::Outgoing collective_answer(const CollectiveAnswer& answer);
+// The head's answer, or why the collective failed.
+Result<CollectiveAnswer> decode_collective_answer(const Result<schema::Envelope::Reader>& reply);
 
 }  // namespace lattice::wire

@@ -174,7 +174,8 @@ size_t body(schema::Envelope::Body::Reader b) {
     case schema::Envelope::Body::PMIX_CONNECT: {
       auto c = wire::decode_collective(b.getPmixConnect());
       if (!c) return c.error().message.size();
-      size_t n = c->launch_id.size() + static_cast<size_t>(c->kind) + c->data.size();
+      size_t n =
+          c->launch_id.size() + static_cast<size_t>(c->kind) + c->data.size() + c->group.size();
       for (const auto& p : c->procs) n += p.nspace.size() + static_cast<size_t>(p.rank);
       return n;
     }

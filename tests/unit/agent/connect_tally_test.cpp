@@ -47,7 +47,8 @@ TEST_CASE("a collective completes when every participating node entered, all ans
   REQUIRE(done.size() == 2);
   for (auto& answer : done) {
     REQUIRE(answer.result.ok());
-    CHECK(answer.result.value() == "b0b2");  // every node's data, by node
+    CHECK(answer.result->data == "b0b2");  // every node's data, by node
+    CHECK(answer.result->context_id == 0u);
   }
   CHECK(tally.open() == 0);
 }
@@ -102,6 +103,32 @@ TEST_CASE("open collectives are bounded") {
       tally.arrive(9999, CollectiveKind::connect, {{"lattice.L", 100000}}, {0, 1}, 0, "", 1000);
   REQUIRE(refused.size() == 1);
   CHECK_FALSE(refused[0].result.ok());
+}
+
+TEST_CASE("groups: each name its own collective, each construction its own context id") {
+  ConnectTally tally;
+  std::vector<CollectiveProc> procs{{"lattice.L", wire::kEveryRank}};
+  const auto construct = CollectiveKind::group_construct;
+  CHECK(tally.arrive(1, construct, procs, {0, 1}, 0, "e0", 1000, "g1").empty());
+  CHECK(tally.arrive(2, construct, procs, {0, 1}, 0, "e0", 1000, "g2").empty());  // not g1's
+  CHECK(tally.open() == 2);
+  auto g1 = tally.arrive(3, construct, procs, {0, 1}, 1, "e1", 1000, "g1");
+  auto g2 = tally.arrive(4, construct, procs, {0, 1}, 1, "e1", 1000, "g2");
+  REQUIRE(g1.size() == 2);
+  REQUIRE(g2.size() == 2);
+  for (auto& answer : g1) {
+    REQUIRE(answer.result.ok());
+    CHECK(answer.result->data == "e0e1");
+    CHECK(answer.result->context_id == g1[0].result->context_id);
+  }
+  CHECK(g1[0].result->context_id != 0u);
+  CHECK(g2[0].result->context_id == g2[1].result->context_id);
+  CHECK(g2[0].result->context_id != g1[0].result->context_id);
+  CHECK(tally.arrive(5, CollectiveKind::group_destruct, procs, {0, 1}, 0, "", 1000, "g1").empty());
+  auto destructed =
+      tally.arrive(6, CollectiveKind::group_destruct, procs, {0, 1}, 1, "", 1000, "g1");
+  REQUIRE(destructed.size() == 2);
+  CHECK(destructed[0].result->context_id == 0u);
 }
 
 }  // namespace lattice::agent

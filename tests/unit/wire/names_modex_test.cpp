@@ -87,7 +87,19 @@ TEST_CASE("a PMIx collective request reads back; malformed ones are refused") {
   CHECK_FALSE(decode_collective(empty.envelope().asReader().getBody().getPmixConnect()));
   auto nameless = collective_request({"L-1", CollectiveKind::connect, {{"", 0}}, ""});
   CHECK_FALSE(decode_collective(nameless.envelope().asReader().getBody().getPmixConnect()));
-  auto answer = decode_collective_answer(collective_answer("joined").envelope().asReader());
+  auto answer = decode_collective_answer(collective_answer({"joined", 7}).envelope().asReader());
   REQUIRE(answer);
-  CHECK(answer.value() == "joined");
+  CHECK(answer->data == "joined");
+  CHECK(answer->context_id == 7u);
+  // A group's collective names its group; no other does.
+  auto group = collective_request(
+      {"L-1", CollectiveKind::group_construct, {{"lattice.L-1", 0}}, "endpoints", "g1"});
+  auto decoded = decode_collective(group.envelope().asReader().getBody().getPmixConnect());
+  REQUIRE(decoded);
+  CHECK(decoded->kind == CollectiveKind::group_construct);
+  CHECK(decoded->group == "g1");
+  auto unnamed = collective_request({"L-1", CollectiveKind::group_destruct, {{"lattice.L-1", 0}}});
+  CHECK_FALSE(decode_collective(unnamed.envelope().asReader().getBody().getPmixConnect()));
+  auto named = collective_request({"L-1", CollectiveKind::connect, {{"lattice.L-1", 0}}, "", "g"});
+  CHECK_FALSE(decode_collective(named.envelope().asReader().getBody().getPmixConnect()));
 }
