@@ -14,6 +14,7 @@
 
 #include "base/log.hpp"
 #include "base/strings.hpp"
+#include "pmix/names_upcalls.hpp"
 
 namespace lattice::pmix {
 
@@ -297,17 +298,49 @@ pmix_status_t on_job_control(const pmix_proc_t* requestor, const pmix_proc_t tar
   return PMIX_SUCCESS;
 }
 
+// What this agent answers of PMIx_Query_info: the same for every asker. The spawn attributes
+// PMIx_Spawn honours (pmi-wire.md §7.4); no debugger attribute.
+const std::pair<const char*, const char*> kCapabilities[] = {
+    {PMIX_QUERY_SPAWN_SUPPORT, PMIX_HOST "," PMIX_WDIR},
+    {PMIX_QUERY_DEBUG_SUPPORT, ""},
+};
+
+const char* capability(const char* key) {
+  for (const auto& [name, value] : kCapabilities)
+    if (std::strcmp(key, name) == 0) return value;
+  return nullptr;
+}
+
 // libpmix 4.2.2 hands its host a client's PMIx_Query_info under the server's own name
 // (src/common/pmix_query.c), so the asking rank, and its user, are unknown: a proc table or a
-// namespace list would show one user's processes to another. Refused at once (without a
+// namespace list would show one user's processes to another. Only what is the same for every
+// asker is answered (the agent's capabilities); anything else is refused at once (without a
 // `query` upcall libpmix would answer PMIX_ERR_UNREACH, which reads as a broken server).
-pmix_status_t on_query(pmix_proc_t*, pmix_query_t*, size_t, pmix_info_cbfunc_t, void*) {
-  static std::once_flag said;
-  std::call_once(said, [] {
-    LAT_LOG(info, "pmix",
-            "PMIx_Query_info refused: libpmix does not tell its host which rank asks (said once)");
-  });
-  return PMIX_ERR_NOT_SUPPORTED;
+pmix_status_t on_query(pmix_proc_t*, pmix_query_t* queries, size_t nqueries,
+                       pmix_info_cbfunc_t cbfunc, void* cbdata) {
+  std::vector<std::pair<const char*, const char*>> answers;
+  for (size_t q = 0; q < nqueries; ++q)
+    for (char** key = queries[q].keys; key && *key; ++key) {
+      const char* value = capability(*key);
+      if (!value) {
+        static std::once_flag said;
+        std::call_once(said, [] {
+          LAT_LOG(info, "pmix",
+                  "PMIx_Query_info of more than the agent's capabilities refused: libpmix does not "
+                  "tell its host which rank asks (said once)");
+        });
+        return PMIX_ERR_NOT_SUPPORTED;
+      }
+      answers.emplace_back(*key, value);
+    }
+  if (answers.empty()) return PMIX_ERR_BAD_PARAM;
+  pmix_info_t* info;
+  PMIX_INFO_CREATE(info, answers.size());
+  for (size_t i = 0; i < answers.size(); ++i)
+    PMIX_INFO_LOAD(&info[i], answers[i].first, answers[i].second, PMIX_STRING);
+  cbfunc(PMIX_SUCCESS, info, answers.size(), cbdata, release_info_array,
+         new std::pair<pmix_info_t*, size_t>(info, answers.size()));
+  return PMIX_SUCCESS;
 }
 
 pmix_status_t status_of(Answer answer) {

@@ -221,13 +221,13 @@ void answer_names_call(const NameCall& call,
   for (auto& d : data) PMIX_PDATA_DESTRUCT(&d);
 }
 
-namespace {
-
-void release_infos(void* data) {
+void release_info_array(void* data) {
   auto* held = static_cast<std::pair<pmix_info_t*, size_t>*>(data);
   PMIX_INFO_FREE(held->first, held->second);
   delete held;
 }
+
+namespace {
 
 // A group's answer: its context id and its members' endpoint data, which libpmix stores for
 // each member (pmix_server_ops.c, _grpcbfunc); the array lives until libpmix releases it.
@@ -251,7 +251,7 @@ void answer_group(const CollectiveCall& call, bool ok, const std::string& data,
     bo.size = data.size();
     PMIX_INFO_LOAD(&info[i++], PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);  // copies
   }
-  fn(PMIX_SUCCESS, info, n, call.done.data, release_infos,
+  fn(PMIX_SUCCESS, info, n, call.done.data, release_info_array,
      new std::pair<pmix_info_t*, size_t>(info, n));
 }
 

@@ -41,6 +41,10 @@ pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t 
 pmix_status_t on_partial_fence(const pmix_proc_t procs[], size_t nprocs, const char* data,
                                size_t ndata, pmix_modex_cbfunc_t cbfunc, void* cbdata);
 
+// A pmix_release_cbfunc_t for an answer's info array made with PMIX_INFO_CREATE: `data` is a
+// new std::pair<pmix_info_t*, size_t> of it.
+void release_info_array(void* data);
+
 void answer_names_call(const NameCall& call,
                        const Result<std::vector<std::pair<std::string, std::string>>>& found);
 void answer_collective_call(const CollectiveCall& call, bool ok, std::string data,

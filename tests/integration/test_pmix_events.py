@@ -178,9 +178,14 @@ def refusals(c):
     check("job control no such rank: NOT-FOUND" in r.out, r.describe())
     # Process monitoring is libpmix's own (its heartbeat and file sensors), answered at once.
     check("monitor heartbeat: SUCCESS" in r.out, r.describe())
-    # libpmix does not tell its host who asks a query: refused, at once.
-    for key in ("pmix.qry.ns", "pmix.qry.ptable", "pmix.qry.spawn", "pmix.qry.debug"):
+    # libpmix does not tell its host who asks a query: what differs by asker is refused, at
+    # once; the agent's capabilities, the same for all, are answered.
+    for key in ("pmix.qry.ns", "pmix.qry.ptable"):
         check(f"query {key}: NOT-SUPPORTED" in r.out, r.describe())
+    check("query pmix.qry.spawn: SUCCESS" in r.out, r.describe())
+    check("query pmix.qry.spawn = 'pmix.host,pmix.wdir'" in r.out, r.describe())
+    check("query pmix.qry.debug: SUCCESS" in r.out, r.describe())
+    check("query pmix.qry.debug = ''" in r.out, r.describe())
     c.check_clean(r)
 
 

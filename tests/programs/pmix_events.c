@@ -248,6 +248,10 @@ static void refuse(void) {
     char what[128];
     snprintf(what, sizeof what, "query %s", keys[k]);
     say(what, PMIx_Query_info(&query, 1, &results, &nresults));
+    for (size_t i = 0; i < nresults; ++i)
+      if (results[i].value.type == PMIX_STRING)
+        printf("query %s = '%s'\n", results[i].key, results[i].value.data.string);
+    fflush(stdout);
     if (results) PMIX_INFO_FREE(results, nresults);
     PMIX_QUERY_DESTRUCT(&query);
   }
