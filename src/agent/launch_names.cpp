@@ -23,7 +23,11 @@ LaunchNames::~LaunchNames() {
 
 void LaunchNames::request(pmi::NameOp op, const std::string& name, const std::string& port,
                           Answer answer) {
-  request(wire::NameRequest{spec_.launch_id, op, name, port}, std::move(answer));
+  wire::NameRequest r;
+  r.op = op;
+  r.name = name;
+  r.port = port;
+  request(std::move(r), std::move(answer));
 }
 
 void LaunchNames::request(wire::NameRequest request, Answer answer) {
