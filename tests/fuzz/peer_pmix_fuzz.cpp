@@ -108,7 +108,7 @@ struct Node {
   void answered(const std::vector<ConnectTally::Answer>& answers) {
     for (const auto& a : answers) {
       require(a.id >= 1 && a.id <= next_id, "an answer to a collective nobody entered");
-      if (a.result) sink += a.result.value().size();
+      if (a.result) sink += a.result.value().data.size() + a.result.value().context_id;
     }
   }
   void answered(const std::vector<NameRegistry::Answer>& answers) {
@@ -169,8 +169,8 @@ struct Node {
         require(n >= 0 && n < head_spec.nnodes(), "a participant off the launch");
       now_ms += 100;
       answered(tally.arrive(++next_id, request->kind, std::move(request->procs), *nodes, *from,
-                            std::move(request->data), now_ms + 1000));
-      answered(tally.expire(now_ms));
+                            std::move(request->data), now_ms + 1000, request->group));
+      answered(tally.expire(now_ms, [](int node) { return std::to_string(node); }));
       require(tally.open() <= kMaxOpenCollectives, "open collectives are bounded");
     } else if (body.isPmiName()) {
       wire::NameRequest request = wire::decode_name(body.getPmiName());

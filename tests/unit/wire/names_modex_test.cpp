@@ -75,7 +75,8 @@ TEST_CASE("a PMIx collective request reads back; malformed ones are refused") {
   CollectiveRequest sent{"L-1",
                          CollectiveKind::fence,
                          {{"lattice.L-1", 2}, {"lattice.L-1", kEveryRank}},
-                         std::string("\0blob", 5)};
+                         std::string("\0blob", 5),
+                         ""};
   auto got =
       decode_collective(collective_request(sent).envelope().asReader().getBody().getPmixConnect());
   REQUIRE(got);
@@ -83,9 +84,9 @@ TEST_CASE("a PMIx collective request reads back; malformed ones are refused") {
   CHECK(got.value().kind == CollectiveKind::fence);
   CHECK(got.value().procs == sent.procs);
   CHECK(got.value().data == sent.data);
-  auto empty = collective_request({"L-1", CollectiveKind::connect, {}, ""});
+  auto empty = collective_request({"L-1", CollectiveKind::connect, {}, "", ""});
   CHECK_FALSE(decode_collective(empty.envelope().asReader().getBody().getPmixConnect()));
-  auto nameless = collective_request({"L-1", CollectiveKind::connect, {{"", 0}}, ""});
+  auto nameless = collective_request({"L-1", CollectiveKind::connect, {{"", 0}}, "", ""});
   CHECK_FALSE(decode_collective(nameless.envelope().asReader().getBody().getPmixConnect()));
   auto answer = decode_collective_answer(collective_answer({"joined", 7}).envelope().asReader());
   REQUIRE(answer);
@@ -98,7 +99,8 @@ TEST_CASE("a PMIx collective request reads back; malformed ones are refused") {
   REQUIRE(decoded);
   CHECK(decoded->kind == CollectiveKind::group_construct);
   CHECK(decoded->group == "g1");
-  auto unnamed = collective_request({"L-1", CollectiveKind::group_destruct, {{"lattice.L-1", 0}}});
+  auto unnamed =
+      collective_request({"L-1", CollectiveKind::group_destruct, {{"lattice.L-1", 0}}, "", ""});
   CHECK_FALSE(decode_collective(unnamed.envelope().asReader().getBody().getPmixConnect()));
   auto named = collective_request({"L-1", CollectiveKind::connect, {{"lattice.L-1", 0}}, "", "g"});
   CHECK_FALSE(decode_collective(named.envelope().asReader().getBody().getPmixConnect()));
