@@ -105,12 +105,11 @@ void Agent::modex_request(const Sender& sender, uint64_t request_id,
     LAT_LOG(debug, "pmix", "direct modex for unknown launch ", request.launch_id, " dropped");
     return;
   }
-  auto from = may_ask_modex(entry->launch->spec(), request.rank, sender);
-  // The launch's parent's ranks may read its ranks' data (MPI_Comm_spawn's connect back): the
-  // parent runs wherever its children do, so its nodes are known here.
-  if (const auto& parent = entry->launch->spec().spawned_by; !from && parent)
-    if (LaunchEntry* p = find_launch(parent->launch_id))
-      if (member_node(p->launch->spec(), sender, "a PMIx modex request")) from = -1;
+  // A spawned launch's parent runs wherever its children do: its nodes are known here.
+  const auto& spawned_by = entry->launch->spec().spawned_by;
+  LaunchEntry* parent = spawned_by ? find_launch(spawned_by->launch_id) : nullptr;
+  auto from = may_ask_modex(entry->launch->spec(), request.rank, sender,
+                            parent ? &parent->launch->spec() : nullptr);
   if (!from) {
     LAT_LOG(warn, "auth", from.error().message);
     return session_of(sender.conn)->respond_error(request_id, from.error().message);
@@ -172,9 +171,7 @@ void Agent::family_notice(const Sender& sender, uint64_t request_id,
     return session_of(sender.conn)->respond(request_id, rpc::Outgoing());
   if (!entry) return respond_error(cat("no launch '", notice->launch_id, "' on ", config_.node_id));
   const LaunchSpec& spec = entry->launch->spec();
-  auto from = member_node(spec, sender, "a spawned launch's layout");
-  if (from && *from != spec.head_node)
-    from = make_error("a spawned launch's layout not from the head");
+  auto from = may_tell_family(spec, sender);
   if (!from) {
     LAT_LOG(warn, "auth", from.error().message);
     return respond_error(from.error().message);

@@ -189,12 +189,24 @@ Result<int> may_enter_collective(const LaunchSpec& spec, const Sender& sender) {
   return may_ask_head(spec, sender, "a PMIx collective");
 }
 
-Result<int> may_ask_modex(const LaunchSpec& spec, int rank, const Sender& sender) {
+Result<int> may_ask_modex(const LaunchSpec& spec, int rank, const Sender& sender,
+                          const LaunchSpec* parent) {
   auto member = member_node(spec, sender, "a PMIx modex request");
+  if (!member && parent && spec.spawned_by && spec.spawned_by->launch_id == parent->launch_id &&
+      member_node(*parent, sender, "a PMIx modex request"))
+    member = -1;
   if (!member) return member;
   if (rank < 0 || rank >= spec.world_size)
     return make_error(cat("a PMIx modex request for launch ", spec.launch_id, " about rank ", rank,
                           ", not one of its ranks, dropped"));
+  return member;
+}
+
+Result<int> may_tell_family(const LaunchSpec& spec, const Sender& sender) {
+  auto member = member_node(spec, sender, "a spawned launch's layout");
+  if (member && *member != spec.head_node)
+    return make_error(cat("a spawned launch's layout for launch ", spec.launch_id, " from ",
+                          secure::describe(sender.identity), ", not its head, dropped"));
   return member;
 }
 

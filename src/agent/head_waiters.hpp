@@ -1,12 +1,14 @@
 // What a launch's head owes the requests its pure engines hold (the name registry, the
 // collectives' tally): each request's answer by id, given on a later loop turn, never from inside
 // the request, so the engine that asked is never re-entered; and a timer at the engine's earliest
-// deadline. LaunchNames and LaunchConnects each own one.
+// deadline; and answers that other objects give (the head's over a link, a parent launch's)
+// dropped once the owner is gone. LaunchNames and LaunchConnects each own one.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -51,6 +53,12 @@ class HeadWaiters {
     for (auto& answer : answers)
       if (auto it = waiting_.find(answer.id); it != waiting_.end()) it->second(answer.result);
   }
+  // `answer`, unless the owner is gone by the time it comes.
+  Answer guarded(Answer answer) const {
+    return [alive = std::weak_ptr<int>(alive_), answer = std::move(answer)](Value value) {
+      if (!alive.expired()) answer(std::move(value));
+    };
+  }
   // `expire` at the engine's earliest deadline `next` (none: no timer).
   void arm(std::optional<uint64_t> next, std::function<void()> expire) {
     if (!next) return deadline_.stop();
@@ -64,6 +72,7 @@ class HeadWaiters {
   std::vector<std::pair<Answer, Value>> ready_;
   net::Timer timer_;
   net::Timer deadline_;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
 
 }  // namespace lattice::agent

@@ -21,25 +21,17 @@ void LaunchConnects::enter(wire::CollectiveRequest request, Answer answer) {
   if (spec_.spawned_by) {  // the parent's collective (it runs wherever its children do)
     LaunchConnects* parent =
         parents_ ? parents_->connects_of(spec_.spawned_by->launch_id) : nullptr;
-    if (!parent) {
-      return waiters_.later(std::move(answer),
-                            make_error(cat("launch ", spec_.spawned_by->launch_id,
-                                           ", which spawned this one, has ended")));
-    }
-    return parent->enter(std::move(request),
-                         [alive = std::weak_ptr<int>(alive_),
-                          done = std::move(answer)](Result<wire::CollectiveAnswer> r) {
-                           if (!alive.expired()) done(std::move(r));
-                         });
+    if (!parent)
+      return waiters_.later(std::move(answer), parent_ended(spec_.spawned_by->launch_id));
+    return parent->enter(std::move(request), waiters_.guarded(std::move(answer)));
   }
   request.launch_id = spec_.launch_id;
   if (spec_.head_node == spec_.node_index)
     return asked(spec_.node_index, std::move(request), std::move(answer));
   // The head answers by the fence timeout; the call waits that long again for its answer.
   peers_.call(spec_.peers[static_cast<size_t>(spec_.head_node)], wire::collective_request(request),
-              2 * spec_.fence_timeout_ms,
-              [alive = std::weak_ptr<int>(alive_), done = std::move(answer)](auto reply) {
-                if (!alive.expired()) done(wire::decode_collective_answer(reply));
+              2 * spec_.fence_timeout_ms, [done = waiters_.guarded(std::move(answer))](auto reply) {
+                done(wire::decode_collective_answer(reply));
               });
 }
 

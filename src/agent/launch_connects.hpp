@@ -55,7 +55,6 @@ class LaunchConnects {
   ConnectTally tally_;  // used at the head only
   ConnectTally::Id next_id_ = 0;
   HeadWaiters<Result<wire::CollectiveAnswer>> waiters_;
-  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
 
 }  // namespace lattice::agent

@@ -38,23 +38,16 @@ void LaunchNames::request(wire::NameRequest request, Answer answer) {
     return asked(spec_.node_index, request, std::move(answer));
   peers_.call(spec_.peers[static_cast<size_t>(spec_.head_node)], wire::name_request(request),
               request.wait_ms + spec_.fence_timeout_ms,
-              [alive = std::weak_ptr<int>(alive_), done = std::move(answer)](auto reply) {
-                if (!alive.expired()) done(wire::decode_name_answer(reply));
+              [done = waiters_.guarded(std::move(answer))](auto reply) {
+                done(wire::decode_name_answer(reply));
               });
 }
 
 // The parent runs on every node its children do; if it has ended here, so has the connection.
 void LaunchNames::to_parent(wire::NameRequest request, Answer answer) {
   LaunchNames* parent = parents_ ? parents_->names_of(spec_.spawned_by->launch_id) : nullptr;
-  if (!parent) {
-    return waiters_.later(std::move(answer),
-                          make_error(cat("launch ", spec_.spawned_by->launch_id,
-                                         ", which spawned this one, has ended")));
-  }
-  parent->request(std::move(request), [alive = std::weak_ptr<int>(alive_),
-                                       done = std::move(answer)](const Result<std::string>& r) {
-    if (!alive.expired()) done(r);
-  });
+  if (!parent) return waiters_.later(std::move(answer), parent_ended(spec_.spawned_by->launch_id));
+  parent->request(std::move(request), waiters_.guarded(std::move(answer)));
 }
 
 void LaunchNames::asked(int from, const wire::NameRequest& request, Answer answer) {

@@ -55,8 +55,6 @@ class LaunchNames {
   NameRegistry names_;  // used at the head only
   NameRegistry::Id next_id_ = 0;
   HeadWaiters<Result<std::string>> waiters_;
-  // The head's replies may come after this is gone: they look here first.
-  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
 
 }  // namespace lattice::agent

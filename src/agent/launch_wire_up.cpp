@@ -10,6 +10,7 @@
 #include "agent/launch.hpp"
 #include "agent/launch_times.hpp"
 #include "agent/socket_dir.hpp"
+#include "base/all_done.hpp"
 
 namespace lattice::agent {
 
@@ -92,21 +93,13 @@ void Launch::spawn_asked(wire::SpawnRequest request,
 
 void Launch::tell_family(wire::SpawnedLaunch child,
                          std::function<void(Result<std::string>)> answer) {
-  struct Tally {
-    size_t left;
-    std::string error;
-    std::string child_id;
-    std::function<void(Result<std::string>)> answer;
-  };
-  auto tally = std::make_shared<Tally>(
-      Tally{static_cast<size_t>(spec_.nnodes()), {}, child.launch_id, std::move(answer)});
-  auto count = [tally](const Status& s) {
-    if (!s && tally->error.empty()) tally->error = s.error().message;
-    if (--tally->left > 0) return;
-    if (!tally->error.empty())
-      return tally->answer(make_error(cat("spawned launch ", tally->child_id, ": ", tally->error)));
-    tally->answer(tally->child_id);
-  };
+  auto count =
+      all_done(static_cast<size_t>(spec_.nnodes()),
+               [id = child.launch_id, answer = std::move(answer)](Status s) {
+                 if (!s)
+                   return answer(make_error(cat("spawned launch ", id, ": ", s.error().message)));
+                 answer(id);
+               });
   const wire::FamilyNotice notice{spec_.launch_id, child};
   for (int node = 0; node < spec_.nnodes(); ++node) {
     if (node == spec_.node_index) continue;

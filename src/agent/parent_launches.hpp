@@ -5,10 +5,17 @@
 
 #include <string>
 
+#include "base/result.hpp"
+
 namespace lattice::agent {
 
 class LaunchNames;
 class LaunchConnects;
+
+// What a spawned launch's request gets when its parent has ended here.
+inline Error parent_ended(const std::string& parent_id) {
+  return make_error("launch " + parent_id + ", which spawned this one, has ended");
+}
 
 class ParentLaunches {
  public:

@@ -5,27 +5,24 @@
 // come from a namespace with no client here: other calls are answered with an error.
 #pragma once
 
-#include <cstdint>
 #include <functional>
-#include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "agent/launch_spec.hpp"
-#include "agent/node_links.hpp"
 #include "pmix/server.hpp"
 
 namespace lattice::agent {
 
 class ChildNamespace final : public pmix::NamespaceEvents {
  public:
-  // `parent`, `peers` and `server` must outlive it; `layout`: each child's node, an index into
-  // the parent's nodes; `collective`: where a collective libpmix names it for goes (the parent's).
-  ChildNamespace(const LaunchSpec& parent, NodeLinks& peers, pmix::Server& server,
-                 std::string child_id, std::vector<int> layout,
+  // `parent` and `server` must outlive it; `layout`: each child's node, an index into the
+  // parent's nodes. The parent's wire-up fetches a rank's data from its node (`fetch`) and
+  // takes the collectives libpmix names this namespace for (`collective`).
+  ChildNamespace(const LaunchSpec& parent, pmix::Server& server, std::string child_id,
+                 std::vector<int> layout, std::function<void(pmix::RankCall, int node)> fetch,
                  std::function<void(pmix::CollectiveCall)> collective);
-  // What waits is answered with a failure; libpmix forgets the namespace.
+  // libpmix forgets the namespace.
   ~ChildNamespace() override;
 
   // libpmix's view of it here (PMIX_PARENT_ID is the child's own business).
@@ -44,14 +41,11 @@ class ChildNamespace final : public pmix::NamespaceEvents {
   void collective_entered(pmix::CollectiveCall call) override { collective_(std::move(call)); }
 
   const LaunchSpec& parent_;
-  NodeLinks& peers_;
   pmix::Server& server_;
   const std::string child_id_;
   const std::vector<int> layout_;
+  std::function<void(pmix::RankCall, int node)> fetch_;
   std::function<void(pmix::CollectiveCall)> collective_;
-  std::map<uint64_t, pmix::RankCall> modex_;  // asked of the children's nodes
-  uint64_t modex_id_ = 0;
-  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
 
 }  // namespace lattice::agent

@@ -195,13 +195,18 @@ void PmixWireUp::modex_requested(pmix::RankCall call) {
                   ? spec_.rank_nodes[static_cast<size_t>(call.rank)]
                   : -1;
   if (owner < 0 || owner == spec_.node_index) return server_->answer_modex(call, false, {});
+  fetch_modex(std::move(call), spec_.launch_id, owner);
+}
+
+void PmixWireUp::fetch_modex(pmix::RankCall call, const std::string& launch_id, int node) {
   uint64_t id = ++modex_id_;
-  modex_.emplace(id, call);
-  LAT_LOG(debug, "pmix", spec_.launch_id, ": direct modex for rank ", call.rank, " asked of node ",
-          owner);
-  peers_.call(spec_.peers[static_cast<size_t>(owner)],
-              wire::modex_request({spec_.launch_id, call.rank}), spec_.fence_timeout_ms,
-              [this, alive = std::weak_ptr<int>(alive_), id](auto reply) {
+  LAT_LOG(debug, "pmix", spec_.launch_id, ": direct modex for rank ", call.rank,
+          launch_id == spec_.launch_id ? "" : cat(" of spawned launch ", launch_id),
+          " asked of node ", node);
+  const int rank = call.rank;
+  modex_.emplace(id, std::move(call));
+  peers_.call(spec_.peers[static_cast<size_t>(node)], wire::modex_request({launch_id, rank}),
+              spec_.fence_timeout_ms, [this, alive = std::weak_ptr<int>(alive_), id](auto reply) {
                 if (!alive.expired()) modex_answered(id, wire::decode_modex_answer(reply));
               });
 }
@@ -256,7 +261,10 @@ void PmixWireUp::child_spawned(const std::string& child_id, const std::vector<in
   // Ended here: no rank of the parent is left here to reach the children from.
   if (!server_ || here) return done({});
   auto child = std::make_unique<ChildNamespace>(
-      spec_, peers_, *server_, child_id, layout,
+      spec_, *server_, child_id, layout,
+      [this, child_id](pmix::RankCall call, int node) {
+        fetch_modex(std::move(call), child_id, node);
+      },
       [this](pmix::CollectiveCall call) { collective_entered(std::move(call)); });
   auto job = child->job_layout(tmpdir_);
   ChildNamespace& events = *child;
@@ -269,13 +277,13 @@ void PmixWireUp::child_spawned(const std::string& child_id, const std::vector<in
 
 void PmixWireUp::close() {
   if (!server_) return;
-  children_.clear();
   for (auto& [id, call] : spawns_) server_->answer_spawn(call, make_error("the launch ended"));
   spawns_.clear();
   for (auto& [epoch, pending] : fences_) server_->answer_fence(pending.first, false, {});
   fences_.clear();
   for (auto& [id, call] : modex_) server_->answer_modex(call, false, {});
   modex_.clear();
+  children_.clear();  // their direct modex calls were among modex_
   for (auto& [id, call] : controls_) server_->answer_control(call, pmix::Answer::error);
   controls_.clear();
   close_names();

@@ -79,6 +79,8 @@ class PmixWireUp final : public WireUp, private pmix::NamespaceEvents {
   void announce_end(int rank, int exit_code, std::function<void()> heard);
   void deliver(const pmix::EventNotice& notice, std::function<void(Status)> done);
   void send_event(const std::vector<int>& nodes, const pmix::EventNotice& notice);
+  // `call`'s rank of launch `launch_id` (this one, or one it spawned) runs on node `node`.
+  void fetch_modex(pmix::RankCall call, const std::string& launch_id, int node);
   void modex_answered(uint64_t id, Result<std::string> data);
   void register_namespace(std::function<void(Status)> ready);
   void saw(int rank, pmi::RankState state, const char* call);

@@ -7,6 +7,7 @@
 
 #include "agent/pmix_events.hpp"
 #include "agent/pmix_wire_up.hpp"
+#include "base/all_done.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
 
@@ -105,14 +106,10 @@ void PmixWireUp::announce_end(int rank, int exit_code, std::function<void()> hea
   LAT_LOG(debug, "pmix", spec_.launch_id, ": rank ", rank, "'s abnormal end announced");
   // Every node answers once its libpmix has the event (a node that cannot is not waited for
   // beyond the timeout); then the launch acts on the end.
-  struct Tally {
-    int left;
-    std::function<void()> heard;
-  };
-  auto tally = std::make_shared<Tally>(Tally{spec_.nnodes(), std::move(heard)});
-  auto one = [tally, alive = std::weak_ptr<int>(alive_)] {
-    if (--tally->left == 0 && !alive.expired()) tally->heard();
-  };
+  auto one = all_done(static_cast<size_t>(spec_.nnodes()),
+                      [alive = std::weak_ptr<int>(alive_), heard = std::move(heard)](Status) {
+                        if (!alive.expired()) heard();
+                      });
   for (int node = 0; node < spec_.nnodes(); ++node) {
     if (node == spec_.node_index) continue;
     peers_.call(spec_.peers[static_cast<size_t>(node)],
@@ -121,10 +118,10 @@ void PmixWireUp::announce_end(int rank, int exit_code, std::function<void()> hea
                   if (!reply)
                     LAT_LOG(debug, "pmix", id, ": node ", node,
                             " on a rank's end: ", reply.error().message);
-                  one();
+                  one({});  // heard or not, the launch goes on
                 });
   }
-  deliver(notice, [one](Status) { one(); });
+  deliver(notice, one);
 }
 
 void PmixWireUp::control_asked(pmix::ControlCall call) {
@@ -141,23 +138,16 @@ void PmixWireUp::control_asked(pmix::ControlCall call) {
           plan.signum, " to ranks on ", plan.ranks.size(), " nodes");
   // The answer waits for every node; a node that fails or does not answer fails the request.
   // (close() answers it with an error should the launch end first.)
-  struct Tally {
-    size_t left;
-    bool failed = false;
-    uint64_t id;
-  };
   const uint64_t id = ++control_id_;
   controls_.emplace(id, call);
-  auto tally = std::make_shared<Tally>(Tally{plan.ranks.size(), false, id});
-  auto one_done = [this, alive = std::weak_ptr<int>(alive_), tally](bool ok) {
-    tally->failed = tally->failed || !ok;
-    if (--tally->left > 0 || alive.expired()) return;
-    auto it = controls_.find(tally->id);
-    if (it == controls_.end() || !server_) return;
-    server_->answer_control(it->second,
-                            tally->failed ? pmix::Answer::error : pmix::Answer::success);
-    controls_.erase(it);
-  };
+  auto one_done =
+      all_done(plan.ranks.size(), [this, alive = std::weak_ptr<int>(alive_), id](Status s) {
+        if (alive.expired()) return;
+        auto it = controls_.find(id);
+        if (it == controls_.end() || !server_) return;
+        server_->answer_control(it->second, s ? pmix::Answer::success : pmix::Answer::error);
+        controls_.erase(it);
+      });
   std::vector<int> local;
   for (auto& [node, ranks] : plan.ranks) {
     if (node == spec_.node_index) {
@@ -172,12 +162,12 @@ void PmixWireUp::control_asked(pmix::ControlCall call) {
                   if (!reply)
                     LAT_LOG(warn, "pmix", id, ": job control on node ", to, ": ",
                             reply.error().message);
-                  one_done(reply.ok());
+                  one_done(reply ? Status{} : Status(reply.error()));
                 });
   }
   if (plan.ranks.count(spec_.node_index)) {
     events_.signal_ranks(local, plan.signum);
-    one_done(true);
+    one_done({});
   }
 }
 

@@ -18,6 +18,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/all_done.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
 #include "pmix/app_setup_info.hpp"
@@ -336,20 +337,14 @@ void LibpmixServer::register_job(const JobLayout& layout, uint32_t uid, uint32_t
   impl_->namespaces[layout.nspace] = &events;
 
   // One answer for the namespace and one per local client; the first failure is the one said.
-  struct Tally {
-    size_t left;
-    std::string error;
-    std::function<void(Status)> done;
-  };
   auto local = local_ranks(layout);
-  auto tally = std::make_shared<Tally>(Tally{local.size() + 1, {}, std::move(done)});
+  auto one = all_done(local.size() + 1, std::move(done));
   auto held = std::make_shared<JobInfo>(std::move(*job));  // libpmix reads it until it answers
-  auto count = [tally, held](const std::string& what) {
-    return [tally, held, what](int status, std::string) {
-      if (status != PMIX_SUCCESS && status != PMIX_OPERATION_SUCCEEDED && tally->error.empty())
-        tally->error = cat(what, ": ", status_text(status));
-      if (--tally->left > 0) return;
-      tally->done(tally->error.empty() ? Status{} : Status(make_error(tally->error)));
+  auto count = [one, held](const std::string& what) {
+    return [one, held, what](int status, std::string) {
+      if (status != PMIX_SUCCESS && status != PMIX_OPERATION_SUCCEEDED)
+        return one(make_error(cat(what, ": ", status_text(status))));
+      one({});
     };
   };
   uint64_t token = impl_->expect(layout.nspace, count("PMIx_server_register_nspace"));

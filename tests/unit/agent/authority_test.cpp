@@ -255,3 +255,32 @@ TEST_CASE("a spawned launch shares its parent's node only from its parent's laun
   CHECK(refused(may_spawn_beside(spawned(5, 1000, 2), parent, launcher, from_launcher),
                 "nodes its parent has not"));
 }
+
+TEST_CASE("a spawned launch's data: its members, and its own parent's, may ask") {
+  LaunchSpec parent = four_nodes(1);
+  parent.world_size = 4;
+  parent.rank_nodes = {0, 1, 2, 3};
+  LaunchSpec child = spawned(2, 1000, 0);  // nodes n0, n1
+  child.world_size = 2;
+  child.rank_nodes = {0, 1};
+  CHECK(*may_ask_modex(child, 1, member("n0"), &parent) == 0);
+  auto from_parent = may_ask_modex(child, 1, member("n3"), &parent);  // a parent-only node
+  REQUIRE(from_parent);
+  CHECK(*from_parent == -1);
+  CHECK_FALSE(may_ask_modex(child, 1, member("n3")));  // its parent not here
+  LaunchSpec other = four_nodes(1);
+  other.launch_id = "another";
+  CHECK_FALSE(may_ask_modex(child, 1, member("n3"), &other));  // not the launch that spawned it
+  CHECK_FALSE(may_ask_modex(child, 1, member("intruder"), &parent));
+  CHECK_FALSE(may_ask_modex(child, 2, member("n3"), &parent));  // no such rank
+}
+
+TEST_CASE("a spawned launch's layout comes from the launch's head only") {
+  LaunchSpec spec = four_nodes(1);  // head n0
+  auto from_head = may_tell_family(spec, member("n0"));
+  REQUIRE(from_head);
+  CHECK(*from_head == 0);
+  CHECK_FALSE(may_tell_family(spec, member("n2")));
+  CHECK_FALSE(may_tell_family(spec, member("intruder")));
+  CHECK_FALSE(may_tell_family(spec, Sender{kLauncherConn, Identity{Role::launcher, "l"}}));
+}
