@@ -2,7 +2,8 @@
 standalone agents (each its own process and address), the job run as an unprivileged test user:
 PMIx_Group_construct completes once every member has called, on every node, carried by the
 launch head's collectives; every member of a group hears the same context id, and another group
-another one; PMIx_Group_destruct completes likewise; nothing is left running."""
+another one; PMIx_Group_destruct completes likewise; an invitation (PMIx_Group_invite/join) crosses the nodes
+both ways; nothing is left running."""
 import os
 import re
 import shutil
@@ -10,7 +11,7 @@ import shutil
 from harness import check, expect_status, prog, run_cases, test_user
 
 
-def launch(c, extra=()):
+def launch(c, args=()):
     nodes = [c.start_agent(f"n{i + 1}", ["--listen", f"127.0.0.{i + 1}:0"]) for i in range(2)]
     os.chmod(c.dir, 0o711)
     bin_dir = os.path.join(c.dir, "bin")
@@ -21,7 +22,7 @@ def launch(c, extra=()):
     os.chmod(program, 0o755)
     user = test_user("victim")
     return c.run_launch(["--agents", ",".join(a.address for a in nodes), "--user", user.name,
-                         "--pmi", "pmix", "-n", "4", "-l", *extra, program], timeout=120,
+                         "--pmi", "pmix", "-n", "4", "-l", program, *args], timeout=120,
                         cwd="/tmp")
 
 
@@ -40,8 +41,22 @@ def construct_and_destruct(c):
     c.check_clean(r)
 
 
+def invite_and_join(c):
+    """libpmix 4.2.2 builds invitations from events of custom ranges: the invitation goes from
+    rank 0 on n1 to ranks on both nodes, each acceptance comes back to rank 0 alone, and the
+    completion reaches every member."""
+    r = launch(c, ["invite"])
+    expect_status(r, 0)
+    check("0: invite accepted by all" in r.out, r.describe())
+    for rank in (1, 2, 3):
+        check(f"{rank}: joined lattice-invited led by 0" in r.out, r.describe())
+        check(f"{rank}: invited group complete {rank}" in r.out, r.describe())
+    c.check_clean(r)
+
+
 CASES = [
     ("construct_and_destruct", construct_and_destruct),
+    ("invite_and_join", invite_and_join),
 ]
 
 if __name__ == "__main__":
