@@ -162,6 +162,8 @@ struct LaunchProcessesRequest {
 struct SpawnParent {
   launchId @0 :Text;
   rank @1 :UInt32;               # the parent's rank that called PMIx_Spawn
+  family @2 :Text;               # the family's first launch, whose head serves the names and
+                                 # collectives of every generation (empty: launchId)
 }
 
 # srun's --signal=SIG@SECONDS: `signal` to every rank `beforeMs` before the launch's time limit
@@ -529,17 +531,21 @@ struct PmixSpawn {
   hosts @4 :List(Text);          # PMIX_HOST / "host": node ids to use (empty: all the parent's)
   childLaunchId @5 :Text;        # the response: the children's launch (namespace lattice.<id>)
   childRankNodes @6 :List(UInt32); # the launcher's response: each child's node, as an index
-                                 # into the parent's nodes (the head tells them: PmixFamily)
+                                 # into the nodes of the family's first launch (whose head
+                                 # tells them: PmixFamily)
 }
 
 # The head of a launch to each of its nodes, before it answers a PMIx_Spawn: the children's
 # layout, so that their ranks' data (direct modex) and their collectives with the parent's ranks
-# (MPI_Comm_spawn's connect back) can be routed from any node of the parent. Only the head of
-# `launchId` may send it; the empty response says the node's libpmix knows the namespace.
+# (MPI_Comm_spawn's connect back) can be routed from any node of the parent. `launchId` is the
+# family's first launch (SpawnParent.family): a later generation's layout goes from the node of
+# its spawning launch's head to the first launch's head, which then tells every node. Only the
+# head of `launchId` sends it to a node; the empty response says the node's libpmix knows the
+# namespace.
 struct PmixFamily {
-  launchId @0 :Text;             # the parent's launch
+  launchId @0 :Text;             # the family's first launch
   childLaunchId @1 :Text;
-  rankNodes @2 :List(UInt32);    # each child's node, an index into the parent's nodes
+  rankNodes @2 :List(UInt32);    # each child's node, an index into launchId's nodes
 }
 
 # The launcher's stdin for a launch's input rank(s), in order; `eof` ends it. Accepted only from

@@ -85,11 +85,14 @@ class Agent : private NodeLinks::Host,
   void modex_request(const Sender& sender, uint64_t request_id, const wire::ModexRequest& request);
   // A rank's PMIx_Spawn from one of a launch's nodes, at its head: on to the launcher.
   void spawn_request(const Sender& sender, uint64_t request_id, schema::PmixSpawn::Reader message);
-  // The head of a launch says it spawned a launch (PmixFamily).
+  // The head of a launch says it spawned a launch, or a node of it tells the head that a later
+  // generation was spawned (PmixFamily).
   void family_notice(const Sender& sender, uint64_t request_id, schema::PmixFamily::Reader message);
   // ParentLaunches
   LaunchNames* names_of(const std::string& launch_id) override;
   LaunchConnects* connects_of(const std::string& launch_id) override;
+  void family_grew(const std::string& family_id, wire::SpawnedLaunch child,
+                   std::function<void(Result<std::string>)> answer) override;
   void collective_request(const Sender& sender, uint64_t request_id,
                           Result<wire::CollectiveRequest> request);
   // A PMIx event or job control from another node of a launch.

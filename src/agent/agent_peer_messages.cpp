@@ -105,9 +105,9 @@ void Agent::modex_request(const Sender& sender, uint64_t request_id,
     LAT_LOG(debug, "pmix", "direct modex for unknown launch ", request.launch_id, " dropped");
     return;
   }
-  // A spawned launch's parent runs wherever its children do: its nodes are known here.
+  // A spawned launch's family runs wherever it does: the first launch's nodes are known here.
   const auto& spawned_by = entry->launch->spec().spawned_by;
-  LaunchEntry* parent = spawned_by ? find_launch(spawned_by->launch_id) : nullptr;
+  LaunchEntry* parent = spawned_by ? find_launch(spawned_by->family_id()) : nullptr;
   auto from = may_ask_modex(entry->launch->spec(), request.rank, sender,
                             parent ? &parent->launch->spec() : nullptr);
   if (!from) {
@@ -176,14 +176,20 @@ void Agent::family_notice(const Sender& sender, uint64_t request_id,
     LAT_LOG(warn, "auth", from.error().message);
     return respond_error(from.error().message);
   }
-  entry->launch->family_spawned(notice->child, [this, conn = sender.conn, request_id](Status s) {
+  auto respond = [this, conn = sender.conn, request_id](Status s) {
     link::Connection* link = connection(conn);
     if (!link) return;
     if (s)
       link->session().respond(request_id, rpc::Outgoing());
     else
       link->session().respond_error(request_id, s.error().message);
-  });
+  };
+  if (*from != spec.head_node)  // a later generation, to this head: it tells every node
+    return entry->launch->family_grew(std::move(notice->child),
+                                      [respond](Result<std::string> child) {
+                                        respond(child ? Status{} : Status(child.error()));
+                                      });
+  entry->launch->family_spawned(notice->child, respond);
 }
 
 LaunchNames* Agent::names_of(const std::string& launch_id) {
@@ -194,6 +200,13 @@ LaunchNames* Agent::names_of(const std::string& launch_id) {
 LaunchConnects* Agent::connects_of(const std::string& launch_id) {
   LaunchEntry* entry = find_launch(launch_id);
   return entry ? &entry->launch->connects() : nullptr;
+}
+
+void Agent::family_grew(const std::string& family_id, wire::SpawnedLaunch child,
+                        std::function<void(Result<std::string>)> answer) {
+  LaunchEntry* entry = find_launch(family_id);
+  if (!entry) return answer(parent_ended(family_id));
+  entry->launch->family_grew(std::move(child), std::move(answer));
 }
 
 void Agent::pmix_event(const Sender& sender, uint64_t request_id,

@@ -192,7 +192,7 @@ Result<int> may_enter_collective(const LaunchSpec& spec, const Sender& sender) {
 Result<int> may_ask_modex(const LaunchSpec& spec, int rank, const Sender& sender,
                           const LaunchSpec* parent) {
   auto member = member_node(spec, sender, "a PMIx modex request");
-  if (!member && parent && spec.spawned_by && spec.spawned_by->launch_id == parent->launch_id &&
+  if (!member && parent && spec.spawned_by && spec.spawned_by->family_id() == parent->launch_id &&
       member_node(*parent, sender, "a PMIx modex request"))
     member = -1;
   if (!member) return member;
@@ -204,9 +204,10 @@ Result<int> may_ask_modex(const LaunchSpec& spec, int rank, const Sender& sender
 
 Result<int> may_tell_family(const LaunchSpec& spec, const Sender& sender) {
   auto member = member_node(spec, sender, "a spawned launch's layout");
-  if (member && *member != spec.head_node)
+  if (member && *member != spec.head_node && spec.node_index != spec.head_node)
     return make_error(cat("a spawned launch's layout for launch ", spec.launch_id, " from ",
-                          secure::describe(sender.identity), ", not its head, dropped"));
+                          secure::describe(sender.identity),
+                          ", neither its head nor sent to its head, dropped"));
   return member;
 }
 

@@ -78,11 +78,13 @@ Result<int> may_ask_name(const LaunchSpec& spec, const Sender& sender);
 // A PMIx collective's entry (PmixConnect): from a node of the launch, to its head; which
 // participants the node hosts is the head's tally to judge.
 Result<int> may_enter_collective(const LaunchSpec& spec, const Sender& sender);
-// `parent`: the launch that spawned `spec`'s, as this agent runs it (null: none here), whose
-// nodes may ask too (MPI_Comm_spawn's parents read their children's data): -1 for such a node.
+// `parent`: the first launch of `spec`'s family (spawned_by's family_id), as this agent runs it
+// (null: none here), whose nodes may ask too (MPI_Comm_spawn's parents read their children's
+// data, and every generation each other's): -1 for such a node.
 Result<int> may_ask_modex(const LaunchSpec& spec, int rank, const Sender& sender,
                           const LaunchSpec* parent = nullptr);
-// A spawned launch's layout (PmixFamily): from the launch's head only.
+// A spawned launch's layout (PmixFamily): from the launch's head, or from one of its nodes to
+// its head (a later generation, which the head then tells every node).
 Result<int> may_tell_family(const LaunchSpec& spec, const Sender& sender);
 
 }  // namespace lattice::agent

@@ -121,6 +121,10 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   // The head's word that the launch spawned `child` (PmixFamily; at the head from spawn_asked):
   // `done` once this node can route to its ranks, or why it cannot.
   void family_spawned(const wire::SpawnedLaunch& child, std::function<void(Status)> done);
+  // A spawned launch of this family spawned `child` (layout over this launch's nodes): the
+  // head tells every node, asked by this node if it is not the head; `answer`: the child's id
+  // once all know it, or why not.
+  void family_grew(wire::SpawnedLaunch child, std::function<void(Result<std::string>)> answer);
   // Where a spawned launch's names and collectives go (parent_launches.hpp).
   LaunchNames& names() { return names_; }
   LaunchConnects& connects() { return connects_; }

@@ -18,11 +18,10 @@ LaunchConnects::~LaunchConnects() {
 }
 
 void LaunchConnects::enter(wire::CollectiveRequest request, Answer answer) {
-  if (spec_.spawned_by) {  // the parent's collective (it runs wherever its children do)
-    LaunchConnects* parent =
-        parents_ ? parents_->connects_of(spec_.spawned_by->launch_id) : nullptr;
-    if (!parent)
-      return waiters_.later(std::move(answer), parent_ended(spec_.spawned_by->launch_id));
+  if (spec_.spawned_by) {  // the family's collective (its first launch runs wherever it does)
+    const std::string& family = spec_.spawned_by->family_id();
+    LaunchConnects* parent = parents_ ? parents_->connects_of(family) : nullptr;
+    if (!parent) return waiters_.later(std::move(answer), parent_ended(family));
     return parent->enter(std::move(request), waiters_.guarded(std::move(answer)));
   }
   request.launch_id = spec_.launch_id;

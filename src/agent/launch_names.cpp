@@ -43,10 +43,12 @@ void LaunchNames::request(wire::NameRequest request, Answer answer) {
               });
 }
 
-// The parent runs on every node its children do; if it has ended here, so has the connection.
+// The family's first launch runs on every node a spawned one does; if it has ended here, so has
+// the connection.
 void LaunchNames::to_parent(wire::NameRequest request, Answer answer) {
-  LaunchNames* parent = parents_ ? parents_->names_of(spec_.spawned_by->launch_id) : nullptr;
-  if (!parent) return waiters_.later(std::move(answer), parent_ended(spec_.spawned_by->launch_id));
+  const std::string& family = spec_.spawned_by->family_id();
+  LaunchNames* parent = parents_ ? parents_->names_of(family) : nullptr;
+  if (!parent) return waiters_.later(std::move(answer), parent_ended(family));
   parent->request(std::move(request), waiters_.guarded(std::move(answer)));
 }
 

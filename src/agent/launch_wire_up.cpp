@@ -87,8 +87,23 @@ void Launch::spawn_asked(wire::SpawnRequest request,
                        auto child = wire::decode_spawn_answer(reply);
                        if (!child) return answer(child.error());
                        if (alive.expired()) return answer(make_error("the launch has ended"));
-                       tell_family(std::move(child.value()), answer);
+                       if (!spec_.spawned_by) return tell_family(std::move(child.value()), answer);
+                       // A later generation: the family's first launch runs here too.
+                       if (!env_.parents) return answer(make_error("no family launch here"));
+                       env_.parents->family_grew(spec_.spawned_by->family_id(),
+                                                 std::move(child.value()), answer);
                      });
+}
+
+void Launch::family_grew(wire::SpawnedLaunch child,
+                         std::function<void(Result<std::string>)> answer) {
+  if (spec_.head_node == spec_.node_index) return tell_family(std::move(child), std::move(answer));
+  const wire::FamilyNotice notice{spec_.launch_id, child};
+  peers_.call(spec_.peers[static_cast<size_t>(spec_.head_node)], wire::family_notice(notice),
+              kSpawnAnswerMs, [id = child.launch_id, answer = std::move(answer)](auto reply) {
+                if (!reply) return answer(reply.error());
+                answer(id);
+              });
 }
 
 void Launch::tell_family(wire::SpawnedLaunch child,

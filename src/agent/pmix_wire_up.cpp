@@ -232,13 +232,6 @@ void PmixWireUp::modex_asked(int, int rank, std::function<void(Result<std::strin
 
 void PmixWireUp::spawn_requested(pmix::SpawnCall call) {
   saw(call.rank, pmi::RankState::initialized, "PMIx_Spawn");
-  // Its children would connect back to this launch, whose names and collectives are its
-  // parent's: a family of more than two generations is not served yet.
-  if (spec_.spawned_by) {
-    const std::string why = "PMIx_Spawn from a spawned launch is not supported yet";
-    events_.rank_notice(call.rank, cat("lattice: PMIx_Spawn: ", why, "\n"));
-    return server_->answer_spawn(call, make_error(why));
-  }
   uint64_t id = ++spawn_id_;
   auto request = spawn_request(spec_.launch_id, call);
   const int rank = call.rank;

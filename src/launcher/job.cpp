@@ -257,9 +257,15 @@ void Job::started(Status status) {
   said(std::move(status));
 }
 
-void Job::as_spawned(std::string label, std::function<void(Status)> started) {
+void Job::as_spawned(std::string label, std::vector<int> family_nodes,
+                     std::function<void(Status)> started) {
   label_ = std::move(label);
+  family_nodes_ = std::move(family_nodes);
   started_ = std::move(started);
+}
+
+int Job::family_node(int node) const {
+  return family_nodes_.empty() ? node : family_nodes_[static_cast<size_t>(node)];
 }
 
 void Job::spawn(int via, uint64_t request_id, Result<wire::SpawnRequest> request) {
@@ -280,13 +286,21 @@ void Job::spawn(int via, uint64_t request_id, Result<wire::SpawnRequest> request
   if (!plan) return answer(plan.error());
   Request child_request = request_;
   child_request.launch_id = new_launch_id();
-  child_request.spawned_by = wire::SpawnParent{request_.launch_id, request->rank};
+  // Every generation's names and collectives are the first launch's, at its head.
+  child_request.spawned_by = wire::SpawnParent{
+      request_.launch_id, request->rank,
+      request_.spawned_by ? request_.spawned_by->family_id() : request_.launch_id};
   std::vector<AgentAddress> agents;
-  for (int node : plan->nodes) agents.push_back(links_.address(node));
-  // The parent's head tells the parent's nodes where each child runs (PmixFamily).
+  std::vector<int> family_nodes;
+  for (int node : plan->nodes) {
+    agents.push_back(links_.address(node));
+    family_nodes.push_back(family_node(node));
+  }
+  // The family's first launch tells its nodes where each child runs (PmixFamily), by its own
+  // node indices.
   wire::SpawnedLaunch spawned{child_request.launch_id, {}};
   for (int node : plan->layout.rank_nodes)
-    spawned.rank_nodes.push_back(static_cast<uint32_t>(plan->nodes[static_cast<size_t>(node)]));
+    spawned.rank_nodes.push_back(static_cast<uint32_t>(family_nodes[static_cast<size_t>(node)]));
   const size_t index = children_.size();
   Child child;
   child.options = std::make_unique<LaunchOptions>(std::move(plan->options));
@@ -294,7 +308,8 @@ void Job::spawn(int via, uint64_t request_id, Result<wire::SpawnRequest> request
       std::make_unique<Job>(loop_, clock_, *child.options, reach_, std::move(plan->layout),
                             std::move(agents), child_request, [this, index] { child_done(index); });
   child.job->as_spawned(
-      cat(label_, index + 1, "."), [answer, spawned = std::move(spawned)](Status s) {
+      cat(label_, index + 1, "."), std::move(family_nodes),
+      [answer, spawned = std::move(spawned)](Status s) {
         answer(s ? Result<wire::SpawnedLaunch>(spawned) : Result<wire::SpawnedLaunch>(s.error()));
       });
   children_.push_back(std::move(child));

@@ -59,8 +59,10 @@ class Job {
   // Failure line, exit summary and timings for stderr ("" when the job succeeded quietly).
   std::string final_report() const;
   // A spawned launch (spawn_plan.hpp): `started` hears once that every node accepted it, or
-  // why it will not run; `label` marks its ranks' output under -l ("1.0: " for its rank 0).
-  void as_spawned(std::string label, std::function<void(Status)> started);
+  // why it will not run; `label` marks its ranks' output under -l ("1.0: " for its rank 0);
+  // `family_nodes`: each of its nodes as an index into its family's first launch's nodes.
+  void as_spawned(std::string label, std::vector<int> family_nodes,
+                  std::function<void(Status)> started);
   // The launch ends: SIGTERM to every rank, as for the launcher's own signal.
   void end_now(const std::string& why);
 
@@ -89,6 +91,8 @@ class Job {
   // answered with its id once every node accepted it.
   void spawn(int via, uint64_t request_id, Result<wire::SpawnRequest> request);
   void child_done(size_t index);
+  // Node `node` of this launch as an index into its family's first launch's nodes.
+  int family_node(int node) const;
   void started(Status status);
   // Its agent proved who it is (agent_links.hpp).
   void authenticated(int node);
@@ -166,6 +170,7 @@ class Job {
   std::vector<Child> children_;          // spawned launches, in order (their label: index + 1)
   std::string label_;                    // a spawned launch's, before each rank's under -l
   std::function<void(Status)> started_;  // a spawned launch's, until said
+  std::vector<int> family_nodes_;        // a spawned launch's (as_spawned); empty: the first
   bool finished_ = false;                // finish() ran; done_ waits for the children
 };
 

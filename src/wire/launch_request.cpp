@@ -237,6 +237,7 @@ rpc::Outgoing launch_request(const LaunchRequest& r) {
     auto parent = req.initSpawnedBy();
     parent.setLaunchId(r.spawned_by->launch_id);
     parent.setRank(r.spawned_by->rank);
+    parent.setFamily(r.spawned_by->family_id());
   }
   encode_apps(req.initApps(static_cast<unsigned>(r.apps.size())), r.apps);
   if (r.peer_list) {
@@ -310,7 +311,7 @@ Result<LaunchRequest> decode_launch_request(schema::LaunchProcessesRequest::Read
   if (in.hasSpawnedBy()) {
     auto parent = in.getSpawnedBy();
     if (parent.getLaunchId().size() == 0) return make_error("spawnedBy names no launch");
-    r.spawned_by = SpawnParent{parent.getLaunchId(), parent.getRank()};
+    r.spawned_by = SpawnParent{parent.getLaunchId(), parent.getRank(), parent.getFamily()};
   }
 
   r.launch_id = in.getLaunchId();

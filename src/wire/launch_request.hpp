@@ -80,6 +80,9 @@ enum class RankScheduling { automatic, normal, batch };
 struct SpawnParent {
   std::string launch_id;
   uint32_t rank = 0;
+  std::string family;  // the first launch of the family (empty: launch_id)
+
+  const std::string& family_id() const { return family.empty() ? launch_id : family; }
 };
 
 struct LaunchRequest {

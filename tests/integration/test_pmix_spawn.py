@@ -129,13 +129,26 @@ def comm_spawn_elsewhere(c):
           n1.log())
 
 
-def nested_spawn_refused(c):
-    """A child that spawns in turn is told at once that it is not supported; the rest goes on."""
-    nodes = agents(c, 2)
-    r = spawn(c, nodes, ["2", "-", "nested"], program="ompi_spawn")
-    check("nested spawn failed" in r.out, r.describe())
-    check("PMIx_Spawn from a spawned launch is not supported yet" in r.err, r.describe())
-    check(len(PARENT.findall(r.out)) == 2, r.describe())
+def nested_spawn(c):
+    """Parents on n1-n3, their children on n2 and n3, who spawn grandchildren in turn
+    (MPI_Comm_spawn from a spawned launch) on n2 and n3: the grandchildren connect back to the
+    children through the family's first launch, whose head (n1) hears of them from the
+    children's head (n2) and tells every node; every generation hears the sum of the one it
+    talks to."""
+    nodes = agents(c, 3, "--log-level", "debug")
+    r = spawn(c, nodes, ["2", "n2,n3", "nested"], program="ompi_spawn")
+    expect_status(r, 0)
+    got = sorted((int(m[0]), int(m[3]), int(m[4])) for m in PARENT.findall(r.out))
+    check(got == [(p, 2, 3) for p in range(3)], f"parents' view of the children\n{r.describe()}")
+    kids = sorted((int(m[0]), int(m[3]), int(m[4])) for m in OMPI_CHILD.findall(r.out))
+    check(kids == [(0, 3, 600), (1, 3, 600)], f"children's view of the parents\n{r.describe()}")
+    for k in range(2):
+        check(f"1.{k}: child {k}: grandchildren's sum 3" in r.out, r.describe())
+        check(f"1.1.{k}: child {k}/2: 2 parents, their sum 30" in r.out, r.describe())
+    # n1 runs neither generation: its libpmix learnt both namespaces from its own head.
+    registered = re.findall(r"spawned namespace (lattice\.\S+) \(2 ranks\) registered here",
+                            nodes[0].log_text())
+    check(len(set(registered)) == 2, nodes[0].log())
     c.check_clean(r)
 
 
@@ -145,7 +158,7 @@ CASES = [
     ("refused_at_once", refused_at_once),
     ("comm_spawn_beside", comm_spawn_beside),
     ("comm_spawn_elsewhere", comm_spawn_elsewhere),
-    ("nested_spawn_refused", nested_spawn_refused),
+    ("nested_spawn", nested_spawn),
 ]
 
 if __name__ == "__main__":

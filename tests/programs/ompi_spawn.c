@@ -3,37 +3,47 @@
  * children then talk over the intercommunicator, which needs the children to have connected back
  * to their parents and each side to reach the other's processes: an MPI_Allreduce across it, in
  * which parent r gives 100 * (r + 1) and child r gives r + 1. Each side prints the other side's
- * sum, then both disconnect and finalize. With "nested", each child tries to spawn in turn and
- * prints whether it could (MPI_ERRORS_RETURN). */
+ * sum, then both disconnect and finalize. With "nested", the children together spawn 2
+ * grandchildren in turn (root 0) and talk to them the same way, each child giving 10 * (r + 1):
+ * each child prints "grandchildren's sum", each grandchild (a child of its own parents) its
+ * parents'. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "prog_common.h"
 
-static int child(int nested) {
+/* An MPI_Allreduce across the intercommunicator: the other side's sum. */
+static int remote_sum(MPI_Comm inter, int mine, const char* with) {
+  int sum = 0;
+  if (MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, inter) != MPI_SUCCESS)
+    prog_fail("MPI_Allreduce with the %s failed", with);
+  return sum;
+}
+
+static int child(const char* self, int nested) {
   MPI_Comm parent;
-  int rank = -1, size = 0, parents = 0, sum = 0;
+  int rank = -1, size = 0, parents = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   prog_set_identity("ompi_spawn child", rank);
   MPI_Comm_get_parent(&parent);
   if (parent == MPI_COMM_NULL) prog_fail("no parent");
   MPI_Comm_remote_size(parent, &parents);
-  int mine = rank + 1;
-  if (MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, parent) != MPI_SUCCESS)
-    prog_fail("MPI_Allreduce with the parents failed");
+  const int sum = remote_sum(parent, rank + 1, "parents");
   printf("child %d/%d: %d parents, their sum %d\n", rank, size, parents, sum);
   fflush(stdout);
   if (nested) {
-    MPI_Comm grandchild;
-    int errcode = 0;
+    MPI_Comm inter;
+    int errcodes[2];
     char* args[] = {"child", NULL};
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    int rc = MPI_Comm_spawn("/bin/true", args, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &grandchild,
-                            &errcode);
-    printf("child %d: nested spawn %s\n", rank, rc == MPI_SUCCESS ? "succeeded" : "failed");
+    if (MPI_Comm_spawn(self, args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errcodes) !=
+        MPI_SUCCESS)
+      prog_fail("the nested MPI_Comm_spawn failed");
+    printf("child %d: grandchildren's sum %d\n", rank,
+           remote_sum(inter, 10 * (rank + 1), "grandchildren"));
     fflush(stdout);
+    if (MPI_Comm_disconnect(&inter) != MPI_SUCCESS) prog_fail("MPI_Comm_disconnect failed");
   }
   if (MPI_Comm_disconnect(&parent) != MPI_SUCCESS) prog_fail("MPI_Comm_disconnect failed");
   MPI_Finalize();
@@ -44,7 +54,8 @@ int main(int argc, char** argv) {
   int rank = -1, size = 0;
   prog_set_identity("ompi_spawn", -1);
   if (MPI_Init(&argc, &argv) != MPI_SUCCESS) prog_fail("MPI_Init failed");
-  if (argc > 1 && !strcmp(argv[1], "child")) return child(argc > 2 && !strcmp(argv[2], "nested"));
+  if (argc > 1 && !strcmp(argv[1], "child"))
+    return child(argv[0], argc > 2 && !strcmp(argv[2], "nested"));
   if (argc < 2) prog_fail("usage: ompi_spawn CHILDREN [HOST|-] [nested]");
   const int children = prog_parse_positive("CHILDREN", argv[1]);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -62,10 +73,9 @@ int main(int argc, char** argv) {
   if (MPI_Comm_spawn(argv[0], args, children, info, 0, MPI_COMM_WORLD, &inter, errcodes) !=
       MPI_SUCCESS)
     prog_fail("MPI_Comm_spawn failed");
-  int remote = 0, sum = 0, mine = 100 * (rank + 1);
+  int remote = 0;
   MPI_Comm_remote_size(inter, &remote);
-  if (MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, inter) != MPI_SUCCESS)
-    prog_fail("MPI_Allreduce with the children failed");
+  const int sum = remote_sum(inter, 100 * (rank + 1), "children");
   printf("parent %d/%d: %d children, their sum %d\n", rank, size, remote, sum);
   fflush(stdout);
   if (MPI_Comm_disconnect(&inter) != MPI_SUCCESS) prog_fail("MPI_Comm_disconnect failed");

@@ -229,7 +229,7 @@ LaunchSpec spawned(int nodes, uint32_t uid, uint32_t rank) {
   LaunchSpec child = tree_spec(nodes, 1);
   child.launch_id = "C";
   child.user.uid = uid;
-  child.spawned_by = wire::SpawnParent{"L", rank};
+  child.spawned_by = wire::SpawnParent{"L", rank, ""};
   return child;
 }
 
@@ -256,7 +256,7 @@ TEST_CASE("a spawned launch shares its parent's node only from its parent's laun
                 "nodes its parent has not"));
 }
 
-TEST_CASE("a spawned launch's data: its members, and its own parent's, may ask") {
+TEST_CASE("a spawned launch's data: its members, and its family's first launch's, may ask") {
   LaunchSpec parent = four_nodes(1);
   parent.world_size = 4;
   parent.rank_nodes = {0, 1, 2, 3};
@@ -273,14 +273,27 @@ TEST_CASE("a spawned launch's data: its members, and its own parent's, may ask")
   CHECK_FALSE(may_ask_modex(child, 1, member("n3"), &other));  // not the launch that spawned it
   CHECK_FALSE(may_ask_modex(child, 1, member("intruder"), &parent));
   CHECK_FALSE(may_ask_modex(child, 2, member("n3"), &parent));  // no such rank
+  // A grandchild: the family is the first launch's, not its own parent's.
+  LaunchSpec grandchild = spawned(1, 1000, 0);
+  grandchild.launch_id = "G";
+  grandchild.world_size = 1;
+  grandchild.rank_nodes = {0};
+  grandchild.spawned_by = wire::SpawnParent{"C", 0, "L"};
+  CHECK(*may_ask_modex(grandchild, 0, member("n3"), &parent) == -1);
+  CHECK_FALSE(may_ask_modex(grandchild, 0, member("n3"), &child));  // C is not the family's first
 }
 
-TEST_CASE("a spawned launch's layout comes from the launch's head only") {
+TEST_CASE("a spawned launch's layout comes from the launch's head, or goes to it from a node") {
   LaunchSpec spec = four_nodes(1);  // head n0
   auto from_head = may_tell_family(spec, member("n0"));
   REQUIRE(from_head);
   CHECK(*from_head == 0);
-  CHECK_FALSE(may_tell_family(spec, member("n2")));
+  CHECK_FALSE(may_tell_family(spec, member("n2")));  // n1 is not the head: n2 cannot tell it
   CHECK_FALSE(may_tell_family(spec, member("intruder")));
   CHECK_FALSE(may_tell_family(spec, Sender{kLauncherConn, Identity{Role::launcher, "l"}}));
+  LaunchSpec head = four_nodes(0);  // a later generation's layout, from n2 to the head
+  auto to_head = may_tell_family(head, member("n2"));
+  REQUIRE(to_head);
+  CHECK(*to_head == 2);
+  CHECK_FALSE(may_tell_family(head, member("intruder")));
 }

@@ -62,6 +62,7 @@ LaunchRequest every_field() {
   r.launcher_name = "launcher-alice";
   r.umask = 027;
   r.limits = {proc::Limit{proc::Resource::nofile, 4096}, proc::Limit{proc::Resource::core, 0}};
+  r.spawned_by = SpawnParent{"C-1", 3, "L-0"};
   return r;
 }
 
@@ -138,6 +139,19 @@ TEST_CASE("a launch request with every field set reads back field for field") {
   CHECK(got->limits[0].resource == proc::Resource::nofile);
   CHECK(got->limits[0].soft == 4096);
   CHECK(got->limits[1].resource == proc::Resource::core);
+  REQUIRE(got->spawned_by);
+  CHECK(got->spawned_by->launch_id == "C-1");
+  CHECK(got->spawned_by->rank == 3);
+  CHECK(got->spawned_by->family_id() == "L-0");
+}
+
+TEST_CASE("a first generation's family is its parent, whether or not the sender says so") {
+  LaunchRequest sent = every_field();
+  sent.spawned_by = SpawnParent{"P-1", 0, ""};
+  auto got = round_trip(sent);
+  REQUIRE_MESSAGE(got, got.error().message);
+  REQUIRE(got->spawned_by);
+  CHECK(got->spawned_by->family_id() == "P-1");
 }
 
 TEST_CASE("every CPU binding kind travels as itself") {

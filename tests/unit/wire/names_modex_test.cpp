@@ -12,7 +12,11 @@ using namespace lattice::wire;
 
 TEST_CASE("a name request and its answer read back field for field") {
   for (auto op : {pmi::NameOp::publish, pmi::NameOp::unpublish, pmi::NameOp::lookup}) {
-    NameRequest sent{"L-1", op, "service", "port-9"};
+    NameRequest sent;
+    sent.launch_id = "L-1";
+    sent.op = op;
+    sent.name = "service";
+    sent.port = "port-9";
     auto got = decode_name(name_request(sent).envelope().asReader().getBody().getPmiName());
     CHECK(got.launch_id == "L-1");
     CHECK(got.op == op);
@@ -51,7 +55,11 @@ TEST_CASE("a direct modex request and its answer read back; a huge rank reads as
 }
 
 TEST_CASE("a PMIx name request keeps its binary value, its asker and its wait") {
-  NameRequest sent{"L-1", pmi::NameOp::publish, "svc", std::string("b\0\x01v", 4)};
+  NameRequest sent;
+  sent.launch_id = "L-1";
+  sent.op = pmi::NameOp::publish;
+  sent.name = "svc";
+  sent.port = std::string("b\0\x01v", 4);
   sent.pmix = true;
   sent.nspace = "lattice.L-1";
   sent.rank = 3;
