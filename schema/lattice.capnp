@@ -530,6 +530,8 @@ struct PmixSpawn {
   workdir @3 :Text;              # PMIX_WDIR (empty: the parent's)
   hosts @4 :List(Text);          # PMIX_HOST / "host": node ids to use (empty: all the parent's)
   childLaunchId @5 :Text;        # the response: the children's launch (namespace lattice.<id>)
+  hostfiles @7 :List(Text);      # PMIX_HOSTFILE / "hostfile": files of node ids, read by the
+                                 # launcher as the job's user (their hosts join `hosts`)
   childRankNodes @6 :List(UInt32); # the launcher's response: each child's node, as an index
                                  # into the nodes of the family's first launch (whose head
                                  # tells them: PmixFamily)

@@ -232,6 +232,10 @@ void PmixWireUp::modex_asked(int, int rank, std::function<void(Result<std::strin
 
 void PmixWireUp::spawn_requested(pmix::SpawnCall call) {
   saw(call.rank, pmi::RankState::initialized, "PMIx_Spawn");
+  if (!call.refused.empty()) {
+    events_.rank_notice(call.rank, cat("lattice: PMIx_Spawn: ", call.refused, "\n"));
+    return server_->answer_spawn(call, make_error(call.refused));
+  }
   uint64_t id = ++spawn_id_;
   auto request = spawn_request(spec_.launch_id, call);
   const int rank = call.rank;

@@ -27,6 +27,9 @@ wire::SpawnRequest spawn_request(const std::string& launch_id, const pmix::Spawn
     for (const auto& host : in.hosts)
       if (std::find(out.hosts.begin(), out.hosts.end(), host) == out.hosts.end())
         out.hosts.push_back(host);
+    if (!in.hostfile.empty() &&
+        std::find(out.hostfiles.begin(), out.hostfiles.end(), in.hostfile) == out.hostfiles.end())
+      out.hostfiles.push_back(in.hostfile);
     out.apps.push_back(std::move(app));
   }
   return out;

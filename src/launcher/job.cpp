@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <utility>
 
+#include "launcher/node_choice.hpp"
 #include "launcher/spawn_plan.hpp"
+#include "launcher/user_files.hpp"
 #include "secure/secret.hpp"
 #include "wire/control.hpp"
 #include "wire/failure_codec.hpp"
@@ -25,6 +27,9 @@ constexpr size_t kUnwrittenOutputBytes = size_t{4} << 20;
 
 // Like srun and mpiexec: ranks start in the launcher's working directory, or --chdir's (a
 // relative one taken from there, as the user meant it).
+// A spawn's hostfile: far more than any cluster's node list.
+constexpr size_t kMaxHostfileBytes = 1 << 20;
+
 std::string ranks_workdir(const std::string& chdir) {
   char cwd[4096];
   std::string here = ::getcwd(cwd, sizeof cwd) ? cwd : "";
@@ -280,6 +285,7 @@ void Job::spawn(int via, uint64_t request_id, Result<wire::SpawnRequest> request
   if (request->launch_id != request_.launch_id || via != fan_out_.head())
     return answer(make_error("a spawn for another launch, or not from its head"));
   if (policy_.failure() || finished_) return answer(make_error("the launch is ending"));
+  if (auto read = read_hostfiles(*request); !read) return answer(read.error());
   std::vector<std::string> ids;
   for (int node = 0; node < layout_.nodes; ++node) ids.push_back(id(node));
   auto plan = spawn_plan(options_, ids, *request);
@@ -314,6 +320,22 @@ void Job::spawn(int via, uint64_t request_id, Result<wire::SpawnRequest> request
       });
   children_.push_back(std::move(child));
   children_.back().job->start();
+}
+
+Status Job::read_hostfiles(wire::SpawnRequest& request) const {
+  // Relative to where the spawning rank asked from (Open MPI sends its cwd as PMIX_WDIR).
+  const std::string& base = request.workdir.empty() ? workdir_ : request.workdir;
+  for (const auto& file : request.hostfiles) {
+    std::string path = file.front() == '/' ? file : cat(base, '/', file);
+    auto text = read_user_file(path, request_.user, kMaxHostfileBytes);
+    if (!text) return make_error(cat("hostfile: ", text.error().message));
+    auto list = hostfile_nodelist(*text, cat("hostfile ", path));
+    if (!list) return list.error();
+    for (auto& host : split(*list, ','))
+      if (std::find(request.hosts.begin(), request.hosts.end(), host) == request.hosts.end())
+        request.hosts.push_back(std::move(host));
+  }
+  return {};
 }
 
 void Job::child_done(size_t index) {

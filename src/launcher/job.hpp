@@ -90,6 +90,8 @@ class Job {
   // A rank's PMIx_Spawn, from the head (`via` carries it): children as a launch of their own,
   // answered with its id once every node accepted it.
   void spawn(int via, uint64_t request_id, Result<wire::SpawnRequest> request);
+  // A spawn's hostfiles (read as the job's user) add their hosts to its own.
+  Status read_hostfiles(wire::SpawnRequest& request) const;
   void child_done(size_t index);
   // Node `node` of this launch as an index into its family's first launch's nodes.
   int family_node(int node) const;

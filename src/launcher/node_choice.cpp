@@ -58,7 +58,7 @@ Result<std::vector<size_t>> choose_nodes(const std::vector<std::string>& ids,
   return chosen;
 }
 
-Result<std::string> hostfile_nodelist(std::string_view text) {
+Result<std::string> hostfile_nodelist(std::string_view text, std::string_view what) {
   std::vector<std::string> names;
   for (const auto& full : split(text, '\n')) {
     std::string line = full.substr(0, full.find('#'));
@@ -67,12 +67,13 @@ Result<std::string> hostfile_nodelist(std::string_view text) {
     // "host:4" (Hydra) and "host slots=4" (Open MPI): the host; slots are not ours to keep.
     word = word.substr(0, std::min(word.find(':'), word.find_first_of(" \t")));
     if (word.empty() || word.find_first_of(",[]") != std::string::npos)
-      return make_error(cat("-f: expected a node id a line (host, host:N or host slots=N), got '",
+      return make_error(cat(what,
+                            ": expected a node id a line (host, host:N or host slots=N), got '",
                             trim(line), "'"));
-    if (names.size() == kMaxNames) return make_error("-f: too many nodes");
+    if (names.size() == kMaxNames) return make_error(cat(what, ": too many nodes"));
     names.push_back(word);
   }
-  if (names.empty()) return make_error("-f: the file names no node");
+  if (names.empty()) return make_error(cat(what, ": the file names no node"));
   std::string list;
   for (const auto& name : names) list += cat(list.empty() ? "" : ",", name);
   return list;

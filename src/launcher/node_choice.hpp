@@ -16,8 +16,9 @@ namespace lattice::launcher {
 Result<std::vector<size_t>> choose_nodes(const std::vector<std::string>& ids,
                                          const std::string& nodelist, const std::string& exclude);
 
-// mpiexec's -f file: a node id a line (Hydra's "host:SLOTS" gives the host; '#' starts a
-// comment) -> a host list for choose_nodes.
-Result<std::string> hostfile_nodelist(std::string_view text);
+// mpiexec's -f file (or a spawn's hostfile): a node id a line (Hydra's "host:SLOTS" and Open
+// MPI's "host slots=N" give the host; '#' starts a comment) -> a host list for choose_nodes.
+// Errors start with `what`.
+Result<std::string> hostfile_nodelist(std::string_view text, std::string_view what = "-f");
 
 }  // namespace lattice::launcher

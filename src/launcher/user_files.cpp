@@ -1,6 +1,7 @@
 #include "launcher/user_files.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "base/strings.hpp"
@@ -79,27 +81,61 @@ int open_for_writing(const std::string& path, bool append) {
   return fd;
 }
 
-}  // namespace
+int open_for_reading(const std::string& path) {
+  // O_NONBLOCK: a FIFO's open does not wait for a writer (it is refused below as no file).
+  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+}
 
-Result<net::UniqueFd> open_output_file(const std::string& path, const JobUserInfo& user,
-                                       bool append) {
+// `open` run as `user` when the launcher is root and the user is not (user_files.hpp).
+Result<net::UniqueFd> open_as(const std::string& what, const std::string& path,
+                              const JobUserInfo& user, const std::function<int()>& open) {
   if (::geteuid() != 0 || user.uid == 0) {
-    net::UniqueFd fd(open_for_writing(path, append));
-    if (!fd) return make_error(cat("cannot open output file ", path, ": ", std::strerror(errno)));
+    net::UniqueFd fd(open());
+    if (!fd) return make_error(cat("cannot open ", what, " ", path, ": ", std::strerror(errno)));
     return fd;
   }
   net::UniqueFd fd;
   {
     BorrowedIdentity as_user(user);
     if (!as_user.ok())
-      return make_error(cat("cannot open output file ", path, ": cannot become user ", user.name,
+      return make_error(cat("cannot open ", what, " ", path, ": cannot become user ", user.name,
                             " (uid ", user.uid, ") to open it: ", std::strerror(errno)));
-    fd.reset(open_for_writing(path, append));
+    fd.reset(open());
   }  // errno survives the way back
   if (!fd)
     return make_error(
-        cat("cannot open output file ", path, " as user ", user.name, ": ", std::strerror(errno)));
+        cat("cannot open ", what, " ", path, " as user ", user.name, ": ", std::strerror(errno)));
   return fd;
+}
+
+}  // namespace
+
+Result<net::UniqueFd> open_output_file(const std::string& path, const JobUserInfo& user,
+                                       bool append) {
+  return open_as("output file", path, user, [&] { return open_for_writing(path, append); });
+}
+
+Result<std::string> read_user_file(const std::string& path, const JobUserInfo& user,
+                                   size_t max_bytes) {
+  auto fd = open_as("file", path, user, [&] { return open_for_reading(path); });
+  if (!fd) return fd.error();
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode))
+    return make_error(cat(path, " is not a regular file"));
+  if (static_cast<uint64_t>(st.st_size) > max_bytes)
+    return make_error(cat(path, " is over ", max_bytes, " bytes"));
+  std::string text(max_bytes + 1, '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    ssize_t n = ::read(fd->get(), text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return make_error(cat("cannot read ", path, ": ", std::strerror(errno)));
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  if (got > max_bytes) return make_error(cat(path, " is over ", max_bytes, " bytes"));
+  text.resize(got);
+  return text;
 }
 
 }  // namespace lattice::launcher

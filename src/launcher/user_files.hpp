@@ -1,4 +1,5 @@
-// Files the launcher opens for a job (--output, --error) are opened with the job's user's
+// Files the launcher opens for a job (--output, --error, a spawn's hostfile) are opened with the
+// job's user's
 // rights, as slurmstepd opens them after becoming the user: a launcher running as root
 // (lattice-api's role) never lends root's rights to a path the user chose, so a link the user
 // planted leads only where the user could go, and no file appears where the user could not
@@ -27,5 +28,10 @@ namespace lattice::launcher {
 // launcher opened it as them, and the reason.
 Result<net::UniqueFd> open_output_file(const std::string& path, const JobUserInfo& user,
                                        bool append = false);
+
+// The contents of regular file `path`, read with the same rights, at most `max_bytes` (more is
+// an error). The contents appear in no error.
+Result<std::string> read_user_file(const std::string& path, const JobUserInfo& user,
+                                   size_t max_bytes);
 
 }  // namespace lattice::launcher

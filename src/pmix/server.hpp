@@ -45,6 +45,7 @@ struct SpawnApp {
   std::string cwd;
   int maxprocs = 0;
   std::vector<std::string> hosts;  // PMIX_HOST, split at commas
+  std::string hostfile;            // PMIX_HOSTFILE
 };
 
 // A rank's PMIx_Spawn, to be answered with the children's namespace (or a failure).
@@ -52,6 +53,7 @@ struct SpawnCall {
   int rank = -1;
   std::vector<SpawnApp> apps;
   std::string workdir;  // PMIX_WDIR given for the job
+  std::string refused;  // a directive Lattice does not honour (answered at once with it)
   Completion done;
 };
 

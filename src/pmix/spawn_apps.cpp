@@ -49,6 +49,13 @@ Result<SpawnCall> spawn_call(const pmix_info_t job_info[], size_t ninfo, const p
         for (auto& h : split(hosts, ','))
           if (!h.empty()) app.hosts.push_back(h);
       if (const char* wdir = string_info(in.info[i], PMIX_WDIR)) app.cwd = wdir;
+      if (const char* file = string_info(in.info[i], PMIX_HOSTFILE)) app.hostfile = file;
+      // Children run on the launch's own nodes: there is no node to add.
+      if (PMIX_CHECK_KEY(&in.info[i], PMIX_ADD_HOST) ||
+          PMIX_CHECK_KEY(&in.info[i], PMIX_ADD_HOSTFILE))
+        call.refused = cat(in.info[i].key,
+                           " (MPI_Info \"add-host\", \"add-hostfile\"): children run on the "
+                           "launch's own nodes; name them with \"host\" or \"hostfile\"");
     }
     call.apps.push_back(std::move(app));
   }

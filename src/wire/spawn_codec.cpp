@@ -13,6 +13,7 @@ rpc::Outgoing spawn_request(const SpawnRequest& request) {
   encode_apps(m.initApps(static_cast<unsigned>(request.apps.size())), request.apps);
   m.setWorkdir(request.workdir);
   set_texts(m.initHosts(static_cast<unsigned>(request.hosts.size())), request.hosts);
+  set_texts(m.initHostfiles(static_cast<unsigned>(request.hostfiles.size())), request.hostfiles);
   return msg;
 }
 
@@ -26,6 +27,11 @@ Result<SpawnRequest> decode_spawn(schema::PmixSpawn::Reader m) {
         cat("a spawn of ", m.getApps().size(), " programs (at most ", kMaxSpawnApps, ")"));
   if (m.getHosts().size() > kMaxSpawnHosts)
     return make_error(cat("a spawn on ", m.getHosts().size(), " hosts"));
+  if (m.getHostfiles().size() > kMaxSpawnApps)
+    return make_error(cat("a spawn with ", m.getHostfiles().size(), " hostfiles"));
+  for (auto path : m.getHostfiles())
+    if (path.size() == 0 || path.size() > kMaxSpawnPath)
+      return make_error("a spawn's hostfile path is empty or too long");
   uint64_t procs = 0;
   for (auto app : m.getApps()) {
     if (app.getEntrypoint().size() == 0) return make_error("a spawned app with no program");
@@ -39,6 +45,7 @@ Result<SpawnRequest> decode_spawn(schema::PmixSpawn::Reader m) {
   out.apps = apps_of(m.getApps());
   out.workdir = m.getWorkdir();
   out.hosts = texts_of(m.getHosts());
+  out.hostfiles = texts_of(m.getHostfiles());
   return out;
 }
 

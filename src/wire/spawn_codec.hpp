@@ -21,13 +21,15 @@ inline constexpr uint32_t kMaxSpawnProcs = 4096;
 inline constexpr size_t kMaxSpawnArgs = 4096;
 inline constexpr size_t kMaxSpawnEnv = 4096;
 inline constexpr size_t kMaxSpawnHosts = 4096;
+inline constexpr size_t kMaxSpawnPath = 4096;  // a hostfile's path, in bytes
 
 struct SpawnRequest {
   std::string launch_id;  // the parent's
   uint32_t rank = 0;      // who called PMIx_Spawn
   std::vector<Application> apps;
-  std::string workdir;             // empty: the parent's
-  std::vector<std::string> hosts;  // node ids to use; empty: all the parent's
+  std::string workdir;                 // empty: the parent's
+  std::vector<std::string> hosts;      // node ids to use; empty: all the parent's
+  std::vector<std::string> hostfiles;  // files naming more of them (read by the launcher)
 };
 
 rpc::Outgoing spawn_request(const SpawnRequest& request);

@@ -129,6 +129,52 @@ def comm_spawn_elsewhere(c):
           n1.log())
 
 
+def job_file(c, name, text, mode):
+    """A file in the case's directory (the victim may pass through it), with `mode`."""
+    path = os.path.join(c.dir, "bin", name)
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+    return path
+
+
+def comm_spawn_hostfile(c):
+    """MPI_Info "hostfile" (PMIX_HOSTFILE): the launcher reads it as the job's user and the
+    children run on the node it names, n2, only."""
+    job_program(c, "ompi_spawn")
+    hosts = job_file(c, "hosts", "# spawn here\nn2 slots=2\n", 0o644)
+    n1 = comm_spawn(c, f"hostfile:{hosts}", 2)[0]
+    check(re.search(r"spawned namespace lattice\.\S+ \(2 ranks\) registered here",
+                    n1.log_text()), n1.log())
+
+
+def hostfile_read_as_user(c):
+    """A hostfile the job's user may not read is not read for them by a root launcher: the
+    spawn fails, saying why, and nothing of the file shows."""
+    nodes = agents(c, 1)
+    job_program(c, "ompi_spawn")
+    secret = job_file(c, "root-only", "n1 precious-secret\n", 0o600)
+    r = spawn(c, nodes, ["1", f"hostfile:{secret}"], program="ompi_spawn")
+    expect_status(r, 0)
+    check("0: parent 0: spawn failed" in r.out, r.describe())
+    check(f"cannot open file {secret} as user lattice-t-victim: Permission denied" in r.err,
+          r.describe())
+    check("precious" not in r.out + r.err, r.describe())
+    check(not OMPI_CHILD.findall(r.out), r.describe())
+    c.check_clean(r)
+
+
+def add_host_refused(c):
+    """MPI_Info "add-host": children run on the launch's own nodes, so it is refused at once,
+    by name, rather than ignored."""
+    nodes = agents(c, 1)
+    r = spawn(c, nodes, ["1", "add-host:elsewhere"], program="ompi_spawn")
+    expect_status(r, 0)
+    check("0: parent 0: spawn failed" in r.out, r.describe())
+    check("children run on the launch's own nodes" in r.err, r.describe())
+    c.check_clean(r)
+
+
 def nested_spawn(c):
     """Parents on n1-n3, their children on n2 and n3, who spawn grandchildren in turn
     (MPI_Comm_spawn from a spawned launch) on n2 and n3: the grandchildren connect back to the
@@ -158,6 +204,9 @@ CASES = [
     ("refused_at_once", refused_at_once),
     ("comm_spawn_beside", comm_spawn_beside),
     ("comm_spawn_elsewhere", comm_spawn_elsewhere),
+    ("comm_spawn_hostfile", comm_spawn_hostfile),
+    ("hostfile_read_as_user", hostfile_read_as_user),
+    ("add_host_refused", add_host_refused),
     ("nested_spawn", nested_spawn),
 ]
 

@@ -1,5 +1,7 @@
 /* Open MPI program for MPI_Comm_spawn: every rank of MPI_COMM_WORLD spawns N copies of this
- * program together (root 0; with a second argument, on the host it names), and parents and
+ * program together (root 0; with a second argument, on the host it names, or with
+ * "hostfile:PATH" or "add-host:HOST" that MPI_Info key instead; a failed spawn prints
+ * "spawn failed" and exits 0), and parents and
  * children then talk over the intercommunicator, which needs the children to have connected back
  * to their parents and each side to reach the other's processes: an MPI_Allreduce across it, in
  * which parent r gives 100 * (r + 1) and child r gives r + 1. Each side prints the other side's
@@ -63,16 +65,30 @@ int main(int argc, char** argv) {
   prog_set_identity("ompi_spawn", rank);
   MPI_Info info = MPI_INFO_NULL;
   if (argc > 2 && strcmp(argv[2], "-")) {
+    const char* key = "host";
+    const char* value = argv[2];
+    const char* colon = strchr(argv[2], ':');
+    static char named[64];
+    if (colon && (size_t)(colon - argv[2]) < sizeof named) {
+      memcpy(named, argv[2], (size_t)(colon - argv[2]));
+      named[colon - argv[2]] = '\0';
+      key = named;
+      value = colon + 1;
+    }
     MPI_Info_create(&info);
-    MPI_Info_set(info, "host", argv[2]);
+    MPI_Info_set(info, key, value);
   }
   char* args[] = {"child", argc > 3 ? argv[3] : NULL, NULL};
   MPI_Comm inter;
   int errcodes[64];
   if (children > 64) prog_fail("at most 64 children");
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   if (MPI_Comm_spawn(argv[0], args, children, info, 0, MPI_COMM_WORLD, &inter, errcodes) !=
-      MPI_SUCCESS)
-    prog_fail("MPI_Comm_spawn failed");
+      MPI_SUCCESS) {
+    printf("parent %d: spawn failed\n", rank);
+    MPI_Finalize();
+    return 0;
+  }
   int remote = 0;
   MPI_Comm_remote_size(inter, &remote);
   const int sum = remote_sum(inter, 100 * (rank + 1), "children");

@@ -24,11 +24,13 @@ TEST_CASE("argv[0] goes, reserved and malformed variables go, hosts are joined w
   a.maxprocs = 3;
   a.cwd = "/work";
   a.hosts = {"n1", "n2"};
+  a.hostfile = "/home/u/hosts";
   pmix::SpawnApp b;
   b.cmd = "/bin/other";
   b.argv = {"/bin/other"};
   b.maxprocs = 1;
   b.hosts = {"n2", "n3"};
+  b.hostfile = "/home/u/hosts";
   call.apps = {a, b};
   auto r = spawn_request("L", call);
   CHECK(r.launch_id == "L");
@@ -41,4 +43,5 @@ TEST_CASE("argv[0] goes, reserved and malformed variables go, hosts are joined w
   CHECK(r.apps[1].args.empty());
   CHECK(r.workdir == "/work");  // the first app's, with no job-level PMIX_WDIR
   CHECK(r.hosts == std::vector<std::string>{"n1", "n2", "n3"});
+  CHECK(r.hostfiles == std::vector<std::string>{"/home/u/hosts"});
 }

@@ -104,4 +104,7 @@ TEST_CASE("-f: Hydra's host file") {
   CHECK_FALSE(hostfile_nodelist("\n# none\n"));
   CHECK_FALSE(hostfile_nodelist("a,b\n"));
   CHECK_FALSE(hostfile_nodelist("n[1-2]\n"));
+  auto named = hostfile_nodelist("a,b\n", "hostfile /h");
+  REQUIRE_FALSE(named);
+  CHECK(named.error().message.rfind("hostfile /h: expected a node id", 0) == 0);
 }

@@ -79,7 +79,20 @@ TEST_CASE("as root, output files are opened with the job's user's rights only") 
   auto own = open_output_file(d + "/out.3", JobUserInfo{0, 0, {}, "root"});
   CHECK(own);
   CHECK(own_groups() == groups_before);
-  for (const char* f : {"/theirs/out.0", "/theirs/out.2", "/theirs/fifo", "/out.3", "/root-only"})
+  // A file read for the job (a spawn's hostfile): only what the user may read, regular, bounded.
+  { std::ofstream(d + "/hosts") << "n1\nn2 slots=2\n"; }
+  CHECK(*read_user_file(d + "/hosts", kNobody, 64) == "n1\nn2 slots=2\n");
+  auto secret = read_user_file(d + "/root-only", kNobody, 64);
+  REQUIRE(!secret);
+  CHECK(secret.error().message ==
+        "cannot open file " + d + "/root-only as user nobody: Permission denied");
+  CHECK(secret.error().message.find("precious") == std::string::npos);
+  CHECK(!read_user_file(d + "/hosts", kNobody, 8));         // over the bound
+  CHECK(!read_user_file(d + "/theirs/fifo", kNobody, 64));  // no regular file, no wait
+  CHECK(!read_user_file(d + "/theirs", kNobody, 64));
+  CHECK(own_groups() == groups_before);
+  for (const char* f :
+       {"/theirs/out.0", "/theirs/out.2", "/theirs/fifo", "/out.3", "/root-only", "/hosts"})
     ::unlink((d + f).c_str());
   ::rmdir((d + "/theirs").c_str());
   ::rmdir(dir);

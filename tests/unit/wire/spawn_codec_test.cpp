@@ -17,6 +17,7 @@ SpawnRequest two_apps() {
   r.apps.push_back(Application{"/bin/other", {}, {}, 1});
   r.workdir = "/scratch";
   r.hosts = {"n1", "n2"};
+  r.hostfiles = {"/home/u/hosts"};
   return r;
 }
 
@@ -39,6 +40,7 @@ TEST_CASE("a spawn request reads back field for field") {
   CHECK(got->apps[1].size == 1);
   CHECK(got->workdir == "/scratch");
   CHECK(got->hosts == std::vector<std::string>{"n1", "n2"});
+  CHECK(got->hostfiles == std::vector<std::string>{"/home/u/hosts"});
 }
 
 TEST_CASE("a spawn of nothing, of no program or no process, or beyond the bounds is refused") {
@@ -59,6 +61,15 @@ TEST_CASE("a spawn of nothing, of no program or no process, or beyond the bounds
   SpawnRequest apps = two_apps();
   apps.apps.resize(kMaxSpawnApps + 1, Application{"/bin/x", {}, {}, 1});
   CHECK_FALSE(round_trip(apps));
+  SpawnRequest empty_path = two_apps();
+  empty_path.hostfiles = {""};
+  CHECK_FALSE(round_trip(empty_path));
+  SpawnRequest long_path = two_apps();
+  long_path.hostfiles = {std::string(kMaxSpawnPath + 1, 'h')};
+  CHECK_FALSE(round_trip(long_path));
+  SpawnRequest files = two_apps();
+  files.hostfiles.assign(kMaxSpawnApps + 1, "/h");
+  CHECK_FALSE(round_trip(files));
 }
 
 TEST_CASE("a spawn answer: the children's launch and nodes, the error, or a wrong response") {
