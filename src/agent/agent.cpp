@@ -66,7 +66,8 @@ Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterK
              }),
       early_(kMaxEarlyBytes, kMaxEarlyAgeMs),
       reaper_(loop),
-      sweeper_(loop) {
+      sweeper_(loop),
+      service_(loop) {
   environment_.parents = this;
 }
 
@@ -117,6 +118,7 @@ Status Agent::start(int ready_fd) {
       LAT_LOG(warn, "agent", "cannot write to --ready-fd ", ready_fd);
     ::close(ready_fd);
   }
+  service_.ready(cat("node ", config_.node_id, " listening on ", bound.host, ':', bound.port));
   return {};
 }
 

@@ -24,6 +24,7 @@
 #include "agent/node_links.hpp"
 #include "agent/parent_launches.hpp"
 #include "agent/pmix_host.hpp"
+#include "agent/service_manager.hpp"
 #include "agent/socket_dir.hpp"
 #include "base/log_limiter.hpp"
 #include "config/config.hpp"
@@ -187,6 +188,7 @@ class Agent : private NodeLinks::Host,
   EarlyMessages early_;
   net::Timer reaper_;
   net::Timer sweeper_;
+  ServiceManager service_;  // what systemd hears
   uint64_t next_conn_id_ = 1;
   bool shutting_down_ = false;
   bool trim_pending_ = false;  // something was freed since the last malloc_trim

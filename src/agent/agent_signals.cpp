@@ -2,6 +2,7 @@
 // log and re-reads the configuration, ending nothing.
 #include "agent/agent.hpp"
 #include "base/log.hpp"
+#include "base/strings.hpp"
 
 namespace lattice::agent {
 
@@ -13,6 +14,7 @@ void Agent::shutdown(int signum) {
   }
   shutting_down_ = true;
   LAT_LOG(info, "agent", "signal ", signum, ": ending ", launches_.size(), " launches");
+  service_.stopping(cat("signal ", signum, ": ending ", launches_.size(), " launches"));
   listener_.reset();
   for (auto& [id, entry] : launches_) {
     entry.launch->shutdown(signum, false);

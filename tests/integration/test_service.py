@@ -1,0 +1,122 @@
+"""The agent as systemd runs it: the unit `meson install` puts in place passes `systemd-analyze
+verify` against the installed files (the install bound over /usr/local in a mount namespace of
+the test's own), and asks for what the agent needs (notify, its watchdog, a delegated cgroup,
+unlimited locked memory); the agent speaks sd_notify's protocol to a service manager (the test's
+own socket standing in for systemd): READY=1 once it listens, WATCHDOG=1 from its loop at half
+WATCHDOG_USEC, STOPPING=1 at SIGTERM. Every other test runs the agent without a manager."""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+
+from harness import BUILD, CaseSkipped, check, run_cases
+
+def build_paths():
+    """The build's prefix, sbindir and sysconfdir (absolute), as the installed unit names them."""
+    p = subprocess.run(["meson", "introspect", BUILD, "--buildoptions"], stdout=subprocess.PIPE,
+                       text=True, check=True, timeout=60)
+    options = {o["name"]: o["value"] for o in json.loads(p.stdout)}
+    prefix = options["prefix"]
+    return prefix, [os.path.join(prefix, options[name]) for name in ("sbindir", "sysconfdir")]
+
+
+def installed_unit(c, prefix):
+    root = os.path.join(c.dir, "root")
+    p = subprocess.run(["meson", "install", "-C", BUILD, "--no-rebuild", "--quiet",
+                        "--destdir", root], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=300)
+    check(p.returncode == 0, f"meson install failed:\n{p.stdout}")
+    unit = os.path.join(root + prefix, "lib/systemd/system/lattice-agentd.service")
+    check(os.path.isfile(unit), f"no unit installed at {unit}")
+    return root, unit
+
+
+def unit_verifies(c):
+    if not shutil.which("systemd-analyze") or not shutil.which("unshare"):
+        raise CaseSkipped("systemd-analyze or unshare missing (scripts/install-deps)")
+    prefix, (sbindir, sysconfdir) = build_paths()
+    if not sbindir.startswith(prefix + "/"):
+        raise CaseSkipped(f"sbindir {sbindir} outside the prefix {prefix}: no one tree to bind")
+    root, unit = installed_unit(c, prefix)
+    with open(unit) as f:
+        text = f.read()
+    for line in ("Type=notify", "NotifyAccess=main", "Delegate=yes", "LimitMEMLOCK=infinity",
+                 f"ExecStart={sbindir}/lattice-agentd --config {sysconfdir}/lattice/agent.yaml"):
+        check(re.search(rf"^{re.escape(line)}$", text, re.M), f"unit lacks {line!r}:\n{text}")
+    check(re.search(r"^WatchdogSec=\d+s$", text, re.M), text)
+    check(os.path.isfile(root + prefix + "/share/man/man8/lattice-agentd.8"), "no man page")
+    # The installed tree where the unit expects it, for systemd-analyze alone.
+    p = subprocess.run(
+        ["unshare", "--mount", "sh", "-c",
+         f"mount --bind {root}{prefix} {prefix} && "
+         f"systemd-analyze verify --man=no {prefix}/lib/systemd/system/lattice-agentd.service"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    check(p.returncode == 0 and not p.stdout.strip(),
+          f"systemd-analyze verify (rc {p.returncode}):\n{p.stdout}")
+
+
+def notify_messages(manager, until, timeout=10):
+    """sd_notify datagrams until `until(messages)` holds."""
+    messages = []
+    deadline = time.monotonic() + timeout
+    while not until(messages):
+        left = deadline - time.monotonic()
+        check(left > 0, f"the service manager heard only {messages}")
+        manager.settimeout(left)
+        try:
+            messages.append(manager.recv(4096).decode())
+        except socket.timeout:
+            continue
+    return messages
+
+
+def notify_protocol(c):
+    path = os.path.join(c.dir, "notify.sock")
+    manager = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    manager.bind(path)
+    try:
+        agent = c.start_agent("n1", ["--listen", "127.0.0.1:0"],
+                              env={"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"})
+        got = notify_messages(manager, lambda m: any("READY=1" in x for x in m))
+        ready = next(x for x in got if "READY=1" in x)
+        check(f"STATUS=node n1 listening on {agent.address}" in ready.splitlines(), ready)
+        # At half of 0.4 s: several within a second and a half.
+        got = notify_messages(manager, lambda m: sum(x == "WATCHDOG=1" for x in m) >= 3, 5)
+        check(all(x == "WATCHDOG=1" for x in got), got)
+        agent.stop()
+        got = notify_messages(manager, lambda m: any("STOPPING=1" in x for x in m))
+        stopping = next(x for x in got if "STOPPING=1" in x)
+        check(re.search(r"^STATUS=signal 15: ending 0 launches$", stopping, re.M), stopping)
+    finally:
+        manager.close()
+
+
+def no_watchdog_unasked(c):
+    """Without WATCHDOG_USEC the agent says it is ready and sends nothing more."""
+    path = os.path.join(c.dir, "notify.sock")
+    manager = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    manager.bind(path)
+    try:
+        c.start_agent("n1", ["--listen", "127.0.0.1:0"], env={"NOTIFY_SOCKET": path})
+        notify_messages(manager, lambda m: any("READY=1" in x for x in m))
+        manager.settimeout(1.0)
+        try:
+            extra = manager.recv(4096).decode()
+        except socket.timeout:
+            extra = None
+        check(extra is None, f"unasked message {extra!r}")
+    finally:
+        manager.close()
+
+
+CASES = [
+    ("unit_verifies", unit_verifies),
+    ("notify_protocol", notify_protocol),
+    ("no_watchdog_unasked", no_watchdog_unasked),
+]
+
+if __name__ == "__main__":
+    run_cases(CASES)
