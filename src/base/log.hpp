@@ -1,8 +1,12 @@
-// Logging with topics on stderr: "<time> <level> <topic>: message". The level is process-wide,
-// set by main() and again by a reload on the main thread; LAT_LOG skips formatting when a level
-// is filtered out.
+// Logging with topics on stderr: "<time> <tag> <level> <topic>: message", the time in RFC 3339
+// (UTC, milliseconds). When stderr is the journal (systemd's JOURNAL_STREAM names it), each line
+// instead starts with its syslog priority ("<3>" for error ... "<7>" for debug and trace) and no
+// time, which journald keeps as the entry's PRIORITY and stamps itself. The level is
+// process-wide, set by main() and again by a reload on the main thread; LAT_LOG skips formatting
+// when a level is filtered out.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +27,13 @@ LogLevel log_level();
 void set_log_tag(std::string tag);
 const std::string& log_tag();
 void log_write(LogLevel level, std::string_view topic, std::string_view message);
+// One log line as log_write() writes it (`journal`: for the journal), newline included; every
+// line of a message of several gets the journal's priority.
+std::string log_line(LogLevel level, std::string_view tag, std::string_view topic,
+                     std::string_view message, bool journal,
+                     std::chrono::system_clock::time_point now);
+// Whether `fd` is the stream JOURNAL_STREAM ("DEV:INODE") names.
+bool is_journal_stream(int fd, const char* journal_stream);
 // Makes `path` (appended to, created 0640) this process's stderr, so that everything written
 // there, by us or a library, goes to it; again after a rotation moved the old file away.
 Status redirect_stderr_to(const std::string& path);

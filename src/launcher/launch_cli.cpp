@@ -345,11 +345,11 @@ Result<LaunchOptions> parse_launch_options(const std::vector<std::string>& argv)
   if (!line->dashdash && !line->rest.empty() && line->rest.front() == "-")
     return make_error("unknown option '-'");
   // Each segment's program, left to right, as the errors were always found.
-  auto has_program = [&](size_t i, bool given, const std::string& program) -> Status {
+  auto has_program = [&](size_t i, bool named, const std::string& program) -> Status {
     const size_t n = i + 1;
     const bool last = n == segments.size();
-    if (!given && !last) return make_error(cat("':' with no program before it (segment ", n, ")"));
-    if (given && !program.empty()) return {};
+    if (!named && !last) return make_error(cat("':' with no program before it (segment ", n, ")"));
+    if (named && !program.empty()) return {};
     if (n == 1) return o.configfile.empty() ? make_error("no program given") : Status{};
     return make_error(
         cat("no program given after ", last ? "the last ':'" : "a ':'", " (segment ", n, ")"));

@@ -3,7 +3,8 @@ verify` against the installed files (the install bound over /usr/local in a moun
 the test's own), and asks for what the agent needs (notify, its watchdog, a delegated cgroup,
 unlimited locked memory); the agent speaks sd_notify's protocol to a service manager (the test's
 own socket standing in for systemd): READY=1 once it listens, WATCHDOG=1 from its loop at half
-WATCHDOG_USEC, STOPPING=1 at SIGTERM. Every other test runs the agent without a manager."""
+WATCHDOG_USEC, STOPPING=1 at SIGTERM; its log lines carry journald's priorities when its stderr
+is the journal. Every other test runs the agent without a manager."""
 import json
 import os
 import re
@@ -112,10 +113,29 @@ def no_watchdog_unasked(c):
         manager.close()
 
 
+def journal_priorities(c):
+    """With stderr the journal (JOURNAL_STREAM names its device and inode, as systemd sets it),
+    each line starts with its syslog priority and no time; elsewhere with an RFC 3339 time."""
+    log = os.path.join(c.dir, "n1", "agent.log")
+    os.makedirs(os.path.dirname(log))
+    open(log, "w").close()  # the harness truncates it: same inode
+    st = os.stat(log)
+    agent = c.start_agent("n1", env={"JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"})
+    check(os.stat(log).st_ino == st.st_ino, "the log file was replaced")
+    check(agent.wait_log(f"<6>agentd[n1] info agent: node n1 listening on {agent.address}"),
+          agent.log())
+    other = c.start_agent("n2", env={"JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"})
+    check(other.wait_log("agent: node n2 listening"), other.log())
+    check(re.search(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z agentd\[n2\] info agent: node n2 "
+                    r"listening", other.log_text(), re.M), other.log())
+    check("<6>" not in other.log_text(), other.log())
+
+
 CASES = [
     ("unit_verifies", unit_verifies),
     ("notify_protocol", notify_protocol),
     ("no_watchdog_unasked", no_watchdog_unasked),
+    ("journal_priorities", journal_priorities),
 ]
 
 if __name__ == "__main__":
