@@ -103,6 +103,7 @@ std::string render_status(const AgentStatus& s, const std::string& only_launch) 
           s.messages_sent, " out, ", s.messages_received, " in; links: ", s.peer_links,
           " to peers (", s.peer_links_held, " held), ", s.open_links, " open; ",
           s.allocations.size(), s.allocations.size() == 1 ? " allocation" : " allocations", '\n');
+  if (!s.draining.empty()) out += cat("draining: ", s.draining, '\n');
   bool found = false;
   for (const auto& l : s.launches) {
     if (!only_launch.empty() && l.launch_id != only_launch) continue;
@@ -128,8 +129,20 @@ std::string handle_request(std::string_view line, AgentControl& control) {
     if (!refusal.empty()) return cat("error: ", printable(refusal), '\n');
     return cat("allocation ", printable(words[1]), " is ending\n");
   }
+  if (!words.empty() && words[0] == "drain") {
+    std::string reason = words.size() == 1
+                             ? "drained by an operator"
+                             : join(std::vector<std::string>(words.begin() + 1, words.end()), " ");
+    reason = printable(reason.substr(0, kMaxDrainReason));
+    control.drain(reason);
+    return cat("draining: new launches and allocations are refused (", reason, ")\n");
+  }
+  if (words.size() == 1 && words[0] == "undrain") {
+    control.drain("");
+    return "no longer draining: new launches and allocations are accepted\n";
+  }
   return cat("error: unknown request '", printable(line),
-             "' (try: status, allocations, end-allocation ID)\n");
+             "' (try: status, allocations, end-allocation ID, drain [REASON], undrain)\n");
 }
 
 }  // namespace lattice::admin

@@ -1,8 +1,8 @@
 // The admin socket's protocol and what it shows: one request line in ("status", "status
-// LAUNCH_ID", "allocations", "end-allocation ID"), text out. Pure: the agent supplies its state
-// through AgentControl and moves the bytes; this decides what an operator reads when a job hangs.
-// What ranks and clients sent (a rank's last PMI command, the request) is shown through
-// printable(): an operator's terminal acts on no byte of theirs.
+// LAUNCH_ID", "allocations", "end-allocation ID", "drain [REASON]", "undrain"), text out. Pure: the
+// agent supplies its state through AgentControl and moves the bytes; this decides what an operator
+// reads when a job hangs. What ranks and clients sent (a rank's last PMI command, the request) is
+// shown through printable(): an operator's terminal acts on no byte of theirs.
 #pragma once
 
 #include <cstddef>
@@ -55,6 +55,9 @@ struct AllocationRow {
   std::string limits;   // how its CPU and memory limits are enforced here
 };
 
+// What an operator's drain reason may be (bytes); longer is cut.
+inline constexpr size_t kMaxDrainReason = 256;
+
 struct AgentStatus {
   std::string version;
   std::string node_id;
@@ -66,6 +69,7 @@ struct AgentStatus {
   size_t peer_links = 0;       // peer agents with a link (up, coming up, or awaited)
   size_t peer_links_held = 0;  // of them, held by a live launch (heartbeated)
   size_t open_links = 0;       // sealed links open (launchers and peers, whoever made them)
+  std::string draining;        // the drain's reason; empty: not draining
 };
 
 class AgentControl {
@@ -74,6 +78,9 @@ class AgentControl {
   virtual AgentStatus status() = 0;
   // An operator ends allocation `id` here ("end-allocation ID"); an error says why not.
   virtual std::string end_allocation(const std::string& id) = 0;
+  // An operator drains the node ("drain REASON": new launches and allocations refused with the
+  // reason, running ones go on) or ends the drain ("undrain": `reason` empty).
+  virtual void drain(const std::string& reason) = 0;
 };
 
 std::string handle_request(std::string_view line, AgentControl& control);

@@ -249,6 +249,9 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   if (!decoded) return refuse(decoded.error().message);
   Allocation* alloc =
       decoded->allocation_id.empty() ? nullptr : find_allocation(decoded->allocation_id);
+  // A drain refuses new work only: a running allocation's steps and a running launch's spawns
+  // are part of what goes on.
+  if (!alloc && !decoded->spawned_by && !draining_.empty()) return refuse(refused_by_drain());
   if (alloc) {  // its launches get its CXI service (unless a key holder brings one) and flags
     if (!decoded->cxi) decoded->cxi = alloc->spec().cxi;
     decoded->slurm_compat = decoded->slurm_compat || alloc->spec().slurm_compat;

@@ -57,6 +57,9 @@ class Agent : private NodeLinks::Host,
   Status start(int ready_fd);
   admin::AgentStatus status() override;
   std::string end_allocation(const std::string& id) override;
+  void drain(const std::string& reason) override;
+  // Why a new launch or allocation is refused here while draining ("" when not).
+  std::string refused_by_drain() const;
 
  private:
   struct LaunchEntry {
@@ -191,6 +194,7 @@ class Agent : private NodeLinks::Host,
   ServiceManager service_;  // what systemd hears
   uint64_t next_conn_id_ = 1;
   bool shutting_down_ = false;
+  std::string draining_;       // an operator's drain reason (lattice admin drain); empty: none
   bool trim_pending_ = false;  // something was freed since the last malloc_trim
   uint64_t last_reap_ms_ = 0;
 };

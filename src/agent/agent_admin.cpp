@@ -42,6 +42,7 @@ admin::AgentStatus Agent::status() {
   admin::AgentStatus st;
   st.version = LATTICE_VERSION;
   st.node_id = config_.node_id;
+  st.draining = draining_;
   if (listener_) {
     auto bound = listener_->bound();
     st.listen = cat(bound.host, ':', bound.port);
@@ -107,6 +108,20 @@ std::string Agent::end_allocation(const std::string& id) {
   if (!alloc) return cat("no allocation '", id, "' on ", config_.node_id);
   alloc->end("ended by an operator (lattice admin end-allocation)");
   return "";
+}
+
+void Agent::drain(const std::string& reason) {
+  if (reason.empty())
+    LAT_LOG(info, "agent", "drain ended by an operator: new launches and allocations accepted");
+  else
+    LAT_LOG(info, "agent", "drained by an operator: ", reason,
+            "; new launches and allocations refused, ", launches_.size(), " launches and ",
+            allocations_.size(), " allocations go on");
+  draining_ = reason;
+}
+
+std::string Agent::refused_by_drain() const {
+  return draining_.empty() ? "" : cat("node ", config_.node_id, " is draining: ", draining_);
 }
 
 }  // namespace lattice::agent

@@ -67,6 +67,7 @@ void Agent::allocation_start(const Sender& sender, uint64_t request_id,
   if (auto allowed = may_manage_allocations(sender); !allowed)
     return refuse(allowed.error().message);
   if (shutting_down_) return refuse(cat("agent on ", config_.node_id, " is shutting down"));
+  if (!draining_.empty()) return refuse(refused_by_drain());
   auto spec = wire::decode_allocation_start(message);
   if (!spec) return refuse(spec.error().message);
   if (spec->nodes[spec->node_index].node_id != config_.node_id)

@@ -50,8 +50,11 @@ struct State : AgentControl {
   Strings in;
   // The agent's refusal ("" when it ends the allocation): whatever the input says.
   std::string end_allocation(const std::string&) override { return in.next(); }
+  void drain(const std::string& reason) override { draining = reason; }
+  std::string draining;
   AgentStatus status() override {
     AgentStatus st;
+    st.draining = draining;
     st.version = "0.1.0";
     st.node_id = "n1";
     st.listen = "127.0.0.1:7400";

@@ -571,6 +571,41 @@ def admin_end(c):
     c.check_clean(r)
 
 
+def drain(c):
+    """`lattice admin drain REASON` on n2: a new launch over n1 and n2, and a new allocation,
+    are refused with the node and the reason; the allocation that was running goes on, and so
+    does a launch its batch step starts after the drain; `undrain` accepts new work again."""
+    victim = test_user("victim")
+    nodes = agents(c, 2)
+    work = workdir(c, victim)
+    batch = script(c, victim, "drain.sh",
+                   f"touch {work}/started\ncat {work}/gate >/dev/null\n"
+                   f"{LATTICE} launch -N 2 -n 2 -l /bin/echo step || exit 11\n")
+    g = gate(c, victim)
+    a = Alloc(c, nodes, [batch], user=victim)
+    wait_started(a, os.path.join(work, "started"))
+    code, text = admin(nodes[1], "drain", "disk", "swap")
+    check(code == 0 and "draining: new launches and allocations are refused (disk swap)" in text,
+          text)
+    code, text = admin(nodes[1], "status")
+    check(code == 0 and "\ndraining: disk swap\n" in text, text)
+    check(nodes[1].wait_log("drained by an operator: disk swap"), nodes[1].log())
+    r = c.run_launch(["--agents", agents_arg(nodes), "-N", "2", "-n", "2", "/bin/true"])
+    check(r.code not in (0, None) and "node n2 is draining: disk swap" in r.err, r.describe())
+    refused = alloc_run(c, nodes, ["/bin/true"], user=victim)
+    check(refused.code not in (0, None) and "node n2 is draining: disk swap" in refused.err,
+          refused.describe())
+    check(release(g), "the batch step was not waiting")
+    done = a.finish()
+    expect_status(done, 0)
+    check("0: step" in done.out and "1: step" in done.out, done.describe())
+    code, text = admin(nodes[1], "undrain")
+    check(code == 0 and "no longer draining" in text, text)
+    r = c.run_launch(["--agents", agents_arg(nodes), "-N", "2", "-n", "2", "/bin/true"])
+    expect_status(r, 0)
+    c.check_clean(r)
+
+
 def limits(c):
     victim = test_user("victim")
     nodes = agents(c, 2)
@@ -746,6 +781,7 @@ CASES = [
     ("launcher_killed", launcher_killed),
     ("node_killed", node_killed),
     ("admin_end", admin_end),
+    ("drain", drain),
     ("limits", limits),
     ("mpi_launchers_in_batch", mpi_launchers_in_batch),
     ("srun_in_batch", srun_in_batch),

@@ -22,6 +22,7 @@ struct FakeControl : AgentControl {
     ended.push_back(id);
     return "";
   }
+  void drain(const std::string& reason) override { state.draining = reason; }
 };
 
 bool contains(const std::string& s, const std::string& needle) {
@@ -37,7 +38,13 @@ std::vector<std::string> lines(const std::string& text) {
 }
 
 AgentStatus agent(std::vector<LaunchRow> launches) {
-  return {"0.1.0", "n1", "127.0.0.1:7400", 61500, std::move(launches), {}};
+  AgentStatus s;
+  s.version = "0.1.0";
+  s.node_id = "n1";
+  s.listen = "127.0.0.1:7400";
+  s.uptime_ms = 61500;
+  s.launches = std::move(launches);
+  return s;
 }
 
 LaunchRow launch(const std::string& id) {
@@ -129,13 +136,17 @@ TEST_CASE("two launches, and asking for one of them") {
 TEST_CASE("unknown or malformed requests get one error line and no status call") {
   FakeControl control;
   CHECK(handle_request("reboot\n", control) ==
-        "error: unknown request 'reboot' (try: status, allocations, end-allocation ID)\n");
+        "error: unknown request 'reboot' (try: status, allocations, end-allocation ID, drain "
+        "[REASON], undrain)\n");
   CHECK(handle_request("", control) ==
-        "error: unknown request '' (try: status, allocations, end-allocation ID)\n");
+        "error: unknown request '' (try: status, allocations, end-allocation ID, drain [REASON], "
+        "undrain)\n");
   CHECK(handle_request("status a b", control) ==
-        "error: unknown request 'status a b' (try: status, allocations, end-allocation ID)\n");
+        "error: unknown request 'status a b' (try: status, allocations, end-allocation ID, drain "
+        "[REASON], undrain)\n");
   CHECK(handle_request("STATUS", control) ==
-        "error: unknown request 'STATUS' (try: status, allocations, end-allocation ID)\n");
+        "error: unknown request 'STATUS' (try: status, allocations, end-allocation ID, drain "
+        "[REASON], undrain)\n");
   CHECK(control.calls == 0);
 }
 
@@ -147,7 +158,8 @@ TEST_CASE("what ranks and clients sent reaches no terminal raw (found by fuzz_ad
   std::string out = handle_request("status", control);
   CHECK(contains(out, "\\x1b]0;owned\\x07put"));
   CHECK(handle_request("stat\x1b[2J", control) ==
-        "error: unknown request 'stat\\x1b[2J' (try: status, allocations, end-allocation ID)\n");
+        "error: unknown request 'stat\\x1b[2J' (try: status, allocations, end-allocation ID, drain "
+        "[REASON], undrain)\n");
   CHECK(handle_request("status L\x1b[2J", control) ==
         "error: no launch 'L\\x1b[2J' on this agent\n");
   for (const auto& answer : {out, handle_request("stat\x1b[2J", control)})
@@ -188,4 +200,22 @@ TEST_CASE("allocations: listed, and ended by an operator") {
   CHECK(control.ended == std::vector<std::string>{"A1"});
   CHECK(handle_request("end-allocation B2", control) == "error: no allocation 'B2' here\n");
   CHECK(contains(handle_request("end-allocation", control), "error: unknown request"));
+}
+
+TEST_CASE("drain: a reason (or a default), shown in the status, and ended by undrain") {
+  FakeControl control;
+  control.state = agent({});
+  CHECK(handle_request("drain disk\x1b[2J swap\n", control) ==
+        "draining: new launches and allocations are refused (disk\\x1b[2J swap)\n");
+  CHECK(control.state.draining == "disk\\x1b[2J swap");  // no escape reaches a terminal
+  CHECK(contains(handle_request("status", control), "\ndraining: disk\\x1b[2J swap\n"));
+  CHECK(handle_request("undrain", control) ==
+        "no longer draining: new launches and allocations are accepted\n");
+  CHECK(control.state.draining.empty());
+  CHECK_FALSE(contains(handle_request("status", control), "draining"));
+  handle_request("drain", control);
+  CHECK(control.state.draining == "drained by an operator");
+  handle_request("drain " + std::string(1000, 'x'), control);
+  CHECK(control.state.draining.size() == kMaxDrainReason);
+  CHECK(contains(handle_request("undrain now", control), "error: unknown request"));
 }
