@@ -188,9 +188,12 @@ struct Handshake::State {
     // The version as soon as it is in: an older peer's M1 may be shorter than ours.
     if (pending.size() > kHandshakeMagic.size()) {
       auto version = static_cast<uint8_t>(pending[kHandshakeMagic.size()]);
-      if (version != kHandshakeVersion)
+      if (version != kHandshakeVersion) {
+        out += kHandshakeMagic;
+        out.push_back(static_cast<char>(kHandshakeVersion));
         return fail(make_error(cat("handshake version ", int{version},
                                    " is not supported (this is ", int{kHandshakeVersion}, ")")));
+      }
     }
     if (pending.size() < kM1) return false;
     auto offered = static_cast<Ciphers>(pending[kHandshakeMagic.size() + 1]);
@@ -219,6 +222,14 @@ struct Handshake::State {
   }
 
   Result<bool> on_m2(std::string_view& in, std::string& out) {
+    // A responder of another version says which (kVersionNotice) and closes.
+    if (!gather(in, kVersionNotice)) return false;
+    if (std::string_view(pending).substr(0, kHandshakeMagic.size()) == kHandshakeMagic)
+      return fail(make_error(cat("the peer speaks handshake version ",
+                                 int{static_cast<uint8_t>(pending[kHandshakeMagic.size()])},
+                                 " and this side ", int{kHandshakeVersion},
+                                 ": its Lattice release does not match this one's (compare "
+                                 "`lattice --version` and `lattice-agentd --version`)")));
     auto complete = gather_sealed(in, kM2Clear);
     if (!complete) return fail(complete.error());
     if (!*complete) return false;

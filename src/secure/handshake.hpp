@@ -31,6 +31,10 @@ constexpr std::string_view kHandshakeMagic = "LTCSEAL\x01";
 // refused here, by name, instead of misreading them (version 2: cipher offers; fence chunks
 // carry packed entries).
 constexpr uint8_t kHandshakeVersion = 2;
+// A responder that refuses the initiator's version answers with the magic and its own version
+// byte before it closes, in place of M2 (whose first bytes are a random public key), so the
+// initiator can name both versions too instead of seeing the link end.
+constexpr size_t kVersionNotice = kHandshakeMagic.size() + 1;
 // The most bytes a responder holds for an unauthenticated peer: M1 and M3 are at most this big.
 constexpr size_t kMaxHandshakeMessage = 512;
 

@@ -151,12 +151,38 @@ def machine_has_aes():
 def versions_and_ciphers(c):
     nodes = [c.start_agent("n1", ["--listen", "127.0.0.1:0", "--log-level", "debug"])]
     magic = b"LTCSEAL\x01"
-    # An agent or launcher of the previous version (1) is refused by name, not misread.
+    # An agent or launcher of the previous version (1) is refused by name, not misread, and
+    # hears this agent's version before the link closes.
     with socket.create_connection(nodes[0].host_port()) as s:
         s.sendall(magic + b"\x01" + os.urandom(64))
+        s.settimeout(10)
+        heard = b""
+        while len(heard) < len(magic) + 1:
+            chunk = s.recv(64)
+            if not chunk:
+                break
+            heard += chunk
+        check(heard == magic + b"\x02", f"the refusal said {heard!r}, not its version")
         check(closed_by_peer(s, 10), "a version 1 handshake kept its connection")
     check(nodes[0].wait_log("handshake version 1 is not supported (this is 2)"),
           f"no version refusal logged\n{nodes[0].log()}")
+    # An agent of another version (3, a stand-in answering as a newer agent would): the
+    # launcher names both versions rather than "eof".
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        def answer():
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(len(magic) + 1)
+                conn.sendall(magic + b"\x03")
+        t = threading.Thread(target=answer, daemon=True)
+        t.start()
+        r = c.run_launch(["--agents", f"n9=127.0.0.1:{port}", "/bin/true"])
+        t.join(10)
+    check(r.code not in (0, None) and
+          "the peer speaks handshake version 3 and this side 2" in r.err, r.describe())
     # An offer of no record cipher this agent runs.
     with socket.create_connection(nodes[0].host_port()) as s:
         s.sendall(magic + b"\x02\x00" + os.urandom(64))

@@ -115,6 +115,17 @@ TEST_CASE("an unknown handshake version, or an older one, is refused by name") {
     REQUIRE_FALSE(st);
     CHECK(st.error().message.find(lattice::cat(
               "version ", version, " is not supported (this is 2)")) != std::string::npos);
+    // Its answer names its own version, and an initiator of that other version names both.
+    CHECK(out.to_network == std::string(kHandshakeMagic) + '\x02');
+    Channel other(Channel::Side::initiator, key, {Role::launcher, "l"});
+    other.start();
+    ChannelOutput heard;
+    std::string notice = std::string(kHandshakeMagic) + static_cast<char>(version);
+    CHECK(other.receive(notice.substr(0, 4), heard));  // not yet known
+    auto refused = other.receive(notice.substr(4), heard);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message.find(lattice::cat("the peer speaks handshake version ", version,
+                                                    " and this side 2")) != std::string::npos);
   }
 }
 
