@@ -123,6 +123,8 @@ std::string handle_request(std::string_view line, AgentControl& control) {
     if (!w.empty()) words.push_back(std::move(w));
   if (!words.empty() && words[0] == "status" && words.size() <= 2)
     return render_status(control.status(), words.size() == 2 ? words[1] : "");
+  if (!words.empty() && words[0] == "status-json" && words.size() <= 2)
+    return render_status_json(control.status(), words.size() == 2 ? words[1] : "");
   if (words.size() == 1 && words[0] == "allocations") return render_allocations(control.status());
   if (words.size() == 2 && words[0] == "end-allocation") {
     std::string refusal = control.end_allocation(words[1]);

@@ -1,8 +1,9 @@
 // The admin socket's protocol and what it shows: one request line in ("status", "status
-// LAUNCH_ID", "allocations", "end-allocation ID", "drain [REASON]", "undrain"), text out. Pure: the
-// agent supplies its state through AgentControl and moves the bytes; this decides what an operator
-// reads when a job hangs. What ranks and clients sent (a rank's last PMI command, the request) is
-// shown through printable(): an operator's terminal acts on no byte of theirs.
+// LAUNCH_ID", "status-json [LAUNCH_ID]", "allocations", "end-allocation ID", "drain [REASON]",
+// "undrain"), text out. Pure: the agent supplies its state through AgentControl and moves the
+// bytes; this decides what an operator reads when a job hangs. What ranks and clients sent (a
+// rank's last PMI command, the request) is shown through printable(): an operator's terminal acts
+// on no byte of theirs.
 #pragma once
 
 #include <cstddef>
@@ -86,6 +87,10 @@ class AgentControl {
 std::string handle_request(std::string_view line, AgentControl& control);
 std::string render_status(const AgentStatus& status, const std::string& only_launch = "");
 std::string render_allocations(const AgentStatus& status);
+// The same state as one JSON object ("status-json [LAUNCH_ID]", `lattice admin status --json`),
+// for programs: durations in milliseconds, every field named as in these structs; what ranks
+// sent is a JSON string (control bytes escaped, invalid UTF-8 replaced).
+std::string render_status_json(const AgentStatus& status, const std::string& only_launch = "");
 // Pieces of the rendering, usable on their own.
 std::string format_duration(uint64_t ms);  // "4.2s", "3m07s", "2h05m", "3d01h"
 

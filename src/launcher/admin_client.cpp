@@ -17,6 +17,8 @@ Result<AdminArgs> parse_admin_args(const std::vector<std::string>& args) {
   CLI::App cli;
   Options w(cli);
   w.text("--socket", out.socket);
+  bool json = false;
+  w.flag("--json", [&json] { json = true; });
   // The options, wherever they are, go to the parser; the other words are the request.
   std::vector<std::string> options;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -30,6 +32,12 @@ Result<AdminArgs> parse_admin_args(const std::vector<std::string>& args) {
   auto line = w.parse(options);
   if (!line) return line.error();
   out.help = line->help;
+  if (json) {
+    // "status [ID]" as JSON; the other requests have no JSON form.
+    if (out.request != "status" && out.request.rfind("status ", 0) != 0)
+      return make_error("--json goes with status only");
+    out.request = "status-json" + out.request.substr(6);
+  }
   return out;
 }
 

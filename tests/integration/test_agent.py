@@ -2,6 +2,7 @@
 left), --check-config on the shipped example config and on broken files, and no start without a
 listen address (the shipped config leaves it to the operator)."""
 import glob
+import json
 import os
 import pwd
 import signal
@@ -34,6 +35,21 @@ def admin_status(c):
     check(p.returncode == 0, f"admin status failed: {what}")
     check(agent_version() in p.stdout, f"status does not show version {agent_version()}: {what}")
     check("node-a" in p.stdout, f"status does not show the node id: {what}")
+    # The same as JSON, with a launch running: its ranks and their pids.
+    args = ["--agents", agent.address, "-n", "2", "/bin/sleep", "300"]
+    started = time.monotonic()
+    launcher = c.start_launch(args)
+    check(wait_until(lambda: len(c.survivors()) == 2, RANKS_RUNNING_TIMEOUT),
+          f"2 ranks not running\n{agent.log()}")
+    p = run([LATTICE, "admin", "status", "--json", "--socket", agent.admin_socket])
+    check(p.returncode == 0, f"admin status --json: {p.stdout}{p.stderr}")
+    state = json.loads(p.stdout)
+    check(state["node_id"] == "node-a" and state["version"] == agent_version(), p.stdout)
+    check(len(state["launches"]) == 1, p.stdout)
+    pids = sorted(r["pid"] for r in state["launches"][0]["ranks"])
+    check(pids == sorted(c.survivors()), f"ranks' pids {pids}, running {c.survivors()}")
+    os.killpg(launcher.pid, signal.SIGTERM)
+    c.check_clean(c.finish_launch(launcher, args, started, COMMAND_TIMEOUT))
 
 
 def env_reaches_ranks(c):

@@ -48,7 +48,8 @@ THIRD_PARTY = {
     "<hwloc": {"agent"},
     "<yaml-cpp/": {"config"},
     "<curl/": {"fabric"},
-    "<nlohmann/": {"fabric"},
+    "<nlohmann/": {"fabric", "admin"},
+    "<systemd/": {"agent"},
     # CLI11, through base/command_line.hpp only (the command lines' one front).
     "<CLI/": {"base"},
 }

@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 using namespace lattice::admin;
 
 namespace {
@@ -218,4 +220,34 @@ TEST_CASE("drain: a reason (or a default), shown in the status, and ended by und
   handle_request("drain " + std::string(1000, 'x'), control);
   CHECK(control.state.draining.size() == kMaxDrainReason);
   CHECK(contains(handle_request("undrain now", control), "error: unknown request"));
+}
+
+TEST_CASE("status as JSON: the same state, every field named, a rank's bytes never fatal") {
+  FakeControl control;
+  auto one = launch("L1");
+  one.ranks[0].last_command = std::string("cmd=\xff\x1b[2J", 9);  // not UTF-8, an escape
+  one.fence_waiting_for = {2};
+  control.state = agent({one, launch("L2")});
+  control.state.draining = "disk";
+  AllocationRow a;
+  a.id = "A1";
+  a.user = "alice";
+  a.uid = 1000;
+  control.state.allocations.push_back(a);
+  const std::string text = handle_request("status-json", control);
+  auto j = nlohmann::json::parse(text);
+  CHECK(j["node_id"] == "n1");
+  CHECK(j["uptime_ms"] == 61500);
+  CHECK(j["draining"] == "disk");
+  REQUIRE(j["launches"].size() == 2);
+  CHECK(j["launches"][0]["launch_id"] == "L1");
+  CHECK(j["launches"][0]["fence_waiting_for"] == nlohmann::json::array({2}));
+  CHECK(j["launches"][0]["ranks"][0]["pid"] == 4242);
+  CHECK(j["launches"][0]["ranks"][0]["pmi_state"] == "in_fence");
+  CHECK(text.find('\x1b') == std::string::npos);  // escaped, no raw escape byte
+  CHECK(j["allocations"][0]["user"] == "alice");
+  auto only = nlohmann::json::parse(handle_request("status-json L2", control));
+  REQUIRE(only["launches"].size() == 1);
+  CHECK(only["launches"][0]["launch_id"] == "L2");
+  CHECK(handle_request("status-json L9", control).rfind("error: no launch 'L9'", 0) == 0);
 }

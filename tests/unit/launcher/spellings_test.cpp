@@ -203,6 +203,9 @@ TEST_CASE("lattice admin: --socket anywhere, the other words the request") {
   CHECK(a->request == "status L1");
   CHECK(parse_admin_args(Args{"--socket=/t", "allocations"})->socket == "/t");
   CHECK(parse_admin_args(Args{"-h"})->help);
+  CHECK(parse_admin_args(Args{"status", "--json"})->request == "status-json");
+  CHECK(parse_admin_args(Args{"--json", "status", "L1"})->request == "status-json L1");
+  CHECK_FALSE(parse_admin_args(Args{"allocations", "--json"}));
   CHECK(parse_admin_args(Args{"status", "--sockt", "/s"}).error().message ==
         "unknown option '--sockt'; did you mean '--socket'?");
   CHECK(parse_admin_args(Args{"status", "--socket"}).error().message == "--socket needs a value");
