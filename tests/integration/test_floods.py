@@ -4,6 +4,7 @@ legitimate launch (root's, from 127.0.0.1) started in the middle: from one sourc
 Each launch must succeed, and the agent's log must stay small: refusals at most once a second per
 cause, with counts of the lines left out. Before per-source caps, one client filled all 1024
 slots, every launch during it failed, and the agent wrote a line per refusal (89,383 lines)."""
+import datetime
 import json
 import os
 import re
@@ -79,12 +80,11 @@ class RefusalLog:
             if more:
                 self.left_out += int(more.group(1))
                 line = line[:more.start()]
-            stamp, _, rest = line.partition(" ")
-            h, m, s = stamp.split(":")
-            t = int(h) * 3600 + int(m) * 60 + float(s)
+            stamp, _, rest = line.partition(" ")  # RFC 3339, UTC: 2026-11-27T16:06:25.232Z
+            t = datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
             cause = re.sub(r"\d+", "#", rest.split(" link: ", 1)[1])
             if cause in last:
-                gap = (t - last[cause]) % 86400
+                gap = t - last[cause]
                 self.closest = gap if self.closest is None else min(self.closest, gap)
             last[cause] = t
 
