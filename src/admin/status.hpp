@@ -89,7 +89,7 @@ std::string render_status(const AgentStatus& status, const std::string& only_lau
 std::string render_allocations(const AgentStatus& status);
 // The same state as one JSON object ("status-json [LAUNCH_ID]", `lattice admin status --json`),
 // for programs: durations in milliseconds, every field named as in these structs; what ranks
-// sent is a JSON string (control bytes escaped, invalid UTF-8 replaced).
+// sent is a JSON string (control bytes and non-ASCII escaped, invalid UTF-8 replaced).
 std::string render_status_json(const AgentStatus& status, const std::string& only_launch = "");
 // Pieces of the rendering, usable on their own.
 std::string format_duration(uint64_t ms);  // "4.2s", "3m07s", "2h05m", "3d01h"

@@ -67,8 +67,9 @@ std::string render_status_json(const AgentStatus& s, const std::string& only_lau
               {"open_links", s.open_links},
               {"launches", std::move(launches)},
               {"allocations", std::move(allocations)}};
-  // A rank's bytes are not always UTF-8: replaced, never an exception on the agent's loop.
-  return out.dump(-1, ' ', false, json::error_handler_t::replace) + '\n';
+  // A rank's bytes are not always UTF-8: replaced, never an exception on the agent's loop; and
+  // all in ASCII (\uXXXX beyond it), as every admin answer is, for clients that print it raw.
+  return out.dump(-1, ' ', true, json::error_handler_t::replace) + '\n';
 }
 
 }  // namespace lattice::admin
