@@ -271,6 +271,13 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   // A spawned launch beside its parent's part here shares the node as the parent does
   // (--exclusive included); without it (that part ended) it is judged as any launch.
   LaunchEntry* parent = spec->spawned_by ? find_launch(spec->spawned_by->launch_id) : nullptr;
+  if (spec->spawned_by) {
+    LaunchEntry* family = find_launch(spec->spawned_by->family_id());
+    if (auto allowed = may_join_family(*spec, parent ? &parent->launch->spec() : nullptr,
+                                       family ? &family->launch->spec() : nullptr, sender);
+        !allowed)
+      return refuse(allowed.error().message);
+  }
   if (parent && !parent->launch->ended()) {
     // A relayed parent came here through its parent node: its launcher is the name it gave.
     const LaunchSpec& p = parent->launch->spec();

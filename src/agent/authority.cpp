@@ -129,6 +129,22 @@ Status may_spawn_beside(const LaunchSpec& spec, const LaunchSpec& parent,
   return {};
 }
 
+Status may_join_family(const LaunchSpec& spec, const LaunchSpec* parent, const LaunchSpec* family,
+                       const Sender& sender) {
+  const std::string what = "a spawned launch";
+  const std::string& claimed = spec.spawned_by->family_id();
+  if (parent) {
+    const std::string& parents =
+        parent->spawned_by ? parent->spawned_by->family_id() : parent->launch_id;
+    if (claimed != parents)
+      return refused(sender, what, spec,
+                     cat("it names family ", claimed, ", its parent's is ", parents));
+  }
+  if (family && family->user.uid != spec.user.uid)
+    return refused(sender, what, spec, "its family's first launch runs as another user");
+  return {};
+}
+
 Status may_abort(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender) {
   if (sender.conn == launcher_conn) return {};
   int node = node_of(spec, sender.identity);

@@ -55,6 +55,11 @@ Status may_manage_allocations(const Sender& sender);
 // An allocation's description: launchers, and its own user (or root) on the user door.
 Status may_describe(const wire::AllocationSpec& alloc, const Sender& sender);
 Status may_signal(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender);
+// A spawned launch's family (spec.spawned_by->family_id()), whose first launch serves its names
+// and collectives: its parent's own family when the parent runs here (`parent`), and a first
+// launch of its own user when that runs here (`family`); null: not here.
+Status may_join_family(const LaunchSpec& spec, const LaunchSpec* parent, const LaunchSpec* family,
+                       const Sender& sender);
 // A spawned launch (spec.spawned_by) beside its parent's running part here shares the node as
 // its parent does, if it comes from the identity the parent came from (`parent_launcher`), runs
 // as the parent's user, and on nodes of the parent's.

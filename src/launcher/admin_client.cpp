@@ -34,9 +34,11 @@ Result<AdminArgs> parse_admin_args(const std::vector<std::string>& args) {
   out.help = line->help;
   if (json) {
     // "status [ID]" as JSON; the other requests have no JSON form.
-    if (out.request != "status" && out.request.rfind("status ", 0) != 0)
+    constexpr std::string_view kStatus = "status";
+    if (out.request.rfind(kStatus, 0) != 0 ||
+        (out.request.size() > kStatus.size() && out.request[kStatus.size()] != ' '))
       return make_error("--json goes with status only");
-    out.request = "status-json" + out.request.substr(6);
+    out.request = cat("status-json", out.request.substr(kStatus.size()));
   }
   return out;
 }

@@ -74,11 +74,17 @@ def notify_messages(manager, until, timeout=10):
     return messages
 
 
-def notify_protocol(c):
+def service_manager(c):
+    """The socket a service manager listens on (NOTIFY_SOCKET): (its path, the socket)."""
     path = os.path.join(c.dir, "notify.sock")
     manager = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     manager.bind(path)
-    try:
+    return path, manager
+
+
+def notify_protocol(c):
+    path, manager = service_manager(c)
+    with manager:
         agent = c.start_agent("n1", ["--listen", "127.0.0.1:0"],
                               env={"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"})
         got = notify_messages(manager, lambda m: any("READY=1" in x for x in m))
@@ -91,16 +97,12 @@ def notify_protocol(c):
         got = notify_messages(manager, lambda m: any("STOPPING=1" in x for x in m))
         stopping = next(x for x in got if "STOPPING=1" in x)
         check(re.search(r"^STATUS=signal 15: ending 0 launches$", stopping, re.M), stopping)
-    finally:
-        manager.close()
 
 
 def no_watchdog_unasked(c):
     """Without WATCHDOG_USEC the agent says it is ready and sends nothing more."""
-    path = os.path.join(c.dir, "notify.sock")
-    manager = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    manager.bind(path)
-    try:
+    path, manager = service_manager(c)
+    with manager:
         c.start_agent("n1", ["--listen", "127.0.0.1:0"], env={"NOTIFY_SOCKET": path})
         notify_messages(manager, lambda m: any("READY=1" in x for x in m))
         manager.settimeout(1.0)
@@ -109,8 +111,6 @@ def no_watchdog_unasked(c):
         except socket.timeout:
             extra = None
         check(extra is None, f"unasked message {extra!r}")
-    finally:
-        manager.close()
 
 
 def journal_priorities(c):

@@ -297,3 +297,28 @@ TEST_CASE("a spawned launch's layout comes from the launch's head, or goes to it
   CHECK(*to_head == 2);
   CHECK_FALSE(may_tell_family(head, member("intruder")));
 }
+
+TEST_CASE("a spawned launch joins its parent's family only, and never another user's") {
+  LaunchSpec first = four_nodes(1);  // "L", the family's first launch
+  first.user.uid = 1000;
+  LaunchSpec child = spawned(2, 1000, 0);  // "C", spawned by L
+  Sender from_launcher{kLauncherConn, Identity{Role::launcher, "l"}};
+  CHECK(may_join_family(child, &first, &first, from_launcher));
+  LaunchSpec grandchild = spawned(1, 1000, 0);
+  grandchild.launch_id = "G";
+  grandchild.spawned_by = wire::SpawnParent{"C", 0, "L"};
+  child.spawned_by = wire::SpawnParent{"L", 0, "L"};
+  CHECK(may_join_family(grandchild, &child, &first, from_launcher));
+  // A family its parent is not of: refused, naming both.
+  LaunchSpec stray = spawned(1, 1000, 0);
+  stray.launch_id = "G";
+  stray.spawned_by = wire::SpawnParent{"C", 0, "X"};
+  CHECK(refused(may_join_family(stray, &child, nullptr, from_launcher),
+                "it names family X, its parent's is L"));
+  // Its parent gone here, its claimed family another user's: refused.
+  LaunchSpec other = four_nodes(1);
+  other.launch_id = "X";
+  other.user.uid = 2000;
+  CHECK(refused(may_join_family(stray, nullptr, &other, from_launcher), "another user"));
+  CHECK(may_join_family(stray, nullptr, nullptr, from_launcher));  // nothing of it here
+}
