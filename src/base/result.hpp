@@ -16,6 +16,7 @@ enum class ErrorKind {
   closed_by_peer,  // a link ended cleanly, as its peer chose
   refused,         // the peer answered a request with an error (it did not do what was asked)
   no_reader,       // a write found nobody left to read it (EPIPE)
+  too_large,       // a peer's input went past a bound before it was whole
 };
 
 struct Error {

@@ -26,6 +26,7 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
       last_activity_ms_(loop.now_ms()),
       write_limit_(options.local_peer ? std::min(options.write_limit_bytes, kLocalWriteLimitBytes)
                                       : options.write_limit_bytes),
+      sealed_(options.sealed),
       session_(
           *this,
           [&] {
@@ -51,6 +52,7 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
   }
   handshake_timer_.start(options.handshake_timeout_ms, 0,
                          [this, ms = options.handshake_timeout_ms] {
+                           timed_out_ = true;
                            closed(make_error(cat("no handshake within ", ms / 1000.0, " s")));
                          });
   stream_->start([this](std::string_view bytes) { on_bytes(bytes); },
@@ -65,7 +67,7 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
                      closed(why);
                  });
   std::string hello = channel_->start();
-  if (!hello.empty()) stream_->write(std::move(hello));
+  if (!hello.empty()) send(std::move(hello));
 }
 
 Connection::~Connection() { close(); }
@@ -74,15 +76,16 @@ void Connection::on_bytes(std::string_view bytes) {
   if (!open_) return;
   last_activity_ms_ = loop_.now_ms();
   if (!channel_) return session_.receive(bytes);
+  if (sealed_) sealed_->received += bytes.size();
   secure::ChannelOutput out;
   auto status = channel_->receive(bytes, out);
-  if (!out.to_network.empty()) stream_->write(std::move(out.to_network));
+  if (!out.to_network.empty()) send(std::move(out.to_network));
   if (!status) return closed(status.error());
   if (out.established) {
     handshake_timer_.stop();
     LAT_LOG(debug, "link", peer_, " is ", secure::describe(channel_->peer()), ", records under ",
             secure::cipher_name(channel_->cipher()));
-    if (!unsent_.empty()) stream_->write(channel_->seal(std::exchange(unsent_, std::string())));
+    if (!unsent_.empty()) send(channel_->seal(std::exchange(unsent_, std::string())));
     if (on_established_) on_established_(channel_->peer());
     if (!open_) return;
   }
@@ -95,7 +98,7 @@ void Connection::write(std::string bytes) {
   if (!channel_) {
     stream_->write(std::move(bytes));
   } else if (channel_->established()) {
-    stream_->write(channel_->seal(bytes));
+    send(channel_->seal(bytes));
     wipe(bytes);
   } else if (unsent_.size() + bytes.size() > write_limit_)
     closed(make_error(
@@ -105,15 +108,24 @@ void Connection::write(std::string bytes) {
 }
 
 void Connection::close() {
-  if (open_ && channel_ && channel_->established()) stream_->write(channel_->seal_final());
+  if (open_ && channel_ && channel_->established()) send(channel_->seal_final());
   open_ = false;
   handshake_timer_.stop();
   stream_->close();
 }
 
+void Connection::send(std::string sealed) {
+  if (sealed_) sealed_->sent += sealed.size();
+  stream_->write(std::move(sealed));
+}
+
 void Connection::closed(const Error& why) {
   if (reported_) return;
   reported_ = true;
+  if (channel_ && !channel_->established()) {
+    const char* refused = secure::refusal_name(channel_->refusal());
+    refusal_ = *refused ? refused : timed_out_ ? "timeout" : "closed";
+  }
   open_ = false;
   handshake_timer_.stop();
   stream_->close();

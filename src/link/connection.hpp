@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "net/loop.hpp"
 #include "net/stream.hpp"
@@ -33,6 +34,11 @@ constexpr size_t kDefaultWriteLimitBytes = size_t{256} << 20;
 constexpr uint64_t kLocalMessageBytes = uint64_t{4} << 20;
 constexpr size_t kLocalWriteLimitBytes = size_t{16} << 20;
 
+// Bytes on the network of an owner's sealed links (handshakes and records), for its metrics.
+struct SealedBytes {
+  uint64_t sent = 0, received = 0;
+};
+
 struct LinkOptions {
   secure::Channel::Side side = secure::Channel::Side::responder;
   const secure::ClusterKey* key = nullptr;  // must outlive the connection
@@ -43,6 +49,7 @@ struct LinkOptions {
   uint64_t handshake_timeout_ms = kDefaultHandshakeTimeoutMs;
   size_t write_limit_bytes = kDefaultWriteLimitBytes;
   rpc::MessageCounts* counts = nullptr;  // the owner's tally; must outlive the connection
+  SealedBytes* sealed = nullptr;         // likewise
   // A local link (a Unix socket, the agent's user door): no handshake and no seal, the peer
   // being who the kernel says (SO_PEERCRED), checked by the owner before it makes the link.
   // Set: `side`, `key` and `self` are unused.
@@ -71,6 +78,10 @@ class Connection : public rpc::ByteTransport {
   const secure::Identity& identity() const { return channel_ ? channel_->peer() : local_peer_; }
   bool local() const { return !channel_; }
   const std::string& peer() const { return peer_; }  // its address, for logs
+  // Why the link ended before its peer authenticated, as a metrics cause: the handshake's
+  // refusal (secure::refusal_name), "timeout", or "closed" (the peer left, or broke off); ""
+  // while open, once established, and when the owner closed it.
+  std::string_view refusal() const { return refusal_; }
   uint64_t last_activity_ms() const { return last_activity_ms_; }
   // Sealed bytes waiting for the socket (the peer is reading slower than we write), and a
   // one-shot call for when none are left (net::Stream::when_drained).
@@ -88,6 +99,7 @@ class Connection : public rpc::ByteTransport {
  private:
   void on_bytes(std::string_view bytes);
   void closed(const Error& why);
+  void send(std::string sealed);  // to the network, counted
 
   net::Loop& loop_;
   std::unique_ptr<net::Stream> stream_;
@@ -102,6 +114,9 @@ class Connection : public rpc::ByteTransport {
   size_t write_limit_;
   bool open_ = true;
   bool reported_ = false;
+  bool timed_out_ = false;
+  const char* refusal_ = "";
+  SealedBytes* sealed_;
   rpc::Session session_;
 };
 

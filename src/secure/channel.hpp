@@ -48,6 +48,9 @@ class Channel {
   const Identity& peer() const { return peer_; }  // valid once established
   Cipher cipher() const { return cipher_; }       // likewise
   bool peer_finished() const { return reader_ && reader_->finished(); }
+  // Why the handshake was refused (none while it runs, once it completed, or for a broken
+  // record).
+  Refusal refusal() const { return handshake_ ? handshake_->refusal() : Refusal::none; }
 
  private:
   std::unique_ptr<Handshake> handshake_;

@@ -72,6 +72,7 @@ struct Handshake::State {
   std::shared_ptr<const EphemeralKey> shared;  // the initiator's key pair, when given one
   Ciphers ciphers;                             // this side's offer
   Step step = Step::start;
+  Refusal refusal = Refusal::none;
   Secret secret{sizeof(Keys)};
   uint8_t ephemeral_public[kPublicKey] = {};
   std::string transcript = kLabel;
@@ -130,11 +131,16 @@ struct Handshake::State {
     if (crypto_aead_xchacha20poly1305_ietf_decrypt(
             reinterpret_cast<uint8_t*>(plain.data()), &plain_len, nullptr,
             reinterpret_cast<const uint8_t*>(sealed.data()), sealed.size(), h, kHash, nonce,
-            keys().aead) != 0)
+            keys().aead) != 0) {
+      refusal = Refusal::key;
       return make_error(failure);
+    }
     plain.resize(static_cast<size_t>(plain_len));
     auto identity = decode_identity(plain);
-    if (!identity) return make_error("handshake failed: the peer's identity is malformed");
+    if (!identity) {
+      refusal = Refusal::malformed;
+      return make_error("handshake failed: the peer's identity is malformed");
+    }
     transcript.append(framed.data(), framed.size());
     return *identity;
   }
@@ -171,8 +177,9 @@ struct Handshake::State {
                           " and this side 0x", hex_byte(ciphers), ": none in common"));
   }
 
-  Result<bool> fail(Error error) {
+  Result<bool> fail(Error error, Refusal why) {
     step = Step::failed;
+    refusal = why;
     secret.wipe();
     return error;
   }
@@ -184,7 +191,8 @@ struct Handshake::State {
     size_t check = std::min(pending.size(), kHandshakeMagic.size());
     for (size_t i = before; i < check; ++i)
       if (pending[i] != kHandshakeMagic[i])
-        return fail(make_error("not a Lattice handshake (plaintext rpc or another protocol?)"));
+        return fail(make_error("not a Lattice handshake (plaintext rpc or another protocol?)"),
+                    Refusal::not_lattice);
     // The version as soon as it is in: an older peer's M1 may be shorter than ours.
     if (pending.size() > kHandshakeMagic.size()) {
       auto version = static_cast<uint8_t>(pending[kHandshakeMagic.size()]);
@@ -192,13 +200,14 @@ struct Handshake::State {
         out += kHandshakeMagic;
         out.push_back(static_cast<char>(kHandshakeVersion));
         return fail(make_error(cat("handshake version ", int{version},
-                                   " is not supported (this is ", int{kHandshakeVersion}, ")")));
+                                   " is not supported (this is ", int{kHandshakeVersion}, ")")),
+                    Refusal::version);
       }
     }
     if (pending.size() < kM1) return false;
     auto offered = static_cast<Ciphers>(pending[kHandshakeMagic.size() + 1]);
     auto cipher = choose_cipher(ciphers, offered);
-    if (!cipher) return fail(no_common_cipher(offered));
+    if (!cipher) return fail(no_common_cipher(offered), Refusal::ciphers);
     result.cipher = *cipher;
     const auto* peer_public =
         reinterpret_cast<const uint8_t*>(pending.data()) + kHandshakeMagic.size() + 2;
@@ -206,7 +215,7 @@ struct Handshake::State {
     // Server session keys: rx = initiator -> responder, tx = responder -> initiator.
     if (crypto_kx_server_session_keys(keys().rx, keys().tx, ephemeral_public,
                                       keys().ephemeral_secret, peer_public) != 0)
-      return fail(make_error("handshake failed: unusable ephemeral key"));
+      return fail(make_error("handshake failed: unusable ephemeral key"), Refusal::malformed);
     uint8_t nonce[kNonce];
     randombytes_buf(nonce, sizeof nonce);
     std::string m2(reinterpret_cast<const char*>(ephemeral_public), kPublicKey);
@@ -229,24 +238,25 @@ struct Handshake::State {
                                  int{static_cast<uint8_t>(pending[kHandshakeMagic.size()])},
                                  " and this side ", int{kHandshakeVersion},
                                  ": its Lattice release does not match this one's (compare "
-                                 "`lattice --version` and `lattice-agentd --version`)")));
+                                 "`lattice --version` and `lattice-agentd --version`)")),
+                  Refusal::version);
     auto complete = gather_sealed(in, kM2Clear);
-    if (!complete) return fail(complete.error());
+    if (!complete) return fail(complete.error(), Refusal::malformed);
     if (!*complete) return false;
     // The responder's offer is in the transcript its proof covers, as ours in M1 is.
     auto offered = static_cast<Ciphers>(pending[kPublicKey + kNonce]);
     auto cipher = choose_cipher(ciphers, offered);
-    if (!cipher) return fail(no_common_cipher(offered));
+    if (!cipher) return fail(no_common_cipher(offered), Refusal::ciphers);
     result.cipher = *cipher;
     const auto* peer_public = reinterpret_cast<const uint8_t*>(pending.data());
     // Client session keys: rx = responder -> initiator, tx = initiator -> responder.
     if (crypto_kx_client_session_keys(keys().rx, keys().tx, ephemeral_public,
                                       keys().ephemeral_secret, peer_public) != 0)
-      return fail(make_error("handshake failed: unusable ephemeral key"));
+      return fail(make_error("handshake failed: unusable ephemeral key"), Refusal::malformed);
     transcript.append(pending.data(), kM2Clear);
     auto peer = open_identity(std::string_view(pending).substr(kM2Clear), kHandshakeRI, keys().rx,
                               kPeerLacksKey);
-    if (!peer) return fail(peer.error());
+    if (!peer) return fail(peer.error(), refusal);
     result.peer = std::move(peer.value());
     seal_identity(out, kHandshakeIR, keys().tx);
     finish(kTrafficIR, kTrafficRI);
@@ -255,10 +265,10 @@ struct Handshake::State {
 
   Result<bool> on_m3(std::string_view& in) {
     auto complete = gather_sealed(in, 0);
-    if (!complete) return fail(complete.error());
+    if (!complete) return fail(complete.error(), Refusal::malformed);
     if (!*complete) return false;
     auto peer = open_identity(pending, kHandshakeIR, keys().rx, kInitiatorLacksKey);
-    if (!peer) return fail(peer.error());
+    if (!peer) return fail(peer.error(), refusal);
     result.peer = std::move(peer.value());
     finish(kTrafficRI, kTrafficIR);
     return true;
@@ -323,5 +333,25 @@ Result<bool> Handshake::receive(std::string_view& in, std::string& out) {
 }
 
 HandshakeResult Handshake::take_result() { return std::move(s_->result); }
+
+Refusal Handshake::refusal() const { return s_->refusal; }
+
+const char* refusal_name(Refusal refusal) {
+  switch (refusal) {
+    case Refusal::none:
+      return "";
+    case Refusal::not_lattice:
+      return "not_lattice";
+    case Refusal::version:
+      return "version";
+    case Refusal::ciphers:
+      return "ciphers";
+    case Refusal::key:
+      return "key";
+    case Refusal::malformed:
+      return "malformed";
+  }
+  return "";
+}
 
 }  // namespace lattice::secure

@@ -38,6 +38,12 @@ constexpr size_t kVersionNotice = kHandshakeMagic.size() + 1;
 // The most bytes a responder holds for an unauthenticated peer: M1 and M3 are at most this big.
 constexpr size_t kMaxHandshakeMessage = 512;
 
+// Why a handshake was refused, for counting (metrics); the error's text says it to people.
+//   not_lattice: not our magic; version: another handshake version; ciphers: no record cipher
+//   in common; key: the peer does not hold the cluster key; malformed: bad lengths or keys.
+enum class Refusal { none, not_lattice, version, ciphers, key, malformed };
+const char* refusal_name(Refusal refusal);  // "key", ...; "" for none
+
 struct HandshakeResult {
   Identity peer;
   Secret send_key{32};                        // this side's traffic key out
@@ -65,6 +71,8 @@ class Handshake {
   Result<bool> receive(std::string_view& in, std::string& out);
   // Valid once receive() returned true; the handshake's own secrets are wiped by then.
   HandshakeResult take_result();
+  // Refusal::none until receive() returned an error.
+  Refusal refusal() const;
 
  private:
   struct State;
