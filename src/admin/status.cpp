@@ -126,6 +126,7 @@ std::string handle_request(std::string_view line, AgentControl& control) {
   if (!words.empty() && words[0] == "status-json" && words.size() <= 2)
     return render_status_json(control.status(), words.size() == 2 ? words[1] : "");
   if (words.size() == 1 && words[0] == "allocations") return render_allocations(control.status());
+  if (words.size() == 1 && words[0] == "metrics") return control.metrics();
   if (words.size() == 2 && words[0] == "end-allocation") {
     std::string refusal = control.end_allocation(words[1]);
     if (!refusal.empty()) return cat("error: ", printable(refusal), '\n');
@@ -144,7 +145,7 @@ std::string handle_request(std::string_view line, AgentControl& control) {
     return "no longer draining: new launches and allocations are accepted\n";
   }
   return cat("error: unknown request '", printable(line),
-             "' (try: status, allocations, end-allocation ID, drain [REASON], undrain)\n");
+             "' (try: status, allocations, metrics, end-allocation ID, drain [REASON], undrain)\n");
 }
 
 }  // namespace lattice::admin

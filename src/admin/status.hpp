@@ -1,9 +1,9 @@
 // The admin socket's protocol and what it shows: one request line in ("status", "status
-// LAUNCH_ID", "status-json [LAUNCH_ID]", "allocations", "end-allocation ID", "drain [REASON]",
-// "undrain"), text out. Pure: the agent supplies its state through AgentControl and moves the
-// bytes; this decides what an operator reads when a job hangs. What ranks and clients sent (a
-// rank's last PMI command, the request) is shown through printable(): an operator's terminal acts
-// on no byte of theirs.
+// LAUNCH_ID", "status-json [LAUNCH_ID]", "allocations", "metrics", "end-allocation ID", "drain
+// [REASON]", "undrain"), text out. Pure: the agent supplies its state through AgentControl and
+// moves the bytes; this decides what an operator reads when a job hangs. What ranks and clients
+// sent (a rank's last PMI command, the request) is shown through printable(): an operator's
+// terminal acts on no byte of theirs.
 #pragma once
 
 #include <cstddef>
@@ -82,6 +82,8 @@ class AgentControl {
   // An operator drains the node ("drain REASON": new launches and allocations refused with the
   // reason, running ones go on) or ends the drain ("undrain": `reason` empty).
   virtual void drain(const std::string& reason) = 0;
+  // The agent's metrics in the Prometheus text format (admin/metrics.hpp), for "metrics".
+  virtual std::string metrics() = 0;
 };
 
 std::string handle_request(std::string_view line, AgentControl& control);

@@ -47,6 +47,7 @@ uint64_t link_linger_ms(const config::AgentConfig& config) {
 Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterKey& key,
              LaunchEnvironment environment, std::string config_source, Reread reread)
     : loop_(loop),
+      metrics_(policy::kind_names(), refusal_causes()),
       config_(std::move(config)),
       config_source_(std::move(config_source)),
       reread_(std::move(reread)),
@@ -69,6 +70,7 @@ Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterK
       sweeper_(loop),
       service_(loop) {
   environment_.parents = this;
+  environment_.metrics = &metrics_;
 }
 
 Agent::~Agent() = default;
@@ -102,6 +104,16 @@ Status Agent::start(int ready_fd) {
     if (!admin)
       return make_error(cat("admin socket ", config_.admin_socket, ": ", admin.error().message));
     admin_listener_ = std::move(admin.value());
+  }
+  if (!config_.metrics_host.empty()) {
+    auto endpoint = MetricsEndpoint::listen(loop_, config_.metrics_host, config_.metrics_port,
+                                            [this] { return metrics(); });
+    if (!endpoint)
+      return make_error(cat("metrics.listen ", config_.metrics_host, ':', config_.metrics_port,
+                            ": ", endpoint.error().message));
+    metrics_endpoint_ = std::move(endpoint.value());
+    auto at = metrics_endpoint_->bound();
+    LAT_LOG(info, "agent", "metrics served on http://", at.host, ':', at.port, "/metrics");
   }
   if (auto door = open_user_door(); !door) return door;
   for (int signum : {SIGTERM, SIGINT})
@@ -381,6 +393,8 @@ void Agent::connection_closed(uint64_t conn_id, const Error& why) {
   bool authenticated = it != connections_.end() && it->second->established();
   std::string who = it == connections_.end() ? std::string("?") : it->second->peer();
   slots_.closed(conn_id);
+  if (!authenticated && it != connections_.end() && !it->second->refusal().empty())
+    metrics_.refused(it->second->refusal());
   if (!authenticated)
     LAT_LOG_LIMITED(refusals_, warn, "link", log_cause(why.message), "refused ", who, ": ",
                     why.message);
@@ -481,6 +495,7 @@ void Agent::reap() {
     admin_clients_.clear();
     listener_.reset();
     admin_listener_.reset();
+    metrics_endpoint_.reset();
     user_door_.reset();
     signals_.clear();
     sweeper_.stop();

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "admin/metrics.hpp"
 #include "admin/status.hpp"
 #include "agent/allocation.hpp"
 #include "agent/authority.hpp"
@@ -21,6 +22,7 @@
 #include "agent/early_messages.hpp"
 #include "agent/launch.hpp"
 #include "agent/launch_route.hpp"
+#include "agent/metrics_endpoint.hpp"
 #include "agent/node_links.hpp"
 #include "agent/parent_launches.hpp"
 #include "agent/pmix_host.hpp"
@@ -58,6 +60,7 @@ class Agent : private NodeLinks::Host,
   admin::AgentStatus status() override;
   std::string end_allocation(const std::string& id) override;
   void drain(const std::string& reason) override;
+  std::string metrics() override;
   // Why a new launch or allocation is refused here while draining ("" when not).
   std::string refused_by_drain() const;
 
@@ -129,6 +132,8 @@ class Agent : private NodeLinks::Host,
   Status open_user_door();
   void accept_user(std::unique_ptr<net::Stream> stream);
   void accept_admin(std::unique_ptr<net::Stream> stream);
+  // The causes the metrics count refused connections by (agent_metrics.cpp).
+  static std::vector<std::string> refusal_causes();
   void sweep();        // rpc deadlines, idle links, stale early fence chunks, heap trimming
   void arm_sweeper();  // while any of those exist
   void shutdown(int signum);
@@ -159,7 +164,9 @@ class Agent : private NodeLinks::Host,
   bool stopping() const override { return shutting_down_; }
 
   net::Loop& loop_;
-  rpc::MessageCounts counts_;  // every link's messages, for the admin socket
+  rpc::MessageCounts counts_;    // every link's messages, for the admin socket
+  link::SealedBytes sealed_;     // and their bytes on the network
+  admin::MetricsTally metrics_;  // before launches_: they count into it
   config::AgentConfig config_;
   std::string config_source_;
   Reread reread_;
@@ -172,6 +179,7 @@ class Agent : private NodeLinks::Host,
   std::unique_ptr<PmixHost> pmix_;                    // before launches_: outlives them
   std::unique_ptr<net::TcpListener> listener_;
   std::unique_ptr<net::UnixListener> admin_listener_;
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint_;  // metrics.listen; null: not served
   std::unique_ptr<net::UnixListener> user_door_;
   std::vector<std::unique_ptr<net::SignalWatcher>> signals_;
   std::map<uint64_t, std::unique_ptr<link::Connection>> connections_;

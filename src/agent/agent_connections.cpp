@@ -12,6 +12,7 @@ void Agent::accept(std::unique_ptr<net::Stream> stream) {
   Source source = source_of(*stream);
   auto admission = slots_.admit(id, source);
   if (admission.verdict == ConnectionSlots::Verdict::source_full) {
+    metrics_.refused("source_full");
     LAT_LOG_LIMITED(refusals_, warn, "link", "source full", "refusing ", stream->peer(), " (",
                     source.name, "): ", slots_.handshakes_from(source.name),
                     " of its connections are in their handshake "
@@ -19,6 +20,7 @@ void Agent::accept(std::unique_ptr<net::Stream> stream) {
     return;
   }
   if (admission.verdict == ConnectionSlots::Verdict::table_full) {
+    metrics_.refused("table_full");
     LAT_LOG_LIMITED(refusals_, warn, "link", "table full", "refusing ", stream->peer(), ": ",
                     slots_.open(), " authenticated links open (limits.max_connections)");
     return;
@@ -48,6 +50,7 @@ void Agent::add_connection(uint64_t id, std::unique_ptr<net::Stream> stream,
   options.self = secure::Identity{secure::Role::agent, config_.node_id};
   options.handshake_timeout_ms = config_.handshake_timeout_ms;
   options.counts = &counts_;
+  options.sealed = &sealed_;
   connections_[id] = std::make_unique<link::Connection>(
       loop_, std::move(stream), std::move(options), std::move(handlers),
       [this, id](const secure::Identity& peer) {
@@ -84,6 +87,7 @@ void Agent::drop_handshake(uint64_t conn_id) {
   auto it = connections_.find(conn_id);
   if (it == connections_.end()) return;
   it->second->close();
+  metrics_.refused("dropped");
   connection_closed(conn_id,
                     make_error(cat("dropped in its handshake to make room for a newer "
                                    "connection: ",

@@ -175,6 +175,10 @@ Status Launch::start() {
     }
     spawn_timer_.start(0, 0, [this] { spawn_all(); });
   });
+  if (env_.metrics) {
+    env_.metrics->launch_started();
+    fence_.on_released([metrics = env_.metrics](uint64_t us) { metrics->fence_released(us); });
+  }
   return {};
 }
 
@@ -357,6 +361,7 @@ void Launch::end(const std::optional<Failure>& failure) {
   if (launch_dir_) remove_launch_dir(launch_dir_->path());
   launch_dir_.reset();
   times_.fences.assign(fence_.phases().fences().begin(), fence_.phases().fences().end());
+  if (env_.metrics) env_.metrics->launch_ended(failure ? policy::kind_name(failure->kind) : "");
   sink_.ended(*this, wire::LaunchEnded{spec_.launch_id, spec_.node_index, failure, stragglers_,
                                        times_, sweep_ ? sweep_->strays() : 0});
 }

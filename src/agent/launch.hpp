@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "admin/metrics.hpp"
 #include "agent/fence_phases.hpp"
 #include "agent/launch_connects.hpp"
 #include "agent/launch_family.hpp"
@@ -86,6 +87,8 @@ struct LaunchEnvironment {
   proc::Containment* containment = nullptr;
   // The launches on this agent, as a spawned launch finds its parent (null: none, unit tests).
   ParentLaunches* parents = nullptr;
+  // What the agent counts for its metrics: launches, their ends and fences (null: unit tests).
+  admin::MetricsTally* metrics = nullptr;
 };
 
 // What the allocation a launch runs in gives it (agent/allocation.hpp): the group its processes'
@@ -172,6 +175,7 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   std::vector<int> fence_children_pending() const { return fence_.children_pending(); }
   const FencePhaseLog& fence_phases() const { return fence_.phases(); }
   std::vector<std::pair<int, int>> rank_pids() const;  // (rank, pid)
+  size_t ranks_running() const { return ranks_.running(); }
   uint64_t age_ms() const;
   uint64_t elapsed_us() const;  // since the request arrived: the clock of every figure it reports
   bool ended() const override { return policy_.ended(); }

@@ -9,7 +9,7 @@ LaunchFence::LaunchFence(net::Loop& loop, const LaunchSpec& spec, WireUp& wire_u
     : spec_(spec), wire_up_(wire_up), elapsed_us_(std::move(elapsed_us)) {
   auto complete = [this](uint64_t epoch, KvStore merged) {
     wire_up_.fence_complete(epoch, std::move(merged));
-    phase(epoch, FencePhase::released);
+    released(epoch);
   };
   if (spec.nnodes() == 1) {
     fence_ = std::make_unique<LocalFence>(loop, complete);
@@ -24,6 +24,15 @@ LaunchFence::LaunchFence(net::Loop& loop, const LaunchSpec& spec, WireUp& wire_u
       [this](uint64_t epoch, FencePhase p) { phase(epoch, p); });
   tree_ = tree.get();
   fence_ = std::move(tree);
+}
+
+void LaunchFence::released(uint64_t epoch) {
+  phase(epoch, FencePhase::released);
+  if (!on_released_) return;
+  const auto& fences = log_.fences();
+  for (auto it = fences.rbegin(); it != fences.rend(); ++it)
+    if (it->epoch == epoch && it->entered_us && it->released_us >= it->entered_us)
+      return on_released_(it->released_us - it->entered_us);
 }
 
 void LaunchFence::enter(uint64_t epoch, pmi::KvList contribution) {

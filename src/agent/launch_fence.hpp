@@ -48,14 +48,19 @@ class LaunchFence {
   int parent() const { return tree_ ? tree_->parent() : -1; }
   std::vector<int> children_pending() const { return fence_->children_pending(); }
   const FencePhaseLog& phases() const { return log_; }
+  // `fn` hears how long each fence took here, from its last local rank's entry to the ranks'
+  // release (the agent's metrics).
+  void on_released(std::function<void(uint64_t duration_us)> fn) { on_released_ = std::move(fn); }
 
  private:
   void phase(uint64_t epoch, FencePhase phase) { log_.record(epoch, phase, elapsed_us_()); }
+  void released(uint64_t epoch);
 
   const LaunchSpec& spec_;
   WireUp& wire_up_;
   ClockFn elapsed_us_;
   FencePhaseLog log_;
+  std::function<void(uint64_t)> on_released_;
   std::unique_ptr<Fence> fence_;
   TreeFence* tree_ = nullptr;  // fence_ when the launch spans nodes
 };

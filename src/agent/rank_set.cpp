@@ -61,9 +61,11 @@ void RankSet::starting_done() {
   report_input_taken();
 }
 
-bool RankSet::any_running() const {
-  return std::any_of(ranks_.begin(), ranks_.end(),
-                     [](auto& r) { return r->process && !r->process->exited(); });
+bool RankSet::any_running() const { return running() > 0; }
+
+size_t RankSet::running() const {
+  return static_cast<size_t>(std::count_if(
+      ranks_.begin(), ranks_.end(), [](auto& r) { return r->process && !r->process->exited(); }));
 }
 
 void RankSet::attach_output(Rank& rank, std::unique_ptr<net::Stream> stream, bool is_stderr) {

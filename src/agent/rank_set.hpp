@@ -57,6 +57,7 @@ class RankSet {
   // Every rank that will start has: stdin held for the others is no longer waited for.
   void starting_done();
   bool any_running() const;
+  size_t running() const;  // ranks whose process has not exited
 
   // A piece of the launcher's stdin for the input rank(s); `eof` ends it.
   void input(const std::string& data, bool eof);

@@ -110,6 +110,19 @@ Result<std::vector<proc::Gpu>> gpu_list(const Reader& r, const YAML::Node& node,
   return out;
 }
 
+// HOST:PORT, a numeric address ([IPv6]:PORT).
+Status address(const Reader& r, const YAML::Node& n, const std::string& p, std::string& host,
+               int& port) {
+  auto s = text(r, n, p);
+  if (!s) return s.error();
+  auto hp = parse_host_port(*s);
+  if (!hp)
+    return r.bad(n, p, cat("expected HOST:PORT with a port from 0 to 65535, got '", *s, "'"));
+  host = hp->host;
+  port = hp->port;
+  return {};
+}
+
 using Key = config::Key<AgentConfig>;
 
 // Every key the file may hold. A path's prefix before '.' is a section (a nested mapping).
@@ -123,17 +136,8 @@ const Key kKeys[] = {
        }
        return store(std::move(id), c.node_id);
      }},
-    {"listen",
-     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) -> Status {
-       auto s = text(r, n, p);
-       if (!s) return s.error();
-       auto hp = parse_host_port(*s);
-       if (!hp)
-         return r.bad(n, p, cat("expected HOST:PORT with a port from 0 to 65535, got '", *s, "'"));
-       c.listen_host = hp->host;
-       c.listen_port = hp->port;
-       return {};
-     }},
+    {"listen", [](const Reader& r, const YAML::Node& n, const std::string& p,
+                  AgentConfig& c) { return address(r, n, p, c.listen_host, c.listen_port); }},
     {"log_level",
      [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) -> Status {
        auto s = text(r, n, p);
@@ -148,6 +152,10 @@ const Key kKeys[] = {
                     AgentConfig& c) { return store(text(r, n, p), c.log_file); }},
     {"admin_socket", [](const Reader& r, const YAML::Node& n, const std::string& p,
                         AgentConfig& c) { return store(socket_path(r, n, p), c.admin_socket); }},
+    {"metrics.listen",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return address(r, n, p, c.metrics_host, c.metrics_port);
+     }},
     {"pmi.socket_dir", [](const Reader& r, const YAML::Node& n, const std::string& p,
                           AgentConfig& c) { return store(text(r, n, p), c.pmi_socket_dir); }},
     {"fence.timeout",
@@ -308,6 +316,8 @@ Reload reload(const AgentConfig& running, const AgentConfig& fresh) {
   keep(&AgentConfig::listen_host, "listen");
   keep(&AgentConfig::listen_port, "listen");
   keep(&AgentConfig::admin_socket, "admin_socket");
+  keep(&AgentConfig::metrics_host, "metrics.listen");
+  keep(&AgentConfig::metrics_port, "metrics.listen");
   keep(&AgentConfig::pmi_socket_dir, "pmi.socket_dir");
   keep(&AgentConfig::heartbeat_interval_ms, "links.heartbeat_interval");
   keep(&AgentConfig::heartbeat_misses, "links.heartbeat_misses");
@@ -328,16 +338,21 @@ Result<AgentConfig> load_config_file(const std::string& path) {
 }
 
 std::string describe(const AgentConfig& c) {
-  std::string host =
-      c.listen_host.find(':') != std::string::npos ? cat('[', c.listen_host, ']') : c.listen_host;
+  // An IPv6 address in brackets, as parse_host_port reads it back.
+  auto host_port = [](const std::string& host, int port) {
+    return host.find(':') != std::string::npos ? cat('[', host, "]:", port) : cat(host, ':', port);
+  };
   std::string listen = c.listen_host.empty()
                            ? "# listen: not set (the agent refuses to start without one)"
-                           : "listen: " + yaml_string(cat(host, ':', c.listen_port));
-  return cat("node_id: ", yaml_string(c.node_id),                                        //
-             "\n", listen,                                                               //
-             "\nlog_level: ", log_level_name(c.log_level),                               //
-             c.log_file.empty() ? "" : "\nlog_file: " + yaml_string(c.log_file),         //
-             "\nadmin_socket: ", yaml_string(c.admin_socket),                            //
+                           : "listen: " + yaml_string(host_port(c.listen_host, c.listen_port));
+  return cat("node_id: ", yaml_string(c.node_id),                                 //
+             "\n", listen,                                                        //
+             "\nlog_level: ", log_level_name(c.log_level),                        //
+             c.log_file.empty() ? "" : "\nlog_file: " + yaml_string(c.log_file),  //
+             "\nadmin_socket: ", yaml_string(c.admin_socket),                     //
+             c.metrics_host.empty() ? ""
+                                    : "\nmetrics:\n  listen: " +
+                                          yaml_string(host_port(c.metrics_host, c.metrics_port)),
              "\npmi:\n  socket_dir: ", yaml_string(c.pmi_socket_dir),                    //
              "\nfence:\n  timeout: ", seconds(c.fence_timeout_ms),                       //
              "\nlinks:\n  heartbeat_interval: ", seconds(c.heartbeat_interval_ms),       //

@@ -33,6 +33,9 @@ struct AgentConfig {
   std::string
       log_file;  // empty: stderr (a service's journal); else appended to, reopened on SIGHUP
   std::string admin_socket = "/run/lattice/agentd.sock";
+  // metrics.listen: where Prometheus scrapes GET /metrics over HTTP; empty host: not served.
+  std::string metrics_host;
+  int metrics_port = 9464;
   bool compat_set_slurm_env = false;
   // security: links need the cluster key; jobs as root only when allowed
   std::string key_file;  // required: the agent refuses to start without one

@@ -48,8 +48,8 @@ using namespace lattice::launcher;
 const char* kUsage =
     "usage: lattice launch [options] PROGRAM [ARGS...]   (lattice launch --help)\n"
     "       lattice alloc [options] [--] COMMAND [ARGS...]  (lattice alloc --help)\n"
-    "       lattice admin [--socket PATH] status [LAUNCH_ID] | allocations | end-allocation ID |\n"
-    "                                     drain [REASON] | undrain\n"
+    "       lattice admin [--socket PATH] status [--json] [LAUNCH_ID] | allocations | metrics |\n"
+    "                                     end-allocation ID | drain [REASON] | undrain\n"
     "       lattice --version\n";
 
 int fail(int code, const std::string& message) {
@@ -68,8 +68,8 @@ int admin_main(const std::vector<std::string>& args) {
   const std::string& request = parsed->request;
   if (request.empty())
     return fail(2,
-                "admin: what to ask? (status, allocations, end-allocation ID, drain [REASON], "
-                "undrain)");
+                "admin: what to ask? (status, allocations, metrics, end-allocation ID, drain "
+                "[REASON], undrain)");
   auto answer = admin_request(socket, request);
   if (!answer) return fail(1, cat("admin: ", answer.error().message));
   std::fputs(answer->text.c_str(), stdout);

@@ -72,4 +72,49 @@ std::string describe(const Failure& f) {
   return f.detail;
 }
 
+const char* kind_name(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::other:
+      return "other";
+    case FailureKind::exited:
+      return "exited";
+    case FailureKind::no_finalize:
+      return "no_finalize";
+    case FailureKind::abort_called:
+      return "abort_called";
+    case FailureKind::pmi_error:
+      return "pmi_error";
+    case FailureKind::pmi_lost:
+      return "pmi_lost";
+    case FailureKind::spawn_failed:
+      return "spawn_failed";
+    case FailureKind::fence_timeout:
+      return "fence_timeout";
+    case FailureKind::node_lost:
+      return "node_lost";
+    case FailureKind::launcher_lost:
+      return "launcher_lost";
+    case FailureKind::agent_stopping:
+      return "agent_stopping";
+    case FailureKind::agent_killed:
+      return "agent_killed";
+    case FailureKind::time_limit:
+      return "time_limit";
+    case FailureKind::interrupted:
+      return "interrupted";
+    case FailureKind::allocation_ended:
+      return "allocation_ended";
+    case FailureKind::out_of_memory:
+      return "out_of_memory";
+  }
+  return "other";
+}
+
+std::vector<std::string> kind_names() {
+  std::vector<std::string> names;
+  for (int k = 0; k <= static_cast<int>(FailureKind::out_of_memory); ++k)
+    names.emplace_back(kind_name(static_cast<FailureKind>(k)));
+  return names;
+}
+
 }  // namespace lattice::policy

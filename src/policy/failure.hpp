@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace lattice::policy {
 
@@ -27,6 +28,7 @@ enum class FailureKind {
   allocation_ended,  // the allocation it ran in ended (detail: which, and why)
   out_of_memory,     // the out-of-memory killer killed the rank (signal), whose launch's memory
                      // limit on `node` was memory_limit (0: none of its own)
+  // Adding a kind: name it in kind_name(), and move kind_names()'s bound if it comes last.
 };
 
 struct Failure {
@@ -42,6 +44,11 @@ struct Failure {
   std::string peer = {};         // node_lost: the node id lost
   uint64_t memory_limit = 0;     // out_of_memory
 };
+
+// The kind's name as in the enum ("exited", "fence_timeout"): a metrics label.
+const char* kind_name(FailureKind kind);
+// Every kind's name, in the enum's order.
+std::vector<std::string> kind_names();
 
 // "rank 3 on n1 exited with status 7", "fence 2 timed out after 60 s", ...
 std::string describe(const Failure& failure);

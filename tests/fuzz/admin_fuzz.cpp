@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "admin/metrics.hpp"
 #include "admin/protocol.hpp"
 #include "admin/status.hpp"
 
@@ -51,6 +52,17 @@ struct State : AgentControl {
   // The agent's refusal ("" when it ends the allocation): whatever the input says.
   std::string end_allocation(const std::string&) override { return in.next(); }
   void drain(const std::string& reason) override { draining = reason; }
+  // Label values are the agent's own, but the rendering must hold even if one were not.
+  std::string metrics() override {
+    MetricsTally tally({in.next()}, {in.next()});
+    tally.launch_ended(in.next());
+    tally.refused(in.next());
+    tally.fence_released(in.number());
+    MetricsGauges gauges;
+    gauges.node_id = in.next();
+    gauges.uptime_ms = in.number();
+    return render_metrics(tally, gauges);
+  }
   std::string draining;
   AgentStatus status() override {
     AgentStatus st;

@@ -25,6 +25,7 @@ struct FakeControl : AgentControl {
     return "";
   }
   void drain(const std::string& reason) override { state.draining = reason; }
+  std::string metrics() override { return "lattice_agent_draining 0\n"; }
 };
 
 bool contains(const std::string& s, const std::string& needle) {
@@ -138,17 +139,18 @@ TEST_CASE("two launches, and asking for one of them") {
 TEST_CASE("unknown or malformed requests get one error line and no status call") {
   FakeControl control;
   CHECK(handle_request("reboot\n", control) ==
-        "error: unknown request 'reboot' (try: status, allocations, end-allocation ID, drain "
-        "[REASON], undrain)\n");
+        "error: unknown request 'reboot' (try: status, allocations, metrics, end-allocation ID, "
+        "drain [REASON], undrain)\n");
   CHECK(handle_request("", control) ==
-        "error: unknown request '' (try: status, allocations, end-allocation ID, drain [REASON], "
-        "undrain)\n");
-  CHECK(handle_request("status a b", control) ==
-        "error: unknown request 'status a b' (try: status, allocations, end-allocation ID, drain "
-        "[REASON], undrain)\n");
+        "error: unknown request '' (try: status, allocations, metrics, end-allocation ID, "
+        "drain [REASON], undrain)\n");
+  CHECK(
+      handle_request("status a b", control) ==
+      "error: unknown request 'status a b' (try: status, allocations, metrics, end-allocation ID, "
+      "drain [REASON], undrain)\n");
   CHECK(handle_request("STATUS", control) ==
-        "error: unknown request 'STATUS' (try: status, allocations, end-allocation ID, drain "
-        "[REASON], undrain)\n");
+        "error: unknown request 'STATUS' (try: status, allocations, metrics, end-allocation ID, "
+        "drain [REASON], undrain)\n");
   CHECK(control.calls == 0);
 }
 
@@ -160,8 +162,9 @@ TEST_CASE("what ranks and clients sent reaches no terminal raw (found by fuzz_ad
   std::string out = handle_request("status", control);
   CHECK(contains(out, "\\x1b]0;owned\\x07put"));
   CHECK(handle_request("stat\x1b[2J", control) ==
-        "error: unknown request 'stat\\x1b[2J' (try: status, allocations, end-allocation ID, drain "
-        "[REASON], undrain)\n");
+        "error: unknown request 'stat\\x1b[2J' (try: status, allocations, metrics, end-allocation "
+        "ID, "
+        "drain [REASON], undrain)\n");
   CHECK(handle_request("status L\x1b[2J", control) ==
         "error: no launch 'L\\x1b[2J' on this agent\n");
   for (const auto& answer : {out, handle_request("stat\x1b[2J", control)})
@@ -251,4 +254,10 @@ TEST_CASE("status as JSON: the same state, every field named, a rank's bytes nev
   REQUIRE(only["launches"].size() == 1);
   CHECK(only["launches"][0]["launch_id"] == "L2");
   CHECK(handle_request("status-json L9", control).rfind("error: no launch 'L9'", 0) == 0);
+}
+
+TEST_CASE("metrics: the agent's rendering, as it gives it") {
+  FakeControl control;
+  CHECK(handle_request("metrics\n", control) == "lattice_agent_draining 0\n");
+  CHECK(handle_request("metrics now", control).rfind("error: unknown request", 0) == 0);
 }

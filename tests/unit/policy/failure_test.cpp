@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+#include <string>
+
 using namespace lattice::policy;
 
 namespace {
@@ -52,4 +55,14 @@ TEST_CASE("every kind renders as the reason people read") {
   CHECK(describe(of(FailureKind::agent_killed, -1)) == "agent killed");
   CHECK(describe(Failure{"cannot reach agent n2 at h:1: refused"}) ==
         "cannot reach agent n2 at h:1: refused");
+}
+
+TEST_CASE("every failure kind has its own name, the metrics' reason label") {
+  auto names = lattice::policy::kind_names();
+  CHECK(names.size() == static_cast<size_t>(lattice::policy::FailureKind::out_of_memory) + 1);
+  CHECK(std::set<std::string>(names.begin(), names.end()).size() == names.size());
+  CHECK(names.front() == "other");
+  CHECK(names.back() == "out_of_memory");
+  CHECK(std::string(lattice::policy::kind_name(lattice::policy::FailureKind::fence_timeout)) ==
+        "fence_timeout");
 }
