@@ -76,7 +76,10 @@ TEST_CASE("different cluster keys fail on both sides, saying so") {
   Pair p(a, b);
   CHECK_FALSE(p.handshake());
   CHECK(p.initiator_error.find("does not verify") != std::string::npos);
+  CHECK(p.initiator.refusal() == Refusal::key);
+  CHECK(std::string(refusal_name(p.initiator.refusal())) == "key");
   CHECK_FALSE(p.responder.established());
+  CHECK(p.responder.refusal() == Refusal::none);  // it heard nothing wrong: the initiator left
 }
 
 TEST_CASE("the responder refuses bytes that are not a handshake at the first wrong byte") {
@@ -87,6 +90,7 @@ TEST_CASE("the responder refuses bytes that are not a handshake at the first wro
   auto st = responder.receive(std::string("\0\0\0\0\x02\0\0\0", 8), out);
   REQUIRE_FALSE(st);
   CHECK(st.error().message.find("not a Lattice handshake") != std::string::npos);
+  CHECK(responder.refusal() == Refusal::not_lattice);
   CHECK(out.to_network.empty());
   // The error sticks.
   CHECK_FALSE(responder.receive("LTC", out));
@@ -115,6 +119,7 @@ TEST_CASE("an unknown handshake version, or an older one, is refused by name") {
     REQUIRE_FALSE(st);
     CHECK(st.error().message.find(lattice::cat(
               "version ", version, " is not supported (this is 2)")) != std::string::npos);
+    CHECK(responder.refusal() == Refusal::version);
     // Its answer names its own version, and an initiator of that other version names both.
     CHECK(out.to_network == std::string(kHandshakeMagic) + '\x02');
     Channel other(Channel::Side::initiator, key, {Role::launcher, "l"});
@@ -126,6 +131,7 @@ TEST_CASE("an unknown handshake version, or an older one, is refused by name") {
     REQUIRE_FALSE(refused);
     CHECK(refused.error().message.find(lattice::cat("the peer speaks handshake version ", version,
                                                     " and this side 2")) != std::string::npos);
+    CHECK(other.refusal() == Refusal::version);
   }
 }
 
@@ -167,6 +173,7 @@ TEST_CASE("offers with no cipher in common are refused by name, on either side")
   CHECK_FALSE(p.handshake());
   CHECK(p.responder_error.find("offers record ciphers 0x02 and this side 0x01: none in common") !=
         std::string::npos);
+  CHECK(p.responder.refusal() == Refusal::ciphers);
   // The initiator finds out from M2 when the responder offers what M1 did not.
   Channel initiator(Channel::Side::initiator, key, {Role::launcher, "l"}, {},
                     only(Cipher::xchacha20poly1305));
@@ -269,6 +276,7 @@ TEST_CASE("a sealed identity that claims more than the limit is refused without 
   auto st = responder.receive(std::string("\xff\xff", 2), r);
   REQUIRE_FALSE(st);
   CHECK(st.error().message.find("sealed identity of 65535 bytes") != std::string::npos);
+  CHECK(responder.refusal() == Refusal::malformed);
 }
 
 TEST_CASE("identities: encode/decode and names that are refused") {
