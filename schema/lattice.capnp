@@ -625,6 +625,15 @@ struct AllocationInfo {
   hasCxi @6 :Bool;               # its launches get its CXI service
 }
 
+# An operator's view of an agent from a launcher host (lattice admin status --agents): what the
+# agent's admin socket answers to "status [LAUNCH_ID]" or "status-json [LAUNCH_ID]". Key holders
+# only; the response carries the same struct with `text` filled.
+struct AgentStatus {
+  json @0 :Bool;                 # the JSON form
+  launchId @1 :Text;             # that launch only; "" = everything
+  text @2 :Text;                 # response: the rendered status
+}
+
 struct Envelope {
   requestId @0 :UInt64;          # 0 = notification; otherwise a request or its response
   isResponse @1 :Bool;
@@ -662,5 +671,6 @@ struct Envelope {
     pmixControl @30 :PmixControl;                 # agent -> agent, response empty
     pmixSpawn @31 :PmixSpawn;                     # agent -> head agent -> launcher, response same
     pmixFamily @32 :PmixFamily;                   # head agent -> agent, response empty
+    agentStatus @33 :AgentStatus;                 # key holder -> agent, response same
   }
 }

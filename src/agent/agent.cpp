@@ -228,6 +228,9 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
     case schema::Envelope::Body::ALLOCATION_INFO:
       if (request_id == 0) return;
       return allocation_info(sender, request_id, body.getAllocationInfo().getAllocationId());
+    case schema::Envelope::Body::AGENT_STATUS:
+      if (request_id == 0) return;
+      return status_request(sender, request_id, body.getAgentStatus());
     case schema::Envelope::Body::HEARTBEAT:
       if (request_id) conn.session().respond(request_id, rpc::Outgoing());
       return;

@@ -132,6 +132,9 @@ class Agent : private NodeLinks::Host,
   Status open_user_door();
   void accept_user(std::unique_ptr<net::Stream> stream);
   void accept_admin(std::unique_ptr<net::Stream> stream);
+  // A key holder's `lattice admin status --agents`: what the admin socket would answer.
+  void status_request(const Sender& sender, uint64_t request_id,
+                      schema::AgentStatus::Reader request);
   // The causes the metrics count refused connections by (agent_metrics.cpp).
   static std::vector<std::string> refusal_causes();
   void sweep();        // rpc deadlines, idle links, stale early fence chunks, heap trimming

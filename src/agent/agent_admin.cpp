@@ -103,6 +103,23 @@ admin::AgentStatus Agent::status() {
   return st;
 }
 
+void Agent::status_request(const Sender& sender, uint64_t request_id,
+                           schema::AgentStatus::Reader request) {
+  rpc::Session& session = *session_of(sender.conn);
+  if (auto allowed = may_see_status(sender); !allowed) {
+    LAT_LOG_LIMITED(refusals_, warn, "auth", "status", allowed.error().message);
+    return session.respond_error(request_id, allowed.error().message);
+  }
+  std::string only(request.getLaunchId().cStr(), request.getLaunchId().size());
+  rpc::Outgoing answer;
+  auto reply = answer.body().initAgentStatus();
+  reply.setJson(request.getJson());
+  reply.setLaunchId(request.getLaunchId());
+  reply.setText(request.getJson() ? admin::render_status_json(status(), only)
+                                  : admin::render_status(status(), only));
+  session.respond(request_id, std::move(answer));
+}
+
 std::string Agent::end_allocation(const std::string& id) {
   Allocation* alloc = find_allocation(id);
   if (!alloc) return cat("no allocation '", id, "' on ", config_.node_id);

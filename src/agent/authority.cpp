@@ -76,6 +76,12 @@ Status may_manage_allocations(const Sender& sender) {
                         " refused: only launchers (holders of the cluster key) manage them"));
 }
 
+Status may_see_status(const Sender& sender) {
+  if (sender.identity.role == secure::Role::launcher) return {};
+  return make_error(cat("a status request from ", secure::describe(sender.identity),
+                        " refused: only launchers (holders of the cluster key) may ask"));
+}
+
 Status may_describe(const wire::AllocationSpec& alloc, const Sender& sender) {
   if (sender.identity.role == secure::Role::launcher) return {};
   auto uid = user_uid(sender.identity);

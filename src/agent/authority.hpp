@@ -52,6 +52,8 @@ Status may_launch_in(const LaunchSpec& spec, const wire::AllocationSpec* alloc, 
                      const Sender& sender);
 // Starting and ending allocations: launchers only.
 Status may_manage_allocations(const Sender& sender);
+// The agent's whole status (every launch and allocation, their users): launchers only.
+Status may_see_status(const Sender& sender);
 // An allocation's description: launchers, and its own user (or root) on the user door.
 Status may_describe(const wire::AllocationSpec& alloc, const Sender& sender);
 Status may_signal(const LaunchSpec& spec, uint64_t launcher_conn, const Sender& sender);

@@ -17,8 +17,9 @@ Result<AdminArgs> parse_admin_args(const std::vector<std::string>& args) {
   CLI::App cli;
   Options w(cli);
   w.text("--socket", out.socket);
-  bool json = false;
-  w.flag("--json", [&json] { json = true; });
+  w.text("--agents", out.agents);
+  w.text("--key-file", out.key_file);
+  w.flag("--json", [&out] { out.json = true; });
   // The options, wherever they are, go to the parser; the other words are the request.
   std::vector<std::string> options;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -27,19 +28,27 @@ Result<AdminArgs> parse_admin_args(const std::vector<std::string>& args) {
       continue;
     }
     options.push_back(args[i]);
-    if (args[i] == "--socket" && i + 1 < args.size()) options.push_back(args[++i]);
+    if ((args[i] == "--socket" || args[i] == "--agents" || args[i] == "--key-file") &&
+        i + 1 < args.size())
+      options.push_back(args[++i]);
   }
   auto line = w.parse(options);
   if (!line) return line.error();
   out.help = line->help;
-  if (json) {
-    // "status [ID]" as JSON; the other requests have no JSON form.
-    constexpr std::string_view kStatus = "status";
-    if (out.request.rfind(kStatus, 0) != 0 ||
-        (out.request.size() > kStatus.size() && out.request[kStatus.size()] != ' '))
-      return make_error("--json goes with status only");
-    out.request = cat("status-json", out.request.substr(kStatus.size()));
+  constexpr std::string_view kStatus = "status";
+  bool status = out.request.rfind(kStatus, 0) == 0 &&
+                (out.request.size() == kStatus.size() || out.request[kStatus.size()] == ' ');
+  if (out.json && !status) return make_error("--json goes with status only");
+  if (!out.agents.empty()) {
+    if (!status) return make_error("--agents goes with status only");
+    std::string rest = out.request.substr(std::min(out.request.size(), kStatus.size() + 1));
+    if (rest.find(' ') != std::string::npos) return make_error("status takes one LAUNCH_ID");
+    out.launch_id = rest;
+  } else if (!out.key_file.empty()) {
+    return make_error("--key-file goes with --agents");
   }
+  // "status [ID]" as JSON; the other requests have no JSON form.
+  if (out.json) out.request = cat("status-json", out.request.substr(kStatus.size()));
   return out;
 }
 

@@ -23,6 +23,7 @@
 #include "launcher/alloc_options.hpp"
 #include "launcher/allocation_door.hpp"
 #include "launcher/allocation_run.hpp"
+#include "launcher/cluster_status.hpp"
 #include "launcher/export_env.hpp"
 #include "launcher/fabric_setup.hpp"
 #include "launcher/job.hpp"
@@ -50,11 +51,31 @@ const char* kUsage =
     "       lattice alloc [options] [--] COMMAND [ARGS...]  (lattice alloc --help)\n"
     "       lattice admin [--socket PATH] status [--json] [LAUNCH_ID] | allocations | metrics |\n"
     "                                     end-allocation ID | drain [REASON] | undrain\n"
+    "       lattice admin --agents LIST [--key-file FILE] status [--json] [LAUNCH_ID]\n"
     "       lattice --version\n";
 
 int fail(int code, const std::string& message) {
   std::fprintf(stderr, "lattice: %s\n", message.c_str());
   return code;
+}
+
+Result<secure::ClusterKey> operators_key(const std::string& option);
+std::vector<AgentAddress> given_agents(const std::vector<LaunchOptions::Agent>& given,
+                                       size_t count);
+
+// `lattice admin status --agents LIST`: each agent's status, asked with the cluster key.
+int cluster_status_main(const AdminArgs& args) {
+  auto given = parse_agents(args.agents);
+  if (!given) return fail(2, cat("admin: --agents: ", given.error().message));
+  auto key = operators_key(args.key_file);
+  if (!key) return fail(2, cat("admin: ", key.error().message));
+  net::Loop loop;
+  auto answers =
+      ask_status(loop, key.value(), given_agents(*given, given->size()), args.json, args.launch_id);
+  std::fputs(admin::render_cluster(answers, args.json).c_str(), stdout);
+  bool all = std::all_of(answers.begin(), answers.end(),
+                         [](const admin::AgentAnswer& a) { return a.error.empty(); });
+  return all ? 0 : 1;
 }
 
 int admin_main(const std::vector<std::string>& args) {
@@ -64,6 +85,7 @@ int admin_main(const std::vector<std::string>& args) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  if (!parsed->agents.empty()) return cluster_status_main(*parsed);
   const std::string& socket = parsed->socket;
   const std::string& request = parsed->request;
   if (request.empty())

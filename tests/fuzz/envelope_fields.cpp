@@ -196,6 +196,10 @@ size_t body(schema::Envelope::Body::Reader b) {
       if (!f) return f.error().message.size();
       return f->launch_id.size() + f->child.launch_id.size() + f->child.rank_nodes.size();
     }
+    case schema::Envelope::Body::AGENT_STATUS: {
+      auto st = b.getAgentStatus();
+      return st.getLaunchId().size() + st.getText().size() + (st.getJson() ? 1 : 0);
+    }
     // The escape hatch's bodies, through the decoders the agent and lattice-mpi-launcher use.
     case schema::Envelope::Body::REMOTE_EXEC: {
       auto c = wire::decode_remote_exec(b.getRemoteExec());

@@ -214,6 +214,13 @@ TEST_CASE("allocations: managed by launchers, described to their own users") {
   CHECK_FALSE(may_describe(alloc, member("n0")));
 }
 
+TEST_CASE("the whole status: key-holding launchers only, not peers or local users") {
+  CHECK(may_see_status(Sender{1, Identity{Role::launcher, "lattice@h:1"}}));
+  CHECK(refused(may_see_status(user(0)), "only launchers"));
+  CHECK(refused(may_see_status(user(1001)), "only launchers"));
+  CHECK(refused(may_see_status(member("n1")), "only launchers"));
+}
+
 TEST_CASE("a relayed launch through the user door: its head takes it from the user it names") {
   fence::Tree tree(4, 0, 2);
   auto spec = in_allocation(0);

@@ -211,6 +211,25 @@ TEST_CASE("lattice admin: --socket anywhere, the other words the request") {
   CHECK(parse_admin_args(Args{"status", "--socket"}).error().message == "--socket needs a value");
 }
 
+TEST_CASE("lattice admin --agents: status only, with one launch id at most, and the key file") {
+  auto a = parse_admin_args(Args{"--agents", "n1=h:1,h:2", "status", "--key-file", "/k", "L1"});
+  REQUIRE_MESSAGE(a, a.error().message);
+  CHECK(a->agents == "n1=h:1,h:2");
+  CHECK(a->key_file == "/k");
+  CHECK(a->launch_id == "L1");
+  CHECK_FALSE(a->json);
+  auto j = parse_admin_args(Args{"status", "--json", "--agents", "h:1"});
+  REQUIRE_MESSAGE(j, j.error().message);
+  CHECK(j->json);
+  CHECK(j->launch_id.empty());
+  CHECK(parse_admin_args(Args{"--agents", "h:1", "metrics"}).error().message ==
+        "--agents goes with status only");
+  CHECK(parse_admin_args(Args{"--agents", "h:1", "status", "L1", "L2"}).error().message ==
+        "status takes one LAUNCH_ID");
+  CHECK(parse_admin_args(Args{"--key-file", "/k", "status"}).error().message ==
+        "--key-file goes with --agents");
+}
+
 TEST_CASE("-K takes its value only attached, whatever it looks like") {
   CHECK(parse_launch_options(Args{"-K", "-n", "2", "p"})->ntasks() == 2);
   CHECK(parse_launch_options(Args{"-lK0", "p"})->kill_on_bad_exit == false);

@@ -264,6 +264,11 @@ std::vector<Outgoing> one_of_each_body() {
         f.setChildLaunchId("job-2");
         f.initRankNodes(2).set(1, 1);
       },
+      [](auto b) {
+        auto st = b.initAgentStatus();
+        st.setJson(true);
+        st.setLaunchId("job-1");
+      },
   };
   std::vector<Outgoing> out;
   for (auto& fill : fillers) {
