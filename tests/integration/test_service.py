@@ -59,6 +59,30 @@ def unit_verifies(c):
           f"systemd-analyze verify (rc {p.returncode}):\n{p.stdout}")
 
 
+def configs_kept(c):
+    """meson install puts the example configurations in SYSCONFDIR/lattice, valid as they are,
+    and never over an operator's file; the pristine ones stay under the documentation."""
+    prefix, (_, sysconfdir) = build_paths()
+    root, _ = installed_unit(c, prefix)
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "conf")
+    for name in ("agent.yaml", "launcher.yaml"):
+        with open(os.path.join(source, name)) as f:
+            original = f.read()
+        for where in (f"{root}{sysconfdir}/lattice", f"{root}{prefix}/share/doc/lattice/examples"):
+            with open(os.path.join(where, name)) as f:
+                check(f.read() == original, f"{where}/{name} is not conf/{name}")
+    agent_yaml = f"{root}{sysconfdir}/lattice/agent.yaml"
+    p = subprocess.run([os.path.join(BUILD, "lattice-agentd"), "--config", agent_yaml,
+                        "--check-config"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=60)
+    check(p.returncode == 0, f"the installed agent.yaml does not check:\n{p.stdout}")
+    with open(agent_yaml, "a") as f:
+        f.write("# the operator's own\n")
+    installed_unit(c, prefix)
+    with open(agent_yaml) as f:
+        check(f.read().endswith("# the operator's own\n"), "meson install overwrote agent.yaml")
+
+
 def notify_messages(manager, until, timeout=10):
     """sd_notify datagrams until `until(messages)` holds."""
     messages = []
@@ -133,6 +157,7 @@ def journal_priorities(c):
 
 CASES = [
     ("unit_verifies", unit_verifies),
+    ("configs_kept", configs_kept),
     ("notify_protocol", notify_protocol),
     ("no_watchdog_unasked", no_watchdog_unasked),
     ("journal_priorities", journal_priorities),
