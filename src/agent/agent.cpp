@@ -88,7 +88,9 @@ Status Agent::start(int ready_fd) {
   LAT_LOG(info, "contain", "launches are contained by ", containment_->describe());
   if (containment_->mode() == proc::ContainmentMode::subreaper)
     orphan_reaper_ = std::make_unique<net::OrphanReaper>(loop_);
-  containment_->remove_leftovers();
+  if (int killed = containment_->remove_leftovers())
+    LAT_LOG(warn, "contain", "killed ", killed,
+            " processes left by an agent before this one, which ended without ending its launches");
   pmix_ = std::make_unique<PmixHost>(loop_, socket_dir_->path(), config_.node_id);
   environment_.pmix = pmix_.get();
 

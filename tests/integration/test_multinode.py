@@ -12,9 +12,9 @@ import subprocess
 import tempfile
 import time
 
-from harness import (AGENTD, LATTICE, ROGUE, check, expect_mpmd, expect_status, in_fence,
-                     mpmd_args, past_init, processes_with_env, prog, run_cases, wait_marks,
-                     wait_ranks, wait_until)
+from harness import (AGENTD, LATTICE, ROGUE, CaseSkipped, check, describe_pids, expect_mpmd,
+                     expect_status, in_fence, mpmd_args, past_init, processes_with_env, prog, run_cases,
+                     test_user, wait_marks, wait_ranks, wait_until)
 
 
 def agents(c, count):
@@ -137,6 +137,39 @@ def kill_agent_in_fence(c):
     survivors = nodes[:2]
     check(all(a.alive() for a in survivors), "a surviving agent died")
     again = c.run_launch(["--agents", addresses(survivors), "-n", "4", prog("mpi_check")])
+    ok(c, again, 4, "ok")
+
+
+def agent_restarted(c):
+    """An agent killed under running ranks and started again, as systemd's Restart= would: the
+    launch ends everywhere with the node's loss. Its ranks die with it (their parent-death
+    signal), but what they started in the background outlives them; the new agent kills that (a
+    cgroup per launch keeps it; by child subreaper it went to init with its agent's death, and
+    nothing tells it apart any more: said, skipped)."""
+    victim = test_user("victim")
+    os.chmod(c.dir, 0o711)
+    nodes = agents(c, 2)
+    args = ["--agents", addresses(nodes), "--user", victim.name, "-N", "2", "-n", "4", "/bin/sh",
+            "-c", "sleep 300 & wait"]
+    p = c.start_launch(args, cwd="/tmp")
+    started = time.monotonic()
+    check(wait_until(lambda: len(c.survivors()) == 8, 30), "the 4 ranks never ran")
+    os.kill(nodes[1].proc.pid, signal.SIGKILL)
+    nodes[1].proc.wait()
+    r = c.finish_launch(p, args, started, 60)
+    check(r.code not in (0, None), f"the launch outlived n2's agent\n{r.describe()}")
+    check(any("n2" in l and "lost" in l for l in r.err.splitlines()), f"n2 lost?\n{r.describe()}")
+    # Left: the background sleeps of n2's two ranks.
+    check(wait_until(lambda: len(c.survivors()) == 2, 30),
+          f"not only n2's background processes are left: {describe_pids(c.survivors())}")
+    nodes[1] = c.start_agent("n2", ["--listen", "127.0.0.2:0"])
+    if "contained by child subreaper" in nodes[1].log_text():
+        raise CaseSkipped("containment by child subreaper: a dead agent's orphans are init's")
+    check(wait_until(lambda: not c.survivors(), 10),
+          f"left behind: {describe_pids(c.survivors())}")
+    check(nodes[1].wait_log("killed 2 processes left by an agent before this one"), nodes[1].log())
+    c.check_clean(r)
+    again = c.run_launch(["--agents", addresses(nodes), "-n", "4", prog("mpi_check")])
     ok(c, again, 4, "ok")
 
 
@@ -427,6 +460,7 @@ if __name__ == "__main__":
         ("stores_in_chunks", stores_in_chunks),
         ("kill_rank_on_node2", kill_rank_on_node2),
         ("kill_agent_in_fence", kill_agent_in_fence),
+        ("agent_restarted", agent_restarted),
         ("unreachable_node", unreachable_node),
         ("hung_agent_detected", hung_agent_detected),
         ("fence_timeout_stragglers", fence_timeout_stragglers),
