@@ -328,7 +328,11 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
     return refuse(started.error().message);
   }
   LAT_LOG(info, "launch", id, ": accepted from ", secure::describe(sender.identity), ", ",
-          raw->spec().local_ranks().size(), " ranks here as ", raw->spec().user.name);
+          raw->spec().local_ranks().size(), " ranks here as ", raw->spec().user.name,
+          log_fields({{"launch", id},
+                      {"node", config_.node_id},
+                      {"uid", cat(raw->spec().user.uid)},
+                      {"ranks", cat(raw->spec().local_ranks().size())}}));
   if (!raw->spec().env_left_out.empty())
     LAT_LOG(info, "launch", id,
             ": left out of the root job's environment: ", join(raw->spec().env_left_out, ", "));
@@ -401,8 +405,11 @@ void Agent::connection_closed(uint64_t conn_id, const Error& why) {
   if (!authenticated && it != connections_.end() && !it->second->refusal().empty())
     metrics_.refused(it->second->refusal());
   if (!authenticated)
-    LAT_LOG_LIMITED(refusals_, warn, "link", log_cause(why.message), "refused ", who, ": ",
-                    why.message);
+    LAT_LOG_LIMITED(
+        refusals_, warn, "link", log_cause(why.message), "refused ", who, ": ", why.message,
+        log_fields({{"peer", who},
+                    {"cause", it == connections_.end() ? std::string("?")
+                                                       : std::string(it->second->refusal())}}));
   else if (why.kind == ErrorKind::closed_by_peer)
     LAT_LOG(debug, "link", "connection ", conn_id, " (", secure::describe(it->second->identity()),
             ") closed by the peer");

@@ -96,13 +96,14 @@ void Agent::allocation_start(const Sender& sender, uint64_t request_id,
       std::make_unique<Allocation>(loop_, std::move(spec.value()), std::move(cpus.value()),
                                    sender.conn, std::move(group), std::move(hooks));
   const Allocation& alloc = *allocations_[id];
-  LAT_LOG(info, "alloc", id, ": started by ", secure::describe(sender.identity), " for ",
-          alloc.spec().user.name, " (uid ", alloc.spec().user.uid, ") on ",
-          alloc.spec().nodes.size(), " nodes, node ", alloc.spec().node_index, " here",
-          alloc.spec().time_limit_ms
-              ? cat(", time limit ", alloc.spec().time_limit_ms / 1000.0, " s")
-              : std::string(),
-          "; limits: ", limits);
+  LAT_LOG(
+      info, "alloc", id, ": started by ", secure::describe(sender.identity), " for ",
+      alloc.spec().user.name, " (uid ", alloc.spec().user.uid, ") on ", alloc.spec().nodes.size(),
+      " nodes, node ", alloc.spec().node_index, " here",
+      alloc.spec().time_limit_ms ? cat(", time limit ", alloc.spec().time_limit_ms / 1000.0, " s")
+                                 : std::string(),
+      "; limits: ", limits,
+      log_fields({{"alloc", id}, {"node", config_.node_id}, {"uid", cat(alloc.spec().user.uid)}}));
   if (request_id) session.respond(request_id, rpc::Outgoing());
 }
 
@@ -154,8 +155,11 @@ void Agent::allocation_ending(Allocation& alloc) {
 }
 
 void Agent::allocation_drained(Allocation& alloc) {
-  LAT_LOG(info, "alloc", alloc.id(), ": ended (", alloc.end_reason(), ")",
-          alloc.killed() ? cat(", ", alloc.killed(), " processes killed") : std::string());
+  LAT_LOG(
+      info, "alloc", alloc.id(), ": ended (", alloc.end_reason(), ")",
+      alloc.killed() ? cat(", ", alloc.killed(), " processes killed") : std::string(),
+      log_fields(
+          {{"alloc", alloc.id()}, {"node", config_.node_id}, {"uid", cat(alloc.spec().user.uid)}}));
   if (link::Connection* owner = open_connection(alloc.owner_conn()))
     owner->session().notify(
         wire::allocation_ended({alloc.id(), alloc.spec().node_index, alloc.end_reason(),

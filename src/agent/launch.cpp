@@ -313,7 +313,12 @@ void Launch::shutdown(int signum, bool kill_now) { run(policy_.shutdown(signum, 
 void Launch::run(std::vector<policy::Action> actions) {
   for (auto& action : actions) {
     if (auto* first = std::get_if<policy::FirstFailure>(&action)) {
-      LAT_LOG(warn, "launch", spec_.launch_id, ": ", policy::describe(first->failure));
+      const Failure& f = first->failure;
+      LAT_LOG(warn, "launch", spec_.launch_id, ": ", policy::describe(f),
+              log_fields({{"launch", spec_.launch_id},
+                          {"node", env_.node_id},
+                          {"reason", policy::kind_name(f.kind)},
+                          {"rank", f.rank >= 0 ? cat(f.rank) : "-"}}));
       give_up_user_lookup();
     } else if (auto* kill = std::get_if<policy::KillRanks>(&action)) {
       kill_running(kill->signum);

@@ -77,7 +77,10 @@ void LaunchRoute::ended(Launch& launch, const wire::LaunchEnded& end) {
   ended_ms_ = loop_.now_ms();
   report_own(wire::launch_ended(end));
   LAT_LOG(info, "launch", launch.id(), ": ended",
-          end.failure ? ": " + policy::describe(*end.failure) : "");
+          end.failure ? ": " + policy::describe(*end.failure) : "",
+          log_fields({{"launch", launch.id()},
+                      {"node", node_id_},
+                      {"outcome", end.failure ? policy::kind_name(end.failure->kind) : "ok"}}));
   host_.reap_soon();
 }
 

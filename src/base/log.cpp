@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -108,6 +109,23 @@ void set_log_level(LogLevel level) { g_level = level; }
 LogLevel log_level() { return g_level; }
 void set_log_tag(std::string tag) { g_tag = std::move(tag); }
 const std::string& log_tag() { return g_tag; }
+
+std::string log_fields(std::initializer_list<LogField> fields) {
+  std::string out;
+  for (const auto& f : fields) {
+    bool plain = !f.value.empty() && std::all_of(f.value.begin(), f.value.end(), [](char c) {
+      return c > 0x20 && c < 0x7f && c != '"' && c != '=' && c != '\\';
+    });
+    if (plain) {
+      out += cat(' ', f.key, '=', f.value);
+      continue;
+    }
+    std::string quoted;
+    for (char c : printable(f.value)) quoted += c == '"' ? std::string("\\x22") : std::string(1, c);
+    out += cat(' ', f.key, "=\"", quoted, '"');
+  }
+  return out;
+}
 
 void log_write(LogLevel level, std::string_view topic, std::string_view message) {
   std::string line =

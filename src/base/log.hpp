@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,14 @@ void log_write(LogLevel level, std::string_view topic, std::string_view message)
 std::string log_line(LogLevel level, std::string_view tag, std::string_view topic,
                      std::string_view message, bool journal,
                      std::chrono::system_clock::time_point now);
+// Fields for the end of an event's line (" launch=ID node=n1 uid=1000"), so that a log search
+// can pick one launch's, node's or user's lines. A value that is empty or holds a space, '"',
+// '=', '\\' or a byte beyond printable ASCII is quoted, through printable() ('"' as \x22).
+struct LogField {
+  std::string_view key;
+  std::string value;
+};
+std::string log_fields(std::initializer_list<LogField> fields);
 // Whether `fd` is the stream JOURNAL_STREAM ("DEV:INODE") names.
 bool is_journal_stream(int fd, const char* journal_stream);
 // Makes `path` (appended to, created 0640) this process's stderr, so that everything written

@@ -1,4 +1,4 @@
-"""The agent's metrics as an operator's Prometheus reads them: `lattice admin metrics` and the
+"""The agent's metrics as an operator's Prometheus reads them, and its log lines' fields: `lattice admin metrics` and the
 HTTP endpoint (metrics.listen) give the same families, parsed by prometheus_client's own parser;
 after real MPICH launches across two agents (as an unprivileged user), one of them failing, and
 connections refused for several causes, the counts are those events'. The endpoint answers
@@ -149,6 +149,15 @@ def counts_after_launches(c):
         check(value(s, "process_open_fds") > 3, "open fds")
         check(value(s, "lattice_agent_info", version=value_label(s, "version"), node="n1") == 1,
               "agent info")
+    # The same events in the log, with fields a log search can pick them by.
+    log = nodes[0].log_text()
+    check(len(re.findall(rf": accepted from .* launch=\S+ node=n1 uid={victim.uid} ranks=2$",
+                         log, re.M)) == 2, f"accepted lines without their fields\n{log}")
+    check(re.search(r": ended launch=\S+ node=n1 outcome=ok$", log, re.M), log)
+    check(re.search(r": ended: .* node=n1 outcome=exited$", log, re.M), log)
+    check(re.search(r" launch=\S+ node=n1 reason=exited rank=1$", log, re.M), log)
+    check(re.search(r"refused 127\.0\.0\.1:\d+: not a Lattice .* cause=not_lattice$", log, re.M),
+          log)
     n2 = parse(admin_metrics(nodes[1]))
     check(value(n2, "lattice_launches_started_total") == 2, "n2's launches")
     check(value(n2, "lattice_fence_duration_seconds_count") >= 1, "n2's fences")

@@ -53,3 +53,15 @@ TEST_CASE("the journal is the stream JOURNAL_STREAM names, by device and inode")
   ::close(fd);
   ::unlink(path);
 }
+
+TEST_CASE("fields end an event's line: plain when they can be, quoted and escaped when not") {
+  CHECK(log_fields({{"launch", "L1"}, {"node", "n1"}, {"uid", "1000"}}) ==
+        " launch=L1 node=n1 uid=1000");
+  CHECK(log_fields({{"reason", "exited"}, {"peer", "10.0.0.1:7400"}}) ==
+        " reason=exited peer=10.0.0.1:7400");
+  CHECK(log_fields({{"user", ""}}) == " user=\"\"");
+  CHECK(log_fields({{"x", "a b"}}) == " x=\"a b\"");
+  CHECK(log_fields({{"x", "say \"hi\"\n"}}) == " x=\"say \\x22hi\\x22\\x0a\"");
+  CHECK(log_fields({{"x", "k=v\\"}}) == " x=\"k=v\\x5c\"");
+  CHECK(log_fields({}).empty());
+}
