@@ -3,12 +3,12 @@
 // its peer authenticated says why as a fixed cause; one its owner closed says nothing.
 #include <doctest/doctest.h>
 
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "../net/net_test_support.hpp"
+#include "../secure/secure_test_support.hpp"
 #include "link/connection.hpp"
 
 using namespace lattice;
@@ -16,11 +16,7 @@ using lattice::net::test::run_until;
 
 namespace {
 
-secure::ClusterKey key_of(uint8_t fill) {
-  uint8_t bytes[secure::kClusterKeyBytes];
-  std::memset(bytes, fill, sizeof bytes);
-  return secure::ClusterKey::from_bytes(bytes);
-}
+using secure::testing::key_of;
 
 struct End {
   End(net::Loop& loop, std::unique_ptr<net::Stream> stream, secure::Channel::Side side,
