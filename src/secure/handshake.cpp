@@ -6,7 +6,9 @@
 
 #include <sodium.h>
 
+#include <array>
 #include <cstring>
+#include <optional>
 
 #include "base/strings.hpp"
 
@@ -78,8 +80,21 @@ struct Handshake::State {
   std::string transcript = kLabel;
   std::string pending;  // the handshake message being gathered
   HandshakeResult result;
+  // Set by a test vector (fix_randomness_for_test_vectors): the key pair is in place already.
+  std::optional<std::array<uint8_t, kNonce>> fixed_nonce;
 
   Keys& keys() { return *reinterpret_cast<Keys*>(secret.data()); }
+
+  void make_ephemeral() {
+    if (!fixed_nonce) crypto_kx_keypair(ephemeral_public, keys().ephemeral_secret);
+  }
+
+  void make_nonce(uint8_t out[kNonce]) const {
+    if (fixed_nonce)
+      std::memcpy(out, fixed_nonce->data(), kNonce);
+    else
+      randombytes_buf(out, kNonce);
+  }
 
   void hash(uint8_t out[kHash]) const {
     crypto_generichash(out, kHash, bytes(transcript), transcript.size(), nullptr, 0);
@@ -211,13 +226,13 @@ struct Handshake::State {
     result.cipher = *cipher;
     const auto* peer_public =
         reinterpret_cast<const uint8_t*>(pending.data()) + kHandshakeMagic.size() + 2;
-    crypto_kx_keypair(ephemeral_public, keys().ephemeral_secret);
+    make_ephemeral();
     // Server session keys: rx = initiator -> responder, tx = responder -> initiator.
     if (crypto_kx_server_session_keys(keys().rx, keys().tx, ephemeral_public,
                                       keys().ephemeral_secret, peer_public) != 0)
       return fail(make_error("handshake failed: unusable ephemeral key"), Refusal::malformed);
     uint8_t nonce[kNonce];
-    randombytes_buf(nonce, sizeof nonce);
+    make_nonce(nonce);
     std::string m2(reinterpret_cast<const char*>(ephemeral_public), kPublicKey);
     m2.append(reinterpret_cast<const char*>(nonce), kNonce);
     m2.push_back(static_cast<char>(ciphers));
@@ -293,10 +308,10 @@ std::string Handshake::start() {
     std::memcpy(s_->keys().ephemeral_secret, s_->shared->secret_key(), kPublicKey);
     s_->shared.reset();
   } else {
-    crypto_kx_keypair(s_->ephemeral_public, s_->keys().ephemeral_secret);
+    s_->make_ephemeral();
   }
   uint8_t nonce[kNonce];
-  randombytes_buf(nonce, sizeof nonce);
+  s_->make_nonce(nonce);
   std::string m1(kHandshakeMagic);
   m1.push_back(static_cast<char>(kHandshakeVersion));
   m1.push_back(static_cast<char>(s_->ciphers));
@@ -335,6 +350,16 @@ Result<bool> Handshake::receive(std::string_view& in, std::string& out) {
 HandshakeResult Handshake::take_result() { return std::move(s_->result); }
 
 Refusal Handshake::refusal() const { return s_->refusal; }
+
+void Handshake::fix_randomness_for_test_vectors(const uint8_t secret_key[EphemeralKey::kBytes],
+                                                const uint8_t nonce[kNonce]) {
+  // The pair crypto_kx_keypair would have made from this secret (it is a base-point product).
+  std::memcpy(s_->keys().ephemeral_secret, secret_key, crypto_kx_SECRETKEYBYTES);
+  crypto_scalarmult_base(s_->ephemeral_public, secret_key);
+  s_->fixed_nonce.emplace();
+  std::memcpy(s_->fixed_nonce->data(), nonce, kNonce);
+  s_->shared.reset();
+}
 
 const char* refusal_name(Refusal refusal) {
   switch (refusal) {

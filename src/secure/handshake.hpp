@@ -1,4 +1,5 @@
-// The three-message handshake that opens every TCP link (docs/security.md has the protocol):
+// The three-message handshake that opens every TCP link (docs/protocol.md has its bytes,
+// docs/security.md its reasons):
 //   M1 initiator -> responder: magic, version, record ciphers offered, ephemeral X25519 key,
 //                              nonce
 //   M2 responder -> initiator: ephemeral key, nonce, ciphers offered, AEAD(identity) under a key
@@ -73,6 +74,12 @@ class Handshake {
   HandshakeResult take_result();
   // Refusal::none until receive() returned an error.
   Refusal refusal() const;
+
+  // For the test vectors of docs/protocol.md only: this side's ephemeral X25519 secret key and
+  // nonce, in place of random ones (and of a shared key pair). Call before start() or the first
+  // receive(). Fixed values would repeat keys across links: production code never calls this.
+  void fix_randomness_for_test_vectors(const uint8_t secret_key[EphemeralKey::kBytes],
+                                       const uint8_t nonce[32]);
 
  private:
   struct State;
