@@ -638,6 +638,8 @@ struct Envelope {
   requestId @0 :UInt64;          # 0 = notification; otherwise a request or its response
   isResponse @1 :Bool;
   error @2 :Text;                # non-empty on a failed response
+  version @34 :UInt16 = 1;       # the sender's protocol version (src/rpc/version.hpp); a sender
+                                 # from before this field (release 0.1.0) reads as 1
   body :union {
     none @3 :Void;
     launchProcesses @4 :LaunchProcessesRequest;   # launcher -> agent, response launchAccepted

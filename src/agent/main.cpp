@@ -19,6 +19,7 @@
 #include "net/loop.hpp"
 #include "net/signal.hpp"
 #include "proc/own_user.hpp"
+#include "rpc/version.hpp"
 #include "secure/cluster_key.hpp"
 #include "secure/handshake.hpp"
 
@@ -74,8 +75,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (flags.version) {
-    std::printf("lattice-agentd %s (wire protocol %d)\n", LATTICE_VERSION,
-                int{secure::kHandshakeVersion});
+    std::printf("lattice-agentd %s (%s)\n", LATTICE_VERSION,
+                rpc::describe_versions(secure::kHandshakeVersion).c_str());
     return 0;
   }
   if (!flags.generate_key.empty()) {

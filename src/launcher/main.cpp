@@ -36,6 +36,7 @@
 #include "net/loop.hpp"
 #include "net/signal.hpp"
 #include "proc/cpu_binding.hpp"
+#include "rpc/version.hpp"
 #include "secure/cluster_key.hpp"
 #include "secure/handshake.hpp"
 
@@ -454,7 +455,8 @@ int main(int argc, char** argv) {
   if (command == "admin") return admin_main(args);
   if (command == "alloc") return alloc_main(args);
   if (command == "--version") {
-    std::printf("lattice %s (wire protocol %d)\n", LATTICE_VERSION, int{secure::kHandshakeVersion});
+    std::printf("lattice %s (%s)\n", LATTICE_VERSION,
+                rpc::describe_versions(secure::kHandshakeVersion).c_str());
     return 0;
   }
   if (command == "--help" || command == "-h") {

@@ -12,6 +12,7 @@
 
 #include "base/log.hpp"
 #include "base/strings.hpp"
+#include "rpc/version.hpp"
 
 namespace lattice::rpc {
 namespace {
@@ -85,6 +86,7 @@ Session::Flow Session::drain(std::string_view input, Shared& shared) {
 Session::Flow Session::dispatch(kj::ArrayPtr<const capnp::word> words, Shared& shared) {
   // Readers check limits lazily: the handler's own getters may throw, so it runs inside too.
   std::optional<std::string> malformed;
+  std::string refused;  // the peer's version is too far from ours
   // Traversal is bounded by this message's own size too, so a small message cannot buy reads
   // (zero-sized list elements) out of the budget meant for the largest one.
   ++received_;
@@ -96,7 +98,12 @@ Session::Flow Session::dispatch(kj::ArrayPtr<const capnp::word> words, Shared& s
     capnp::FlatArrayMessageReader reader(words, options);
     auto envelope = reader.getRoot<schema::Envelope>();
     uint64_t request_id = envelope.getRequestId();
-    if (envelope.getIsResponse())
+    refused = version_refusal(envelope.getVersion());
+    if (!refused.empty()) {
+      // Said to the peer too, which may not check versions itself (release 0.1.0 does not).
+      if (!envelope.getIsResponse() && request_id != 0)
+        respond_error(request_id, version_answer(envelope.getVersion()));
+    } else if (envelope.getIsResponse())
       malformed = deliver_response(request_id, envelope);
     else if (shared.handlers.on_message)
       shared.handlers.on_message(request_id, envelope);
@@ -106,6 +113,7 @@ Session::Flow Session::dispatch(kj::ArrayPtr<const capnp::word> words, Shared& s
   if (!shared.alive) return Flow::gone;
   if (thrown) return reject(cat("cannot handle a message: ", *thrown), shared);
   if (malformed) return reject(cat("cannot handle a message: ", *malformed), shared);
+  if (!refused.empty()) return reject(refused, shared);
   return closed_reason_ ? Flow::stop : Flow::more;
 }
 
