@@ -197,6 +197,39 @@ def versions_and_ciphers(c):
           f"the launcher's link is not under {expected}\n{nodes[0].log()}")
 
 
+def protocol_versions(c):
+    """Launchers and agents one protocol version apart work together; further apart, both
+    sides name both versions. lattice-test-rogue stamps its messages as a peer of another
+    release would (release 0.1.0 stamps nothing, which reads as 1, as a stamp of 1 does)."""
+    n1 = c.start_agent("n1", ["--listen", "127.0.0.1:0"])
+    for version in ("1", "3"):
+        out = rogue(c, n1, "launcher:skew", "--protocol", version, "status")
+        check("reply: ok" in out, f"a launcher of protocol {version} was not served: {out}")
+    out = rogue(c, n1, "launcher:skew", "--protocol", "9", "status")
+    check("reply: error: you speak protocol version 9 and this peer 2: only adjacent versions "
+          "(1 to 3) work together" in out, f"a launcher of protocol 9 was not told why: {out}")
+    check(n1.wait_log("the peer speaks protocol version 9 and this side 2"),
+          f"the agent did not log both versions\n{n1.log()}")
+    # The launcher's side: an agent of protocol 9, then one of protocol 3 (which runs the launch).
+    for version, works in (("9", False), ("3", True)):
+        p = subprocess.Popen([ROGUE, "--key", c.key_file, "--identity", "agent:n9", "--listen",
+                              "127.0.0.1:0", "--protocol", version,
+                              "forge-exit", "0", "0", "0", "0", "100"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            line = p.stdout.readline().split()
+            check(line[:2] == ["listening", "on"], f"the stand-in agent did not listen: {line}")
+            r = c.run_launch(["--agents", f"n9={line[2]}", "/bin/true"])
+        finally:
+            p.kill()
+            p.communicate()
+        if works:
+            expect_status(r, 0)
+        else:
+            check(r.code not in (0, None) and "the peer speaks protocol version 9 and this "
+                  "side 2" in r.err, f"the launcher did not name both versions\n{r.describe()}")
+
+
 def random_bytes(c):
     nodes = agents(c, 1)
     with socket.create_connection(nodes[0].host_port()) as s:
@@ -441,6 +474,7 @@ if __name__ == "__main__":
         ("wrong_key_launcher", wrong_key_launcher),
         ("no_key_launcher", no_key_launcher),
         ("versions_and_ciphers", versions_and_ciphers),
+        ("protocol_versions", protocol_versions),
         ("random_bytes", random_bytes),
         ("silent_connection", silent_connection),
         ("replayed_handshake", replayed_handshake),

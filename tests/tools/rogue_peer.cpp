@@ -45,10 +45,10 @@ namespace {
 const char* kUsage =
     "usage: lattice-test-rogue --key FILE --identity ROLE:NAME --connect HOST:PORT\n"
     "                          [--launch ID] [--env NAME=VALUE]... [--pmi pmix]\n"
-    "                          [--vendor-file PATH] ACTION [ARGS...]\n"
+    "                          [--vendor-file PATH] [--protocol N] ACTION [ARGS...]\n"
     "       lattice-test-rogue --key FILE --identity agent:NAME --listen HOST:PORT\n"
     "                          forge-exit OWN_RANK RANK NODE STATUS DELAY_MS\n"
-    "actions: abort | signal SIG | fence EPOCH FROM [up|down] KEY=VALUE... |\n"
+    "actions: abort | signal SIG | status | fence EPOCH FROM [up|down] KEY=VALUE... |\n"
     "         fence-packed EPOCH FROM up|down HEX (raw packed entries) |\n"
     "         fence-error EPOCH FROM MESSAGE | launch | trickle SECONDS | hold SECONDS |\n"
     "         relayed-launch NODE,NODE,... INDEX (fanout 2, to node INDEX) |\n"
@@ -60,15 +60,17 @@ const char* kUsage =
     "                     (a hand-made request on an agent's user door, no handshake: one rank\n"
     "                     of PROGRAM in allocation ALLOC_ID with these peers, as this process's\n"
     "                     user; prints the answer)\n"
-    "       lattice-test-rogue --door PATH door-signal LAUNCH_ID SIGNAL\n";
+    "       lattice-test-rogue --door PATH door-signal LAUNCH_ID SIGNAL\n"
+    "--protocol N: every message stamped with protocol version N (a peer of another release)\n";
 
 struct Args {
   std::string key, identity, host, door, launch = "none", action;
   int port = 0;
   bool listen = false;
-  std::vector<std::string> env;  // NAME=VALUE, for the ranks of a seed-launch
-  bool pmix = false;             // --pmi pmix: a seed-launch for Open MPI's PMIx
-  std::string vendor_file;       // its AppSetup.vendor: this file's bytes (RFC0029's data)
+  std::vector<std::string> env;      // NAME=VALUE, for the ranks of a seed-launch
+  bool pmix = false;                 // --pmi pmix: a seed-launch for Open MPI's PMIx
+  std::string vendor_file;           // its AppSetup.vendor: this file's bytes (RFC0029's data)
+  std::optional<uint16_t> protocol;  // the version stamped on every message, if not ours
   std::vector<std::string> rest;
 };
 
@@ -90,6 +92,8 @@ bool parse(int argc, char** argv, Args& a) {
       a.pmix = true;
     else if (flag == "--vendor-file")
       a.vendor_file = v;
+    else if (flag == "--protocol" && parse_int(v))
+      a.protocol = static_cast<uint16_t>(*parse_int(v));
     else if (flag == "--connect" || flag == "--listen") {
       a.listen = flag == "--listen";
       if (a.listen && v.size() > 2 && v.compare(v.size() - 2, 2, ":0") == 0) {
@@ -171,6 +175,11 @@ class Rogue {
       sig.setSignal(static_cast<int32_t>(parse_int(args_.rest[0]).value_or(SIGTERM)));
       return call(std::move(m));
     }
+    if (a == "status") {  // what `lattice admin --agents` asks
+      rpc::Outgoing m;
+      m.body().initAgentStatus();
+      return call(std::move(m));
+    }
     if (a == "launch") {
       rpc::Outgoing m;
       auto req = m.body().initLaunchProcesses();
@@ -220,7 +229,7 @@ class Rogue {
         answer.setError("rogue: lost");
         answer.setLost(true);
       }
-      conn_->session().notify(std::move(m));
+      conn_->session().notify(stamped(std::move(m)));
       say("sent");
       return linger(500);
     }
@@ -256,7 +265,7 @@ class Rogue {
         fill(m.body().initPmiFenceComplete());
       else
         fill(m.body().initPmiFence());
-      conn_->session().notify(std::move(m));
+      conn_->session().notify(stamped(std::move(m)));
       say("sent");
       return linger(500);
     }
@@ -326,7 +335,7 @@ class Rogue {
     user.setUid(self->uid);
     user.setGid(self->gid);
     user.setName(self->name);
-    conn_->session().call(std::move(m), loop_.now_ms() + 10000,
+    conn_->session().call(stamped(std::move(m)), loop_.now_ms() + 10000,
                           [this](Result<schema::Envelope::Reader> reply) {
                             if (!reply) return finish(cat("refused: ", reply.error().message));
                             auto accepted = reply->getBody().getLaunchAccepted();
@@ -465,7 +474,7 @@ class Rogue {
             rpc::Outgoing reply;
             reply.body().initLaunchAccepted().setNodeId(
                 args_.identity.substr(args_.identity.find(':') + 1));
-            conn_->session().respond(id, std::move(reply));
+            conn_->session().respond(id, stamped(std::move(reply)));
             say(cat("accepted launch ", launch_, " as node ", node_));
             timer_.start(static_cast<uint64_t>(parse_int(args_.rest[4]).value_or(0)), 0,
                          [this] { forge_exit(); });
@@ -485,7 +494,7 @@ class Rogue {
       e.setRank(static_cast<uint32_t>(rank));
       e.setNodeIndex(static_cast<uint32_t>(node));
       e.setExitCode(static_cast<int32_t>(status));
-      conn_->session().notify(std::move(m));
+      conn_->session().notify(stamped(std::move(m)));
     };
     auto arg = [this](size_t i) { return parse_int(args_.rest[i]).value_or(0); };
     exit(arg(1), arg(2), arg(3));  // another node's rank
@@ -494,14 +503,20 @@ class Rogue {
     auto end = m.body().initLaunchEnded();
     end.setLaunchId(launch_);
     end.setNodeIndex(node_);
-    conn_->session().notify(std::move(m));
+    conn_->session().notify(stamped(std::move(m)));
     say("sent");
     linger(3000);
   }
 
+  rpc::Outgoing stamped(rpc::Outgoing m) {
+    if (args_.protocol) m.envelope().setVersion(*args_.protocol);
+    return m;
+  }
+
   void call(rpc::Outgoing m) {
     conn_->session().call(
-        std::move(m), loop_.now_ms() + 10000, [this](Result<schema::Envelope::Reader> reply) {
+        stamped(std::move(m)), loop_.now_ms() + 10000,
+        [this](Result<schema::Envelope::Reader> reply) {
           finish(reply ? std::string("reply: ok") : cat("reply: error: ", reply.error().message));
         });
   }
