@@ -77,8 +77,8 @@ void AgentLinks::link_through_door(const std::vector<int>& nodes) {
   auto stream = net::Stream::open_fd(loop_, std::move(fd.value()), reach_.door);
   if (!stream) return fail(stream.error());
   rpc::Session::Handlers handlers;
-  handlers.on_message = [this](uint64_t, schema::Envelope::Reader envelope) {
-    handlers_.message(0, envelope);
+  handlers.on_message = [this](uint64_t request_id, schema::Envelope::Reader envelope) {
+    deliver(0, request_id, envelope);
   };
   link::LinkOptions options;
   options.local_peer = secure::Identity{secure::Role::agent, address(0).node_id};
@@ -99,8 +99,8 @@ void AgentLinks::connected(int node, std::unique_ptr<net::Stream> stream,
                            std::shared_ptr<const secure::EphemeralKey> ephemeral) {
   if (!handlers_.wanted(node)) return;  // dropping the stream closes it
   rpc::Session::Handlers handlers;
-  handlers.on_message = [this, node](uint64_t, schema::Envelope::Reader envelope) {
-    handlers_.message(node, envelope);
+  handlers.on_message = [this, node](uint64_t request_id, schema::Envelope::Reader envelope) {
+    deliver(node, request_id, envelope);
   };
   link::LinkOptions options;
   options.side = secure::Channel::Side::initiator;
@@ -146,6 +146,16 @@ void AgentLinks::call(int node, rpc::Outgoing message, uint64_t deadline_ms,
 void AgentLinks::notify(int node, rpc::Outgoing message) {
   Link& link = at(node);
   if (link.conn && link.conn->open()) link.conn->session().notify(std::move(message));
+}
+
+void AgentLinks::deliver(int node, uint64_t request_id, schema::Envelope::Reader envelope) {
+  // A launcher serves a spawn and a heartbeat; any other request (a newer agent's, say) is
+  // answered at once so that the agent does not wait out its deadline.
+  auto body = envelope.getBody();
+  if (request_id != 0 && body.isHeartbeat()) return respond(node, request_id, rpc::Outgoing());
+  if (request_id != 0 && !body.isPmixSpawn())
+    return respond_error(node, request_id, "method not served by this launcher");
+  handlers_.message(node, envelope);
 }
 
 void AgentLinks::respond(int node, uint64_t request_id, rpc::Outgoing message) {

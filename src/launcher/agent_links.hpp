@@ -78,6 +78,9 @@ class AgentLinks {
   const rpc::MessageCounts& counts() const { return counts_; }  // on every link, for -v
 
  private:
+  // A message from `node`'s agent: answered here if it is a request no owner serves, else
+  // handed to the owner.
+  void deliver(int node, uint64_t request_id, schema::Envelope::Reader envelope);
   struct Link {
     AgentAddress address;
     link::Heartbeat heartbeat;  // before conn: the session goes first, with its pending beats

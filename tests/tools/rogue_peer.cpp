@@ -48,6 +48,7 @@ const char* kUsage =
     "                          [--vendor-file PATH] [--protocol N] ACTION [ARGS...]\n"
     "       lattice-test-rogue --key FILE --identity agent:NAME --listen HOST:PORT\n"
     "                          forge-exit OWN_RANK RANK NODE STATUS DELAY_MS\n"
+    "                          (after DELAY_MS asks the launcher two requests, then reports)\n"
     "actions: abort | signal SIG | status | fence EPOCH FROM [up|down] KEY=VALUE... |\n"
     "         fence-packed EPOCH FROM up|down HEX (raw packed entries) |\n"
     "         fence-error EPOCH FROM MESSAGE | launch | trickle SECONDS | hold SECONDS |\n"
@@ -477,13 +478,30 @@ class Rogue {
             conn_->session().respond(id, stamped(std::move(reply)));
             say(cat("accepted launch ", launch_, " as node ", node_));
             timer_.start(static_cast<uint64_t>(parse_int(args_.rest[4]).value_or(0)), 0,
-                         [this] { forge_exit(); });
+                         [this] { ask_launcher(); });
           };
           open(std::move(stream), secure::Channel::Side::responder, std::move(handlers));
         });
     if (!listener) return finish(cat("closed: ", listener.error().message));
     listener_ = std::move(listener.value());
     say(cat("listening on ", listener_->bound().host, ':', listener_->bound().port));
+  }
+
+  // What the launcher answers an agent's requests: a heartbeat, and one it does not serve.
+  void ask_launcher() {
+    rpc::Outgoing beat;
+    beat.body().setHeartbeat();
+    rpc::Outgoing status;
+    status.body().initAgentStatus();
+    for (auto* m : {&beat, &status}) {
+      std::string what = m->body().isHeartbeat() ? "heartbeat" : "agentStatus";
+      conn_->session().call(stamped(std::move(*m)), loop_.now_ms() + 10000,
+                            [this, what](Result<schema::Envelope::Reader> reply) {
+                              say(cat("launcher answered ", what, ": ",
+                                      reply ? "ok" : "error: " + reply.error().message));
+                              if (++answers_ == 2) forge_exit();
+                            });
+    }
   }
 
   void forge_exit() {
@@ -546,6 +564,7 @@ class Rogue {
   uint32_t node_ = 0;
   net::Timer timer_;
   int ticks_ = 0;
+  int answers_ = 0;  // from the launcher, to ask_launcher()
   int status_ = 0;
   bool done_ = false;
 };
