@@ -4,7 +4,9 @@ the test's own), and asks for what the agent needs (notify, its watchdog, a dele
 unlimited locked memory); the agent speaks sd_notify's protocol to a service manager (the test's
 own socket standing in for systemd): READY=1 once it listens, WATCHDOG=1 from its loop at half
 WATCHDOG_USEC, STOPPING=1 at SIGTERM; its log lines carry journald's priorities when its stderr
-is the journal. Every other test runs the agent without a manager."""
+is the journal; and the installed agent, started by the unit's own ExecStart after the edits an
+operator must make, runs a job from the installed launcher. Every other test runs the agent
+without a manager."""
 import json
 import os
 import re
@@ -13,7 +15,7 @@ import socket
 import subprocess
 import time
 
-from harness import BUILD, CaseSkipped, check, run_cases
+from harness import BUILD, CaseSkipped, check, expect_status, run_cases, test_user
 
 def build_paths():
     """The build's prefix, sbindir and sysconfdir (absolute), as the installed unit names them."""
@@ -155,12 +157,67 @@ def journal_priorities(c):
     check("<6>" not in other.log_text(), other.log())
 
 
+def installed_agent_runs(c):
+    """The installed agent as the unit starts it: its ExecStart, in the installed tree, with the
+    runtime directory systemd makes (RuntimeDirectory=lattice, 0711) and a service manager's
+    socket, after the edits an operator must make to the installed agent.yaml (the address to
+    listen on and the key). It says READY=1, the installed launcher runs a job on it as an
+    unprivileged user, and SIGTERM ends it cleanly."""
+    if not shutil.which("unshare"):
+        raise CaseSkipped("unshare missing (scripts/install-deps)")
+    prefix, (sbindir, sysconfdir) = build_paths()
+    if not sbindir.startswith(prefix + "/") or not sysconfdir.startswith(prefix + "/"):
+        raise CaseSkipped(f"sbindir or sysconfdir outside the prefix {prefix}: no one tree to bind")
+    root, unit = installed_unit(c, prefix)
+    with open(unit) as f:
+        exec_start = re.search(r"^ExecStart=(.*)$", f.read(), re.M).group(1)
+    config = root + sysconfdir + "/lattice/agent.yaml"
+    with open(config) as f:
+        text = f.read()
+    check("key_file: /etc/lattice/cluster.key" in text, f"the installed agent.yaml:\n{text}")
+    with open(config, "w") as f:
+        f.write("listen: 127.0.0.1:0\n" +
+                text.replace("key_file: /etc/lattice/cluster.key", f"key_file: {c.key_file}"))
+    path, manager = service_manager(c)
+    log_path = os.path.join(c.dir, "installed-agent.log")
+    with manager, open(log_path, "w") as log:
+        # A private /run as systemd's RuntimeDirectory gives the unit its own /run/lattice.
+        script = (f"mount --bind {root}{prefix} {prefix} && mount -t tmpfs tmpfs /run && "
+                  f"mkdir -m 0711 /run/lattice && exec {exec_start}")
+        agent = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                                  script], stdout=log, stderr=subprocess.STDOUT,
+                                 env={"NOTIFY_SOCKET": path, "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+        try:
+            got = notify_messages(manager, lambda m: any("READY=1" in x for x in m), 20)
+            ready = next(x for x in got if "READY=1" in x)
+            status = re.search(r"^STATUS=node (\S+) listening on (\S+)$", ready, re.M)
+            check(status, f"READY=1 without the address: {ready}")
+            victim = test_user("victim")
+            p = subprocess.run([root + prefix + "/bin/lattice", "launch", "--key-file", c.key_file,
+                                "--agents", f"{status.group(1)}={status.group(2)}",
+                                "--user", victim.name, "-n", "2", "/usr/bin/id", "-un"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               timeout=60, cwd="/tmp")
+            check(p.returncode == 0 and p.stdout.split() == [victim.name] * 2,
+                  f"the installed launcher's job: exit {p.returncode}\n{p.stdout}{p.stderr}")
+            agent.terminate()
+            notify_messages(manager, lambda m: any("STOPPING=1" in x for x in m))
+            check(agent.wait(15) == 0, f"the installed agent exited {agent.returncode}")
+        finally:
+            if agent.poll() is None:
+                agent.kill()
+                agent.wait()
+    with open(log_path) as f:
+        check("listening on 127.0.0.1:" in f.read(), f"the installed agent's log:\n{log_path}")
+
+
 CASES = [
     ("unit_verifies", unit_verifies),
     ("configs_kept", configs_kept),
     ("notify_protocol", notify_protocol),
     ("no_watchdog_unasked", no_watchdog_unasked),
     ("journal_priorities", journal_priorities),
+    ("installed_agent_runs", installed_agent_runs),
 ]
 
 if __name__ == "__main__":
