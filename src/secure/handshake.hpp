@@ -28,9 +28,9 @@ namespace lattice::secure {
 // 8 bytes no other protocol of ours starts with (a plaintext Cap'n Proto frame begins with a
 // little-endian segment count, HTTP with a verb): refused at the first byte that differs.
 constexpr std::string_view kHandshakeMagic = "LTCSEAL\x01";
-// Also the version of the messages after it: an agent or launcher of another version is
-// refused here, by name, instead of misreading them (version 2: cipher offers; fence chunks
-// carry packed entries).
+// The version of the handshake and the records (version 2: cipher offers); a peer of another
+// is refused here, by name. The messages after it have a version of their own, which adjacent
+// releases share (rpc/version.hpp).
 constexpr uint8_t kHandshakeVersion = 2;
 // A responder that refuses the initiator's version answers with the magic and its own version
 // byte before it closes, in place of M2 (whose first bytes are a random public key), so the
