@@ -156,8 +156,10 @@ void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::
       // Only the launch's own launcher link feeds its ranks, as only it may signal them.
       if (auto allowed = may_signal(entry->launch->spec(), entry->route->launcher_conn(), sender);
           !allowed) {
-        LAT_LOG(warn, "auth", "stdin for launch ", launch_id,
-                " refused: ", allowed.error().message);
+        LAT_LOG(warn, "auth", "stdin for launch ", launch_id, " refused: ", allowed.error().message,
+                log_fields({{"launch", launch_id},
+                            {"node", config_.node_id},
+                            {"peer", sender.identity.name}}));
         return;
       }
       entry->launch->input(std::move(chunk.data), chunk.eof);
@@ -246,7 +248,8 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
                              schema::LaunchProcessesRequest::Reader request) {
   rpc::Session& session = *session_of(sender.conn);
   auto refuse = [&](const std::string& why) {
-    LAT_LOG(warn, "launch", "refused a launch from ", secure::describe(sender.identity), ": ", why);
+    LAT_LOG(warn, "launch", "refused a launch from ", secure::describe(sender.identity), ": ", why,
+            log_fields({{"node", config_.node_id}, {"peer", sender.identity.name}}));
     session.respond_error(request_id, why);
   };
   if (auto allowed = may_start(sender, request.getRelayed()); !allowed)
@@ -335,12 +338,15 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
                       {"ranks", cat(raw->spec().local_ranks().size())}}));
   if (!raw->spec().env_left_out.empty())
     LAT_LOG(info, "launch", id,
-            ": left out of the root job's environment: ", join(raw->spec().env_left_out, ", "));
+            ": left out of the root job's environment: ", join(raw->spec().env_left_out, ", "),
+            log_fields({{"launch", id}, {"node", config_.node_id}}));
   for (auto& e : early_.take(id)) {
     if (e.fence) deliver_fence(entry, std::move(*e.fence), e.sender);
     if (!e.abort) continue;
     if (auto allowed = may_abort(raw->spec(), entry.route->launcher_conn(), e.sender); !allowed)
-      LAT_LOG(warn, "auth", allowed.error().message);
+      LAT_LOG(warn, "auth", allowed.error().message,
+              log_fields(
+                  {{"launch", id}, {"node", config_.node_id}, {"peer", e.sender.identity.name}}));
     else
       deliver_abort(entry, std::move(*e.abort), e.sender);
   }
@@ -367,7 +373,11 @@ void Agent::abort_processes(const Sender& sender, uint64_t request_id,
   Status allowed = entry ? may_abort(entry->launch->spec(), entry->route->launcher_conn(), sender)
                          : Status(make_error(cat("no launch '", abort.getLaunchId().cStr(), "'")));
   if (!allowed) {
-    if (entry) LAT_LOG(warn, "auth", allowed.error().message);
+    if (entry)
+      LAT_LOG(warn, "auth", allowed.error().message,
+              log_fields({{"launch", entry->launch->spec().launch_id},
+                          {"node", config_.node_id},
+                          {"peer", sender.identity.name}}));
     if (request_id) session.respond_error(request_id, allowed.error().message);
     return;
   }
@@ -389,7 +399,11 @@ void Agent::signal_processes(const Sender& sender, uint64_t request_id, const wi
   Status allowed = entry ? may_signal(entry->launch->spec(), entry->route->launcher_conn(), sender)
                          : Status(make_error(cat("no launch '", sig.launch_id, "'")));
   if (!allowed) {
-    if (entry) LAT_LOG(warn, "auth", allowed.error().message);
+    if (entry)
+      LAT_LOG(warn, "auth", allowed.error().message,
+              log_fields({{"launch", entry->launch->spec().launch_id},
+                          {"node", config_.node_id},
+                          {"peer", sender.identity.name}}));
     if (request_id) session.respond_error(request_id, allowed.error().message);
     return;
   }
@@ -415,7 +429,7 @@ void Agent::connection_closed(uint64_t conn_id, const Error& why) {
             ") closed by the peer");
   else
     LAT_LOG(info, "link", "connection ", conn_id, " (", secure::describe(it->second->identity()),
-            ") lost: ", why.message);
+            ") lost: ", why.message, log_fields({{"node", config_.node_id}, {"peer", who}}));
   for (auto& [id, entry] : launches_)
     if (entry.route->launcher_conn() == conn_id) entry.route->launcher_lost(why.message);
   for (auto& [id, alloc] : allocations_)
@@ -438,7 +452,8 @@ void Agent::sweep() {
     auto it = connections_.find(id);
     if (it == connections_.end()) continue;
     LAT_LOG(info, "link", "closing connection ", id, " (", secure::describe(it->second->identity()),
-            "): silent for ", config_.idle_timeout_ms / 1000.0, " s");
+            "): silent for ", config_.idle_timeout_ms / 1000.0, " s",
+            log_fields({{"node", config_.node_id}, {"peer", it->second->peer()}}));
     it->second->close();
     connection_closed(id, make_error("idle"));
   }

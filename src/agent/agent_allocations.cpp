@@ -61,7 +61,7 @@ void Agent::allocation_start(const Sender& sender, uint64_t request_id,
   rpc::Session& session = *session_of(sender.conn);
   auto refuse = [&](const std::string& why) {
     LAT_LOG(warn, "alloc", "refused an allocation from ", secure::describe(sender.identity), ": ",
-            why);
+            why, log_fields({{"node", config_.node_id}, {"peer", sender.identity.name}}));
     if (request_id) session.respond_error(request_id, why);
   };
   if (auto allowed = may_manage_allocations(sender); !allowed)
@@ -114,7 +114,9 @@ void Agent::allocation_end(const Sender& sender, uint64_t request_id,
   Allocation* alloc = allowed ? find_allocation(end.id) : nullptr;
   if (allowed && !alloc) allowed = make_error(cat("no allocation '", end.id, "' here"));
   if (!allowed) {
-    LAT_LOG(warn, "alloc", allowed.error().message);
+    LAT_LOG(
+        warn, "alloc", allowed.error().message,
+        log_fields({{"alloc", end.id}, {"node", config_.node_id}, {"peer", sender.identity.name}}));
     if (request_id) session.respond_error(request_id, allowed.error().message);
     return;
   }

@@ -18,7 +18,7 @@ void Agent::fence_message(Result<wire::FenceMessage> decoded, const Sender& send
     // As the Reducer treats a chunk it cannot place: dropped, and the fence's deadline ends a
     // launch whose fence then cannot complete. Only an authenticated agent gets this far.
     LAT_LOG(warn, "fence", decoded.error().message, " (from ", secure::describe(sender.identity),
-            "): dropped");
+            "): dropped", log_fields({{"node", config_.node_id}, {"peer", sender.identity.name}}));
     return;
   }
   wire::FenceMessage message = std::move(decoded.value());
@@ -26,7 +26,10 @@ void Agent::fence_message(Result<wire::FenceMessage> decoded, const Sender& send
     return deliver_fence(*entry, std::move(message), sender);
   if (sender.identity.role != secure::Role::agent) {
     LAT_LOG(warn, "auth", "a fence chunk for unknown launch ", message.launch_id, " from ",
-            secure::describe(sender.identity), " dropped: only agents send fence chunks");
+            secure::describe(sender.identity), " dropped: only agents send fence chunks",
+            log_fields({{"launch", message.launch_id},
+                        {"node", config_.node_id},
+                        {"peer", sender.identity.name}}));
     return;
   }
   std::string id = message.launch_id;
@@ -47,7 +50,10 @@ void Agent::name_request(const Sender& sender, uint64_t request_id,
   }
   auto from = may_ask_name(entry->launch->spec(), sender);
   if (!from) {
-    LAT_LOG(warn, "auth", from.error().message);
+    LAT_LOG(warn, "auth", from.error().message,
+            log_fields({{"launch", request.launch_id},
+                        {"node", config_.node_id},
+                        {"peer", sender.identity.name}}));
     return session.respond_error(request_id, from.error().message);
   }
   // A PMIx lookup may wait for its name: the answer may come after the link has gone.
@@ -68,7 +74,7 @@ void Agent::collective_request(const Sender& sender, uint64_t request_id,
   rpc::Session& session = *session_of(sender.conn);
   if (!request) {
     LAT_LOG(warn, "pmix", request.error().message, " (from ", secure::describe(sender.identity),
-            ")");
+            ")", log_fields({{"node", config_.node_id}, {"peer", sender.identity.name}}));
     return session.respond_error(request_id, request.error().message);
   }
   LaunchEntry* entry = find_launch(request->launch_id);
@@ -79,7 +85,10 @@ void Agent::collective_request(const Sender& sender, uint64_t request_id,
                         : cat("no launch '", request->launch_id, "' on ", config_.node_id));
   auto from = may_enter_collective(entry->launch->spec(), sender);
   if (!from) {
-    LAT_LOG(warn, "auth", from.error().message);
+    LAT_LOG(warn, "auth", from.error().message,
+            log_fields({{"launch", request->launch_id},
+                        {"node", config_.node_id},
+                        {"peer", sender.identity.name}}));
     return session.respond_error(request_id, from.error().message);
   }
   // Answered when every participating node has entered: perhaps after the link has gone.
@@ -111,7 +120,10 @@ void Agent::modex_request(const Sender& sender, uint64_t request_id,
   auto from = may_ask_modex(entry->launch->spec(), request.rank, sender,
                             parent ? &parent->launch->spec() : nullptr);
   if (!from) {
-    LAT_LOG(warn, "auth", from.error().message);
+    LAT_LOG(warn, "auth", from.error().message,
+            log_fields({{"launch", request.launch_id},
+                        {"node", config_.node_id},
+                        {"peer", sender.identity.name}}));
     return session_of(sender.conn)->respond_error(request_id, from.error().message);
   }
   // libpmix answers later, perhaps after the link or the launch has gone.
@@ -139,7 +151,10 @@ void Agent::spawn_request(const Sender& sender, uint64_t request_id,
   const LaunchSpec& spec = entry->launch->spec();
   auto from = member_node(spec, sender, "a spawn");
   if (!from) {
-    LAT_LOG(warn, "auth", from.error().message);
+    LAT_LOG(warn, "auth", from.error().message,
+            log_fields({{"launch", request->launch_id},
+                        {"node", config_.node_id},
+                        {"peer", sender.identity.name}}));
     return respond_error(from.error().message);
   }
   if (spec.head_node != spec.node_index) return respond_error("a spawn goes to the launch's head");
@@ -173,7 +188,10 @@ void Agent::family_notice(const Sender& sender, uint64_t request_id,
   const LaunchSpec& spec = entry->launch->spec();
   auto from = may_tell_family(spec, sender);
   if (!from) {
-    LAT_LOG(warn, "auth", from.error().message);
+    LAT_LOG(warn, "auth", from.error().message,
+            log_fields({{"launch", notice->launch_id},
+                        {"node", config_.node_id},
+                        {"peer", sender.identity.name}}));
     return respond_error(from.error().message);
   }
   auto respond = [this, conn = sender.conn, request_id](Status s) {
@@ -223,7 +241,7 @@ void Agent::pmix_event(const Sender& sender, uint64_t request_id,
   auto message = decode_pmix_event(reader);
   if (!message) {
     LAT_LOG(warn, "pmix", message.error().message, " (from ", secure::describe(sender.identity),
-            "): dropped");
+            "): dropped", log_fields({{"node", config_.node_id}, {"peer", sender.identity.name}}));
     return answer(message.error());
   }
   // An event for a launch that ended here has nobody left to hear it.
@@ -231,15 +249,18 @@ void Agent::pmix_event(const Sender& sender, uint64_t request_id,
   if (!entry) return answer(make_error(cat("no launch '", message->launch_id, "' here")));
   auto from = member_node(entry->launch->spec(), sender, "a PMIx event");
   if (!from) {
-    LAT_LOG(warn, "auth", from.error().message);
+    LAT_LOG(warn, "auth", from.error().message,
+            log_fields({{"launch", message->launch_id},
+                        {"node", config_.node_id},
+                        {"peer", sender.identity.name}}));
     return answer(from.error());
   }
-  entry->launch->pmix_event(*from, message->notice,
-                            [answer, id = message->launch_id](Status delivered) {
-                              if (!delivered)
-                                LAT_LOG(warn, "pmix", id, ": ", delivered.error().message);
-                              answer(std::move(delivered));
-                            });
+  entry->launch->pmix_event(
+      *from, message->notice, [answer, id = message->launch_id](Status delivered) {
+        if (!delivered)
+          LAT_LOG(warn, "pmix", id, ": ", delivered.error().message, log_fields({{"launch", id}}));
+        answer(std::move(delivered));
+      });
 }
 
 void Agent::pmix_control(const Sender& sender, uint64_t request_id,
@@ -253,7 +274,10 @@ void Agent::pmix_control(const Sender& sender, uint64_t request_id,
                                                  config_.node_id, " (ended here?)"));
   auto from = member_node(entry->launch->spec(), sender, "a PMIx job control");
   if (!from) {
-    LAT_LOG(warn, "auth", from.error().message);
+    LAT_LOG(warn, "auth", from.error().message,
+            log_fields({{"launch", message->launch_id},
+                        {"node", config_.node_id},
+                        {"peer", sender.identity.name}}));
     return session.respond_error(request_id, from.error().message);
   }
   if (auto done = entry->launch->pmix_control(*from, std::move(*message)); !done)
@@ -270,7 +294,10 @@ void Agent::exec_message(const std::string& launch_id, const std::string& what,
   }
   auto from = member_node(entry->launch->spec(), sender, what);
   if (!from) {
-    LAT_LOG(warn, "auth", from.error().message);
+    LAT_LOG(
+        warn, "auth", from.error().message,
+        log_fields(
+            {{"launch", launch_id}, {"node", config_.node_id}, {"peer", sender.identity.name}}));
     return;
   }
   deliver(*entry->launch, *from);
@@ -306,17 +333,22 @@ void Agent::refuse_late_exec(const lattice::wire::ExecCommand& command, const Se
 
 void Agent::hold_early(const std::string& launch_id, EarlyMessage early) {
   std::string from = secure::describe(early.sender.identity);
+  std::string peer = early.sender.identity.name;
   arm_sweeper();
   if (!early_.hold(launch_id, std::move(early), loop_.now_ms()))
     LAT_LOG(warn, "link", "a message for unknown launch ", launch_id, " from ", from,
-            " dropped: ", early_.bytes(), " bytes are held already for launches not started here");
+            " dropped: ", early_.bytes(), " bytes are held already for launches not started here",
+            log_fields({{"launch", launch_id}, {"node", config_.node_id}, {"peer", peer}}));
 }
 
 void Agent::deliver_fence(LaunchEntry& entry, wire::FenceMessage message, const Sender& sender) {
   const LaunchSpec& spec = entry.launch->spec();
   if (auto allowed = may_send_fence(spec, spec.fence_tree(), message.down, message.from, sender);
       !allowed) {
-    LAT_LOG(warn, "auth", allowed.error().message);
+    LAT_LOG(warn, "auth", allowed.error().message,
+            log_fields({{"launch", entry.launch->spec().launch_id},
+                        {"node", config_.node_id},
+                        {"peer", sender.identity.name}}));
     return;
   }
   entry.launch->fence_message(std::move(message));

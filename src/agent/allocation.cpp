@@ -88,7 +88,8 @@ void Allocation::end(std::string reason, bool time_limit) {
   time_limit_ = time_limit;
   reason_ = std::move(reason);
   limit_timer_.stop();
-  LAT_LOG(info, "alloc", spec_.id, ": ending: ", reason_);
+  LAT_LOG(info, "alloc", spec_.id, ": ending: ", reason_,
+          log_fields({{"alloc", spec_.id}, {"uid", cat(spec_.user.uid)}}));
   spec_.cxi.reset();  // nothing may start in it any more that could need the key
   if (hooks_.ending) hooks_.ending(*this);
   if (!group_) {

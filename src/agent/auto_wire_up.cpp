@@ -47,7 +47,7 @@ Status AutoWireUp::programs_resolved(const std::vector<std::string>& programs) {
       app.mpi = proc::classify_program(programs[i], library_path(spec_.apps[i]));
       if (app.local)
         LAT_LOG(info, "launch", spec_.launch_id, ": --pmi auto: ", programs[i], " ", app.mpi.why,
-                ": ", wire_up_name(app.mpi.need));
+                ": ", wire_up_name(app.mpi.need), log_fields({{"launch", spec_.launch_id}}));
     }
     apps.push_back(std::move(app));
   }

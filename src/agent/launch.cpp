@@ -133,7 +133,8 @@ Status Launch::start() {
   ranks_batch_ = spec_.ranks_batch(ranks_.size(), cpus);
   if (ranks_batch_ && spec_.sched == RankScheduling::automatic)
     LAT_LOG(info, "launch", spec_.launch_id, ": ", ranks_.size(), " ranks on ", cpus,
-            " CPUs: they run under SCHED_BATCH (--sched auto)");
+            " CPUs: they run under SCHED_BATCH (--sched auto)",
+            log_fields({{"launch", spec_.launch_id}, {"node", env_.node_id}}));
   if (env_.containment) {
     const std::string marker = cat("LATTICE_LAUNCH_ID=", spec_.launch_id);
     proc::GroupLimits limits;
@@ -146,7 +147,8 @@ Status Launch::start() {
     group_ = std::move(group.value());
     oom_kills_seen_ = group_->oom_kills().value_or(0);  // (a reused cgroup's count goes on)
     if (!limits.empty())
-      LAT_LOG(info, "launch", spec_.launch_id, ": limits: ", group_->limits_note());
+      LAT_LOG(info, "launch", spec_.launch_id, ": limits: ", group_->limits_note(),
+              log_fields({{"launch", spec_.launch_id}, {"node", env_.node_id}}));
     sweep_ = std::make_unique<StraySweep>(loop_, *group_, kStrayGraceMs, [this](uint32_t) {
       if (!end_after_sweep_) return;
       auto failure = std::move(*end_after_sweep_);
@@ -205,7 +207,8 @@ void Launch::spawn_all() {
   times_.spawned_us = elapsed_us();
   ranks_.starting_done();
   LAT_LOG(info, "launch", spec_.launch_id, ": spawned ", started, " of its ", ranks_.size(),
-          " ranks (", spec_.world_size, " in all)");
+          " ranks (", spec_.world_size, " in all)",
+          log_fields({{"launch", spec_.launch_id}, {"node", env_.node_id}}));
   run(policy_.spawn_finished());
 }
 

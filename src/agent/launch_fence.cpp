@@ -44,7 +44,8 @@ void LaunchFence::enter(uint64_t epoch, pmi::KvList contribution) {
 
 void LaunchFence::receive(wire::FenceMessage message) {
   if (!tree_) {
-    LAT_LOG(warn, "fence", spec_.launch_id, ": fence message for a single-node launch dropped");
+    LAT_LOG(warn, "fence", spec_.launch_id, ": fence message for a single-node launch dropped",
+            log_fields({{"launch", spec_.launch_id}}));
     return;
   }
   tree_->receive(std::move(message));

@@ -76,7 +76,8 @@ Status LaunchHatch::requested(uint64_t client, lattice::wire::ExecRequest reques
     return make_error(cat("node '", request.node, "' is not part of launch ", spec_.launch_id,
                           " (its nodes: ", spec_.peers.joined(), ")"));
   LAT_LOG(info, "exec", spec_.launch_id, ": command for ", request.node, ": ",
-          join(request.command, " "));
+          join(request.command, " "),
+          log_fields({{"launch", spec_.launch_id}, {"node", node_id_}, {"peer", request.node}}));
   targets_[client] = node;
   if (node == spec_.node_index)
     run(node, client, request.command);

@@ -15,7 +15,8 @@ void Launch::send_to_nodes(const std::vector<int>& nodes, rpc::Outgoing message)
   if (nodes.empty()) return;
   auto frame = rpc::encode_notification(message);  // once, however many nodes
   if (!frame) {
-    LAT_LOG(error, "launch", spec_.launch_id, ": message not sent: ", frame.error().message);
+    LAT_LOG(error, "launch", spec_.launch_id, ": message not sent: ", frame.error().message,
+            log_fields({{"launch", spec_.launch_id}}));
     return;
   }
   for (size_t i = 0; i < nodes.size(); ++i) {

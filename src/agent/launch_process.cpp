@@ -28,8 +28,11 @@ void Launch::look_up_user() {
 
 void Launch::user_known(Result<proc::ProcessUser> user) {
   if (!user)
-    LAT_LOG(warn, "launch", spec_.launch_id, ": cannot start ranks as ", spec_.user.name, ": ",
-            user.error().message);
+    LAT_LOG(
+        warn, "launch", spec_.launch_id, ": cannot start ranks as ", spec_.user.name, ": ",
+        user.error().message,
+        log_fields(
+            {{"launch", spec_.launch_id}, {"node", env_.node_id}, {"uid", cat(spec_.user.uid)}}));
   job_user_.emplace(std::move(user));
   times_.user_known_us = elapsed_us();
   if (spawn_waiting_) spawn_all();

@@ -49,7 +49,7 @@ bool LaunchRoute::reapable(uint64_t now) const {
   LAT_LOG(warn, "relay", spec().launch_id, ": no longer passing reports on (",
           relay_->settled() ? "the launcher never came for those held here"
                             : "some nodes below this one never reported their end",
-          ")");
+          ")", log_fields({{"launch", spec().launch_id}, {"node", node_id_}}));
   return true;
 }
 
@@ -131,7 +131,8 @@ void LaunchRoute::hold_report(rpc::Outgoing message) {
   auto frame = rpc::encode_notification(message);
   if (!frame) return;
   if (output && held_bytes_ + frame->size() > kHeldReportBytes) {
-    LAT_LOG(warn, "relay", spec().launch_id, ": output dropped: no way to the launcher");
+    LAT_LOG(warn, "relay", spec().launch_id, ": output dropped: no way to the launcher",
+            log_fields({{"launch", spec().launch_id}, {"node", node_id_}}));
     return;
   }
   held_bytes_ += frame->size();
@@ -140,7 +141,9 @@ void LaunchRoute::hold_report(rpc::Outgoing message) {
 
 void LaunchRoute::adopt(const Sender& sender) {
   LAT_LOG(warn, "relay", spec().launch_id, ": its launcher reached this node directly (",
-          secure::describe(sender.identity), "); reports go there now");
+          secure::describe(sender.identity), "); reports go there now",
+          log_fields(
+              {{"launch", spec().launch_id}, {"node", node_id_}, {"peer", sender.identity.name}}));
   launcher_conn_ = sender.conn;
   relay_->adopted();
   link::Connection* conn = host_.open_connection(sender.conn);

@@ -92,7 +92,11 @@ void LaunchRoute::pass_up(const Sender& sender, const ReportAbout& what,
     if (what.rank >= spec().world_size ||
         (about >= 0 && spec().rank_nodes[size_t(what.rank)] != about)) {
       LAT_LOG(warn, "auth", "a report about rank ", what.rank, " of launch ", what.launch_id,
-              " from ", secure::describe(sender.identity), " dropped: not a rank of that node");
+              " from ", secure::describe(sender.identity), " dropped: not a rank of that node",
+              log_fields({{"launch", what.launch_id},
+                          {"node", node_id_},
+                          {"rank", cat(what.rank)},
+                          {"peer", sender.identity.name}}));
       return;
     }
     about = spec().rank_nodes[static_cast<size_t>(what.rank)];
@@ -100,7 +104,9 @@ void LaunchRoute::pass_up(const Sender& sender, const ReportAbout& what,
   const bool loss = body.isNodeAnswer() && body.getNodeAnswer().getLost();
   if (auto allowed = relay_->may_pass(node_of(spec(), sender.identity), about, loss); !allowed) {
     LAT_LOG(warn, "auth", "a report for launch ", what.launch_id, " from ",
-            secure::describe(sender.identity), " dropped: ", allowed.error().message);
+            secure::describe(sender.identity), " dropped: ", allowed.error().message,
+            log_fields(
+                {{"launch", what.launch_id}, {"node", node_id_}, {"peer", sender.identity.name}}));
     return;
   }
   if (body.isLaunchEnded()) relay_->ended(about);
@@ -141,7 +147,8 @@ void LaunchRoute::peer_lost(const std::string& node_id, const std::string& reaso
   }
   if (relay_->uplink() == LaunchRelay::kNowhere)
     LAT_LOG(warn, "relay", spec().launch_id,
-            ": the head is lost too; this node's reports go nowhere");
+            ": the head is lost too; this node's reports go nowhere",
+            log_fields({{"launch", spec().launch_id}, {"node", node_id_}}));
 }
 
 void LaunchRoute::launcher_lost(const std::string& reason) {
@@ -152,7 +159,8 @@ void LaunchRoute::launcher_lost(const std::string& reason) {
     const int parent = relay_->parent();
     Peer p = spec().peers[static_cast<size_t>(parent)];
     LAT_LOG(warn, "relay", spec().launch_id, ": the link from ", p.node_id,
-            " (this node's parent in the launch's tree) closed; reports go to the head");
+            " (this node's parent in the launch's tree) closed; reports go to the head",
+            log_fields({{"launch", spec().launch_id}, {"node", node_id_}, {"peer", p.node_id}}));
     const std::string why = cat("its link to this node closed (", reason, ")");
     if (relay_->lost(parent)) report(wire::node_answer({spec().launch_id, parent, {}, why, true}));
     launch_->peer_lost(p.node_id, why);

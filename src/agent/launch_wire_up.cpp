@@ -81,7 +81,7 @@ void Launch::spawn_asked(wire::SpawnRequest request,
                          std::function<void(Result<std::string>)> answer) {
   if (failing() || ended()) return answer(make_error("the launch is ending"));
   LAT_LOG(info, "launch", spec_.launch_id, ": rank ", request.rank, " spawns ", request.apps.size(),
-          " program(s)");
+          " program(s)", log_fields({{"launch", spec_.launch_id}, {"rank", cat(request.rank)}}));
   sink_.ask_launcher(*this, wire::spawn_request(request), kSpawnAnswerMs,
                      [this, alive = std::weak_ptr<int>(alive_), answer](auto reply) {
                        auto child = wire::decode_spawn_answer(reply);

@@ -93,7 +93,8 @@ void NodeLinks::flush(Link& link) {
 void NodeLinks::send(const Peer& peer, rpc::Outgoing message) {
   auto frame = rpc::encode_notification(message);
   if (!frame) {
-    LAT_LOG(error, "link", "message to ", peer.node_id, " not sent: ", frame.error().message);
+    LAT_LOG(error, "link", "message to ", peer.node_id, " not sent: ", frame.error().message,
+            log_fields({{"peer", peer.node_id}}));
     return;
   }
   send_encoded(peer, std::move(frame.value()));
@@ -231,7 +232,7 @@ void NodeLinks::lose(const std::string& node_id, const std::string& reason, bool
   for (auto& c : std::exchange(link->waiting_calls, {}))
     c.cb(make_error(cat("connection closed: ", reason)));
   // Launches that use the peer say so at warn level; a peer going away is otherwise routine.
-  LAT_LOG(info, "link", "peer ", node_id, " lost: ", reason);
+  LAT_LOG(info, "link", "peer ", node_id, " lost: ", reason, log_fields({{"peer", node_id}}));
   on_lost_(node_id, reason);
 }
 

@@ -148,7 +148,8 @@ void PmiWireUp::client_failed(pmi::ConnId conn, int rank, std::string message) {
   if (!lost && rank < 0) {
     // A socket or port client that never proved which rank it is speaks for no rank: dropping
     // it is enough, and no stranger's garbage can end the job.
-    LAT_LOG(warn, "pmi", spec_.launch_id, ": dropped an unidentified PMI client: ", message);
+    LAT_LOG(warn, "pmi", spec_.launch_id, ": dropped an unidentified PMI client: ", message,
+            log_fields({{"launch", spec_.launch_id}}));
     return;
   }
   events_.rank_failed(rank, std::move(message), lost);

@@ -150,7 +150,8 @@ void PmixWireUp::fence_complete(uint64_t epoch, KvStore merged) {
     if (status.state == pmi::RankState::in_fence) status.state = pmi::RankState::initialized;
   auto all = blobs_.fence_data(merged.entries);
   if (!all) {
-    LAT_LOG(warn, "fence", spec_.launch_id, ": PMIx fence ", epoch, ": ", all.error().message);
+    LAT_LOG(warn, "fence", spec_.launch_id, ": PMIx fence ", epoch, ": ", all.error().message,
+            log_fields({{"launch", spec_.launch_id}}));
     server_->answer_fence(call, false, {});
     return events_.fence_unusable(epoch, all.error().message);
   }
@@ -216,7 +217,8 @@ void PmixWireUp::modex_answered(uint64_t id, Result<std::string> data) {
   if (it == modex_.end() || !server_) return;  // the launch ended meanwhile: answered then
   if (!data)
     LAT_LOG(warn, "pmix", spec_.launch_id, ": direct modex for rank ", it->second.rank, ": ",
-            data.error().message);
+            data.error().message,
+            log_fields({{"launch", spec_.launch_id}, {"rank", cat(it->second.rank)}}));
   server_->answer_modex(it->second, data.ok(), data ? std::move(*data) : std::string());
   modex_.erase(it);
 }

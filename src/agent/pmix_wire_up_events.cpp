@@ -26,7 +26,8 @@ void PmixWireUp::deliver(const pmix::EventNotice& notice, std::function<void(Sta
                   [id = spec_.launch_id, code = notice.code, done = std::move(done)](Status s) {
                     if (!s)
                       LAT_LOG(warn, "pmix", id, ": event ", code,
-                              " not delivered here: ", s.error().message);
+                              " not delivered here: ", s.error().message,
+                              log_fields({{"launch", id}}));
                     done(std::move(s));
                   });
 }
@@ -43,7 +44,8 @@ void PmixWireUp::event_raised(pmix::EventNotice notice) {
     // libpmix has answered the rank already (it delivered the event here): the refusal can
     // only be said.
     LAT_LOG(warn, "pmix", spec_.launch_id, ": rank ", notice.source_rank, "'s event ", notice.code,
-            " stays on this node: ", nodes.error().message);
+            " stays on this node: ", nodes.error().message,
+            log_fields({{"launch", spec_.launch_id}, {"rank", cat(notice.source_rank)}}));
     if (notice.source_rank < static_cast<uint32_t>(spec_.world_size))
       events_.rank_notice(
           static_cast<int>(notice.source_rank),
@@ -129,13 +131,15 @@ void PmixWireUp::control_asked(pmix::ControlCall call) {
   ControlPlan plan = plan_control(call.targets, call.directives, nspace(), spec_.rank_nodes);
   if (plan.answer != pmix::Answer::success) {
     LAT_LOG(warn, "pmix", spec_.launch_id, ": rank ", call.requester,
-            "'s PMIx_Job_control refused: ", plan.why);
+            "'s PMIx_Job_control refused: ", plan.why,
+            log_fields({{"launch", spec_.launch_id}, {"rank", cat(call.requester)}}));
     if (call.requester >= 0 && call.requester < spec_.world_size)
       events_.rank_notice(call.requester, cat("lattice: PMIx_Job_control: ", plan.why, "\n"));
     return server_->answer_control(call, plan.answer);
   }
   LAT_LOG(info, "pmix", spec_.launch_id, ": rank ", call.requester, "'s PMIx_Job_control: signal ",
-          plan.signum, " to ranks on ", plan.ranks.size(), " nodes");
+          plan.signum, " to ranks on ", plan.ranks.size(), " nodes",
+          log_fields({{"launch", spec_.launch_id}, {"rank", cat(call.requester)}}));
   // The answer waits for every node; a node that fails or does not answer fails the request.
   // (close() answers it with an error should the launch end first.)
   const uint64_t id = ++control_id_;
@@ -158,10 +162,12 @@ void PmixWireUp::control_asked(pmix::ControlCall call) {
                                ranks};
     message.action = plan.action;
     peers_.call(spec_.peers[static_cast<size_t>(node)], pmix_control_message(message),
-                spec_.fence_timeout_ms, [one_done, to = node, id = spec_.launch_id](auto reply) {
+                spec_.fence_timeout_ms,
+                [one_done, to = node, id = spec_.launch_id,
+                 peer = spec_.peers[static_cast<size_t>(node)].node_id](auto reply) {
                   if (!reply)
                     LAT_LOG(warn, "pmix", id, ": job control on node ", to, ": ",
-                            reply.error().message);
+                            reply.error().message, log_fields({{"launch", id}, {"peer", peer}}));
                   one_done(reply ? Status{} : Status(reply.error()));
                 });
   }
@@ -180,7 +186,7 @@ Status PmixWireUp::control_received(int from, PmixControlMessage message) {
                             spec_.peers[static_cast<size_t>(spec_.node_index)].node_id));
   int signum = control_signal(message.action, message.signum);
   LAT_LOG(info, "pmix", spec_.launch_id, ": job control from node ", from, ": signal ", signum,
-          " to ", message.ranks.size(), " ranks");
+          " to ", message.ranks.size(), " ranks", log_fields({{"launch", spec_.launch_id}}));
   events_.signal_ranks(message.ranks, signum);
   return {};
 }

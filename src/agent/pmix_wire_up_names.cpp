@@ -75,7 +75,8 @@ void PmixWireUp::names_called(pmix::NameCall call) {
     return server_->answer_names(call, make_error("not a rank of this node"));
   saw(call.rank, pmi::RankState::initialized, call_name(call.op));  // the straggler report's
   if (!call.refused.empty()) {
-    LAT_LOG(warn, "pmix", spec_.launch_id, ": rank ", call.rank, ": ", call.refused);
+    LAT_LOG(warn, "pmix", spec_.launch_id, ": rank ", call.rank, ": ", call.refused,
+            log_fields({{"launch", spec_.launch_id}, {"rank", cat(call.rank)}}));
     events_.rank_notice(call.rank, cat("lattice: ", call.refused, "\n"));
     return server_->answer_names(call, make_error(call.refused));
   }
@@ -153,7 +154,8 @@ void PmixWireUp::collective_entered(pmix::CollectiveCall call) {
     auto it = collectives_.find(id);
     if (it == collectives_.end() || !server_) return;
     if (!data) {
-      LAT_LOG(warn, "pmix", spec_.launch_id, ": ", data.error().message);
+      LAT_LOG(warn, "pmix", spec_.launch_id, ": ", data.error().message,
+              log_fields({{"launch", spec_.launch_id}}));
       for (int rank : here)  // on the rank's stderr, as a failed spawn is
         events_.rank_notice(rank, cat("lattice: ", data.error().message, "\n"));
     }

@@ -133,7 +133,8 @@ void RankSet::input(const std::string& data, bool eof) {
   if (eof) input_ended_ = true;
   if (waiting && pending_input_.size() + data.size() > kMaxPendingInputBytes)
     LAT_LOG(warn, "launch", spec_.launch_id, ": stdin beyond ", kMaxPendingInputBytes,
-            " bytes before the input rank started is dropped");
+            " bytes before the input rank started is dropped",
+            log_fields({{"launch", spec_.launch_id}}));
   else if (waiting)
     pending_input_ += data;
   report_input_taken();

@@ -43,7 +43,7 @@ void TreeFence::receive(wire::FenceMessage message) {
   if (message.down) {
     if (message.from != reducer_.tree().parent(reducer_.self())) {
       LAT_LOG(warn, "fence", launch_id_, ": merged store from node ", message.from,
-              ", which is not this node's parent: dropped");
+              ", which is not this node's parent: dropped", log_fields({{"launch", launch_id_}}));
       return;
     }
     run(reducer_.from_parent(std::move(message.chunk)));
@@ -87,7 +87,8 @@ void TreeFence::run(std::vector<fence::Action> actions) {
       queue_.push(done->epoch, std::move(done->merged));
     } else if (auto* reject = std::get_if<fence::Reject>(&action)) {
       LAT_LOG(warn, "fence", launch_id_, ": rejected a message from node ", reject->from,
-              " for fence ", reject->epoch, ": ", reject->why);
+              " for fence ", reject->epoch, ": ", reject->why,
+              log_fields({{"launch", launch_id_}}));
     }
   }
 }
