@@ -20,15 +20,17 @@ void CxiLease::provision(const std::string& allocation_id, std::vector<std::stri
   provisioning_ = true;
   uint64_t started = clock_.now_ns();
   LAT_LOG(info, "fabric", "asking ", client_.url(), " for a CXI service on VNI ", settings_.vni,
-          " for ", nodes.size(), " nodes");
+          " for ", nodes.size(), " nodes", log_fields({{"alloc", allocation_id}}));
   client_.provision(fabric::ServiceRequest{settings_.vni, allocation_id, std::move(nodes)},
-                    [this, started, ready = std::move(ready)](Result<fabric::CxiCredentials> got) {
+                    [this, started, alloc = allocation_id,
+                     ready = std::move(ready)](Result<fabric::CxiCredentials> got) {
                       provisioning_ = false;
                       provision_ms_ = static_cast<double>(clock_.now_ns() - started) / 1e6;
                       if (got) {
                         credentials_ = std::move(got.value());
                         LAT_LOG(info, "fabric", "CXI service ", credentials_->service_id,
-                                " (svc_id ", credentials_->svc_id, ") in ", provision_ms_, " ms");
+                                " (svc_id ", credentials_->svc_id, ") in ", provision_ms_, " ms",
+                                log_fields({{"alloc", alloc}}));
                       }
                       // A release that came while we waited: give it back now, and launch nothing.
                       if (released_) return give_back();

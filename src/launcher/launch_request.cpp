@@ -49,7 +49,8 @@ Result<JobRequest> job_request(const LaunchOptions& options, JobUserInfo user) {
     if (setup)
       request.pmix_setup = std::move(setup.value());
     else  // the agents can still serve the launch: only libpmix's fabric setup is missing
-      LAT_LOG(warn, "pmix", "no PMIx setup data for the ranks: ", setup.error().message);
+      LAT_LOG(warn, "pmix", "no PMIx setup data for the ranks: ", setup.error().message,
+              log_fields({{"launch", request.launch_id}, {"uid", cat(request.user.uid)}}));
   }
   return request;
 }

@@ -35,7 +35,8 @@ Result<std::string> pmix_app_setup(const std::string& launch_id, uint32_t uid,
           " ms");
   for (const auto& key : answer->left_out)
     LAT_LOG(warn, "pmix", "PMIx setup data under '", key, "' left out (Lattice carries ",
-            pmix::kSetEnvarKey, " only)");
+            pmix::kSetEnvarKey, " only)",
+            log_fields({{"launch", std::string(launch_id)}, {"uid", cat(uid)}}));
 
   std::vector<pmix::SetupEntry> entries;
   for (auto& entry : answer->entries)
