@@ -32,7 +32,7 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
           [&] {
             auto user_error = handlers.on_error;
             handlers.on_error = [this, user_error](const std::string& reason) {
-              LAT_LOG(warn, "rpc", "peer ", peer_, ": ", reason);
+              LAT_LOG(warn, "rpc", "peer ", peer_, ": ", reason, log_fields({{"peer", peer_}}));
               if (user_error) user_error(reason);
               closed(make_error(reason));
             };

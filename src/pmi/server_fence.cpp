@@ -44,7 +44,8 @@ void Server::fence_complete(uint64_t epoch, KvStore merged) {
   try {
     if (epoch != completed_epoch_ + 1 || epoch > announced_epoch_ || epoch <= failed_epoch_) {
       LAT_LOG(warn, "pmi", info_.jobid, ": ignoring completion of fence ", epoch, " (announced ",
-              announced_epoch_, ", completed ", completed_epoch_, ", failed ", failed_epoch_, ")");
+              announced_epoch_, ", completed ", completed_epoch_, ", failed ", failed_epoch_, ")",
+              log_fields({{"launch", info_.jobid}}));
       return;
     }
     completed_epoch_ = epoch;
@@ -58,9 +59,11 @@ void Server::fence_complete(uint64_t epoch, KvStore merged) {
     // The store's merging waits for the answers: a node releases its ranks first.
     hooks_.later([this] { kvs_.compact(); });
   } catch (const std::exception& e) {
-    LAT_LOG(error, "pmi", info_.jobid, ": completing fence ", epoch, ": ", e.what());
+    LAT_LOG(error, "pmi", info_.jobid, ": completing fence ", epoch, ": ", e.what(),
+            log_fields({{"launch", info_.jobid}}));
   } catch (...) {
-    LAT_LOG(error, "pmi", info_.jobid, ": completing fence ", epoch, ": unknown exception");
+    LAT_LOG(error, "pmi", info_.jobid, ": completing fence ", epoch, ": unknown exception",
+            log_fields({{"launch", info_.jobid}}));
   }
 }
 
@@ -110,9 +113,11 @@ void Server::fence_failed(uint64_t epoch, const std::string& message) {
                              cat("fence ", slot.fences_entered, " failed: ", message)));
     }
   } catch (const std::exception& e) {
-    LAT_LOG(error, "pmi", info_.jobid, ": failing fence ", epoch, ": ", e.what());
+    LAT_LOG(error, "pmi", info_.jobid, ": failing fence ", epoch, ": ", e.what(),
+            log_fields({{"launch", info_.jobid}}));
   } catch (...) {
-    LAT_LOG(error, "pmi", info_.jobid, ": failing fence ", epoch, ": unknown exception");
+    LAT_LOG(error, "pmi", info_.jobid, ": failing fence ", epoch, ": unknown exception",
+            log_fields({{"launch", info_.jobid}}));
   }
 }
 
