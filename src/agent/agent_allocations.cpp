@@ -131,7 +131,9 @@ void Agent::allocation_info(const Sender& sender, uint64_t request_id, const std
     return session.respond_error(request_id,
                                  cat("no allocation '", id, "' is running on ", config_.node_id));
   if (auto allowed = may_describe(alloc->spec(), sender); !allowed) {
-    LAT_LOG_LIMITED(refusals_, warn, "auth", "allocation info", allowed.error().message);
+    LAT_LOG_LIMITED(
+        refusals_, warn, "auth", "allocation info", allowed.error().message,
+        log_fields({{"alloc", id}, {"node", config_.node_id}, {"peer", sender.identity.name}}));
     // The same answer as for none: others do not learn which allocations exist.
     return session.respond_error(request_id,
                                  cat("no allocation '", id, "' is running on ", config_.node_id));
@@ -224,7 +226,8 @@ void Agent::accept_user(std::unique_ptr<net::Stream> stream) {
   if (mine >= kMaxDoorLinksPerUser || all >= kMaxDoorLinks) {
     LAT_LOG_LIMITED(refusals_, warn, "auth", "user door full", "refused uid ", uid,
                     " on the user door: ", mine, " of its links open (at most ",
-                    kMaxDoorLinksPerUser, "), ", all, " in all (at most ", kMaxDoorLinks, ")");
+                    kMaxDoorLinksPerUser, "), ", all, " in all (at most ", kMaxDoorLinks, ")",
+                    log_fields({{"node", config_.node_id}, {"uid", cat(uid)}}));
     return;
   }
   uint64_t id = next_conn_id_++;

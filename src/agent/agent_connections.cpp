@@ -16,13 +16,15 @@ void Agent::accept(std::unique_ptr<net::Stream> stream) {
     LAT_LOG_LIMITED(refusals_, warn, "link", "source full", "refusing ", stream->peer(), " (",
                     source.name, "): ", slots_.handshakes_from(source.name),
                     " of its connections are in their handshake "
-                    "(limits.max_handshakes_per_source)");
+                    "(limits.max_handshakes_per_source)",
+                    log_fields({{"peer", stream->peer()}}));
     return;
   }
   if (admission.verdict == ConnectionSlots::Verdict::table_full) {
     metrics_.refused("table_full");
     LAT_LOG_LIMITED(refusals_, warn, "link", "table full", "refusing ", stream->peer(), ": ",
-                    slots_.open(), " authenticated links open (limits.max_connections)");
+                    slots_.open(), " authenticated links open (limits.max_connections)",
+                    log_fields({{"peer", stream->peer()}}));
     return;
   }
   if (admission.dropped) drop_handshake(admission.dropped);

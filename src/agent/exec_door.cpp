@@ -80,7 +80,8 @@ void ExecDoor::admit(std::unique_ptr<net::Stream> stream) {
   if (!cred || (cred->uid != uid_ && cred->uid != 0)) {
     LAT_LOG_LIMITED(refusals_, warn, "auth", "other user", "refused an exec request on ", path(),
                     " from ", cred ? cat("uid ", cred->uid) : std::string("an unknown peer"),
-                    " (the job runs as uid ", uid_, ")");
+                    " (the job runs as uid ", uid_, ")",
+                    log_fields({{"uid", cred ? cat(cred->uid) : std::string("-")}}));
     return;
   }
   if (clients_.size() >= kMaxClients) {

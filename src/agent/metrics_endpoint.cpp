@@ -19,7 +19,8 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::listen(net::Loop& loop
 void MetricsEndpoint::accept(std::unique_ptr<net::Stream> stream) {
   if (clients_.size() >= kMaxClients) {
     LAT_LOG_LIMITED(refusals_, warn, "metrics", "full", "refusing a metrics client from ",
-                    stream->peer(), ": ", kMaxClients, " are being answered");
+                    stream->peer(), ": ", kMaxClients, " are being answered",
+                    log_fields({{"peer", stream->peer()}}));
     return;  // dropping the stream closes it
   }
   uint64_t id = next_id_++;

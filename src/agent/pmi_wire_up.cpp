@@ -108,10 +108,11 @@ void PmiWireUp::admit(std::unique_ptr<net::Stream> stream, Door door) {
       why = owner.error().message;
   }
   if (!uid || (*uid != spec_.user.uid && *uid != 0)) {
-    LAT_LOG_LIMITED(refusals_, warn, "auth", door == Door::socket ? "socket" : "port",
-                    spec_.launch_id, ": refused a PMI connection on the ",
-                    door == Door::socket ? "socket" : "port", " from ",
-                    uid ? cat("uid ", *uid) : why, " (the job runs as uid ", spec_.user.uid, ")");
+    LAT_LOG_LIMITED(
+        refusals_, warn, "auth", door == Door::socket ? "socket" : "port", spec_.launch_id,
+        ": refused a PMI connection on the ", door == Door::socket ? "socket" : "port", " from ",
+        uid ? cat("uid ", *uid) : why, " (the job runs as uid ", spec_.user.uid, ")",
+        log_fields({{"launch", spec_.launch_id}, {"uid", uid ? cat(*uid) : std::string("-")}}));
     return;  // dropping the stream closes it
   }
   serve(std::move(stream), door, std::nullopt);

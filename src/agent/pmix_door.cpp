@@ -66,12 +66,13 @@ void PmixDoor::watch(net::UniqueFd fd) {
   }
   if (!pmix::may_connect(*uid, registry_)) {
     LAT_LOG_LIMITED(refusals_, warn, "auth", "no launch", "refused a PMIx client from uid ", *uid,
-                    ": no PMIx launch of that user runs here");
+                    ": no PMIx launch of that user runs here", log_fields({{"uid", cat(*uid)}}));
     return;
   }
   if (pending_.size() >= kMaxPending) {
     LAT_LOG_LIMITED(refusals_, warn, "auth", "full", "refused a PMIx client from uid ", *uid, ": ",
-                    kMaxPending, " connections are being vetted already");
+                    kMaxPending, " connections are being vetted already",
+                    log_fields({{"uid", cat(*uid)}}));
     return;
   }
   auto pending = std::make_unique<Pending>();
