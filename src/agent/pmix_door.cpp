@@ -80,12 +80,14 @@ void PmixDoor::watch(net::UniqueFd fd) {
   int flags = ::fcntl(fd.get(), F_GETFL);
   if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0 ||
       !set_rcvlowat(fd.get(), pending->want)) {
-    LAT_LOG(warn, "pmix", "cannot watch a PMIx client: ", std::strerror(errno));
+    LAT_LOG(warn, "pmix", "cannot watch a PMIx client: ", std::strerror(errno),
+            log_fields({{"uid", cat(*uid)}}));
     return;
   }
   auto watcher = net::FdWatcher::watch(loop_, fd.get());
   if (!watcher) {
-    LAT_LOG(warn, "pmix", "cannot watch a PMIx client: ", watcher.error().message);
+    LAT_LOG(warn, "pmix", "cannot watch a PMIx client: ", watcher.error().message,
+            log_fields({{"uid", cat(*uid)}}));
     return;
   }
   pending->fd = std::move(fd);
@@ -130,7 +132,10 @@ void PmixDoor::read_hello(uint64_t id) {
 }
 
 void PmixDoor::refuse(uint64_t id, std::string_view cause, const std::string& why) {
-  LAT_LOG_LIMITED(refusals_, warn, "auth", cause, "refused a PMIx client: ", why);
+  auto it = pending_.find(id);
+  LAT_LOG_LIMITED(
+      refusals_, warn, "auth", cause, "refused a PMIx client: ", why,
+      log_fields({{"uid", it == pending_.end() ? std::string("-") : cat(it->second->uid)}}));
   pending_.erase(id);  // closes it: libpmix never saw it
 }
 
@@ -138,10 +143,12 @@ void PmixDoor::admit(uint64_t id) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return;
   net::UniqueFd fd = std::move(it->second->fd);
+  const uint32_t uid = it->second->uid;
   pending_.erase(it);
   set_rcvlowat(fd.get(), 1);
   if (auto handed = handoff_->hand_over(std::move(fd)); !handed)
-    LAT_LOG(warn, "pmix", "cannot hand a PMIx client to libpmix: ", handed.error().message);
+    LAT_LOG(warn, "pmix", "cannot hand a PMIx client to libpmix: ", handed.error().message,
+            log_fields({{"uid", cat(uid)}}));
 }
 
 }  // namespace lattice::agent

@@ -210,8 +210,11 @@ void Server::fail_conn(Conn& conn, const std::string& message) {
 
 void Server::internal_error(ConnId id, std::string_view what) noexcept {
   try {
-    LAT_LOG(error, "pmi", "internal error on PMI connection ", id, ": ", what);
-    if (Conn* conn = find_conn(id)) fail_conn(*conn, cat("internal error: ", what));
+    Conn* conn = find_conn(id);
+    LAT_LOG(error, "pmi", "internal error on PMI connection ", id, ": ", what,
+            log_fields({{"launch", info_.jobid},
+                        {"rank", conn && conn->rank ? cat(*conn->rank) : std::string("-")}}));
+    if (conn) fail_conn(*conn, cat("internal error: ", what));
   } catch (...) {
     // Nothing may escape into the caller's event loop.
   }
