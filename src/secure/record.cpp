@@ -158,7 +158,8 @@ struct RecordReader::State {
     const size_t plain = record.size() - 4 - kAbytes;
     const size_t at = out.size();
     out.resize(at + plain);
-    bool opened_ok = false, final = false;
+    bool opened_ok = false, final = false, known = false;
+    uint8_t mark = 0;  // the record's flag (GCM) or tag (secretstream)
     if (cipher == Cipher::aes256gcm) {
       const char* body = record.data() + 4;
       uint8_t nonce[crypto_aead_aes256gcm_NPUBBYTES];
@@ -167,19 +168,27 @@ struct RecordReader::State {
                                                          u8(body + 1 + plain), u8(record.data()), 5,
                                                          nonce, stream.data()) == 0;
       ++opened;
-      final = static_cast<uint8_t>(body[0]) == kGcmFinal;
+      mark = static_cast<uint8_t>(body[0]);
+      final = mark == kGcmFinal;
+      known = final || mark == kGcmMessage;
     } else {
       unsigned char tag = 0;
       opened_ok = crypto_secretstream_xchacha20poly1305_pull(
                       st(), u8(&out[at]), nullptr, &tag, u8(record.data() + 4), record.size() - 4,
                       u8(record.data()), 4) == 0;
+      mark = tag;
       final = tag == crypto_secretstream_xchacha20poly1305_TAG_FINAL;
+      known = final || tag == crypto_secretstream_xchacha20poly1305_TAG_MESSAGE;
     }
     if (!opened_ok) {
       out.resize(at);
       return fail(
           "a sealed record failed authentication (tampered, replayed, reordered or "
           "truncated)");
+    }
+    if (!known) {  // authenticated, so a key holder's: still not what any writer sends
+      out.resize(at);
+      return fail(cat("a sealed record marked ", int{mark}, ", which no writer sends"));
     }
     if (final) finished = true;
     return {};

@@ -1,8 +1,9 @@
 // Sealed records after the handshake, under each record cipher this machine runs: large writes
 // split into records, and every kind of interference (a flipped bit, a replayed, dropped or
-// reordered record, a lying length, data after the final record) breaks the stream with a
-// reason.
+// reordered record, a lying length, data after the final record, a mark no writer sets)
+// breaks the stream with a reason.
 #include <doctest/doctest.h>
+#include <sodium.h>
 
 #include <string>
 #include <vector>
@@ -180,4 +181,41 @@ TEST_CASE("records sealed before the handshake completes are not produced") {
   Channel c(Channel::Side::initiator, key, {Role::launcher, "l"});
   c.start();
   CHECK(c.seal("too early").empty());
+}
+
+TEST_CASE("a record marked as no writer marks one is refused, though it authenticates") {
+  Secret key{32};
+  for (size_t i = 0; i < 32; ++i) key.data()[i] = static_cast<uint8_t>(i);
+  const std::string plain = "x";
+  const std::string length("\x00\x00\x00\x12", 4);  // 1 byte of plaintext + 17
+  auto u8 = [](std::string& s) { return reinterpret_cast<unsigned char*>(s.data()); };
+  if (crypto_aead_aes256gcm_is_available()) {
+    // Flag 0x02, sealed as a writer seals (nonce 0, the length and flag as additional data).
+    std::string record = length + '\x02' + std::string(1 + 16, '\0');
+    unsigned char nonce[crypto_aead_aes256gcm_NPUBBYTES] = {};
+    crypto_aead_aes256gcm_encrypt_detached(u8(record) + 5, u8(record) + 6, nullptr,
+                                           reinterpret_cast<const unsigned char*>(plain.data()),
+                                           plain.size(), u8(record), 5, nullptr, nonce, key.data());
+    RecordReader reader(key, Cipher::aes256gcm);
+    std::string out;
+    auto st = reader.read(record, out);
+    REQUIRE_FALSE(st);
+    CHECK(st.error().message == "a sealed record marked 2, which no writer sends");
+    CHECK(out.empty());
+  }
+  // A secretstream record tagged PUSH (0x01): libsodium's, never ours.
+  crypto_secretstream_xchacha20poly1305_state state;
+  std::string header(crypto_secretstream_xchacha20poly1305_HEADERBYTES, '\0');
+  crypto_secretstream_xchacha20poly1305_init_push(&state, u8(header), key.data());
+  std::string body(plain.size() + crypto_secretstream_xchacha20poly1305_ABYTES, '\0');
+  std::string ad = length;
+  crypto_secretstream_xchacha20poly1305_push(
+      &state, u8(body), nullptr, reinterpret_cast<const unsigned char*>(plain.data()), plain.size(),
+      u8(ad), ad.size(), crypto_secretstream_xchacha20poly1305_TAG_PUSH);
+  RecordReader reader(key, Cipher::xchacha20poly1305);
+  std::string out;
+  auto st = reader.read(header + length + body, out);
+  REQUIRE_FALSE(st);
+  CHECK(st.error().message == "a sealed record marked 1, which no writer sends");
+  CHECK(out.empty());
 }
