@@ -87,6 +87,7 @@ Result<std::vector<App>> parse_multi_prog(std::string_view text, int ntasks) {
     if (words->empty()) continue;
     if (words->size() < 2)
       return make_error(cat("--multi-prog: line ", number, ": expected RANKS PROGRAM [ARGS...]"));
+    if ((*words)[1].empty()) return make_error(cat("--multi-prog: line ", number, ": no program"));
     auto ranks = ranks_of(words->front(), number);
     if (!ranks) return ranks.error();
     if (*ranks)

@@ -108,3 +108,9 @@ TEST_CASE("-f: Hydra's host file") {
   REQUIRE_FALSE(named);
   CHECK(named.error().message.rfind("hostfile /h: expected a node id", 0) == 0);
 }
+
+TEST_CASE("--multi-prog: an empty quoted program is refused (found by fuzz_program_files)") {
+  auto apps = parse_multi_prog("* \"\"\n", 2);
+  REQUIRE_FALSE(apps);
+  CHECK(apps.error().message == "--multi-prog: line 1: no program");
+}
