@@ -55,12 +55,15 @@ def tail(text, lines=15):
 
 
 class LaunchResult:
-    def __init__(self, args, code, out, err, seconds):
+    """What a launcher did; `command` names it in describe() (another launcher: the Node client)."""
+
+    def __init__(self, args, code, out, err, seconds, command="lattice launch"):
         self.args, self.code, self.out, self.err, self.seconds = args, code, out, err, seconds
+        self.command = command
 
     def describe(self):
         status = "timed out" if self.code is None else f"exit {self.code}"
-        return (f"`lattice launch {' '.join(self.args)}`: {status} after {self.seconds:.1f} s\n"
+        return (f"`{self.command} {' '.join(self.args)}`: {status} after {self.seconds:.1f} s\n"
                 f"--- stdout (tail)\n{tail(self.out)}\n--- stderr (tail)\n{tail(self.err)}")
 
     def __iter__(self):  # (exit code, stdout, stderr, seconds), as the brief's run_launch returns

@@ -9,7 +9,8 @@ import shutil
 import subprocess
 import time
 
-from harness import SOURCE_ROOT, CaseFailure, check, prog, run_cases, tail, test_user
+from harness import (SOURCE_ROOT, CaseFailure, LaunchResult, check, prog, run_cases, tail,
+                     test_user)
 
 CLIENT_DIR = os.path.join(SOURCE_ROOT, "tests", "node_client")
 CLIENT = os.path.join(CLIENT_DIR, "launch.mjs")
@@ -38,16 +39,6 @@ def user_key(c, user, key_file, name):
     return path
 
 
-class ClientResult:
-    def __init__(self, args, code, out, err, seconds):
-        self.args, self.code, self.out, self.err, self.seconds = args, code, out, err, seconds
-
-    def describe(self):
-        status = "timed out" if self.code is None else f"exit {self.code}"
-        return (f"`launch.mjs {' '.join(self.args)}`: {status} after {self.seconds:.1f} s\n"
-                f"--- stdout (tail)\n{tail(self.out)}\n--- stderr (tail)\n{tail(self.err)}")
-
-
 def run_client(c, user, key_file, nodes, args, timeout=60):
     """Runs the Node client as `user` (its job's user is who runs it), from /tmp."""
     require_client()
@@ -65,7 +56,7 @@ def run_client(c, user, key_file, nodes, args, timeout=60):
         p.kill()
         out, err = p.communicate()
         code = None
-    return ClientResult(argv, code, out, err, time.monotonic() - started)
+    return LaunchResult(argv, code, out, err, time.monotonic() - started, "launch.mjs")
 
 
 def launcher_name(result):

@@ -15,6 +15,7 @@
 #include "base/strings.hpp"
 #include "secure/handshake.hpp"
 #include "secure/record.hpp"
+#include "secure_test_support.hpp"
 
 using namespace lattice;
 using namespace lattice::secure;
@@ -173,26 +174,6 @@ void check_documented_steps(ProtocolVectors& v) {
   CHECK(v.bytes("chosen_cipher") == std::string(1, (common & 2) ? '\x02' : '\x01'));
 }
 
-// The AES-256-GCM nonce of record `n` of a direction: 12 bytes, `n` big-endian in the last 8.
-std::string gcm_nonce(uint64_t n) {
-  std::string nonce(crypto_aead_aes256gcm_NPUBBYTES, '\0');
-  for (int i = 0; i < 8; ++i) nonce[nonce.size() - 1 - i] = static_cast<char>(n >> (8 * i));
-  return nonce;
-}
-
-// A GCM record as the document tells it: u32 length | flag | ciphertext | tag, the length and
-// the flag authenticated.
-std::string gcm_record(const std::string& key, uint64_t n, bool final, const std::string& plain) {
-  std::string record(4 + 1 + plain.size() + crypto_aead_aes256gcm_ABYTES, '\0');
-  const size_t sealed = record.size() - 4;
-  for (int i = 0; i < 4; ++i) record[i] = static_cast<char>(sealed >> (8 * (3 - i)));
-  record[4] = final ? '\x01' : '\x00';
-  auto* out = reinterpret_cast<uint8_t*>(record.data());
-  crypto_aead_aes256gcm_encrypt_detached(out + 5, out + 5 + plain.size(), nullptr, u8(plain),
-                                         plain.size(), out, 5, nullptr, u8(gcm_nonce(n)), u8(key));
-  return record;
-}
-
 void check_gcm_records(ProtocolVectors& v) {
   const std::string& i_to_r = v.bytes("traffic_key_i_to_r");
   const std::string& r_to_i = v.bytes("traffic_key_r_to_i");
@@ -217,9 +198,9 @@ void check_gcm_records(ProtocolVectors& v) {
   responder.seal(hello_launcher, sealed);
   CHECK(hex(sealed) == hex(r_record_0));
 
-  CHECK(hex(gcm_record(i_to_r, 0, false, hello_agent)) == hex(i_record_0));
-  CHECK(hex(gcm_record(i_to_r, 1, true, "")) == hex(i_record_1));
-  CHECK(hex(gcm_record(r_to_i, 0, false, hello_launcher)) == hex(r_record_0));
+  CHECK(hex(secure::testing::gcm_record(i_to_r, 0, 0x00, hello_agent)) == hex(i_record_0));
+  CHECK(hex(secure::testing::gcm_record(i_to_r, 1, 0x01, "")) == hex(i_record_1));
+  CHECK(hex(secure::testing::gcm_record(r_to_i, 0, 0x00, hello_launcher)) == hex(r_record_0));
 
   RecordReader reader(secret_of(i_to_r), Cipher::aes256gcm);
   std::string opened;

@@ -1,5 +1,7 @@
 #include "secure_test_support.hpp"
 
+#include <sodium.h>
+
 #include <cstring>
 
 namespace lattice::secure::testing {
@@ -50,6 +52,20 @@ bool Pair::handshake() {
   to_responder += m1;
   deliver_to_responder(m1);
   return initiator.established() && responder.established();
+}
+
+std::string gcm_record(const std::string& key, uint64_t n, uint8_t flag, const std::string& plain) {
+  uint8_t nonce[crypto_aead_aes256gcm_NPUBBYTES] = {};  // n, big-endian in the last 8 bytes
+  for (int i = 0; i < 8; ++i) nonce[sizeof nonce - 1 - i] = static_cast<uint8_t>(n >> (8 * i));
+  std::string record(4 + 1 + plain.size() + crypto_aead_aes256gcm_ABYTES, '\0');
+  const size_t sealed = record.size() - 4;
+  for (int i = 0; i < 4; ++i) record[i] = static_cast<char>(sealed >> (8 * (3 - i)));
+  record[4] = static_cast<char>(flag);
+  auto* out = reinterpret_cast<uint8_t*>(record.data());
+  crypto_aead_aes256gcm_encrypt_detached(
+      out + 5, out + 5 + plain.size(), nullptr, reinterpret_cast<const uint8_t*>(plain.data()),
+      plain.size(), out, 5, nullptr, nonce, reinterpret_cast<const uint8_t*>(key.data()));
+  return record;
 }
 
 }  // namespace lattice::secure::testing

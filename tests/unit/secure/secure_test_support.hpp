@@ -15,6 +15,10 @@ ClusterKey key_of(uint8_t fill);
 std::vector<Cipher> testable_ciphers();
 inline Ciphers only(Cipher c) { return static_cast<Ciphers>(c); }
 
+// Record `n` of a direction under AES-256-GCM, sealed as docs/protocol.md tells it (u32 length |
+// flag | ciphertext | tag, the length and flag authenticated), with any flag byte.
+std::string gcm_record(const std::string& key, uint64_t n, uint8_t flag, const std::string& plain);
+
 struct Pair {
   Pair(const ClusterKey& initiator_key, const ClusterKey& responder_key,
        Identity initiator = {Role::launcher, "launcher@test"},
