@@ -1,5 +1,6 @@
 // Checks this client against docs/protocol.md's test vectors: the handshake (as initiator, M2
-// played back), the XChaCha20-Poly1305 records, and the rpc frames. `npm test`.
+// played back), the XChaCha20-Poly1305 records, and the rpc frames; and the Noise vector against
+// npm noise-handshake (noise_vector.mjs). `npm test`.
 
 import fs from 'node:fs';
 import assert from 'node:assert/strict';
@@ -8,6 +9,7 @@ import { initiate, keyId, ROLE } from './handshake.mjs';
 import { RecordReader } from './records.mjs';
 import { splitFrame } from './capnp.mjs';
 import * as wire from './envelope.mjs';
+import { checkNoiseVectors } from './noise_vector.mjs';
 
 const doc = fs.readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8');
 const v = {};
@@ -75,3 +77,8 @@ const back = wire.decode(splitFrame(hex('error_response_frame'), wire.MAX_FRAME)
 assert.deepEqual({ ...back, body: undefined }, { requestId: 1n, isResponse: true, error: "no launch 'x'",
   version: 2, kind: 'none', body: undefined });
 console.log('ok frames');
+
+// The Noise core's vector (handshake version 3), remade by noise-handshake from its inputs.
+const noiseProblems = checkNoiseVectors(doc);
+assert.deepEqual(noiseProblems, [], `vectors noise:\n${noiseProblems.join('\n')}`);
+console.log('ok noise');
