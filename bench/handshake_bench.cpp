@@ -19,7 +19,7 @@ double seconds_since(Clock::time_point t0) {
 }
 
 // One handshake, both sides; returns false on a failure (which would be a bug).
-bool handshake(const ClusterKey& key, Channel& i, Channel& r) {
+bool handshake(Channel& i, Channel& r) {
   ChannelOutput ro, io, r3;
   if (!r.receive(i.start(), ro)) return false;
   if (!i.receive(ro.to_network, io)) return false;
@@ -33,21 +33,27 @@ int main(int argc, char** argv) {
   int rounds = argc > 1 ? std::atoi(argv[1]) : 2000;
   uint8_t raw[kClusterKeyBytes];
   std::memset(raw, 42, sizeof raw);
-  auto key = ClusterKey::from_bytes(raw);
+  Credentials key(ClusterKey::from_bytes(raw));
 
-  auto t0 = Clock::now();
-  for (int n = 0; n < rounds; ++n) {
-    Channel i(Channel::Side::initiator, key, {Role::launcher, "bench"});
-    Channel r(Channel::Side::responder, key, {Role::agent, "n1"});
-    if (!handshake(key, i, r)) return 1;
+  // Version 3 (Noise) and version 2, which this release still answers.
+  for (uint8_t version : {kHandshakeVersion, kOldestHandshakeVersion}) {
+    key.initiate_version = version;
+    auto t0 = Clock::now();
+    for (int n = 0; n < rounds; ++n) {
+      Channel i(Channel::Side::initiator, key, {Role::launcher, "bench"});
+      Channel r(Channel::Side::responder, key, {Role::agent, "n1"});
+      if (!handshake(i, r)) return 1;
+    }
+    std::printf("%shandshake_us=%.1f\n", version == kHandshakeVersion ? "" : "v2_",
+                seconds_since(t0) / rounds * 1e6);
   }
-  std::printf("handshake_us=%.1f\n", seconds_since(t0) / rounds * 1e6);
+  key.initiate_version = kHandshakeVersion;
 
   const auto xchacha = static_cast<Ciphers>(Cipher::xchacha20poly1305);
   for (Ciphers offer : {local_ciphers(), xchacha}) {
     Channel i(Channel::Side::initiator, key, {Role::launcher, "bench"}, {}, offer);
     Channel r(Channel::Side::responder, key, {Role::agent, "n1"}, {}, offer);
-    if (!handshake(key, i, r)) return 1;
+    if (!handshake(i, r)) return 1;
     const bool fallback = offer != local_ciphers();
     if (fallback && local_ciphers() == xchacha) break;  // measured already
     const char* prefix = fallback ? "xchacha_" : "";

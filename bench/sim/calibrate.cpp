@@ -53,14 +53,14 @@ void check(bool ok, const char* what) {
   if (!ok) throw std::runtime_error(std::string("calibration: ") + what);
 }
 
-secure::ClusterKey bench_key() {
+secure::Credentials bench_key() {
   uint8_t raw[secure::kClusterKeyBytes];
   std::memset(raw, 42, sizeof raw);
-  return secure::ClusterKey::from_bytes(raw);
+  return secure::Credentials(secure::ClusterKey::from_bytes(raw));
 }
 
 using ChannelPair = std::pair<std::unique_ptr<secure::Channel>, std::unique_ptr<secure::Channel>>;
-ChannelPair new_pair(const secure::ClusterKey& key,
+ChannelPair new_pair(const secure::Credentials& key,
                      std::shared_ptr<const secure::EphemeralKey> shared = {}) {
   return {std::make_unique<secure::Channel>(secure::Channel::Side::initiator, key,
                                             secure::Identity{secure::Role::launcher, "bench"},
@@ -69,7 +69,7 @@ ChannelPair new_pair(const secure::ClusterKey& key,
                                             secure::Identity{secure::Role::agent, "n1"})};
 }
 
-void handshakes(const secure::ClusterKey& key, Calibration& c) {
+void handshakes(const secure::Credentials& key, Calibration& c) {
   // Each side's calls timed on their own; the messages are the real ones. The initiator shares
   // one key pair across its links, as a launcher does (the pair's making is not timed).
   std::vector<double> initiator, responder;
@@ -97,7 +97,7 @@ void handshakes(const secure::ClusterKey& key, Calibration& c) {
   c.handshake_msg_bytes = bytes / rounds;
 }
 
-void sealing(const secure::ClusterKey& key, Calibration& c) {
+void sealing(const secure::Credentials& key, Calibration& c) {
   // Named, not a structured binding: the lambdas below capture them (C++17).
   ChannelPair pair = new_pair(key);
   auto& i = pair.first;

@@ -44,14 +44,14 @@ uint64_t link_linger_ms(const config::AgentConfig& config) {
 
 }  // namespace
 
-Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterKey& key,
+Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::Credentials& credentials,
              LaunchEnvironment environment, std::string config_source, Reread reread)
     : loop_(loop),
       metrics_(policy::kind_names(), refusal_causes()),
       config_(std::move(config)),
       config_source_(std::move(config_source)),
       reread_(std::move(reread)),
-      key_(key),
+      credentials_(credentials),
       environment_(std::move(environment)),
       started_ms_(loop.now_ms()),
       slots_(config_.max_connections, config_.max_handshakes_per_source),
@@ -125,7 +125,8 @@ Status Agent::start(int ready_fd) {
       std::make_unique<net::SignalWatcher>(loop_, SIGHUP, [this](int) { reload(); }));
   auto bound = listener_->bound();
   LAT_LOG(info, "agent", "node ", config_.node_id, " listening on ", bound.host, ':', bound.port,
-          " (cluster key ", key_.id(), "), admin socket ", config_.admin_socket);
+          " (cluster key ", credentials_.cluster_key().id(), "), admin socket ",
+          config_.admin_socket);
   if (ready_fd >= 0) {
     std::string line = cat(bound.host, ':', bound.port, '\n');
     if (::write(ready_fd, line.data(), line.size()) < 0)

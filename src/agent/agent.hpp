@@ -50,7 +50,7 @@ class Agent : private NodeLinks::Host,
   // `key` must outlive the agent. `reread` gives the configuration again (the file named
   // `config_source`, "" for none, with the command line's flags over it) for SIGHUP.
   using Reread = std::function<Result<config::AgentConfig>()>;
-  Agent(net::Loop& loop, config::AgentConfig config, const secure::ClusterKey& key,
+  Agent(net::Loop& loop, config::AgentConfig config, const secure::Credentials& credentials,
         LaunchEnvironment environment, std::string config_source = "", Reread reread = {});
   ~Agent() override;
 
@@ -173,7 +173,7 @@ class Agent : private NodeLinks::Host,
   config::AgentConfig config_;
   std::string config_source_;
   Reread reread_;
-  const secure::ClusterKey& key_;
+  const secure::Credentials& credentials_;
   LaunchEnvironment environment_;
   uint64_t started_ms_;
   std::unique_ptr<SocketDir> socket_dir_;

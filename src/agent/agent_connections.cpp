@@ -48,7 +48,7 @@ void Agent::add_connection(uint64_t id, std::unique_ptr<net::Stream> stream,
   };
   link::LinkOptions options;
   options.side = side;
-  options.key = &key_;
+  options.credentials = &credentials_;
   options.self = secure::Identity{secure::Role::agent, config_.node_id};
   options.handshake_timeout_ms = config_.handshake_timeout_ms;
   options.counts = &counts_;

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,8 @@
 #include "net/signal.hpp"
 #include "proc/own_user.hpp"
 #include "rpc/version.hpp"
-#include "secure/cluster_key.hpp"
+#include "secure/certificate_files.hpp"
+#include "secure/credentials.hpp"
 #include "secure/handshake.hpp"
 
 namespace {
@@ -64,6 +66,68 @@ std::string apply(config::AgentConfig& cfg, const std::string& flag, const std::
   return "";
 }
 
+// --generate-ca and --certify: the operators' certificate authority, on their own host.
+int authority_main(const agent::AgentFlags& flags) {
+  if (!flags.generate_ca.empty()) {
+    if (auto made = secure::generate_authority_files(flags.generate_ca); !made) {
+      std::fprintf(stderr, "lattice-agentd: %s\n", made.error().message.c_str());
+      return 1;
+    }
+    std::printf(
+        "lattice-agentd: wrote a new certificate authority: its secret key to %s (mode 0600; keep "
+        "it off the cluster) and its public key to %s.pub (give that to every agent and "
+        "launcher)\n",
+        flags.generate_ca.c_str(), flags.generate_ca.c_str());
+    return 0;
+  }
+  const size_t colon = flags.certify.find(':');
+  const std::string role = flags.certify.substr(0, colon);
+  if (colon == std::string::npos || (role != "agent" && role != "launcher"))
+    return usage_error(
+        cat("--certify: expected agent:NODE_ID or launcher:NAME, got '", flags.certify, "'"));
+  const secure::Identity holder{role == "agent" ? secure::Role::agent : secure::Role::launcher,
+                                flags.certify.substr(colon + 1)};
+  if (auto made =
+          secure::certify_identity(flags.ca_file, holder, static_cast<uint64_t>(flags.days),
+                                   static_cast<uint64_t>(std::time(nullptr)), flags.out_file);
+      !made) {
+    std::fprintf(stderr, "lattice-agentd: %s\n", made.error().message.c_str());
+    return 1;
+  }
+  std::printf(
+      "lattice-agentd: certified %s for %lld days in %s (mode 0600; copy it to that host "
+      "only)\n",
+      secure::describe(holder).c_str(), static_cast<long long>(flags.days), flags.out_file.c_str());
+  return 0;
+}
+
+// The cluster key and, where identities are certified, this node's identity, which must be the
+// certificate of an agent named as this node is: a peer would refuse any other.
+Result<secure::Credentials> load_credentials(const config::AgentConfig& cfg) {
+  if (!cfg.certificate_authority.empty() && cfg.identity_file.empty())
+    return make_error(
+        "security.certificate_authority is set but security.identity_file is not: peers that "
+        "require certificates would refuse this node (lattice-agentd --certify agent:NODE_ID)");
+  if (!cfg.certificate_authority.empty() && cfg.handshake != secure::kHandshakeVersion)
+    return make_error(cat("security.handshake: ", cfg.handshake,
+                          " carries no certificates; with security.certificate_authority it "
+                          "must be ",
+                          int{secure::kHandshakeVersion}));
+  auto credentials =
+      secure::load_credentials(cfg.key_file, cfg.identity_file, cfg.certificate_authority);
+  if (!credentials) return credentials;
+  credentials->initiate_version = static_cast<uint8_t>(cfg.handshake);
+  if (const secure::OwnIdentity* own = credentials->own()) {
+    const secure::Identity expected{secure::Role::agent, cfg.node_id};
+    if (own->certificate.holder.role != expected.role ||
+        own->certificate.holder.name != cfg.node_id)
+      return make_error(cat("identity file ", cfg.identity_file, " certifies ",
+                            secure::describe(own->certificate.holder), ", but this is ",
+                            secure::describe(expected)));
+  }
+  return credentials;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -91,6 +155,8 @@ int main(int argc, char** argv) {
         flags.generate_key.c_str());
     return 0;
   }
+
+  if (!flags.generate_ca.empty() || !flags.certify.empty()) return authority_main(flags);
 
   std::string path = flags.config_path;
   if (path.empty() && ::access(kDefaultConfig, R_OK) == 0) path = kDefaultConfig;
@@ -159,7 +225,7 @@ int main(int argc, char** argv) {
             "--key-file FILE (lattice-agentd --generate-key FILE makes one)");
     return 1;
   }
-  auto key = secure::ClusterKey::load(cfg.key_file);
+  auto key = load_credentials(cfg);
   if (!key) {
     LAT_LOG(error, "agent", key.error().message);
     return 1;

@@ -183,6 +183,16 @@ const Key kKeys[] = {
      }},
     {"security.key_file", [](const Reader& r, const YAML::Node& n, const std::string& p,
                              AgentConfig& c) { return store(text(r, n, p), c.key_file); }},
+    {"security.identity_file",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return store(text(r, n, p), c.identity_file);
+     }},
+    {"security.certificate_authority",
+     [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
+       return store(text(r, n, p), c.certificate_authority);
+     }},
+    {"security.handshake", [](const Reader& r, const YAML::Node& n, const std::string& p,
+                              AgentConfig& c) { return store(count(r, n, p, 2, 3), c.handshake); }},
     {"security.allow_root_jobs",
      [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
        return store(boolean(r, n, p), c.allow_root_jobs);
@@ -322,6 +332,9 @@ Reload reload(const AgentConfig& running, const AgentConfig& fresh) {
   keep(&AgentConfig::heartbeat_interval_ms, "links.heartbeat_interval");
   keep(&AgentConfig::heartbeat_misses, "links.heartbeat_misses");
   keep(&AgentConfig::key_file, "security.key_file");
+  keep(&AgentConfig::identity_file, "security.identity_file");
+  keep(&AgentConfig::certificate_authority, "security.certificate_authority");
+  keep(&AgentConfig::handshake, "security.handshake");
   keep(&AgentConfig::allow_root_jobs, "security.allow_root_jobs");
   keep(&AgentConfig::handshake_timeout_ms, "security.handshake_timeout");
   keep(&AgentConfig::containment, "jobs.containment");
@@ -361,6 +374,12 @@ std::string describe(const AgentConfig& c) {
              "\nsecurity:\n  ",
              c.key_file.empty() ? "# key_file: not set (the agent refuses to start without one)"
                                 : "key_file: " + yaml_string(c.key_file),
+             c.identity_file.empty() ? "\n  # identity_file: not set"
+                                     : "\n  identity_file: " + yaml_string(c.identity_file),
+             c.certificate_authority.empty()
+                 ? "\n  # certificate_authority: not set (peers named on the cluster key alone)"
+                 : "\n  certificate_authority: " + yaml_string(c.certificate_authority),
+             "\n  handshake: ", c.handshake,                                              //
              "\n  allow_root_jobs: ", c.allow_root_jobs ? "true" : "false",               //
              "\n  allow_root_job_env: [", join(quoted(c.allow_root_job_env), ", "), ']',  //
              "\n  handshake_timeout: ", seconds(c.handshake_timeout_ms),                  //

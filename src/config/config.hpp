@@ -39,6 +39,11 @@ struct AgentConfig {
   bool compat_set_slurm_env = false;
   // security: links need the cluster key; jobs as root only when allowed
   std::string key_file;  // required: the agent refuses to start without one
+  // Certified identities (docs/security.md): this node's identity file, and the authority whose
+  // certificates every peer must show; both empty: the cluster key alone (the simple mode).
+  std::string identity_file;
+  std::string certificate_authority;
+  uint32_t handshake = 3;  // the version this agent opens links with (2 while upgrading 0.2.0)
   bool allow_root_jobs = false;
   // Hooks (interpreter, shell and loader variables) root jobs may still be given: names and
   // fnmatch(3) patterns (docs/security.md, "A root job's environment").

@@ -19,7 +19,8 @@ constexpr link::HeartbeatOptions kHeartbeat{1000, 3};
 
 }  // namespace
 
-std::string launcher_name() {
+std::string launcher_name(const secure::Credentials* credentials) {
+  if (credentials && credentials->own()) return credentials->own()->certificate.holder.name;
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0 || !host[0]) std::strcpy(host, "localhost");
   std::string name = cat("lattice@", std::string(host).substr(0, 200), ':', ::getpid());
@@ -40,7 +41,7 @@ AgentLinks::AgentLinks(net::Loop& loop, AgentReach reach, std::vector<AgentAddre
 AgentLinks::~AgentLinks() = default;
 
 void AgentLinks::link_to(const std::vector<int>& nodes) {
-  if (!reach_.key) return link_through_door(nodes);
+  if (!reach_.credentials) return link_through_door(nodes);
   // One handshake key pair for the links begun together; the last to begin lets it go (wiped).
   auto pair = std::make_shared<std::shared_ptr<const secure::EphemeralKey>>(
       secure::EphemeralKey::generate());
@@ -104,8 +105,8 @@ void AgentLinks::connected(int node, std::unique_ptr<net::Stream> stream,
   };
   link::LinkOptions options;
   options.side = secure::Channel::Side::initiator;
-  options.key = reach_.key;
-  options.self = secure::Identity{secure::Role::launcher, launcher_name()};
+  options.credentials = reach_.credentials;
+  options.self = secure::Identity{secure::Role::launcher, launcher_name(reach_.credentials)};
   options.ephemeral = std::move(ephemeral);
   options.counts = &counts_;
   at(node).conn = std::make_unique<link::Connection>(

@@ -16,7 +16,7 @@
 #include "link/heartbeat.hpp"
 #include "net/loop.hpp"
 #include "net/timer.hpp"
-#include "secure/cluster_key.hpp"
+#include "secure/credentials.hpp"
 
 namespace lattice::launcher {
 
@@ -24,8 +24,8 @@ namespace lattice::launcher {
 // allocation and without the key, only the head, through its agent's user door (a local Unix
 // socket), which relays the launch to the others (allocation_door.hpp).
 struct AgentReach {
-  const secure::ClusterKey* key = nullptr;  // must outlive the links
-  std::string door;                         // the user door's path, when there is no key
+  const secure::Credentials* credentials = nullptr;  // must outlive the links
+  std::string door;  // the user door's path, when there are no credentials
 };
 
 class AgentLinks {
@@ -106,7 +106,8 @@ class AgentLinks {
   bool paused_ = false;
 };
 
-// How this launcher names itself in handshakes: "lattice@HOST:PID".
-std::string launcher_name();
+// How this launcher names itself in handshakes: its certified name when it has an identity
+// file, else "lattice@HOST:PID".
+std::string launcher_name(const secure::Credentials* credentials);
 
 }  // namespace lattice::launcher

@@ -15,16 +15,17 @@ constexpr int kTimeLimitStatus = 124;  // as `lattice launch -t`, srun and timeo
 
 }  // namespace
 
-AllocationRun::AllocationRun(net::Loop& loop, const Clock& clock, const secure::ClusterKey& key,
+AllocationRun::AllocationRun(net::Loop& loop, const Clock& clock,
+                             const secure::Credentials& credentials,
                              std::vector<AgentAddress> agents, Plan plan, CxiLease* cxi,
                              std::function<void()> done)
     : loop_(loop),
       clock_(clock),
-      key_(key),
+      credentials_(credentials),
       plan_(std::move(plan)),
       cxi_(cxi),
       done_(std::move(done)),
-      links_(loop, AgentReach{&key, ""}, agents, link_handlers()),
+      links_(loop, AgentReach{&credentials, ""}, agents, link_handlers()),
       started_(agents.size(), false),
       ended_(agents.size(), false),
       start_ns_(clock.now_ns()),
@@ -109,7 +110,7 @@ void AllocationRun::run_batch() {
     say(cat("allocation ", plan_.spec.id, " started on ", nodes(), " nodes in ",
             static_cast<double>(clock_.now_ns() - start_ns_) / 1e6, " ms"));
   Layout layout{1, 1, {0}};
-  batch_ = std::make_unique<Job>(loop_, clock_, plan_.batch, AgentReach{&key_, ""}, layout,
+  batch_ = std::make_unique<Job>(loop_, clock_, plan_.batch, AgentReach{&credentials_, ""}, layout,
                                  std::vector<AgentAddress>{links_.address(0)},
                                  std::move(plan_.batch_request), [this] { batch_done(); });
   batch_->start();

@@ -18,7 +18,7 @@
 #include "launcher/job.hpp"
 #include "net/loop.hpp"
 #include "net/timer.hpp"
-#include "secure/cluster_key.hpp"
+#include "secure/credentials.hpp"
 #include "wire/allocation.hpp"
 
 namespace lattice::launcher {
@@ -31,8 +31,8 @@ class AllocationRun {
     JobRequest batch_request;
     bool verbose = false;
   };
-  // `key`, `cxi` (null: no CXI) and `plan.batch` must outlive the run.
-  AllocationRun(net::Loop& loop, const Clock& clock, const secure::ClusterKey& key,
+  // `credentials`, `cxi` (null: no CXI) and `plan.batch` must outlive the run.
+  AllocationRun(net::Loop& loop, const Clock& clock, const secure::Credentials& credentials,
                 std::vector<AgentAddress> agents, Plan plan, CxiLease* cxi,
                 std::function<void()> done);
   ~AllocationRun();
@@ -62,7 +62,7 @@ class AllocationRun {
 
   net::Loop& loop_;
   const Clock& clock_;
-  const secure::ClusterKey& key_;
+  const secure::Credentials& credentials_;
   Plan plan_;
   CxiLease* cxi_;
   std::function<void()> done_;

@@ -6,7 +6,7 @@
 
 namespace lattice::launcher {
 
-std::vector<admin::AgentAnswer> ask_status(net::Loop& loop, const secure::ClusterKey& key,
+std::vector<admin::AgentAnswer> ask_status(net::Loop& loop, const secure::Credentials& credentials,
                                            const std::vector<AgentAddress>& agents, bool json,
                                            const std::string& launch_id) {
   std::vector<admin::AgentAnswer> answers;
@@ -44,7 +44,7 @@ std::vector<admin::AgentAnswer> ask_status(net::Loop& loop, const secure::Cluste
   h.message = [](int, schema::Envelope::Reader) {};
   h.out = [&](int node, JobFailure failure) { finish(node, "", policy::describe(failure)); };
   h.lost = [&](int node, JobFailure failure) { finish(node, "", policy::describe(failure)); };
-  links = std::make_unique<AgentLinks>(loop, AgentReach{&key, ""}, agents, std::move(h));
+  links = std::make_unique<AgentLinks>(loop, AgentReach{&credentials, ""}, agents, std::move(h));
   std::vector<int> all;
   for (size_t i = 0; i < agents.size(); ++i) all.push_back(static_cast<int>(i));
   net::Timer deadline(loop);

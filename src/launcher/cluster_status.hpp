@@ -9,7 +9,7 @@
 #include "admin/cluster_view.hpp"
 #include "launcher/local_agents.hpp"
 #include "net/loop.hpp"
-#include "secure/cluster_key.hpp"
+#include "secure/credentials.hpp"
 
 namespace lattice::launcher {
 
@@ -17,7 +17,7 @@ namespace lattice::launcher {
 inline constexpr uint64_t kStatusAnswerMs = 30000;
 
 // One answer per agent, in LIST's order (runs `loop` until all are in or the time is up).
-std::vector<admin::AgentAnswer> ask_status(net::Loop& loop, const secure::ClusterKey& key,
+std::vector<admin::AgentAnswer> ask_status(net::Loop& loop, const secure::Credentials& credentials,
                                            const std::vector<AgentAddress>& agents, bool json,
                                            const std::string& launch_id);
 

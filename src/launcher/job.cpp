@@ -97,7 +97,8 @@ Job::Job(net::Loop& loop, const Clock& clock, const LaunchOptions& options, Agen
   if (fan_out_.relayed()) {
     request_.relayed = true;
     // Through the user door the head knows this launcher by its uid, as the kernel told it.
-    request_.launcher_name = reach.key ? launcher_name() : std::to_string(::getuid());
+    request_.launcher_name =
+        reach.credentials ? launcher_name(reach.credentials) : std::to_string(::getuid());
   }
 }
 

@@ -37,7 +37,7 @@
 #include "net/signal.hpp"
 #include "proc/cpu_binding.hpp"
 #include "rpc/version.hpp"
-#include "secure/cluster_key.hpp"
+#include "secure/credentials.hpp"
 #include "secure/handshake.hpp"
 
 extern char** environ;
@@ -60,7 +60,7 @@ int fail(int code, const std::string& message) {
   return code;
 }
 
-Result<secure::ClusterKey> operators_key(const std::string& option);
+Result<secure::Credentials> operators_credentials(const std::string& key_option);
 std::vector<AgentAddress> given_agents(const std::vector<LaunchOptions::Agent>& given,
                                        size_t count);
 
@@ -68,11 +68,11 @@ std::vector<AgentAddress> given_agents(const std::vector<LaunchOptions::Agent>& 
 int cluster_status_main(const AdminArgs& args) {
   auto given = parse_agents(args.agents);
   if (!given) return fail(2, cat("admin: --agents: ", given.error().message));
-  auto key = operators_key(args.key_file);
-  if (!key) return fail(2, cat("admin: ", key.error().message));
+  auto credentials = operators_credentials(args.key_file);
+  if (!credentials) return fail(2, cat("admin: ", credentials.error().message));
   net::Loop loop;
-  auto answers =
-      ask_status(loop, key.value(), given_agents(*given, given->size()), args.json, args.launch_id);
+  auto answers = ask_status(loop, credentials.value(), given_agents(*given, given->size()),
+                            args.json, args.launch_id);
   std::fputs(admin::render_cluster(answers, args.json).c_str(), stdout);
   bool all = std::all_of(answers.begin(), answers.end(),
                          [](const admin::AgentAnswer& a) { return a.error.empty(); });
@@ -102,16 +102,22 @@ int admin_main(const std::vector<std::string>& args) {
   return answer->error ? 1 : 0;
 }
 
-// The operators' cluster key, for --agents: `option` (--key-file), else $LATTICE_KEY_FILE.
-Result<secure::ClusterKey> operators_key(const std::string& option) {
-  std::string key_file = option;
-  if (const char* from_env = std::getenv("LATTICE_KEY_FILE"); key_file.empty() && from_env)
-    key_file = from_env;
+// The operators' credentials, for --agents: the cluster key `key_option` (--key-file), else
+// $LATTICE_KEY_FILE; where the cluster certifies identities, this host's identity file
+// ($LATTICE_IDENTITY_FILE) and the authority agents must be certified by
+// ($LATTICE_AUTHORITY_FILE).
+Result<secure::Credentials> operators_credentials(const std::string& key_option) {
+  auto env = [](const char* name) {
+    const char* value = std::getenv(name);
+    return std::string(value ? value : "");
+  };
+  std::string key_file = key_option.empty() ? env("LATTICE_KEY_FILE") : key_option;
   if (key_file.empty())
     return make_error(
         "no cluster key: pass --key-file FILE or set LATTICE_KEY_FILE (the file the agents were "
         "given)");
-  return secure::ClusterKey::load(key_file);
+  return secure::load_credentials(key_file, env("LATTICE_IDENTITY_FILE"),
+                                  env("LATTICE_AUTHORITY_FILE"));
 }
 
 // The first `count` agents of --agents, as the links take them.
@@ -127,7 +133,7 @@ std::vector<AgentAddress> given_agents(const std::vector<LaunchOptions::Agent>& 
 
 // Local mode: `count` agents started on loopback, and their throwaway key in `key`; then
 // `ready`, or `failed` once the reason is said.
-void start_local(LocalAgents& local, int count, std::optional<secure::ClusterKey>& key,
+void start_local(LocalAgents& local, int count, std::optional<secure::Credentials>& key,
                  std::function<void(std::vector<AgentAddress>)> ready,
                  std::function<void()> failed) {
   local.start(count, [&local, &key, ready = std::move(ready),
@@ -138,7 +144,7 @@ void start_local(LocalAgents& local, int count, std::optional<secure::ClusterKey
       std::fprintf(stderr, "lattice: %s\n", local_key.error().message.c_str());
       return failed();
     }
-    key.emplace(std::move(local_key.value()));
+    key.emplace(std::move(local_key.value()));  // simple mode: local agents certify nothing
     ready(std::move(agents.value()));
   });
 }
@@ -266,9 +272,9 @@ int launch_main(const std::vector<std::string>& args) {
   Job::Request request = std::move(made.value());
 
   // With --agents the key is the operator's; local mode makes its own below.
-  std::optional<secure::ClusterKey> key;
+  std::optional<secure::Credentials> key;
   if (!options.agents.empty()) {
-    auto loaded = operators_key(options.key_file);
+    auto loaded = operators_credentials(options.key_file);
     if (!loaded) return fail(2, loaded.error().message);
     key.emplace(std::move(loaded.value()));
   }
@@ -392,9 +398,9 @@ int alloc_main(const std::vector<std::string>& args) {
   if (!request) return fail(2, request.error().message);
   plan.batch_request = std::move(request.value());
 
-  std::optional<secure::ClusterKey> key;
+  std::optional<secure::Credentials> key;
   if (!o.agents.empty()) {
-    auto loaded = operators_key(o.key_file);
+    auto loaded = operators_credentials(o.key_file);
     if (!loaded) return fail(2, loaded.error().message);
     key.emplace(std::move(loaded.value()));
   }

@@ -17,7 +17,7 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
       peer_(stream_->peer()),
       channel_(options.local_peer ? nullptr
                                   : std::make_unique<secure::Channel>(
-                                        options.side, *options.key, std::move(options.self),
+                                        options.side, *options.credentials, std::move(options.self),
                                         std::move(options.ephemeral))),
       local_peer_(options.local_peer.value_or(secure::Identity{})),
       handshake_timer_(loop),

@@ -41,7 +41,7 @@ struct SealedBytes {
 
 struct LinkOptions {
   secure::Channel::Side side = secure::Channel::Side::responder;
-  const secure::ClusterKey* key = nullptr;  // must outlive the connection
+  const secure::Credentials* credentials = nullptr;  // must outlive the connection
   secure::Identity self;
   // An initiator's key pair shared with the owner's other links (secure/ephemeral_key.hpp);
   // null: the handshake makes its own.
@@ -52,7 +52,7 @@ struct LinkOptions {
   SealedBytes* sealed = nullptr;         // likewise
   // A local link (a Unix socket, the agent's user door): no handshake and no seal, the peer
   // being who the kernel says (SO_PEERCRED), checked by the owner before it makes the link.
-  // Set: `side`, `key` and `self` are unused.
+  // Set: `side`, `credentials` and `self` are unused.
   std::optional<secure::Identity> local_peer;
 };
 

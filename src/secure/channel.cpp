@@ -2,10 +2,10 @@
 
 namespace lattice::secure {
 
-Channel::Channel(Side side, const ClusterKey& key, Identity self,
+Channel::Channel(Side side, const Credentials& credentials, Identity self,
                  std::shared_ptr<const EphemeralKey> shared, Ciphers ciphers)
-    : handshake_(
-          std::make_unique<Handshake>(side, key, std::move(self), std::move(shared), ciphers)) {}
+    : handshake_(std::make_unique<Handshake>(side, credentials, std::move(self), std::move(shared),
+                                             ciphers)) {}
 
 Channel::~Channel() = default;
 

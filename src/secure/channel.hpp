@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "base/result.hpp"
-#include "secure/cluster_key.hpp"
+#include "secure/credentials.hpp"
 #include "secure/handshake.hpp"
 #include "secure/identity.hpp"
 #include "secure/record.hpp"
@@ -26,9 +26,9 @@ struct ChannelOutput {
 class Channel {
  public:
   using Side = Handshake::Side;
-  // `key` must outlive the channel.
+  // `credentials` must outlive the channel.
   // `shared`, `ciphers`: as for Handshake.
-  Channel(Side side, const ClusterKey& key, Identity self,
+  Channel(Side side, const Credentials& credentials, Identity self,
           std::shared_ptr<const EphemeralKey> shared = {}, Ciphers ciphers = local_ciphers());
   ~Channel();
   Channel(const Channel&) = delete;

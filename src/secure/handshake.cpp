@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "base/strings.hpp"
+#include "secure/handshake_v3.hpp"
 
 namespace lattice::secure {
 namespace {
@@ -65,10 +66,17 @@ struct Keys {
 struct Handshake::State {
   enum class Step { start, await_m1, await_m2, await_m3, done, failed };
 
-  State(Side s, const ClusterKey& k, Identity me, std::shared_ptr<const EphemeralKey> e, Ciphers c)
-      : side(s), key(k), self(std::move(me)), shared(std::move(e)), ciphers(c) {}
+  State(Side s, const Credentials& cr, Identity me, std::shared_ptr<const EphemeralKey> e,
+        Ciphers c)
+      : side(s),
+        credentials(cr),
+        key(cr.cluster_key()),
+        self(std::move(me)),
+        shared(std::move(e)),
+        ciphers(c) {}
 
   Side side;
+  const Credentials& credentials;
   const ClusterKey& key;
   Identity self;
   std::shared_ptr<const EphemeralKey> shared;  // the initiator's key pair, when given one
@@ -82,6 +90,8 @@ struct Handshake::State {
   HandshakeResult result;
   // Set by a test vector (fix_randomness_for_test_vectors): the key pair is in place already.
   std::optional<std::array<uint8_t, kNonce>> fixed_nonce;
+  // Version 3, once chosen: it runs the rest of the handshake.
+  std::unique_ptr<HandshakeV3> v3;
 
   Keys& keys() { return *reinterpret_cast<Keys*>(secret.data()); }
 
@@ -211,12 +221,26 @@ struct Handshake::State {
     // The version as soon as it is in: an older peer's M1 may be shorter than ours.
     if (pending.size() > kHandshakeMagic.size()) {
       auto version = static_cast<uint8_t>(pending[kHandshakeMagic.size()]);
-      if (version != kHandshakeVersion) {
+      const bool certified = credentials.authority().has_value();
+      if (version == kHandshakeVersion) {
+        v3 = std::make_unique<HandshakeV3>(side, credentials, self, ciphers);
+        if (fixed_nonce) v3->fix_ephemeral_for_test_vectors(keys().ephemeral_secret);
+        secret.wipe();
+        std::string_view gathered(pending);
+        auto progress = v3->receive(gathered, out);
+        pending.clear();
+        return progress ? v3->receive(in, out) : progress;
+      }
+      if (version != kOldestHandshakeVersion || certified) {
         out += kHandshakeMagic;
         out.push_back(static_cast<char>(kHandshakeVersion));
-        return fail(make_error(cat("handshake version ", int{version},
-                                   " is not supported (this is ", int{kHandshakeVersion}, ")")),
-                    Refusal::version);
+        return fail(
+            make_error(cat("handshake version ", int{version}, " is not supported (this is ",
+                           certified
+                               ? "3 only, as it requires certified identities"
+                               : cat(int{kOldestHandshakeVersion}, " to ", int{kHandshakeVersion}),
+                           ")")),
+            Refusal::version);
       }
     }
     if (pending.size() < kM1) return false;
@@ -249,11 +273,7 @@ struct Handshake::State {
     // A responder of another version says which (kVersionNotice) and closes.
     if (!gather(in, kVersionNotice)) return false;
     if (std::string_view(pending).substr(0, kHandshakeMagic.size()) == kHandshakeMagic)
-      return fail(make_error(cat("the peer speaks handshake version ",
-                                 int{static_cast<uint8_t>(pending[kHandshakeMagic.size()])},
-                                 " and this side ", int{kHandshakeVersion},
-                                 ": its Lattice release does not match this one's (compare "
-                                 "`lattice --version` and `lattice-agentd --version`)")),
+      return fail(version_notice_error(static_cast<uint8_t>(pending[kHandshakeMagic.size()])),
                   Refusal::version);
     auto complete = gather_sealed(in, kM2Clear);
     if (!complete) return fail(complete.error(), Refusal::malformed);
@@ -290,9 +310,9 @@ struct Handshake::State {
   }
 };
 
-Handshake::Handshake(Side side, const ClusterKey& key, Identity self,
+Handshake::Handshake(Side side, const Credentials& credentials, Identity self,
                      std::shared_ptr<const EphemeralKey> shared, Ciphers ciphers)
-    : s_(std::make_unique<State>(side, key, std::move(self),
+    : s_(std::make_unique<State>(side, credentials, std::move(self),
                                  side == Side::initiator ? std::move(shared) : nullptr, ciphers)) {
   if (side == Side::responder) s_->step = State::Step::await_m1;
 }
@@ -301,6 +321,14 @@ Handshake::~Handshake() = default;
 
 std::string Handshake::start() {
   if (s_->side != Side::initiator || s_->step != State::Step::start) return {};
+  if (s_->credentials.initiate_version == kHandshakeVersion) {
+    s_->v3 = std::make_unique<HandshakeV3>(s_->side, s_->credentials, s_->self, s_->ciphers);
+    if (s_->fixed_nonce) s_->v3->fix_ephemeral_for_test_vectors(s_->keys().ephemeral_secret);
+    s_->secret.wipe();
+    s_->shared.reset();
+    s_->step = State::Step::await_m2;
+    return s_->v3->start();
+  }
   if (s_->shared) {
     // A copy into this handshake's own guarded block, wiped with it; the shared pair is let
     // go here so that it is wiped as soon as every link's handshake has started.
@@ -313,7 +341,7 @@ std::string Handshake::start() {
   uint8_t nonce[kNonce];
   s_->make_nonce(nonce);
   std::string m1(kHandshakeMagic);
-  m1.push_back(static_cast<char>(kHandshakeVersion));
+  m1.push_back(static_cast<char>(kOldestHandshakeVersion));
   m1.push_back(static_cast<char>(s_->ciphers));
   m1.append(reinterpret_cast<const char*>(s_->ephemeral_public), kPublicKey);
   m1.append(reinterpret_cast<const char*>(nonce), kNonce);
@@ -323,6 +351,7 @@ std::string Handshake::start() {
 }
 
 Result<bool> Handshake::receive(std::string_view& in, std::string& out) {
+  if (s_->v3) return s_->v3->receive(in, out);
   while (true) {
     Result<bool> progress = make_error("handshake failed earlier");
     switch (s_->step) {
@@ -347,9 +376,19 @@ Result<bool> Handshake::receive(std::string_view& in, std::string& out) {
   }
 }
 
-HandshakeResult Handshake::take_result() { return std::move(s_->result); }
+HandshakeResult Handshake::take_result() {
+  return s_->v3 ? s_->v3->take_result() : std::move(s_->result);
+}
 
-Refusal Handshake::refusal() const { return s_->refusal; }
+Refusal Handshake::refusal() const { return s_->v3 ? s_->v3->refusal() : s_->refusal; }
+
+Error version_notice_error(uint8_t theirs) {
+  return make_error(cat("the peer speaks handshake version ", int{theirs}, " and this side ",
+                        int{kOldestHandshakeVersion}, " to ", int{kHandshakeVersion},
+                        ": its Lattice release does not match this one's (compare `lattice "
+                        "--version` and `lattice-agentd --version`; while a cluster upgrades "
+                        "from 0.2.0, set security.handshake: 2)"));
+}
 
 void Handshake::fix_randomness_for_test_vectors(const uint8_t secret_key[EphemeralKey::kBytes],
                                                 const uint8_t nonce[kNonce]) {
@@ -373,6 +412,8 @@ const char* refusal_name(Refusal refusal) {
       return "ciphers";
     case Refusal::key:
       return "key";
+    case Refusal::certificate:
+      return "certificate";
     case Refusal::malformed:
       return "malformed";
   }

@@ -64,30 +64,35 @@ Result<PrivateFile> read_private_file(const std::string& path, const char* what,
   return file;
 }
 
-Status generate_key_file(const std::string& path) {
-  if (!initialize()) return make_error("libsodium cannot initialise");
+Status write_private_file(const std::string& path, const char* what, const uint8_t* bytes,
+                          size_t size) {
   Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (fd.get() < 0) {
     if (errno == EEXIST)
-      return make_error(cat(path, " already exists: refusing to overwrite a key"));
-    return make_error(cat("cannot create key file ", path, ": ", why()));
+      return make_error(cat(path, " already exists: refusing to overwrite a ", what));
+    return make_error(cat("cannot create ", what, ' ', path, ": ", why()));
   }
   // umask may have narrowed the mode further, never widened it; make it exactly 0600.
   if (::fchmod(fd.get(), 0600) != 0) return make_error(cat("cannot chmod ", path, ": ", why()));
-  Secret bytes(kClusterKeyBytes);
-  randombytes_buf(bytes.data(), bytes.size());
   size_t put = 0;
-  while (put < bytes.size()) {
-    ssize_t n = ::write(fd.get(), bytes.data() + put, bytes.size() - put);
+  while (put < size) {
+    ssize_t n = ::write(fd.get(), bytes + put, size - put);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       ::unlink(path.c_str());
-      return make_error(cat("cannot write key file ", path, ": ", why()));
+      return make_error(cat("cannot write ", what, ' ', path, ": ", why()));
     }
     put += static_cast<size_t>(n);
   }
-  if (::fsync(fd.get()) != 0) return make_error(cat("cannot sync key file ", path, ": ", why()));
+  if (::fsync(fd.get()) != 0) return make_error(cat("cannot sync ", what, ' ', path, ": ", why()));
   return {};
+}
+
+Status generate_key_file(const std::string& path) {
+  if (!initialize()) return make_error("libsodium cannot initialise");
+  Secret bytes(kClusterKeyBytes);
+  randombytes_buf(bytes.data(), bytes.size());
+  return write_private_file(path, "key file", bytes.data(), bytes.size());
 }
 
 }  // namespace lattice::secure

@@ -61,7 +61,7 @@ void rpc_seeds(const std::filesystem::path& dir) {
 void channel_seeds(const std::filesystem::path& dir) {
   uint8_t key_bytes[secure::kClusterKeyBytes];
   std::memset(key_bytes, 0x5a, sizeof key_bytes);  // the fuzz target's key
-  auto key = secure::ClusterKey::from_bytes(key_bytes);
+  secure::Credentials key(secure::ClusterKey::from_bytes(key_bytes));
   // Both record ciphers (bit 2 of the mode byte: XChaCha20-Poly1305 only).
   for (bool xchacha_only : {false, true}) {
     const auto ciphers = xchacha_only

@@ -25,11 +25,11 @@ namespace {
 using namespace lattice;
 using namespace lattice::secure;
 
-const ClusterKey& fuzz_key() {
-  static const ClusterKey key = [] {
+const Credentials& fuzz_key() {
+  static const Credentials key = [] {
     uint8_t bytes[kClusterKeyBytes];
     std::memset(bytes, 0x5a, sizeof bytes);
-    return ClusterKey::from_bytes(bytes);
+    return Credentials(ClusterKey::from_bytes(bytes));
   }();
   return key;
 }

@@ -115,7 +115,9 @@ def wrong_key_launcher(c):
                        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        timeout=60)
     check(p.returncode not in (0, None), f"a launcher with another key was served: {p.stderr}")
-    check("cannot authenticate agent" in p.stderr and "does not verify" in p.stderr,
+    # The agent finds out from M1 and says so before it hangs up (handshake 3).
+    check("cannot authenticate agent" in p.stderr and
+          "it says this side's cluster key is not its own" in p.stderr,
           f"the launcher does not say why: {p.stderr}")
     for a in nodes:
         check(a.wait_log("refused"), f"{a.node_id} logged no refusal\n{a.log()}")
@@ -162,11 +164,11 @@ def versions_and_ciphers(c):
             if not chunk:
                 break
             heard += chunk
-        check(heard == magic + b"\x02", f"the refusal said {heard!r}, not its version")
+        check(heard == magic + b"\x03", f"the refusal said {heard!r}, not its version")
         check(closed_by_peer(s, 10), "a version 1 handshake kept its connection")
-    check(nodes[0].wait_log("handshake version 1 is not supported (this is 2)"),
+    check(nodes[0].wait_log("handshake version 1 is not supported (this is 2 to 3)"),
           f"no version refusal logged\n{nodes[0].log()}")
-    # An agent of another version (3, a stand-in answering as a newer agent would): the
+    # An agent of another version (4, a stand-in answering as a newer agent would): the
     # launcher names both versions rather than "eof".
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
@@ -176,13 +178,13 @@ def versions_and_ciphers(c):
             conn, _ = server.accept()
             with conn:
                 conn.recv(len(magic) + 1)
-                conn.sendall(magic + b"\x03")
+                conn.sendall(magic + b"\x04")
         t = threading.Thread(target=answer, daemon=True)
         t.start()
         r = c.run_launch(["--agents", f"n9=127.0.0.1:{port}", "/bin/true"])
         t.join(10)
     check(r.code not in (0, None) and
-          "the peer speaks handshake version 3 and this side 2" in r.err, r.describe())
+          "the peer speaks handshake version 4 and this side 2 to 3" in r.err, r.describe())
     # An offer of no record cipher this agent runs.
     with socket.create_connection(nodes[0].host_port()) as s:
         s.sendall(magic + b"\x02\x00" + os.urandom(64))

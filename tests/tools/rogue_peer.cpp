@@ -140,7 +140,7 @@ std::optional<std::vector<wire::PeerInfo>> peers_of(const std::string& list) {
 
 class Rogue {
  public:
-  Rogue(net::Loop& loop, const secure::ClusterKey* key, Args args)
+  Rogue(net::Loop& loop, const secure::Credentials* key, Args args)
       : loop_(loop), key_(key), args_(std::move(args)), timer_(loop) {}
 
   void start() {
@@ -442,7 +442,7 @@ class Rogue {
             rpc::Session::Handlers handlers) {
     link::LinkOptions options;
     options.side = side;
-    options.key = key_;
+    options.credentials = key_;
     std::string role = args_.identity.substr(0, args_.identity.find(':'));
     options.self =
         secure::Identity{role == "launcher" ? secure::Role::launcher : secure::Role::agent,
@@ -556,7 +556,7 @@ class Rogue {
   }
 
   net::Loop& loop_;
-  const secure::ClusterKey* key_;  // null: --door (no handshake)
+  const secure::Credentials* key_;  // null: --door (no handshake)
   Args args_;
   std::unique_ptr<link::Connection> conn_;
   std::unique_ptr<net::TcpListener> listener_;
@@ -578,7 +578,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   net::ignore_sigpipe();
-  std::optional<secure::ClusterKey> key;
+  std::optional<secure::Credentials> key;
   if (args.door.empty()) {
     auto loaded = secure::ClusterKey::load(args.key);
     if (!loaded) {

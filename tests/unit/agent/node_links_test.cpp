@@ -18,16 +18,16 @@ using lattice::net::test::run_until;
 
 namespace {
 
-secure::ClusterKey test_key() {
+secure::Credentials test_key() {
   uint8_t bytes[secure::kClusterKeyBytes] = {7};
-  return secure::ClusterKey::from_bytes(bytes);
+  return secure::Credentials(secure::ClusterKey::from_bytes(bytes));
 }
 
 // One agent's links: it answers heartbeats and CloseLink as Agent::on_message does, and keeps
 // the output chunks that arrive (their data, in order).
 class End : public NodeLinks::Host {
  public:
-  End(net::Loop& loop, const secure::ClusterKey& key, std::string name, uint64_t linger_ms)
+  End(net::Loop& loop, const secure::Credentials& key, std::string name, uint64_t linger_ms)
       : loop_(loop),
         key_(key),
         name_(std::move(name)),
@@ -91,7 +91,7 @@ class End : public NodeLinks::Host {
     };
     link::LinkOptions options;
     options.side = side;
-    options.key = &key_;
+    options.credentials = &key_;
     options.self = secure::Identity{secure::Role::agent, name_};
     conns_[id] = std::make_unique<link::Connection>(
         loop_, std::move(stream), std::move(options), std::move(handlers),
@@ -101,7 +101,7 @@ class End : public NodeLinks::Host {
   }
 
   net::Loop& loop_;
-  const secure::ClusterKey& key_;
+  const secure::Credentials& key_;
   std::string name_;
   std::unique_ptr<net::TcpListener> listener_;
   std::map<uint64_t, std::unique_ptr<link::Connection>> conns_;

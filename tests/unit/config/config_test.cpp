@@ -218,7 +218,9 @@ fence: {timeout: 7.125}
 links: {heartbeat_interval: 0.5, heartbeat_misses: 9}
 compat: {set_slurm_env: true}
 security: {key_file: "/etc/lattice/my key", allow_root_jobs: true,
-           allow_root_job_env: [BASH_ENV, "PYTHON*", "LUA_[CP]PATH"]}
+           allow_root_job_env: [BASH_ENV, "PYTHON*", "LUA_[CP]PATH"],
+           identity_file: /etc/lattice/identity, certificate_authority: /etc/lattice/ca.pub,
+           handshake: 2}
 limits: {max_world_size: 77, max_handshakes_per_source: 3}
 jobs: {containment: cgroup1, propagate_limits: "nofile, stack"}
 gpus: [{index: 1, vendor: amd, numa: 1}, {vendor: nvidia, index: 0}]
@@ -245,6 +247,9 @@ gpus: [{index: 1, vendor: amd, numa: 1}, {vendor: nvidia, index: 0}]
   CHECK(again->allow_root_job_env ==
         std::vector<std::string>{"BASH_ENV", "PYTHON*", "LUA_[CP]PATH"});
   CHECK(again->max_world_size == 77);
+  CHECK(again->identity_file == "/etc/lattice/identity");
+  CHECK(again->certificate_authority == "/etc/lattice/ca.pub");
+  CHECK(again->handshake == 2);
   CHECK(again->max_handshakes_per_source == 3);
   CHECK(again->containment == proc::ContainmentMode::cgroup1);
   CHECK(again->propagate_limits ==
@@ -260,6 +265,9 @@ gpus: [{index: 1, vendor: amd, numa: 1}, {vendor: nvidia, index: 0}]
         "pmi:\n  socket_dir: /run/lattice\nfence:\n  timeout: 60\n"
         "links:\n  heartbeat_interval: 1\n  heartbeat_misses: 3\ncompat:\n  set_slurm_env: false\n"
         "security:\n  # key_file: not set (the agent refuses to start without one)\n"
+        "  # identity_file: not set\n"
+        "  # certificate_authority: not set (peers named on the cluster key alone)\n"
+        "  handshake: 3\n"
         "  allow_root_jobs: false\n  allow_root_job_env: []\n  handshake_timeout: 5\n"
         "limits:\n  max_ranks_per_node: 1024\n  max_world_size: 1048576\n  max_connections: 1024\n"
         "  max_handshakes_per_source: 64\n  idle_timeout: 60\njobs:\n  containment: auto\n"

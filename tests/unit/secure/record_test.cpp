@@ -43,7 +43,7 @@ struct Established {
     REQUIRE(p.initiator.cipher() == c);
   }
   Cipher cipher;
-  ClusterKey key = key_of(9);
+  Credentials key = key_of(9);
   Pair p;
   size_t header() const { return stream_header_bytes(cipher); }
   Status to_responder(const std::string& bytes) {

@@ -6,10 +6,12 @@
 
 namespace lattice::secure::testing {
 
-ClusterKey key_of(uint8_t fill) {
+Credentials key_of(uint8_t fill, uint8_t version) {
   uint8_t bytes[kClusterKeyBytes];
   std::memset(bytes, fill, sizeof bytes);
-  return ClusterKey::from_bytes(bytes);
+  Credentials credentials(ClusterKey::from_bytes(bytes));
+  credentials.initiate_version = version;
+  return credentials;
 }
 
 std::vector<Cipher> testable_ciphers() {
@@ -18,8 +20,8 @@ std::vector<Cipher> testable_ciphers() {
   return out;
 }
 
-Pair::Pair(const ClusterKey& initiator_key, const ClusterKey& responder_key, Identity i, Identity r,
-           std::shared_ptr<const EphemeralKey> shared, Ciphers initiator_ciphers,
+Pair::Pair(const Credentials& initiator_key, const Credentials& responder_key, Identity i,
+           Identity r, std::shared_ptr<const EphemeralKey> shared, Ciphers initiator_ciphers,
            Ciphers responder_ciphers)
     : initiator(Channel::Side::initiator, initiator_key, std::move(i), std::move(shared),
                 initiator_ciphers),
@@ -49,6 +51,7 @@ void Pair::deliver_to_initiator(const std::string& bytes) {
 
 bool Pair::handshake() {
   std::string m1 = initiator.start();
+  initiator_sent_first = m1.size();
   to_responder += m1;
   deliver_to_responder(m1);
   return initiator.established() && responder.established();

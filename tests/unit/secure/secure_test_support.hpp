@@ -9,7 +9,8 @@
 
 namespace lattice::secure::testing {
 
-ClusterKey key_of(uint8_t fill);
+// Simple-mode credentials (no identity file, no authority) opening links with `version`.
+Credentials key_of(uint8_t fill, uint8_t version = kHandshakeVersion);
 
 // Every record cipher this machine runs (AES-256-GCM needs AES-NI), to run a test under each.
 std::vector<Cipher> testable_ciphers();
@@ -20,7 +21,7 @@ inline Ciphers only(Cipher c) { return static_cast<Ciphers>(c); }
 std::string gcm_record(const std::string& key, uint64_t n, uint8_t flag, const std::string& plain);
 
 struct Pair {
-  Pair(const ClusterKey& initiator_key, const ClusterKey& responder_key,
+  Pair(const Credentials& initiator_key, const Credentials& responder_key,
        Identity initiator = {Role::launcher, "launcher@test"},
        Identity responder = {Role::agent, "n1"}, std::shared_ptr<const EphemeralKey> shared = {},
        Ciphers initiator_ciphers = local_ciphers(), Ciphers responder_ciphers = local_ciphers());
@@ -30,6 +31,7 @@ struct Pair {
   std::string to_initiator;  // every byte the responder sent
   std::string initiator_error, responder_error;
   std::string initiator_plain, responder_plain;
+  size_t initiator_sent_first = 0;  // M1's size, once handshake() ran
 
   // Runs the handshake to its end (or a failure); true when both sides are established.
   bool handshake();

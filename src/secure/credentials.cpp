@@ -1,0 +1,37 @@
+#include "secure/credentials.hpp"
+
+namespace lattice::secure {
+
+Credentials::Credentials(ClusterKey key, std::optional<OwnIdentity> own,
+                         std::optional<CaPublicKey> authority)
+    : key_(std::move(key)), own_(std::move(own)), authority_(authority) {
+  if (!own_) random_bytes(process_static_.data(), process_static_.size());
+}
+
+Credentials::Credentials(Credentials&&) noexcept = default;
+Credentials::~Credentials() = default;
+
+const uint8_t* Credentials::static_secret() const {
+  return own_ ? own_->static_secret.data() : process_static_.data();
+}
+
+Result<Credentials> load_credentials(const std::string& key_file, const std::string& identity_file,
+                                     const std::string& authority_file) {
+  auto key = ClusterKey::load(key_file);
+  if (!key) return key.error();
+  std::optional<OwnIdentity> own;
+  if (!identity_file.empty()) {
+    auto loaded = load_identity_file(identity_file);
+    if (!loaded) return loaded.error();
+    own.emplace(std::move(loaded.value()));
+  }
+  std::optional<CaPublicKey> authority;
+  if (!authority_file.empty()) {
+    auto loaded = load_authority_file(authority_file);
+    if (!loaded) return loaded.error();
+    authority = *loaded;
+  }
+  return Credentials(std::move(key.value()), std::move(own), authority);
+}
+
+}  // namespace lattice::secure

@@ -1,0 +1,266 @@
+// Certified identities: the certificate codec and its check, the operators' files, and handshakes
+// where an authority holds each side to the name and static key it was certified for.
+#include "secure/certificate.hpp"
+
+#include <doctest/doctest.h>
+#include <sodium.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <string>
+
+#include "secure/certificate_files.hpp"
+#include "secure_test_support.hpp"
+
+using namespace lattice::secure;
+using namespace lattice::secure::testing;
+
+namespace {
+
+const uint64_t kNow = 1800000000;
+
+struct Authority {
+  CaPublicKey public_key{};
+  uint8_t secret[crypto_sign_SECRETKEYBYTES] = {};
+  Authority() { crypto_sign_keypair(public_key.data(), secret); }
+
+  // A holder's identity with a fresh static key; `static_from` lends another's static secret
+  // (a stolen certificate shown with one's own key).
+  OwnIdentity certify(const Identity& holder, uint64_t not_after = 4000000000,
+                      const OwnIdentity* static_from = nullptr) const {
+    OwnIdentity own;
+    random_bytes(own.static_secret.data(), kStaticKeyBytes);
+    own.certificate.holder = holder;
+    crypto_scalarmult_base(own.certificate.static_key.data(), own.static_secret.data());
+    own.certificate.not_after = not_after;
+    sign_certificate(own.certificate, secret);
+    own.certificate_bytes = encode_certificate(own.certificate);
+    if (static_from)
+      std::memcpy(own.static_secret.data(), static_from->static_secret.data(), kStaticKeyBytes);
+    return own;
+  }
+
+  Credentials credentials(const Identity& holder, bool require = true) const {
+    return with(certify(holder), require);
+  }
+  Credentials with(OwnIdentity own, bool require = true) const {
+    uint8_t key[kClusterKeyBytes];
+    std::memset(key, 0x33, sizeof key);
+    return Credentials(ClusterKey::from_bytes(key), std::move(own),
+                       require ? std::optional<CaPublicKey>(public_key) : std::nullopt);
+  }
+};
+
+StaticKey static_of(const OwnIdentity& own) {
+  StaticKey key{};
+  crypto_scalarmult_base(key.data(), own.static_secret.data());
+  return key;
+}
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/lattice-cert-test-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    path = tmpl;
+  }
+  ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
+};
+
+const Identity kN1{Role::agent, "n1"};
+const Identity kN2{Role::agent, "n2"};
+const Identity kOps{Role::launcher, "ops"};
+
+}  // namespace
+
+TEST_CASE("a certificate encodes to its documented bytes and decodes back") {
+  Authority ca;
+  OwnIdentity own = ca.certify(kN1, 0x0102030405060708);
+  const std::string& bytes = own.certificate_bytes;
+  CHECK(bytes.size() == 8 + 2 + 2 + 32 + 8 + 64);
+  CHECK(bytes.substr(0, 8) == kCertificateMagic);
+  CHECK(bytes.substr(8, 4) == std::string("\x02\x02n1", 4));
+  CHECK(bytes.substr(44, 8) == std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8));
+  auto back = decode_certificate(bytes);
+  REQUIRE(back);
+  CHECK(back->holder.name == "n1");
+  CHECK(back->holder.role == Role::agent);
+  CHECK(back->not_after == 0x0102030405060708);
+  CHECK(encode_certificate(*back) == bytes);
+  // Malformed: each refused by value, none read past the end.
+  CHECK_FALSE(decode_certificate(""));
+  CHECK_FALSE(decode_certificate(bytes.substr(0, bytes.size() - 1)));
+  CHECK_FALSE(decode_certificate(bytes + "x"));
+  std::string other = bytes;
+  other[0] = 'X';
+  CHECK(decode_certificate(other).error().message.find("magic") != std::string::npos);
+  other = bytes;
+  other[9] = 5;  // the name's length lies
+  CHECK_FALSE(decode_certificate(other));
+  other = bytes;
+  other[8] = 3;  // the user role is never certified
+  CHECK_FALSE(decode_certificate(other));
+}
+
+TEST_CASE("a certificate holds only for its authority, holder, static key and time") {
+  Authority ca, other_ca;
+  OwnIdentity own = ca.certify(kN1, kNow + 10);
+  const StaticKey key = static_of(own);
+  CHECK(check_certificate(own.certificate, ca.public_key, kN1, key, kNow));
+  auto why = [&](const CaPublicKey& authority, const Identity& claimed, const StaticKey& proved,
+                 uint64_t now) {
+    auto checked = check_certificate(own.certificate, authority, claimed, proved, now);
+    REQUIRE_FALSE(checked);
+    return checked.error().message;
+  };
+  CHECK(why(other_ca.public_key, kN1, key, kNow).find("not signed by this side's authority") !=
+        std::string::npos);
+  CHECK(why(ca.public_key, kN2, key, kNow) ==
+        "it claims to be agent n2 but its certificate is for agent n1");
+  CHECK(why(ca.public_key, {Role::launcher, "n1"}, key, kNow).find("certificate is for agent n1") !=
+        std::string::npos);
+  StaticKey stranger = key;
+  stranger[0] ^= 1;
+  CHECK(why(ca.public_key, kN1, stranger, kNow).find("the link proved") != std::string::npos);
+  CHECK(why(ca.public_key, kN1, key, kNow + 11).find("expired 1 seconds ago") != std::string::npos);
+  // A changed byte anywhere in the signed part breaks the signature.
+  OwnIdentity changed = ca.certify(kN1, kNow + 10);
+  changed.certificate.not_after += 1;
+  CHECK_FALSE(check_certificate(changed.certificate, ca.public_key, kN1, static_of(changed), kNow));
+}
+
+TEST_CASE("the operators' files: an authority, and identity files it certifies") {
+  TempDir d;
+  const std::string ca = d.path + "/ca.key";
+  REQUIRE(generate_authority_files(ca));
+  struct stat st {};
+  REQUIRE(::stat(ca.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  CHECK(st.st_size == 64);
+  auto authority = load_authority_file(ca + ".pub");
+  REQUIRE_MESSAGE(authority, authority.error().message);
+  auto again = generate_authority_files(ca);
+  REQUIRE_FALSE(again);
+  CHECK(again.error().message.find("refusing to overwrite") != std::string::npos);
+
+  const std::string n1 = d.path + "/n1.identity";
+  REQUIRE(certify_identity(ca, kN1, 30, kNow, n1));
+  REQUIRE(::stat(n1.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  auto own = load_identity_file(n1);
+  REQUIRE_MESSAGE(own, own.error().message);
+  CHECK(own->certificate.holder.name == "n1");
+  CHECK(own->certificate.not_after == kNow + 30 * 86400);
+  CHECK(check_certificate(own->certificate, *authority, kN1, static_of(*own), kNow));
+  CHECK(certify_identity(ca, kN1, 30, kNow, n1).error().message.find("refusing to overwrite") !=
+        std::string::npos);
+  CHECK(certify_identity(ca, {Role::agent, "has space"}, 30, kNow, d.path + "/x")
+            .error()
+            .message.find("cannot be certified") != std::string::npos);
+
+  // A static secret that is not the certificate's is refused with the file's name.
+  std::string bytes;
+  {
+    std::ifstream in(n1, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  bytes[10] ^= 1;
+  const std::string swapped = d.path + "/swapped.identity";
+  {
+    std::ofstream out(swapped, std::ios::binary);
+    out << bytes;
+  }
+  ::chmod(swapped.c_str(), 0600);
+  auto refused = load_identity_file(swapped);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("for another static key") != std::string::npos);
+  // An authority file of the wrong shape.
+  const std::string bad = d.path + "/bad.pub";
+  {
+    std::ofstream out(bad);
+    out << "# nothing\nabcd\n";
+  }
+  CHECK(load_authority_file(bad).error().message.find("64 hex digits") != std::string::npos);
+}
+
+TEST_CASE("certified sides establish, each named as its certificate says") {
+  Authority ca;
+  auto agent = ca.credentials(kN1);
+  auto launcher = ca.credentials(kOps);
+  Pair p(launcher, agent, kOps, kN1);
+  REQUIRE(p.handshake());
+  CHECK(p.responder.peer().name == "ops");
+  CHECK(p.initiator.peer().name == "n1");
+  p.deliver_to_responder(p.initiator.seal("certified"));
+  CHECK(p.responder_plain == "certified");
+  // A side in the simple mode takes a certified peer on the cluster key, as before.
+  auto simple = Credentials(ClusterKey::from_bytes(agent.cluster_key().data()));
+  auto shows_only = ca.credentials(kOps, false);
+  Pair q(shows_only, simple, kOps, kN2);
+  REQUIRE(q.handshake());
+  CHECK(q.initiator.peer().name == "n2");
+}
+
+TEST_CASE("an authority refuses peers without a certificate for what they claim") {
+  Authority ca, rogue_ca;
+  auto agent = ca.credentials(kN1);
+  SUBCASE("no certificate: the initiator learns from M2 that one is required") {
+    auto plain = Credentials(ClusterKey::from_bytes(agent.cluster_key().data()));
+    Pair p(plain, agent, kOps, kN1);
+    CHECK_FALSE(p.handshake());
+    CHECK(p.initiator_error ==
+          "agent n1 requires a certified identity and this side has none (an identity file: "
+          "security.identity_file, or --identity FILE)");
+    CHECK(p.initiator.refusal() == Refusal::certificate);
+  }
+  SUBCASE("a certificate for another node: a key holder cannot claim n1") {
+    auto n2 = ca.credentials(kN2, false);
+    Pair p(n2, agent, kN1, kN1);
+    CHECK_FALSE(p.handshake());
+    CHECK(p.responder_error ==
+          "handshake failed: agent n1 is not certified: it claims to be agent n1 but its "
+          "certificate is for agent n2");
+    CHECK(p.responder.refusal() == Refusal::certificate);
+    CHECK(std::string(refusal_name(p.responder.refusal())) == "certificate");
+  }
+  SUBCASE("another authority's certificate") {
+    auto forged = rogue_ca.credentials(kOps, false);
+    Pair p(forged, agent, kOps, kN1);
+    CHECK_FALSE(p.handshake());
+    CHECK(p.responder_error.find("not signed by this side's authority") != std::string::npos);
+  }
+  SUBCASE("a stolen certificate shown with another static key") {
+    OwnIdentity thief_key = ca.certify(kN2);
+    auto thief = ca.with(ca.certify(kOps, 4000000000, &thief_key), false);
+    Pair p(thief, agent, kOps, kN1);
+    CHECK_FALSE(p.handshake());
+    CHECK(p.responder_error.find("the link proved") != std::string::npos);
+  }
+  SUBCASE("an expired certificate") {
+    auto old = ca.with(ca.certify(kOps, static_cast<uint64_t>(std::time(nullptr)) - 60), false);
+    Pair p(old, agent, kOps, kN1);
+    CHECK_FALSE(p.handshake());
+    CHECK(p.responder_error.find("expired") != std::string::npos);
+  }
+  SUBCASE("the initiator's authority holds the responder too") {
+    auto launcher = ca.credentials(kOps);
+    auto impostor = ca.credentials(kN2, false);
+    Pair p(launcher, impostor, kOps, kN1);
+    CHECK_FALSE(p.handshake());
+    CHECK(p.initiator_error.find("it claims to be agent n1 but its certificate is for agent n2") !=
+          std::string::npos);
+  }
+  SUBCASE("handshake 2 carries no certificates, so a certifying side refuses it") {
+    auto launcher = ca.credentials(kOps, false);
+    launcher.initiate_version = kOldestHandshakeVersion;
+    Pair p(launcher, agent, kOps, kN1);
+    CHECK_FALSE(p.handshake());
+    CHECK(p.responder_error.find("is not supported (this is 3 only, as it requires certified "
+                                 "identities)") != std::string::npos);
+    CHECK(p.responder.refusal() == Refusal::version);
+  }
+}
