@@ -12,7 +12,7 @@ namespace lattice::agent {
 std::vector<std::string> Agent::refusal_causes() {
   std::vector<std::string> causes;
   for (auto r : {secure::Refusal::not_lattice, secure::Refusal::version, secure::Refusal::ciphers,
-                 secure::Refusal::key, secure::Refusal::malformed})
+                 secure::Refusal::key, secure::Refusal::certificate, secure::Refusal::malformed})
     causes.emplace_back(secure::refusal_name(r));
   // link::Connection's own, then the connection slots' (accept and drop_handshake).
   for (const char* c : {"timeout", "closed", "source_full", "table_full", "dropped"})

@@ -9,7 +9,8 @@ import subprocess
 import threading
 import time
 
-from harness import (ROGUE, SANITIZED, check, expect_status, prog, run_cases, wait_until)
+from harness import (AGENTD, LATTICE, ROGUE, SANITIZED, check, expect_status, prog, run_cases,
+                     wait_until)
 
 HANDSHAKE_DEADLINE = 5  # the agent's default security.handshake_timeout
 
@@ -31,8 +32,9 @@ def good_launch(c, nodes):
     return r
 
 
-def rogue(c, agent, identity, *action, launch=None, key=None, timeout=30):
-    cmd = [ROGUE, "--key", key or c.key_file, "--identity", identity, "--connect", agent.address]
+def rogue(c, agent, identity, *action, launch=None, key=None, timeout=30, flags=()):
+    cmd = [ROGUE, "--key", key or c.key_file, "--identity", identity, "--connect", agent.address,
+           *flags]
     if launch:
         cmd += ["--launch", launch]
     p = subprocess.run(cmd + list(action), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -235,6 +237,99 @@ def protocol_versions(c):
         else:
             check(r.code not in (0, None) and "the peer speaks protocol version 9 and this "
                   "side 2" in r.err, f"the launcher did not name both versions\n{r.describe()}")
+
+
+def certified_identities(c):
+    """With a certificate authority, a link's peer is what its certificate names and nothing
+    else: a holder of the cluster key and of n2's identity cannot speak as n1 (or as a launcher),
+    and peers without certificates, of another authority or of handshake 2 are refused, each by
+    name. The launch itself runs certified end to end (launcher to agents, agent to agent)."""
+    ca = os.path.join(c.dir, "ca.key")
+    subprocess.run([AGENTD, "--generate-ca", ca], check=True, stdout=subprocess.DEVNULL)
+    other_ca = os.path.join(c.dir, "other-ca.key")
+    subprocess.run([AGENTD, "--generate-ca", other_ca], check=True, stdout=subprocess.DEVNULL)
+
+    def certify(who, authority=ca):
+        out = os.path.join(c.dir, who.replace(":", "-") + os.path.basename(authority) + ".id")
+        subprocess.run([AGENTD, "--certify", who, "--ca", authority, "--out", out, "--days", "2"],
+                       check=True, stdout=subprocess.DEVNULL)
+        return out
+
+    def config(node, identity):
+        path = os.path.join(c.dir, f"{node}-{os.path.basename(identity)}.yaml")
+        with open(path, "w") as f:
+            f.write(f"security: {{identity_file: {identity}, certificate_authority: {ca}.pub}}\n")
+        return path
+
+    n2_identity = certify("agent:n2")
+    nodes = [c.start_agent("n1", ["--listen", "127.0.0.1:0", "--config",
+                                  config("n1", certify("agent:n1"))]),
+             c.start_agent("n2", ["--listen", "127.0.0.2:0", "--config",
+                                  config("n2", n2_identity)])]
+    certified = {"LATTICE_IDENTITY_FILE": certify("launcher:ops"),
+                 "LATTICE_AUTHORITY_FILE": ca + ".pub"}
+    r = c.run_launch(["--agents", addresses(nodes), "-n", "4", prog("mpi_check")], env=certified)
+    expect_status(r, 0)
+    check(r.out.count("ok") == 4, f"not every rank ok\n{r.describe()}")
+    for a in nodes:
+        check(a.wait_log("accepted from launcher ops"), f"{a.node_id} did not name the launcher\n"
+              f"{a.log()}")
+    c.check_clean(r)
+    # A launcher without an identity file hears why from the agents' first answer.
+    r = c.run_launch(["--agents", addresses(nodes), "/bin/true"])
+    check(r.code not in (0, None) and "agent n1 requires a certified identity and this side has "
+          "none" in r.err, f"an uncertified launcher was not told why\n{r.describe()}")
+    # A key holder certified as n2: as n1 or as a launcher it is refused at its handshake (at
+    # M3, which the initiator sent believing itself established: its request goes unanswered).
+    for claim in ("agent:n1", "launcher:ops"):
+        out = rogue(c, nodes[0], claim, "status", flags=["--identity-file", n2_identity])
+        check("reply: error: connection closed" in out, f"n2's certificate passed as {claim}: {out}")
+        check(nodes[0].wait_log(f"it claims to be {claim.replace(':', ' ')} but its certificate "
+                                "is for agent n2"), f"no certificate refusal logged\n"
+              f"{nodes[0].log()}")
+    # As itself it gets through, and is held to n2: a status request is a launcher's.
+    out = rogue(c, nodes[0], "agent:n2", "status", flags=["--identity-file", n2_identity])
+    check("established as agent n1" in out and "only launchers" in out,
+          f"n2 as itself: {out}")
+    # Another authority's launcher, an uncertified one, and a handshake 2 one.
+    out = rogue(c, nodes[0], "launcher:ops", "status",
+                flags=["--identity-file", certify("launcher:ops", other_ca)])
+    check("reply: error: connection closed" in out,
+          f"another authority's launcher got through: {out}")
+    check(nodes[0].wait_log("is not signed by this side's authority"),
+          f"no refusal of the other authority\n{nodes[0].log()}")
+    out = rogue(c, nodes[0], "launcher:ops", "status", flags=["--handshake", "2"])
+    check("reply: ok" not in out, f"a handshake 2 launcher got through: {out}")
+    check(nodes[0].wait_log("this is 3 only, as it requires certified identities"),
+          f"no refusal of handshake 2\n{nodes[0].log()}")
+    metrics = subprocess.run([LATTICE, "admin", "metrics", "--socket", nodes[0].admin_socket],
+                             stdout=subprocess.PIPE, text=True, timeout=30).stdout
+    check('lattice_connections_refused_total{cause="certificate"} 3' in metrics,
+          f"certificate refusals not counted:\n{metrics}")
+    # An agent whose identity file names another node does not start.
+    p = subprocess.run([AGENTD, "--config", config("n1", n2_identity), "--listen", "127.0.0.3:0",
+                        "--node-id", "n1", "--key-file", c.key_file,
+                        "--admin-socket", os.path.join(c.dir, "wrong.sock")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
+    check(p.returncode == 1 and "certifies agent n2, but this is agent n1" in p.stdout,
+          f"an agent with another node's identity: {p.returncode} {p.stdout}")
+    good_launch_certified = c.run_launch(["--agents", addresses(nodes), "-n", "2", "/bin/true"],
+                                         env=certified)
+    expect_status(good_launch_certified, 0)
+
+
+def handshake_2_served(c):
+    """A launcher of 0.2.0 (handshake 2) is still served by an agent without an authority, and
+    an agent set to open links with handshake 2 (security.handshake: 2, for an upgrade) runs a
+    launch with an agent that opens them with 3."""
+    old = os.path.join(c.dir, "old.yaml")
+    with open(old, "w") as f:
+        f.write("security: {handshake: 2}\n")
+    nodes = [c.start_agent("n1", ["--listen", "127.0.0.1:0", "--config", old]),
+             c.start_agent("n2", ["--listen", "127.0.0.2:0"])]
+    out = rogue(c, nodes[0], "launcher:old", "status", flags=["--handshake", "2"])
+    check("reply: ok" in out, f"a handshake 2 launcher was not served: {out}")
+    good_launch(c, nodes)
 
 
 def random_bytes(c):
@@ -481,6 +576,8 @@ if __name__ == "__main__":
         ("wrong_key_launcher", wrong_key_launcher),
         ("no_key_launcher", no_key_launcher),
         ("versions_and_ciphers", versions_and_ciphers),
+        ("certified_identities", certified_identities),
+        ("handshake_2_served", handshake_2_served),
         ("protocol_versions", protocol_versions),
         ("random_bytes", random_bytes),
         ("silent_connection", silent_connection),

@@ -33,7 +33,7 @@
 #include "proc/exit_status.hpp"
 #include "proc/own_user.hpp"
 #include "rpc/outgoing.hpp"
-#include "secure/cluster_key.hpp"
+#include "secure/credentials.hpp"
 #include "wire/launch_request.hpp"
 #include "wire/reports.hpp"
 #include "wire/texts.hpp"
@@ -62,7 +62,10 @@ const char* kUsage =
     "                     of PROGRAM in allocation ALLOC_ID with these peers, as this process's\n"
     "                     user; prints the answer)\n"
     "       lattice-test-rogue --door PATH door-signal LAUNCH_ID SIGNAL\n"
-    "--protocol N: every message stamped with protocol version N (a peer of another release)\n";
+    "--protocol N: every message stamped with protocol version N (a peer of another release)\n"
+    "--handshake 2: open links with handshake 2 (a 0.2.0 peer)\n"
+    "--identity-file FILE, --authority FILE: a certified identity, and the authority this side\n"
+    "                     requires the peer's certificate from (handshake 3)\n";
 
 struct Args {
   std::string key, identity, host, door, launch = "none", action;
@@ -72,6 +75,8 @@ struct Args {
   bool pmix = false;                 // --pmi pmix: a seed-launch for Open MPI's PMIx
   std::string vendor_file;           // its AppSetup.vendor: this file's bytes (RFC0029's data)
   std::optional<uint16_t> protocol;  // the version stamped on every message, if not ours
+  uint8_t handshake = secure::kHandshakeVersion;
+  std::string identity_file, authority_file;  // certified identities
   std::vector<std::string> rest;
 };
 
@@ -93,6 +98,12 @@ bool parse(int argc, char** argv, Args& a) {
       a.pmix = true;
     else if (flag == "--vendor-file")
       a.vendor_file = v;
+    else if (flag == "--handshake" && (v == "2" || v == "3"))
+      a.handshake = static_cast<uint8_t>(v[0] - '0');
+    else if (flag == "--identity-file")
+      a.identity_file = v;
+    else if (flag == "--authority")
+      a.authority_file = v;
     else if (flag == "--protocol" && parse_int(v))
       a.protocol = static_cast<uint16_t>(*parse_int(v));
     else if (flag == "--connect" || flag == "--listen") {
@@ -580,12 +591,13 @@ int main(int argc, char** argv) {
   net::ignore_sigpipe();
   std::optional<secure::Credentials> key;
   if (args.door.empty()) {
-    auto loaded = secure::ClusterKey::load(args.key);
+    auto loaded = secure::load_credentials(args.key, args.identity_file, args.authority_file);
     if (!loaded) {
       std::fprintf(stderr, "lattice-test-rogue: %s\n", loaded.error().message.c_str());
       return 2;
     }
     key.emplace(std::move(loaded.value()));
+    key->initiate_version = args.handshake;
   }
   net::Loop loop;
   Rogue rogue(loop, key ? &*key : nullptr, std::move(args));
