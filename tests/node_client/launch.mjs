@@ -1,7 +1,13 @@
 #!/usr/bin/env node
 // A minimal Lattice launcher, written from docs/protocol.md ("A launch, from a client"):
 //   launch.mjs --key-file FILE --agents [ID=]HOST:PORT,... [-n RANKS] [--pmi pmi2|pmix|none|auto]
-//              [--user NAME] [--env NAME=VALUE]... [--workdir DIR] PROGRAM [ARGS...]
+//              [--user NAME] [--env NAME=VALUE]... [--workdir DIR] [--handshake 3|2]
+//              [--identity FILE] [--authority FILE] PROGRAM [ARGS...]
+// Links open with handshake 3 (Noise XXpsk0, the cluster key as PSK) unless `--handshake 2`.
+// `--identity FILE` (an identity file from `lattice-agentd --certify launcher:NAME`): its static
+// key is the link's, its certificate goes in M3, and the launcher's name is the certificate's.
+// `--authority FILE` (or $LATTICE_AUTHORITY_FILE; the CA's .pub file): each agent's certificate
+// must be signed by it, name the agent it proves, be for its static key and not have expired.
 // Ranks are placed in blocks over the agents. Prints each rank's output lines as `RANK: line`
 // (stderr's on stderr), then one line with every rank's exit status (`exit statuses: 0:0
 // 1:signal9 2:3 3:notstarted`, or `lost`); exits with the launch's status (0 when every rank
@@ -13,7 +19,8 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import sodium from 'libsodium-wrappers';
 import { Link } from './link.mjs';
-import { keyId } from './handshake.mjs';
+import { keyId, ROLE } from './handshake.mjs';
+import { readIdentity, readAuthority, roleName } from './identity.mjs';
 import * as wire from './envelope.mjs';
 
 const ME = 'lattice-node';
@@ -24,12 +31,12 @@ function usage(message) {
   if (message) console.error(`${ME}: ${message}`);
   console.error(`usage: launch.mjs --key-file FILE --agents [ID=]HOST:PORT,... [-n RANKS]
                   [--pmi pmi2|pmix|none|auto] [--user NAME] [--env NAME=VALUE]... [--workdir DIR]
-                  PROGRAM [ARGS...]`);
+                  [--handshake 3|2] [--identity FILE] [--authority FILE] PROGRAM [ARGS...]`);
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const o = { ranks: null, pmi: 'pmi2', env: [], workdir: process.cwd(), agents: [] };
+  const o = { ranks: null, pmi: 'pmi2', env: [], workdir: process.cwd(), agents: [], handshake: 3 };
   let i = 0;
   const value = () => (i + 1 < argv.length ? argv[++i] : usage(`${argv[i]} needs a value`));
   for (; i < argv.length && argv[i].startsWith('-'); i++) {
@@ -40,6 +47,9 @@ function parseArgs(argv) {
     else if (a === '--pmi') o.pmi = value();
     else if (a === '--user') o.user = value();
     else if (a === '--workdir') o.workdir = value();
+    else if (a === '--handshake') o.handshake = Number(value());
+    else if (a === '--identity') o.identityFile = value();
+    else if (a === '--authority') o.authorityFile = value();
     else if (a === '--env') {
       const v = value();
       const eq = v.indexOf('=');
@@ -50,7 +60,11 @@ function parseArgs(argv) {
   o.program = argv[i];
   o.args = argv.slice(i + 1);
   o.keyFile ??= process.env.LATTICE_KEY_FILE;
+  o.authorityFile ??= process.env.LATTICE_AUTHORITY_FILE;
   if (!o.keyFile) usage('--key-file is required');
+  if (o.handshake !== 2 && o.handshake !== 3) usage('--handshake: 3 (the default) or 2');
+  if (o.handshake === 2 && (o.identityFile || o.authorityFile))
+    usage('--identity and --authority need handshake 3');
   if (!o.agents.length) usage('--agents is required');
   if (!o.program) usage('no program');
   if (!(o.pmi in wire.PMI_MODE)) usage(`--pmi ${o.pmi}: pmi2, pmix, none or auto`);
@@ -126,14 +140,33 @@ async function main() {
     console.error(`${ME}: the cluster key: ${e.message}`);
     return 1;
   }
+  let identity;
+  let authority;
+  try {
+    if (o.identityFile) identity = readIdentity(o.identityFile);
+  } catch (e) {
+    console.error(`${ME}: the identity file: ${e.message}`);
+    return 1;
+  }
+  try {
+    if (o.authorityFile) authority = readAuthority(o.authorityFile);
+  } catch (e) {
+    console.error(`${ME}: the authority: ${e.message}`);
+    return 1;
+  }
+  if (identity && identity.cert.role !== ROLE.launcher)
+    console.error(`${ME}: warning: ${o.identityFile} certifies ${roleName(identity.cert.role)} ` +
+      `${identity.cert.name}, not a launcher: agents will refuse it`);
   const { used, rankNodes } = blockLayout(o.ranks, o.agents.length);
   const agents = o.agents.slice(0, used);
-  const name = `node-client@${os.hostname()}:${process.pid}`;
-  console.error(`${ME}: launcher name ${name}`);
+  const name = identity ? identity.cert.name : `node-client@${os.hostname()}:${process.pid}`;
+  console.error(`${ME}: launcher name ${name} (handshake ${o.handshake}` +
+    `${identity ? ', certified' : ''}${authority ? ', checking the agents\' certificates' : ''})`);
 
   // Step 2: a sealed link to every agent, as launcher `name`.
   const opened = await Promise.allSettled(agents.map((a) =>
-    Link.open({ host: a.host, port: a.port, clusterKey, name })));
+    Link.open({ host: a.host, port: a.port, clusterKey, name, handshake: o.handshake, identity,
+      authority })));
   const links = opened.map((r) => (r.status === 'fulfilled' ? r.value : null));
   let refusedHandshake = false;
   opened.forEach((r, i) => {

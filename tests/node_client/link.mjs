@@ -1,7 +1,7 @@
 // One sealed link to an agent: TCP, the handshake as initiator, then envelopes in records.
 
 import net from 'node:net';
-import { initiate, ROLE, HandshakeRefused } from './handshake.mjs';
+import { initiate, initiate3, ROLE, HandshakeRefused } from './handshake.mjs';
 import { RecordReader, RecordWriter } from './records.mjs';
 import { FrameReader } from './envelope.mjs';
 
@@ -33,8 +33,9 @@ class ByteQueue {
 }
 
 export class Link {
-  // Connects and runs the handshake; resolves once established.
-  static async open({ host, port, clusterKey, name }) {
+  // Connects and runs the handshake (version 3 unless `handshake` is 2; `identity` and
+  // `authority` for version 3's certificates); resolves once established.
+  static async open({ host, port, clusterKey, name, handshake = 3, identity, authority }) {
     const socket = net.connect({ host, port });
     socket.setNoDelay(true);
     await new Promise((resolve, reject) => {
@@ -49,7 +50,10 @@ export class Link {
     });
     try {
       const io = { read: (n) => queue.read(n), write: (b) => socket.write(b) };
-      const hs = await Promise.race([initiate(io, { clusterKey, role: ROLE.launcher, name }), timeout]);
+      const run = handshake === 2
+        ? initiate(io, { clusterKey, role: ROLE.launcher, name })
+        : initiate3(io, { clusterKey, role: ROLE.launcher, name, identity, authority });
+      const hs = await Promise.race([run, timeout]);
       if (hs.peer.role !== ROLE.agent)
         throw new HandshakeRefused('role', `the peer proved role ${hs.peer.role}, not an agent`);
       socket.removeAllListeners('data');
@@ -75,15 +79,22 @@ export class Link {
     this.onClose = () => {};
     this.closed = false;
     this.nextRequestId = 1n;
+    this.heardAny = false;
     socket.on('data', (d) => this.receive(d));
-    socket.on('error', (e) => this.lost(e.message));
+    // The initiator is established once it sends M3; a responder that refuses M3 (handshake 3:
+    // `key`, `certificate`, `malformed`) closes without a word, which shows only here.
+    const why = (what) => (this.heardAny ? what
+      : `the agent closed the link before sending anything (${what}): it refused our M3 or ` +
+        'left; its log says why (with certificates, most likely ours)');
+    socket.on('error', (e) => this.lost(why(e.message)));
     socket.on('close', () => this.lost(this.reader.ended ? null
-      : 'the peer\'s stream ended without its final record'));
+      : why('the peer\'s stream ended without its final record')));
     if (leftover.length) queueMicrotask(() => this.receive(leftover));
   }
 
   receive(bytes) {
     if (this.closed) return;
+    this.heardAny = true;
     try {
       for (const plain of this.reader.push(bytes))
         for (const message of this.frames.push(plain)) this.onMessage(message);
