@@ -171,7 +171,8 @@ def certified(c):
     and the authority runs the 4-rank launch, and each agent names launcher node-client; (b)
     without an identity it is refused at M2 with the document's text and nothing starts; (c) with
     an identity of another authority it is refused by the agents (`certificate`); (d) checking
-    the agents against another authority, the client refuses them itself."""
+    the agents against another authority, the client refuses them itself; (e) over handshake 2 it
+    hears the version notice (such agents answer 3 only)."""
     victim = test_user("victim")
     os.chmod(c.dir, 0o711)
 
@@ -243,6 +244,9 @@ def certified(c):
                                            *probe])
     refused(r, "handshake refused (certificate)")
     check("not signed by this side's authority" in r.err, f"no reason given\n{r.describe()}")
+    # (e) handshake 2: an agent that requires certificates answers 3 only (the version notice).
+    r = run_client(c, victim, key, nodes, ["--handshake", "2", *probe])
+    refused(r, "handshake refused (version): the peer speaks handshake version 3")
     for a in nodes:
         launches = a.log_text().count("accepted from launcher")
         check(launches == 1, f"{a.node_id} accepted {launches} launches, not 1\n{a.log()}")
