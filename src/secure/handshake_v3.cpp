@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "base/strings.hpp"
+#include "secure/handshake_payload.hpp"
 #include "secure/noise.hpp"
 
 namespace lattice::secure {
@@ -14,9 +15,10 @@ namespace {
 constexpr uint8_t kVersion = 3;
 constexpr size_t kHeader = kHandshakeMagic.size() + 2;  // magic, version, ciphers: the prologue
 constexpr size_t kM1 = kHeader + noise::kMessage1Bytes;
-// M2's flags: the responder takes identities only with a certificate.
-constexpr uint8_t kRequiresCertificate = 0x01;
+constexpr size_t kMinIdentityPayload = 3 + 2;  // a one-byte name, no certificate
 constexpr size_t kMaxIdentityPayload = 2 + kMaxIdentityName + 2 + kMaxCertificate;
+constexpr size_t kMinM2 = noise::kMessage2Bytes + 2 + kMinIdentityPayload;
+constexpr size_t kMinM3 = noise::kMessage3Bytes + kMinIdentityPayload;
 constexpr size_t kMaxM2 = noise::kMessage2Bytes + 2 + kMaxIdentityPayload;
 constexpr size_t kMaxM3 = noise::kMessage3Bytes + kMaxIdentityPayload;
 // A responder that finds M1 does not prove the cluster key says so in the clear, in place of M2:
@@ -33,29 +35,10 @@ void append_be16(std::string& out, size_t value) {
   out.push_back(static_cast<char>(value & 0xff));
 }
 
-// identity | u16 certificate length | certificate
-std::string identity_payload(const Identity& self, const Credentials& credentials) {
-  std::string out = encode_identity(self);
+// This side's claim: its identity, and its certificate when it has one.
+Claim own_claim(const Identity& self, const Credentials& credentials) {
   const OwnIdentity* own = credentials.own();
-  append_be16(out, own ? own->certificate_bytes.size() : 0);
-  if (own) out += own->certificate_bytes;
-  return out;
-}
-
-struct Claim {
-  Identity identity;
-  std::string_view certificate;  // empty: none
-};
-
-std::optional<Claim> parse_claim(std::string_view bytes) {
-  if (bytes.size() < 2) return std::nullopt;
-  size_t name = static_cast<uint8_t>(bytes[1]);
-  if (bytes.size() < 2 + name + 2) return std::nullopt;
-  auto identity = decode_identity(bytes.substr(0, 2 + name));
-  if (!identity) return std::nullopt;
-  size_t length = read_be16(bytes.data() + 2 + name);
-  if (bytes.size() != 2 + name + 2 + length) return std::nullopt;
-  return Claim{std::move(*identity), bytes.substr(4 + name)};
+  return Claim{self, own ? own->certificate_bytes : std::string()};
 }
 
 }  // namespace
@@ -116,8 +99,7 @@ struct HandshakeV3::State {
   }
 
   // The peer's identity, checked against this side's authority when it has one.
-  Result<Identity> judge(std::string_view claim_bytes) {
-    auto claim = parse_claim(claim_bytes);
+  Result<Identity> judge(std::optional<Claim> claim) {
     if (!claim) {
       refusal = Refusal::malformed;
       return make_error("handshake failed: the peer's identity is malformed");
@@ -182,10 +164,9 @@ struct HandshakeV3::State {
                   Refusal::malformed);
     if (!cipher) return fail(no_common_cipher(offered), Refusal::ciphers);
     result.cipher = *cipher;
-    std::string m2_payload(1, static_cast<char>(ciphers));
-    m2_payload.push_back(static_cast<char>(credentials.authority() ? kRequiresCertificate : 0));
-    m2_payload += identity_payload(self, credentials);
-    auto m2 = noise->write_message(m2_payload);
+    auto m2 = noise->write_message(encode_responder_payload(
+        {ciphers, static_cast<uint8_t>(credentials.authority() ? kRequiresCertificate : 0),
+         own_claim(self, credentials)}));
     if (!m2) return fail(m2.error(), Refusal::malformed);
     append_be16(out, m2->size());
     out += *m2;
@@ -209,7 +190,7 @@ struct HandshakeV3::State {
                     Refusal::key);
       }
     }
-    auto complete = gather_framed(in, noise::kMessage2Bytes + 2, kMaxM2);
+    auto complete = gather_framed(in, kMinM2, kMaxM2);
     if (!complete) return fail(complete.error(), Refusal::malformed);
     if (!*complete) return false;
     auto payload = noise->read_message(std::string_view(pending).substr(2));
@@ -217,24 +198,23 @@ struct HandshakeV3::State {
       return fail(make_error("handshake failed: the peer's proof does not verify (it holds "
                              "another cluster key, or the handshake was tampered with)"),
                   Refusal::key);
-    if (payload->size() < 2)
-      return fail(make_error("handshake failed: a short M2"), Refusal::malformed);
-    auto offered = static_cast<Ciphers>((*payload)[0]);
-    auto cipher = choose_cipher(ciphers, offered);
-    if (!cipher) return fail(no_common_cipher(offered), Refusal::ciphers);
+    auto responder = decode_responder_payload(*payload);
+    if (!responder)
+      return fail(make_error("handshake failed: the peer's identity is malformed"),
+                  Refusal::malformed);
+    auto cipher = choose_cipher(ciphers, responder->ciphers);
+    if (!cipher) return fail(no_common_cipher(responder->ciphers), Refusal::ciphers);
     result.cipher = *cipher;
-    auto peer = judge(std::string_view(*payload).substr(2));
+    auto peer = judge(std::move(responder->claim));
     if (!peer) return fail(peer.error(), refusal);
-    const bool requires_certificate =
-        (static_cast<uint8_t>((*payload)[1]) & kRequiresCertificate) != 0;
-    if (requires_certificate && !credentials.own())
+    if ((responder->flags & kRequiresCertificate) && !credentials.own())
       return fail(make_error(cat(describe(*peer),
-                                 " requires a certified identity and this side "
-                                 "has none (an identity file: security.identity_file, "
-                                 "or --identity FILE)")),
+                                 " requires a certified identity and this side has none (an "
+                                 "identity file: security.identity_file, or "
+                                 "$LATTICE_IDENTITY_FILE)")),
                   Refusal::certificate);
     result.peer = std::move(peer.value());
-    auto m3 = noise->write_message(identity_payload(self, credentials));
+    auto m3 = noise->write_message(encode_claim(own_claim(self, credentials)));
     if (!m3) return fail(m3.error(), Refusal::malformed);
     append_be16(out, m3->size());
     out += *m3;
@@ -242,7 +222,7 @@ struct HandshakeV3::State {
   }
 
   Result<bool> on_m3(std::string_view& in) {
-    auto complete = gather_framed(in, noise::kMessage3Bytes + 4, kMaxM3);
+    auto complete = gather_framed(in, kMinM3, kMaxM3);
     if (!complete) return fail(complete.error(), Refusal::malformed);
     if (!*complete) return false;
     auto payload = noise->read_message(std::string_view(pending).substr(2));
@@ -250,7 +230,7 @@ struct HandshakeV3::State {
       return fail(make_error("handshake failed: the initiator's proof does not verify (another "
                              "cluster key, or a replayed or tampered handshake)"),
                   Refusal::key);
-    auto peer = judge(*payload);
+    auto peer = judge(decode_claim(*payload));
     if (!peer) return fail(peer.error(), refusal);
     result.peer = std::move(peer.value());
     return finish();

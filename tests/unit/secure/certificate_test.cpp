@@ -214,7 +214,7 @@ TEST_CASE("an authority refuses peers without a certificate for what they claim"
     CHECK_FALSE(p.handshake());
     CHECK(p.initiator_error ==
           "agent n1 requires a certified identity and this side has none (an identity file: "
-          "security.identity_file, or --identity FILE)");
+          "security.identity_file, or $LATTICE_IDENTITY_FILE)");
     CHECK(p.initiator.refusal() == Refusal::certificate);
   }
   SUBCASE("a certificate for another node: a key holder cannot claim n1") {
