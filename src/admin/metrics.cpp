@@ -91,6 +91,10 @@ std::string render_metrics(const MetricsTally& tally, const MetricsGauges& g) {
   w.sample("lattice_agent_uptime_seconds", static_cast<double>(g.uptime_ms) / 1000);
   w.one("lattice_agent_draining", "gauge",
         "1 while an operator drains the node (lattice admin drain).", g.draining ? 1 : 0);
+  if (g.certificate_expiry)
+    w.one("lattice_certificate_expiry_timestamp_seconds", "gauge",
+          "When this agent's certified identity expires (Unix time): renew it before.",
+          g.certificate_expiry);
   w.one("lattice_launches_started_total", "counter", "Launches accepted on this node.",
         tally.launches_started());
   w.one("lattice_launches_ended_total", "counter", "Launches that ended on this node.",

@@ -58,6 +58,7 @@ struct MetricsGauges {
   std::string node_id;
   uint64_t uptime_ms = 0;
   bool draining = false;
+  uint64_t certificate_expiry = 0;  // its identity's certificate's not-after; 0: no identity
   size_t launches_running = 0;
   size_t ranks_running = 0;
   size_t allocations = 0;

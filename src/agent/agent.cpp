@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <ctime>
 
 #include "agent/exclusive.hpp"
 #include "base/log.hpp"
@@ -127,6 +128,7 @@ Status Agent::start(int ready_fd) {
   LAT_LOG(info, "agent", "node ", config_.node_id, " listening on ", bound.host, ':', bound.port,
           " (cluster key ", credentials_.cluster_key().id(), "), admin socket ",
           config_.admin_socket);
+  log_identity();
   if (ready_fd >= 0) {
     std::string line = cat(bound.host, ':', bound.port, '\n');
     if (::write(ready_fd, line.data(), line.size()) < 0)
@@ -135,6 +137,30 @@ Status Agent::start(int ready_fd) {
   }
   service_.ready(cat("node ", config_.node_id, " listening on ", bound.host, ':', bound.port));
   return {};
+}
+
+// How peers will know this node, and whom it believes; a certificate near its end is warned of
+// at every start, since peers refuse an expired one.
+void Agent::log_identity() const {
+  const auto& authority = credentials_.authority();
+  const std::string trust =
+      authority
+          ? cat("peers must show certificates of authority ", secure::authority_id(*authority))
+          : std::string("no authority: peers are named on the cluster key alone");
+  const secure::OwnIdentity* own = credentials_.own();
+  if (!own) {
+    LAT_LOG(info, "agent", "no identity file (", trust, ")");
+    return;
+  }
+  const uint64_t not_after = own->certificate.not_after;
+  const auto now = static_cast<uint64_t>(std::time(nullptr));
+  const uint64_t days = not_after > now ? (not_after - now) / 86400 : 0;
+  if (days < 14)
+    LAT_LOG(warn, "agent", "this node's certificate expires in ", days,
+            " days: renew it (lattice-agentd --certify) before peers refuse it (", trust, ")");
+  else
+    LAT_LOG(info, "agent", "certified as ", secure::describe(own->certificate.holder), " for ",
+            days, " more days (", trust, ")");
 }
 
 void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::Reader envelope) {

@@ -74,6 +74,7 @@ class Agent : private NodeLinks::Host,
   // A sealed link on `stream`, this agent's side `side`: its messages, handshake and end come
   // back to on_message, NodeLinks and connection_closed.
   void add_connection(uint64_t id, std::unique_ptr<net::Stream> stream, secure::Channel::Side side);
+  void log_identity() const;
   Source source_of(const net::Stream& stream) const;
   // Closes a connection still in its handshake to make room for a new one (ConnectionSlots).
   void drop_handshake(uint64_t conn_id);

@@ -26,6 +26,8 @@ std::string Agent::metrics() {
   g.node_id = config_.node_id;
   g.uptime_ms = loop_.now_ms() - started_ms_;
   g.draining = !draining_.empty();
+  if (const secure::OwnIdentity* own = credentials_.own())
+    g.certificate_expiry = own->certificate.not_after;
   for (const auto& [id, entry] : launches_) {
     if (!entry.launch->ended()) ++g.launches_running;
     g.ranks_running += entry.launch->ranks_running();

@@ -1,5 +1,11 @@
 #include "secure/credentials.hpp"
 
+#include <sodium.h>
+
+#include <ctime>
+
+#include "base/strings.hpp"
+
 namespace lattice::secure {
 
 Credentials::Credentials(ClusterKey key, std::optional<OwnIdentity> own,
@@ -30,6 +36,22 @@ Result<Credentials> load_credentials(const std::string& key_file, const std::str
     auto loaded = load_authority_file(authority_file);
     if (!loaded) return loaded.error();
     authority = *loaded;
+  }
+  // Said here, where the file is named, rather than as a link closed by every peer.
+  if (own) {
+    const Certificate& certificate = own->certificate;
+    StaticKey static_key{};
+    crypto_scalarmult_base(static_key.data(), own->static_secret.data());
+    const uint64_t now = static_cast<uint64_t>(std::time(nullptr));
+    if (certificate.not_after < now)
+      return make_error(cat("identity file ", identity_file, ": its certificate expired ",
+                            (now - certificate.not_after) / 86400,
+                            " days ago (renew it: lattice-agentd --certify)"));
+    if (authority &&
+        !check_certificate(certificate, *authority, certificate.holder, static_key, now))
+      return make_error(cat("identity file ", identity_file,
+                            " is not certified by the authority of ", authority_file, " (",
+                            authority_id(*authority), ")"));
   }
   return Credentials(std::move(key.value()), std::move(own), authority);
 }

@@ -306,6 +306,13 @@ def certified_identities(c):
                              stdout=subprocess.PIPE, text=True, timeout=30).stdout
     check('lattice_connections_refused_total{cause="certificate"} 3' in metrics,
           f"certificate refusals not counted:\n{metrics}")
+    # Certificates of two days: each agent warns at its start, and shows the expiry to Prometheus.
+    check(nodes[0].wait_log("this node's certificate expires in "),
+          f"no expiry warning\n{nodes[0].log()}")
+    expiry = [line for line in metrics.splitlines()
+              if line.startswith("lattice_certificate_expiry_timestamp_seconds ")]
+    check(len(expiry) == 1 and 0 < float(expiry[0].split()[1]) - time.time() <= 2 * 86400,
+          f"no certificate expiry gauge: {expiry}")
     # An agent whose identity file names another node does not start.
     p = subprocess.run([AGENTD, "--config", config("n1", n2_identity), "--listen", "127.0.0.3:0",
                         "--node-id", "n1", "--key-file", c.key_file,

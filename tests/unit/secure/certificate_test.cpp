@@ -14,6 +14,7 @@
 #include <string>
 
 #include "secure/certificate_files.hpp"
+#include "secure/credentials.hpp"
 #include "secure_test_support.hpp"
 
 using namespace lattice::secure;
@@ -178,6 +179,20 @@ TEST_CASE("the operators' files: an authority, and identity files it certifies")
   auto refused = load_identity_file(swapped);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.find("for another static key") != std::string::npos);
+  // Credentials check their own identity where its file is named: expired, or of another
+  // authority, it would only be refused by every peer.
+  REQUIRE(generate_key_file(d.path + "/cluster.key"));
+  auto fine = load_credentials(d.path + "/cluster.key", n1, ca + ".pub");
+  REQUIRE_MESSAGE(fine, fine.error().message);
+  CHECK(fine->own()->certificate.holder.name == "n1");
+  REQUIRE(certify_identity(ca, kN1, 1, 1000, d.path + "/old.identity"));
+  auto expired = load_credentials(d.path + "/cluster.key", d.path + "/old.identity", "");
+  REQUIRE_FALSE(expired);
+  CHECK(expired.error().message.find("its certificate expired") != std::string::npos);
+  REQUIRE(generate_authority_files(d.path + "/other.key"));
+  auto stranger = load_credentials(d.path + "/cluster.key", n1, d.path + "/other.key.pub");
+  REQUIRE_FALSE(stranger);
+  CHECK(stranger.error().message.find("is not certified by the authority of") != std::string::npos);
   // An authority file of the wrong shape.
   const std::string bad = d.path + "/bad.pub";
   {
