@@ -42,9 +42,12 @@ AgentLinks::~AgentLinks() = default;
 
 void AgentLinks::link_to(const std::vector<int>& nodes) {
   if (!reach_.credentials) return link_through_door(nodes);
-  // One handshake key pair for the links begun together; the last to begin lets it go (wiped).
+  // Handshake 2: one key pair for the links begun together; the last to begin lets it go
+  // (wiped). Handshake 3 makes a pair per link.
   auto pair = std::make_shared<std::shared_ptr<const secure::EphemeralKey>>(
-      secure::EphemeralKey::generate());
+      reach_.credentials->initiate_version == secure::kOldestHandshakeVersion
+          ? secure::EphemeralKey::generate()
+          : nullptr);
   auto left = std::make_shared<size_t>(nodes.size());
   for (int node : nodes)
     net::connect_tcp(loop_, address(node).host, address(node).port,

@@ -116,8 +116,16 @@ Result<secure::Credentials> operators_credentials(const std::string& key_option)
     return make_error(
         "no cluster key: pass --key-file FILE or set LATTICE_KEY_FILE (the file the agents were "
         "given)");
-  return secure::load_credentials(key_file, env("LATTICE_IDENTITY_FILE"),
-                                  env("LATTICE_AUTHORITY_FILE"));
+  auto credentials = secure::load_credentials(key_file, env("LATTICE_IDENTITY_FILE"),
+                                              env("LATTICE_AUTHORITY_FILE"));
+  // Handshake 2 while a cluster upgrades from 0.2.0, whose agents answer nothing else.
+  const std::string handshake = env("LATTICE_HANDSHAKE");
+  if (credentials && !handshake.empty()) {
+    if (handshake != "2" && handshake != "3")
+      return make_error(cat("LATTICE_HANDSHAKE: 2 or 3, not '", handshake, "'"));
+    credentials->initiate_version = static_cast<uint8_t>(handshake[0] - '0');
+  }
+  return credentials;
 }
 
 // The first `count` agents of --agents, as the links take them.

@@ -337,6 +337,26 @@ def handshake_2_served(c):
     out = rogue(c, nodes[0], "launcher:old", "status", flags=["--handshake", "2"])
     check("reply: ok" in out, f"a handshake 2 launcher was not served: {out}")
     good_launch(c, nodes)
+    # A 0.3.0 launcher told to speak 2 (LATTICE_HANDSHAKE) runs its launch as well, and is
+    # heard speaking 2: an agent that requires certificates refuses it by that version.
+    r = c.run_launch(["--agents", addresses(nodes), "-n", "4", prog("mpi_check")],
+                     env={"LATTICE_HANDSHAKE": "2"})
+    expect_status(r, 0)
+    ca = os.path.join(c.dir, "ca.key")
+    subprocess.run([AGENTD, "--generate-ca", ca], check=True, stdout=subprocess.DEVNULL)
+    identity = os.path.join(c.dir, "n3.id")
+    subprocess.run([AGENTD, "--certify", "agent:n3", "--ca", ca, "--out", identity],
+                   check=True, stdout=subprocess.DEVNULL)
+    strict = os.path.join(c.dir, "strict.yaml")
+    with open(strict, "w") as f:
+        f.write(f"security: {{identity_file: {identity}, certificate_authority: {ca}.pub}}\n")
+    n3 = c.start_agent("n3", ["--listen", "127.0.0.3:0", "--config", strict])
+    r = c.run_launch(["--agents", n3.address, "/bin/true"], env={"LATTICE_HANDSHAKE": "2"})
+    check(r.code not in (0, None) and "the peer speaks handshake version 3" in r.err,
+          f"the launcher did not speak handshake 2\n{r.describe()}")
+    check(n3.wait_log("handshake version 2 is not supported"), f"n3 heard no 2\n{n3.log()}")
+    r = c.run_launch(["--agents", n3.address, "/bin/true"], env={"LATTICE_HANDSHAKE": "4"})
+    check(r.code == 2 and "LATTICE_HANDSHAKE: 2 or 3, not '4'" in r.err, r.describe())
 
 
 def random_bytes(c):
