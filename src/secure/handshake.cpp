@@ -11,10 +11,14 @@
 #include <optional>
 
 #include "base/strings.hpp"
+#include "secure/handshake_bytes.hpp"
 #include "secure/handshake_v3.hpp"
 
 namespace lattice::secure {
 namespace {
+
+using handshake_bytes::append_be16;
+using handshake_bytes::read_be16;
 
 constexpr size_t kPublicKey = crypto_kx_PUBLICKEYBYTES;
 constexpr size_t kNonce = 32;
@@ -39,15 +43,6 @@ const char* const kPeerLacksKey =
 const char* const kInitiatorLacksKey =
     "handshake failed: the initiator's proof does not verify (another cluster key, or a replayed "
     "or tampered handshake)";
-
-uint16_t read_be16(const char* p) {
-  return static_cast<uint16_t>(static_cast<uint8_t>(p[0]) << 8 | static_cast<uint8_t>(p[1]));
-}
-
-void append_be16(std::string& out, size_t value) {
-  out.push_back(static_cast<char>((value >> 8) & 0xff));
-  out.push_back(static_cast<char>(value & 0xff));
-}
 
 const uint8_t* bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
 
@@ -170,12 +165,8 @@ struct Handshake::State {
     return *identity;
   }
 
-  // Gathers `want` bytes of the current message into `pending`; false when `in` ran out.
   bool gather(std::string_view& in, size_t want) {
-    size_t take = std::min(want - std::min(want, pending.size()), in.size());
-    pending.append(in.data(), take);
-    in.remove_prefix(take);
-    return pending.size() >= want;
+    return handshake_bytes::gather(pending, in, want);
   }
 
   // A sealed identity message (u16 length, then the AEAD) complete in `pending` after `offset`?
@@ -352,18 +343,14 @@ std::string Handshake::start() {
 
 Result<bool> Handshake::receive(std::string_view& in, std::string& out) {
   if (s_->v3) return s_->v3->receive(in, out);
-  while (true) {
-    Result<bool> progress = make_error("handshake failed earlier");
+  return handshake_bytes::drive(in, [&]() -> Result<bool> {
     switch (s_->step) {
       case State::Step::await_m1:
-        progress = s_->on_m1(in, out);
-        break;
+        return s_->on_m1(in, out);
       case State::Step::await_m2:
-        progress = s_->on_m2(in, out);
-        break;
+        return s_->on_m2(in, out);
       case State::Step::await_m3:
-        progress = s_->on_m3(in);
-        break;
+        return s_->on_m3(in);
       case State::Step::done:
         return true;
       case State::Step::start:
@@ -371,9 +358,8 @@ Result<bool> Handshake::receive(std::string_view& in, std::string& out) {
       case State::Step::failed:
         break;
     }
-    // A finished message moves to the next step; bytes left over belong to it.
-    if (!progress || *progress || in.empty()) return progress;
-  }
+    return make_error("handshake failed earlier");
+  });
 }
 
 HandshakeResult Handshake::take_result() {

@@ -6,11 +6,15 @@
 #include <optional>
 
 #include "base/strings.hpp"
+#include "secure/handshake_bytes.hpp"
 #include "secure/handshake_payload.hpp"
 #include "secure/noise.hpp"
 
 namespace lattice::secure {
 namespace {
+
+using handshake_bytes::append_be16;
+using handshake_bytes::read_be16;
 
 constexpr uint8_t kVersion = 3;
 constexpr size_t kHeader = kHandshakeMagic.size() + 2;  // magic, version, ciphers: the prologue
@@ -25,15 +29,6 @@ constexpr size_t kMaxM3 = noise::kMessage3Bytes + kMaxIdentityPayload;
 // the magic, version 3 and this byte. Unauthenticated, so the initiator only reports it.
 constexpr char kKeyRefusal = 1;
 static_assert(2 + kMaxM2 <= kMaxHandshakeMessage && 2 + kMaxM3 <= kMaxHandshakeMessage);
-
-uint16_t read_be16(const char* p) {
-  return static_cast<uint16_t>(static_cast<uint8_t>(p[0]) << 8 | static_cast<uint8_t>(p[1]));
-}
-
-void append_be16(std::string& out, size_t value) {
-  out.push_back(static_cast<char>((value >> 8) & 0xff));
-  out.push_back(static_cast<char>(value & 0xff));
-}
 
 // This side's claim: its identity, and its certificate when it has one.
 Claim own_claim(const Identity& self, const Credentials& credentials) {
@@ -83,10 +78,7 @@ struct HandshakeV3::State {
   }
 
   bool gather(std::string_view& in, size_t want) {
-    size_t take = std::min(want - std::min(want, pending.size()), in.size());
-    pending.append(in.data(), take);
-    in.remove_prefix(take);
-    return pending.size() >= want;
+    return handshake_bytes::gather(pending, in, want);
   }
 
   // A u16-framed message of at most `max` bytes, complete in `pending`?
@@ -254,25 +246,21 @@ std::string HandshakeV3::start() {
 }
 
 Result<bool> HandshakeV3::receive(std::string_view& in, std::string& out) {
-  while (true) {
-    Result<bool> progress = make_error("handshake failed earlier");
+  return handshake_bytes::drive(in, [&]() -> Result<bool> {
     switch (s_->step) {
       case State::Step::await_m1:
-        progress = s_->on_m1(in, out);
-        break;
+        return s_->on_m1(in, out);
       case State::Step::await_m2:
-        progress = s_->on_m2(in, out);
-        break;
+        return s_->on_m2(in, out);
       case State::Step::await_m3:
-        progress = s_->on_m3(in);
-        break;
+        return s_->on_m3(in);
       case State::Step::done:
         return true;
       case State::Step::failed:
         break;
     }
-    if (!progress || *progress || in.empty()) return progress;
-  }
+    return make_error("handshake failed earlier");
+  });
 }
 
 HandshakeResult HandshakeV3::take_result() { return std::move(s_->result); }
