@@ -41,6 +41,7 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
           rpc::SessionOptions{options.counts,
                               options.local_peer ? kLocalMessageBytes : rpc::kMaxMessageBytes}) {
   stream_->set_write_limit(write_limit_);
+  initiator_ = options.side == secure::Channel::Side::initiator;
   if (!channel_) {
     stream_->start([this](std::string_view bytes) { on_bytes(bytes); },
                    [this](const Error& why) {
@@ -59,6 +60,13 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
                  [this](const Error& why) {
                    if (why.kind == ErrorKind::eof && channel_->peer_finished())
                      closed(make_error("closed by the peer", ErrorKind::closed_by_peer));
+                   else if (why.kind == ErrorKind::eof && channel_->established() &&
+                            initiator_ && !heard_records_)
+                     // A responder refuses the initiator's last handshake message in silence.
+                     closed(make_error(
+                         "the peer closed the link as soon as the handshake ended, before "
+                         "sending anything: it refused this side's identity (with certified "
+                         "identities: a certificate it does not accept; its log says why)"));
                    else if (why.kind == ErrorKind::eof && channel_->established())
                      closed(make_error(
                          "the peer's stream ended without its final record (peer died or the "
@@ -77,6 +85,7 @@ void Connection::on_bytes(std::string_view bytes) {
   last_activity_ms_ = loop_.now_ms();
   if (!channel_) return session_.receive(bytes);
   if (sealed_) sealed_->received += bytes.size();
+  heard_records_ = heard_records_ || (channel_->established() && !bytes.empty());
   secure::ChannelOutput out;
   auto status = channel_->receive(bytes, out);
   if (!out.to_network.empty()) send(std::move(out.to_network));

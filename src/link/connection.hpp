@@ -115,6 +115,8 @@ class Connection : public rpc::ByteTransport {
   bool open_ = true;
   bool reported_ = false;
   bool timed_out_ = false;
+  bool initiator_ = false;
+  bool heard_records_ = false;  // the peer sent something after the handshake
   const char* refusal_ = "";
   SealedBytes* sealed_;
   rpc::Session session_;

@@ -69,7 +69,7 @@ Status write_private_file(const std::string& path, const char* what, const uint8
   Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (fd.get() < 0) {
     if (errno == EEXIST)
-      return make_error(cat(path, " already exists: refusing to overwrite a ", what));
+      return make_error(cat(path, " already exists: refusing to overwrite it (a ", what, ")"));
     return make_error(cat("cannot create ", what, ' ', path, ": ", why()));
   }
   // umask may have narrowed the mode further, never widened it; make it exactly 0600.

@@ -279,6 +279,13 @@ def certified_identities(c):
     r = c.run_launch(["--agents", addresses(nodes), "/bin/true"])
     check(r.code not in (0, None) and "agent n1 requires a certified identity and this side has "
           "none" in r.err, f"an uncertified launcher was not told why\n{r.describe()}")
+    # A launcher certified by another authority (and trusting none itself) is refused at M3,
+    # in silence: it says what that silence means.
+    foreign = certify("launcher:ops", other_ca)
+    r = c.run_launch(["--agents", addresses(nodes), "/bin/true"],
+                     env={"LATTICE_IDENTITY_FILE": foreign})
+    check(r.code not in (0, None) and "it refused this side's identity" in r.err,
+          f"a launcher of another authority was not told why\n{r.describe()}")
     # A key holder certified as n2: as n1 or as a launcher it is refused at its handshake (at
     # M3, which the initiator sent believing itself established: its request goes unanswered).
     for claim in ("agent:n1", "launcher:ops"):
@@ -292,8 +299,7 @@ def certified_identities(c):
     check("established as agent n1" in out and "only launchers" in out,
           f"n2 as itself: {out}")
     # Another authority's launcher, an uncertified one, and a handshake 2 one.
-    out = rogue(c, nodes[0], "launcher:ops", "status",
-                flags=["--identity-file", certify("launcher:ops", other_ca)])
+    out = rogue(c, nodes[0], "launcher:ops", "status", flags=["--identity-file", foreign])
     check("reply: error: connection closed" in out,
           f"another authority's launcher got through: {out}")
     check(nodes[0].wait_log("is not signed by this side's authority"),
@@ -304,7 +310,7 @@ def certified_identities(c):
           f"no refusal of handshake 2\n{nodes[0].log()}")
     metrics = subprocess.run([LATTICE, "admin", "metrics", "--socket", nodes[0].admin_socket],
                              stdout=subprocess.PIPE, text=True, timeout=30).stdout
-    check('lattice_connections_refused_total{cause="certificate"} 3' in metrics,
+    check('lattice_connections_refused_total{cause="certificate"} 4' in metrics,
           f"certificate refusals not counted:\n{metrics}")
     # Certificates of two days: each agent warns at its start, and shows the expiry to Prometheus.
     check(nodes[0].wait_log("this node's certificate expires in "),
