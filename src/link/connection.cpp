@@ -60,8 +60,8 @@ Connection::Connection(net::Loop& loop, std::unique_ptr<net::Stream> stream, Lin
                  [this](const Error& why) {
                    if (why.kind == ErrorKind::eof && channel_->peer_finished())
                      closed(make_error("closed by the peer", ErrorKind::closed_by_peer));
-                   else if (why.kind == ErrorKind::eof && channel_->established() &&
-                            initiator_ && !heard_records_)
+                   else if (why.kind == ErrorKind::eof && channel_->established() && initiator_ &&
+                            !heard_records_)
                      // A responder refuses the initiator's last handshake message in silence.
                      closed(make_error(
                          "the peer closed the link as soon as the handshake ended, before "
