@@ -1,5 +1,7 @@
 #include "proc/kernel_files.hpp"
 
+#include <algorithm>
+
 #include "base/strings.hpp"
 
 namespace lattice::proc {
@@ -73,13 +75,20 @@ std::vector<CgroupMount> cgroup_mounts(std::string_view mountinfo) {
     if (fstype != "cgroup" && fstype != "cgroup2") continue;
     if (f[3] != "/") continue;
     CgroupMount m;
+    m.device = std::string(f[2]);
     m.path = unescape(f[4]);
     m.version = fstype == "cgroup2" ? 2 : 1;
     if (m.version == 1)
       for (auto option : fields(f[dash + 3], ','))
         if (is_controller(option)) m.controllers.emplace_back(option);
     if (m.path.empty() || m.path[0] != '/') continue;
-    out.push_back(std::move(m));
+    auto same_path = std::find_if(out.begin(), out.end(),
+                                  [&](const CgroupMount& o) { return o.path == m.path; });
+    if (same_path != out.end())
+      *same_path = std::move(m);
+    else if (std::none_of(out.begin(), out.end(),
+                          [&](const CgroupMount& o) { return o.device == m.device; }))
+      out.push_back(std::move(m));
   }
   return out;
 }

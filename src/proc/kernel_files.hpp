@@ -16,13 +16,17 @@ namespace lattice::proc {
 // A mounted cgroup hierarchy. v1 hierarchies carry their controllers ("pids", "cpu,cpuacct",
 // "name=systemd"); v2 has none here (cgroup.controllers lists what it offers).
 struct CgroupMount {
-  std::string path;  // the mount point, unescaped
-  int version = 1;   // 1 or 2
+  std::string device;  // mountinfo's MAJ:MIN: one per hierarchy
+  std::string path;    // the mount point, unescaped
+  int version = 1;     // 1 or 2
   std::vector<std::string> controllers;
 };
 
-// Every cgroup and cgroup2 mount in /proc/self/mountinfo, in order. Only a hierarchy's root
-// mount counts (a bind mount of a subtree, field 4 not "/", would misplace every path).
+// Every cgroup and cgroup2 hierarchy in /proc/self/mountinfo, in order, each once. Only a
+// hierarchy's root mount counts (a bind mount of a subtree, field 4 not "/", would misplace
+// every path). A hierarchy mounted again elsewhere (the same device: a container's or chroot's
+// bind of /sys) keeps its first mount point, the system's, which outlives the others; a mount
+// over the same point hides the one below it.
 std::vector<CgroupMount> cgroup_mounts(std::string_view mountinfo);
 
 // One line of /proc/PID/cgroup: "ID:CONTROLLERS:PATH" (v2: "0::PATH").

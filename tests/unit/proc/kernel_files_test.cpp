@@ -48,6 +48,21 @@ TEST_CASE("mountinfo: escaped mount points, v2-only nodes and lines that do not 
   CHECK(mounts[1].controllers == std::vector<std::string>{"freezer"});
 }
 
+TEST_CASE("mountinfo: a hierarchy mounted again keeps its first mount point") {
+  // A chroot's bind of /sys (what a package check or a container runtime makes) shows every
+  // hierarchy a second time, after the system's; a mount over the same point hides the first.
+  auto mounts = cgroup_mounts(
+      "39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
+      "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw,nsdelegate\n"
+      "90 80 0:36 / /tmp/t/root/sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n"
+      "91 80 0:38 / /tmp/t/root/sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,nsdelegate\n"
+      "92 41 0:70 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n");
+  REQUIRE(mounts.size() == 2);
+  CHECK(mounts[0].path == "/sys/fs/cgroup/pids");
+  CHECK(mounts[1].path == "/sys/fs/cgroup/unified");
+  CHECK(mounts[1].device == "0:70");
+}
+
 TEST_CASE("/proc/PID/cgroup: hierarchy, controllers, path") {
   auto mine = cgroup_memberships(
       "9:name=systemd:/\n8:pids:/user.slice/x\n4:memory:/process_api/6fd\n"
