@@ -12,6 +12,7 @@ Credentials::Credentials(ClusterKey key, std::optional<OwnIdentity> own,
                          std::optional<CaPublicKey> authority)
     : key_(std::move(key)), own_(std::move(own)), authority_(authority) {
   if (!own_) random_bytes(process_static_.data(), process_static_.size());
+  crypto_scalarmult_base(static_public_.data(), static_secret());
 }
 
 Credentials::Credentials(Credentials&&) noexcept = default;

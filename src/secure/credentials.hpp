@@ -24,6 +24,7 @@ class Credentials {
 
   const ClusterKey& cluster_key() const { return key_; }
   const uint8_t* static_secret() const;
+  const StaticKey& static_public() const { return static_public_; }
   const OwnIdentity* own() const { return own_ ? &*own_ : nullptr; }
   const std::optional<CaPublicKey>& authority() const { return authority_; }
 
@@ -36,6 +37,7 @@ class Credentials {
   std::optional<OwnIdentity> own_;
   std::optional<CaPublicKey> authority_;
   Secret process_static_{kStaticKeyBytes};  // used when there is no identity file
+  StaticKey static_public_{};               // static_secret()'s, computed once
 };
 
 // The cluster key file, and when not empty the identity file and the authority's public key

@@ -66,7 +66,7 @@ struct HandshakeV3::State {
     noise.emplace(side == Handshake::Side::initiator ? noise::XXpsk0::Role::initiator
                                                      : noise::XXpsk0::Role::responder,
                   prologue(initiator_offer), credentials.cluster_key().data(),
-                  credentials.static_secret());
+                  credentials.static_secret(), credentials.static_public().data());
     if (fixed_ephemeral) noise->fix_ephemeral_for_test_vectors(fixed_ephemeral->data());
   }
 

@@ -99,11 +99,14 @@ std::array<uint8_t, kKeyBytes> public_key_of(const uint8_t secret[kKeyBytes]) {
 }
 
 XXpsk0::XXpsk0(Role role, std::string_view prologue, const uint8_t psk[kKeyBytes],
-               const uint8_t static_secret[kKeyBytes])
+               const uint8_t static_secret[kKeyBytes], const uint8_t* static_public)
     : role_(role), secret_(sizeof(Keys)) {
   std::memcpy(keys().psk, psk, kKeyBytes);
   std::memcpy(keys().s, static_secret, kKeyBytes);
-  static_public_ = public_key_of(keys().s);
+  if (static_public)
+    std::memcpy(static_public_.data(), static_public, kKeyBytes);
+  else
+    static_public_ = public_key_of(keys().s);
   randombytes_buf(keys().e, kKeyBytes);
   ephemeral_public_ = public_key_of(keys().e);
   // InitializeSymmetric: the name fits in HASHLEN, so h is the name padded with zeros; ck = h.

@@ -37,8 +37,10 @@ class XXpsk0 {
   enum class Role { initiator, responder };
   // static_secret: this side's static X25519 secret key; psk: 32 bytes. Both are copied into
   // guarded memory. The ephemeral key pair is made here (random).
+  // `static_public`, when given, is static_secret's public key, computed once by the owner (a
+  // base-point multiplication per handshake saved).
   XXpsk0(Role role, std::string_view prologue, const uint8_t psk[kKeyBytes],
-         const uint8_t static_secret[kKeyBytes]);
+         const uint8_t static_secret[kKeyBytes], const uint8_t* static_public = nullptr);
   ~XXpsk0();
   // Not movable: a moved-from Secret has no memory (hold one in a unique_ptr or optional).
   XXpsk0(const XXpsk0&) = delete;
