@@ -112,7 +112,7 @@ def counts_after_launches(c):
                            prog("mpi_fail"), "exit-before-init"], cwd="/tmp", timeout=120)
     check(failed.code not in (0, None), f"the failing launch passed\n{failed.describe()}")
     # Three refusals before any handshake completes: another protocol, another handshake
-    # version, and a launcher holding another key (it hangs up at M2, so here: closed).
+    # version, and a launcher holding another key (refused at M1: key).
     refuse(nodes[0], b"GET / HTTP/1.0\r\n\r\n")
     refuse(nodes[0], b"LTCSEAL\x01\x09" + bytes(64))
     wrong = c.run_launch(["--agents", nodes[0].address, "--key-file", c.make_key("other.key"),
@@ -138,7 +138,7 @@ def counts_after_launches(c):
                          if k[0] == "lattice_fence_duration_seconds_bucket")
         check(all(a[1] <= b[1] for a, b in zip(buckets, buckets[1:])), f"not cumulative {buckets}")
         check(value(s, "lattice_fence_duration_seconds_sum") > 0, "fence durations sum to 0")
-        for cause in ("not_lattice", "version", "closed"):
+        for cause in ("not_lattice", "version", "key"):
             check(value(s, "lattice_connections_refused_total", cause=cause) >= 1,
                   f"no refusal counted for {cause}")
         check(value(s, "lattice_connections_refused_total", cause="table_full") == 0, "table")
