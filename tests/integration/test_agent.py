@@ -23,7 +23,7 @@ def run(cmd):
 def agent_version():
     p = run([AGENTD, "--version"])
     check(p.returncode == 0 and p.stdout.startswith("lattice-agentd ")
-          and p.stdout.rstrip().endswith("(protocol 2 (works with 1 to 3), handshake 2)"),
+          and p.stdout.rstrip().endswith("(protocol 2 (works with 1 to 3), handshake 3)"),
           f"lattice-agentd --version: exit {p.returncode}\n{p.stdout}{p.stderr}")
     return p.stdout.split()[1]
 
