@@ -63,16 +63,10 @@ struct Handshake::State {
 
   State(Side s, const Credentials& cr, Identity me, std::shared_ptr<const EphemeralKey> e,
         Ciphers c)
-      : side(s),
-        credentials(cr),
-        key(cr.cluster_key()),
-        self(std::move(me)),
-        shared(std::move(e)),
-        ciphers(c) {}
+      : side(s), credentials(cr), self(std::move(me)), shared(std::move(e)), ciphers(c) {}
 
   Side side;
   const Credentials& credentials;
-  const ClusterKey& key;
   Identity self;
   std::shared_ptr<const EphemeralKey> shared;  // the initiator's key pair, when given one
   Ciphers ciphers;                             // this side's offer
@@ -110,7 +104,7 @@ struct Handshake::State {
     uint8_t h[kHash];
     hash(h);
     crypto_generichash_state st;
-    crypto_generichash_init(&st, key.data(), kClusterKeyBytes, kKey);
+    crypto_generichash_init(&st, credentials.cluster_key().data(), kClusterKeyBytes, kKey);
     crypto_generichash_update(&st, reinterpret_cast<const uint8_t*>(label), std::strlen(label));
     crypto_generichash_update(&st, direction_key, kKey);
     crypto_generichash_update(&st, h, kHash);
