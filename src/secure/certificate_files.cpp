@@ -46,10 +46,18 @@ Result<OwnIdentity> load_identity_file(const std::string& path) {
 Result<CaPublicKey> load_authority_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) return make_error(cat("cannot read authority file ", path, ": ", std::strerror(errno)));
-  // One hex line; a comment line may name the authority.
+  // One hex line; a comment line may name the authority. Read at most 4 KiB of it.
+  constexpr size_t kMaxAuthorityFile = 4096;
+  std::string text(kMaxAuthorityFile + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxAuthorityFile)
+    return make_error(cat("authority file ", path, " holds more than ", kMaxAuthorityFile,
+                          " bytes: not an authority's public key"));
+  std::istringstream lines(text);
   std::string line;
   std::string found;
-  while (std::getline(in, line) && found.empty()) {
+  while (std::getline(lines, line) && found.empty()) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     found = line;

@@ -200,6 +200,12 @@ TEST_CASE("the operators' files: an authority, and identity files it certifies")
     out << "# nothing\nabcd\n";
   }
   CHECK(load_authority_file(bad).error().message.find("64 hex digits") != std::string::npos);
+  {
+    std::ofstream out(bad, std::ios::trunc);
+    out << std::string(8192, '#');
+  }
+  CHECK(load_authority_file(bad).error().message.find("holds more than 4096 bytes") !=
+        std::string::npos);
 }
 
 TEST_CASE("certified sides establish, each named as its certificate says") {
