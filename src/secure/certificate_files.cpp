@@ -15,22 +15,36 @@ namespace {
 constexpr size_t kCaSecretBytes = crypto_sign_SECRETKEYBYTES;
 static_assert(crypto_sign_PUBLICKEYBYTES == kCaPublicKeyBytes);
 static_assert(crypto_scalarmult_BYTES == kStaticKeyBytes);
+static_assert(crypto_sign_SEEDBYTES == kSigningSeedBytes);
+static_assert(crypto_sign_SECRETKEYBYTES == kSigningSecretBytes);
+static_assert(crypto_sign_PUBLICKEYBYTES == kSigningKeyBytes);
 
 }  // namespace
 
 Result<OwnIdentity> load_identity_file(const std::string& path) {
-  constexpr size_t kMaxFile = kIdentityFileMagic.size() + kStaticKeyBytes + kMaxCertificate;
+  constexpr size_t kHeader = kIdentityFileMagic.size() + 1;
+  constexpr size_t kMaxFile = kHeader + kStaticKeyBytes + kSigningSeedBytes + kMaxCertificate;
   auto file = read_private_file(path, "identity file", kMaxFile);
   if (!file) return file.error();
   std::string_view bytes(reinterpret_cast<const char*>(file->bytes.data()), file->size);
-  if (bytes.size() < kIdentityFileMagic.size() + kStaticKeyBytes ||
-      bytes.substr(0, kIdentityFileMagic.size()) != kIdentityFileMagic)
+  const uint8_t version = bytes.size() > kHeader ? static_cast<uint8_t>(bytes[kHeader - 1]) : 0;
+  const bool signing = version == kSigningCertificateVersion;
+  if (bytes.size() < kHeader + kStaticKeyBytes + (signing ? kSigningSeedBytes : 0) ||
+      bytes.substr(0, kIdentityFileMagic.size()) != kIdentityFileMagic ||
+      (version != kCertificateVersion && !signing))
     return make_error(cat("identity file ", path,
                           " is not a Lattice identity (make one with lattice-agentd --certify)"));
-  bytes.remove_prefix(kIdentityFileMagic.size());
+  bytes.remove_prefix(kHeader);
   OwnIdentity own;
   std::memcpy(own.static_secret.data(), bytes.data(), kStaticKeyBytes);
   bytes.remove_prefix(kStaticKeyBytes);
+  SigningKey signing_public{};
+  if (signing) {
+    own.signing_secret.emplace(kSigningSecretBytes);
+    crypto_sign_seed_keypair(signing_public.data(), own.signing_secret->data(),
+                             reinterpret_cast<const uint8_t*>(bytes.data()));
+    bytes.remove_prefix(kSigningSeedBytes);
+  }
   auto certificate = decode_certificate(bytes);
   if (!certificate)
     return make_error(cat("identity file ", path, ": ", certificate.error().message));
@@ -38,6 +52,10 @@ Result<OwnIdentity> load_identity_file(const std::string& path) {
   crypto_scalarmult_base(public_key.data(), own.static_secret.data());
   if (!equal(public_key.data(), certificate->static_key.data(), kStaticKeyBytes))
     return make_error(cat("identity file ", path, ": its certificate is for another static key"));
+  if (signing != certificate->signing_key.has_value() ||
+      (signing &&
+       !equal(signing_public.data(), certificate->signing_key->data(), kSigningKeyBytes)))
+    return make_error(cat("identity file ", path, ": its certificate is for another signing key"));
   own.certificate = std::move(*certificate);
   own.certificate_bytes = std::string(bytes);
   return own;
@@ -107,19 +125,31 @@ Status certify_identity(const std::string& ca_secret_path, const Identity& holde
   if (!valid_identity_name(holder.name))
     return make_error(cat("'", holder.name, "' cannot be certified: a name is 1 to ",
                           kMaxIdentityName, " printable bytes without spaces"));
-  constexpr size_t kHeader = kIdentityFileMagic.size() + kStaticKeyBytes;
-  Secret file(kHeader + kMaxCertificate);
+  // Launchers sign the relayed launches they start; agents sign nothing.
+  const bool signing = holder.role == Role::launcher;
+  const size_t header =
+      kIdentityFileMagic.size() + 1 + kStaticKeyBytes + (signing ? kSigningSeedBytes : 0);
+  Secret file(header + kMaxCertificate);
   std::memcpy(file.data(), kIdentityFileMagic.data(), kIdentityFileMagic.size());
-  uint8_t* static_secret = file.data() + kIdentityFileMagic.size();
+  file.data()[kIdentityFileMagic.size()] =
+      signing ? kSigningCertificateVersion : kCertificateVersion;
+  uint8_t* static_secret = file.data() + kIdentityFileMagic.size() + 1;
   randombytes_buf(static_secret, kStaticKeyBytes);
   Certificate certificate;
   certificate.holder = holder;
   crypto_scalarmult_base(certificate.static_key.data(), static_secret);
+  if (signing) {
+    uint8_t* seed = static_secret + kStaticKeyBytes;
+    randombytes_buf(seed, kSigningSeedBytes);
+    Secret secret(kSigningSecretBytes);
+    certificate.signing_key.emplace();
+    crypto_sign_seed_keypair(certificate.signing_key->data(), secret.data(), seed);
+  }
   certificate.not_after = now + days * 86400;
   sign_certificate(certificate, ca->bytes.data());
   const std::string bytes = encode_certificate(certificate);
-  std::memcpy(file.data() + kHeader, bytes.data(), bytes.size());
-  return write_private_file(out_path, "identity file", file.data(), kHeader + bytes.size());
+  std::memcpy(file.data() + header, bytes.data(), bytes.size());
+  return write_private_file(out_path, "identity file", file.data(), header + bytes.size());
 }
 
 }  // namespace lattice::secure

@@ -59,6 +59,8 @@ void random_bytes(void* out, size_t size) {
   randombytes_buf(out, size);
 }
 
+void wipe(void* data, size_t size) { sodium_memzero(data, size); }
+
 bool equal(const uint8_t* a, const uint8_t* b, size_t size) {
   return sodium_memcmp(a, b, size) == 0;
 }

@@ -38,6 +38,9 @@ class Secret {
 // Fills `out` with bytes from the kernel's CSPRNG (tokens, ids).
 void random_bytes(void* out, size_t size);
 
+// Overwrites ordinary memory that held a secret for a moment (a copy the compiler may not drop).
+void wipe(void* data, size_t size);
+
 // Constant-time comparison of equal-length buffers.
 bool equal(const uint8_t* a, const uint8_t* b, size_t size);
 

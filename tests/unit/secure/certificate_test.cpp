@@ -15,6 +15,7 @@
 
 #include "secure/certificate_files.hpp"
 #include "secure/credentials.hpp"
+#include "secure/signature.hpp"
 #include "secure_test_support.hpp"
 
 using namespace lattice::secure;
@@ -83,7 +84,7 @@ TEST_CASE("a certificate encodes to its documented bytes and decodes back") {
   OwnIdentity own = ca.certify(kN1, 0x0102030405060708);
   const std::string& bytes = own.certificate_bytes;
   CHECK(bytes.size() == 8 + 2 + 2 + 32 + 8 + 64);
-  CHECK(bytes.substr(0, 8) == kCertificateMagic);
+  CHECK(bytes.substr(0, 8) == std::string("LTCCERT\x01"));
   CHECK(bytes.substr(8, 4) == std::string("\x02\x02n1", 4));
   CHECK(bytes.substr(44, 8) == std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8));
   auto back = decode_certificate(bytes);
@@ -104,6 +105,30 @@ TEST_CASE("a certificate encodes to its documented bytes and decodes back") {
   CHECK_FALSE(decode_certificate(other));
   other = bytes;
   other[8] = 3;  // the user role is never certified
+  CHECK_FALSE(decode_certificate(other));
+  other = bytes;
+  other[7] = 3;  // a later version
+  CHECK(decode_certificate(other).error().message.find("version 3") != std::string::npos);
+  other[7] = 2;  // version 2 with no room for its signing key
+  CHECK(decode_certificate(other).error().message.find("lengths disagree") != std::string::npos);
+
+  // Version 2 adds the signing key after the static key.
+  own.certificate.signing_key.emplace();
+  own.certificate.signing_key->fill(0xab);
+  sign_certificate(own.certificate, ca.secret);
+  const std::string v2 = encode_certificate(own.certificate);
+  CHECK(v2.size() == 8 + 2 + 2 + 32 + 32 + 8 + 64);
+  CHECK(v2.substr(0, 8) == std::string("LTCCERT\x02"));
+  CHECK(v2.substr(44, 32) == std::string(32, '\xab'));
+  CHECK(v2.substr(76, 8) == std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8));
+  auto back2 = decode_certificate(v2);
+  REQUIRE(back2);
+  REQUIRE(back2->signing_key);
+  CHECK(*back2->signing_key == *own.certificate.signing_key);
+  CHECK(encode_certificate(*back2) == v2);
+  CHECK(check_certified(*back2, ca.public_key, kN1, 0));
+  other = v2;
+  other[7] = 1;  // read as version 1, it is 32 bytes too long
   CHECK_FALSE(decode_certificate(other));
 }
 
@@ -206,6 +231,69 @@ TEST_CASE("the operators' files: an authority, and identity files it certifies")
   }
   CHECK(load_authority_file(bad).error().message.find("holds more than 4096 bytes") !=
         std::string::npos);
+}
+
+TEST_CASE("a launcher's identity signs; an agent's does not") {
+  TempDir d;
+  const std::string ca = d.path + "/ca.key";
+  REQUIRE(generate_authority_files(ca));
+  auto authority = load_authority_file(ca + ".pub");
+  REQUIRE(authority);
+  const std::string ops = d.path + "/ops.identity", n1 = d.path + "/n1.identity";
+  REQUIRE(certify_identity(ca, kOps, 30, kNow, ops));
+  REQUIRE(certify_identity(ca, kN1, 30, kNow, n1));
+  auto launcher = load_identity_file(ops);
+  REQUIRE_MESSAGE(launcher, launcher.error().message);
+  auto agent = load_identity_file(n1);
+  REQUIRE(agent);
+  // Launchers get version 2 files and certificates, with a signing key; agents version 1.
+  std::string bytes;
+  {
+    std::ifstream in(ops, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  CHECK(bytes.substr(0, 8) == std::string("LTCIDNT\x02"));
+  CHECK(bytes.substr(8 + 32 + 32, 8) == std::string("LTCCERT\x02"));
+  REQUIRE(launcher->signing_secret);
+  REQUIRE(launcher->certificate.signing_key);
+  CHECK_FALSE(agent->signing_secret);
+  CHECK_FALSE(agent->certificate.signing_key);
+  CHECK(check_certificate(launcher->certificate, *authority, kOps, static_of(*launcher), kNow));
+
+  const std::string message = "launch this";
+  auto data = reinterpret_cast<const uint8_t*>(message.data());
+  auto signature = sign_message(*launcher, data, message.size());
+  REQUIRE(signature);
+  CHECK(verify_message(launcher->certificate, data, message.size(), *signature));
+  CHECK_FALSE(verify_message(launcher->certificate, data, message.size() - 1, *signature));
+  CHECK_FALSE(verify_message(agent->certificate, data, message.size(), *signature));
+  Signature changed = *signature;
+  changed[5] ^= 1;
+  CHECK_FALSE(verify_message(launcher->certificate, data, message.size(), changed));
+  auto unsigned_ = sign_message(*agent, data, message.size());
+  REQUIRE_FALSE(unsigned_);
+  CHECK(unsigned_.error().message.find("has no signing key") != std::string::npos);
+
+  // A signing seed that is not the certificate's is refused with the file's name.
+  bytes[8 + 32 + 3] ^= 1;
+  const std::string swapped = d.path + "/swapped.identity";
+  {
+    std::ofstream out(swapped, std::ios::binary);
+    out << bytes;
+  }
+  ::chmod(swapped.c_str(), 0600);
+  auto refused = load_identity_file(swapped);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("for another signing key") != std::string::npos);
+
+  // A version 2 launcher establishes with a certifying agent as version 1 ones do.
+  uint8_t key[kClusterKeyBytes];
+  std::memset(key, 0x33, sizeof key);
+  Credentials as_launcher(ClusterKey::from_bytes(key), std::move(*launcher), *authority);
+  Credentials as_agent(ClusterKey::from_bytes(key), std::move(*agent), *authority);
+  Pair p(as_launcher, as_agent, kOps, kN1);
+  REQUIRE(p.handshake());
+  CHECK(p.responder.peer().name == "ops");
 }
 
 TEST_CASE("certified sides establish, each named as its certificate says") {
