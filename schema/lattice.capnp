@@ -154,6 +154,18 @@ struct LaunchProcessesRequest {
   gpus @39 :GpuRequest;          # GPUs per rank (absent: none asked for)
   spawnedBy @40 :SpawnParent;    # PMIx_Spawn's children: a launch of their own, started by the
                                  # launcher of the parent's launch (absent: not spawned)
+  launcherSignature @41 :LaunchSignature;  # relayed, from a certified launcher: its signature,
+                                 # which every node below the head checks (absent: unsigned)
+}
+
+# A certified launcher's signature over a relayed launch request (docs/protocol.md, "Launch
+# signatures"): Ed25519 by its certificate's signing key over "LTCLNCH\x01" and the request's
+# Cap'n Proto canonical form with nodeIndex 0 and `signature` null, so that the relays, which
+# change only nodeIndex, cannot change what the launcher asked.
+struct LaunchSignature {
+  certificate @0 :Data;          # the launcher's, version 2 (it names launcherName)
+  notAfter @1 :UInt64;           # Unix seconds: refused after it, and refused twice before it
+  signature @2 :Data;            # 64 bytes
 }
 
 # Who spawned a launch (PMIx_Spawn, MPI_Comm_spawn). An agent starts such a launch only beside

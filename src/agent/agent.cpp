@@ -312,6 +312,13 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
   if (spec->relayed) {
     if (auto allowed = may_start_relayed(*spec, spec->fence_tree(), sender); !allowed)
       return refuse(allowed.error().message);
+    if (const auto& ca = credentials_.authority(); ca && spec->node_index != spec->head_node) {
+      auto admitted = signed_relays_.admit(request, *spec, *ca, uint64_t(::time(nullptr)));
+      if (!admitted)
+        return refuse(cat("a relayed launch request for ", spec->launch_id, " from ",
+                          secure::describe(sender.identity),
+                          " refused: ", admitted.error().message));
+    }
   }
   if (launches_.count(spec->launch_id))
     return refuse(cat("launch '", spec->launch_id, "' already exists"));

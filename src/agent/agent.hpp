@@ -27,6 +27,7 @@
 #include "agent/parent_launches.hpp"
 #include "agent/pmix_host.hpp"
 #include "agent/service_manager.hpp"
+#include "agent/signed_relays.hpp"
 #include "agent/socket_dir.hpp"
 #include "base/log_limiter.hpp"
 #include "config/config.hpp"
@@ -196,6 +197,7 @@ class Agent : private NodeLinks::Host,
   std::map<std::string, std::unique_ptr<Allocation>>
       allocations_;  // before launches_: outlives them
   std::map<std::string, LaunchEntry> launches_;
+  SignedRelays signed_relays_;  // relayed requests taken on their launcher's signature
   // The nodes of the launches that ended here lately (newest kEndedLaunchesKept), to answer
   // late escape-hatch commands and name requests.
   std::map<std::string, PeerTable> ended_peers_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <utility>
 
 #include "launcher/node_choice.hpp"
@@ -13,6 +14,7 @@
 #include "secure/secret.hpp"
 #include "wire/control.hpp"
 #include "wire/failure_codec.hpp"
+#include "wire/launch_signature.hpp"
 #include "wire/spawn_codec.hpp"
 
 namespace lattice::launcher {
@@ -195,6 +197,15 @@ void Job::send_launch(int node) {
   }
   launch_request_->node_index = static_cast<uint32_t>(node);
   auto msg = wire::launch_request(*launch_request_);
+  // A certified launcher signs what the relays pass on, for nodes that require it.
+  const secure::OwnIdentity* own = reach_.credentials ? reach_.credentials->own() : nullptr;
+  if (request_.relayed && own) {
+    auto signed_ = wire::sign_launch(msg.body().getLaunchProcesses(), *own,
+                                     static_cast<uint64_t>(::time(nullptr)));
+    if (!signed_)
+      say(cat("lattice: warning: this relayed launch is not signed: ", signed_.error().message,
+              "; nodes with certified identities take it only inside an allocation\n"));
+  }
   // A request asks the nodes its link speaks for: on a relayed launch, the head's asks them all.
   for (int asked = 0; asked < layout_.nodes; ++asked) {
     if (!fan_out_.speaks_for(node, asked)) continue;

@@ -239,27 +239,42 @@ def protocol_versions(c):
                   "side 2" in r.err, f"the launcher did not name both versions\n{r.describe()}")
 
 
-def certified_identities(c):
-    """With a certificate authority, a link's peer is what its certificate names and nothing
-    else: a holder of the cluster key and of n2's identity cannot speak as n1 (or as a launcher),
-    and peers without certificates, of another authority or of handshake 2 are refused, each by
-    name. The launch itself runs certified end to end (launcher to agents, agent to agent)."""
-    ca = os.path.join(c.dir, "ca.key")
+def new_authority(c, name):
+    """An operators' authority made by lattice-agentd --generate-ca: the secret key's path."""
+    ca = os.path.join(c.dir, name)
     subprocess.run([AGENTD, "--generate-ca", ca], check=True, stdout=subprocess.DEVNULL)
-    other_ca = os.path.join(c.dir, "other-ca.key")
-    subprocess.run([AGENTD, "--generate-ca", other_ca], check=True, stdout=subprocess.DEVNULL)
+    return ca
 
+
+def certifier(c, ca):
+    """certify(who, authority=ca): an identity file by lattice-agentd --certify, for two days."""
     def certify(who, authority=ca):
         out = os.path.join(c.dir, who.replace(":", "-") + os.path.basename(authority) + ".id")
         subprocess.run([AGENTD, "--certify", who, "--ca", authority, "--out", out, "--days", "2"],
                        check=True, stdout=subprocess.DEVNULL)
         return out
+    return certify
+
+
+def certified_config(c, ca, node, identity):
+    """An agent configuration with this identity, requiring certificates of authority `ca`."""
+    path = os.path.join(c.dir, f"{node}-{os.path.basename(identity)}.yaml")
+    with open(path, "w") as f:
+        f.write(f"security: {{identity_file: {identity}, certificate_authority: {ca}.pub}}\n")
+    return path
+
+
+def certified_identities(c):
+    """With a certificate authority, a link's peer is what its certificate names and nothing
+    else: a holder of the cluster key and of n2's identity cannot speak as n1 (or as a launcher),
+    and peers without certificates, of another authority or of handshake 2 are refused, each by
+    name. The launch itself runs certified end to end (launcher to agents, agent to agent)."""
+    ca = new_authority(c, "ca.key")
+    other_ca = new_authority(c, "other-ca.key")
+    certify = certifier(c, ca)
 
     def config(node, identity):
-        path = os.path.join(c.dir, f"{node}-{os.path.basename(identity)}.yaml")
-        with open(path, "w") as f:
-            f.write(f"security: {{identity_file: {identity}, certificate_authority: {ca}.pub}}\n")
-        return path
+        return certified_config(c, ca, node, identity)
 
     n2_identity = certify("agent:n2")
     nodes = [c.start_agent("n1", ["--listen", "127.0.0.1:0", "--config",
@@ -331,6 +346,60 @@ def certified_identities(c):
     expect_status(good_launch_certified, 0)
 
 
+def signed_relayed_launches(c):
+    """Below the head, a relayed launch comes from the node's parent agent. With certified
+    identities a node takes it only on the signature of the launcher it names: a certified
+    launcher's tree launch runs on four agents (n4 takes it from n2, n2 and n3 from n1), and a
+    compromised n1 (its own identity, the cluster key) cannot make one up for its child n2:
+    unsigned, signed by another authority's launcher, naming a launcher other than its signer,
+    or once more after it was taken: each refused, by name."""
+    ca = new_authority(c, "ca.key")
+    certify = certifier(c, ca)
+    ids = ["n1", "n2", "n3", "n4"]
+    identity = {n: certify(f"agent:{n}") for n in ids}
+    nodes = [c.start_agent(n, ["--listen", f"127.0.0.{i + 1}:0", "--config",
+                               certified_config(c, ca, n, identity[n])])
+             for i, n in enumerate(ids)]
+    ops = certify("launcher:ops")
+    named = ",".join(f"{a.node_id}={a.address}" for a in nodes)
+    r = c.run_launch(["--agents", named, "--launch", "tree", "--fanout", "2", "-n", "8",
+                      prog("mpi_check")],
+                     env={"LATTICE_IDENTITY_FILE": ops, "LATTICE_AUTHORITY_FILE": ca + ".pub"})
+    expect_status(r, 0)
+    check(r.out.count("ok") == 8 and "not signed" not in r.err, f"not every rank ok\n{r.describe()}")
+    c.check_clean(r)
+
+    def forged(*flags):
+        return rogue(c, nodes[1], "agent:n1", "relayed-launch", "n1,n2", "1",
+                     flags=["--identity-file", identity["n1"], *flags])
+    out = forged()
+    check("reply: error" in out and "it is not signed by its launcher" in out,
+          f"an unsigned relayed launch from n1 was not refused: {out}")
+    foreign = certify("launcher:ops", new_authority(c, "other-ca.key"))
+    out = forged("--sign-with", foreign, "--launcher-name", "ops")
+    check("reply: error" in out and "is not signed by this side's authority" in out,
+          f"another authority's signature passed: {out}")
+    out = forged("--sign-with", ops)
+    check("reply: error" in out and "claims to be launcher lattice@rogue:1 but its certificate "
+          "is for launcher ops" in out, f"a signature by another launcher passed: {out}")
+    # The rogue holds ops's identity here only to make a genuine signature: the request is
+    # taken once (a one-rank /bin/true on n2), and refused when it comes again.
+    out = forged("--sign-with", ops, "--launcher-name", "ops")
+    check("reply: ok" in out, f"a genuinely signed relayed launch was refused: {out}")
+    check(wait_until(lambda: "launch 'rogue-relayed' already exists" not in
+                     forged("--sign-with", ops, "--launcher-name", "ops"), 20),
+          "the first rogue launch never ended")
+    out = forged("--sign-with", ops, "--launcher-name", "ops")
+    check("reply: error" in out and "has taken that signed request already (a replay)" in out,
+          f"a replayed signed request was taken again: {out}")
+    check(nodes[1].wait_log("it is not signed by its launcher"), f"n2 logged no refusal\n"
+          f"{nodes[1].log()}")
+    good = c.run_launch(["--agents", named, "--launch", "tree", "--fanout", "2", "-n", "4",
+                         "/bin/true"],
+                        env={"LATTICE_IDENTITY_FILE": ops, "LATTICE_AUTHORITY_FILE": ca + ".pub"})
+    expect_status(good, 0)
+
+
 def handshake_2_served(c):
     """A launcher of 0.2.0 (handshake 2) is still served by an agent without an authority, and
     an agent set to open links with handshake 2 (security.handshake: 2, for an upgrade) runs a
@@ -348,14 +417,8 @@ def handshake_2_served(c):
     r = c.run_launch(["--agents", addresses(nodes), "-n", "4", prog("mpi_check")],
                      env={"LATTICE_HANDSHAKE": "2"})
     expect_status(r, 0)
-    ca = os.path.join(c.dir, "ca.key")
-    subprocess.run([AGENTD, "--generate-ca", ca], check=True, stdout=subprocess.DEVNULL)
-    identity = os.path.join(c.dir, "n3.id")
-    subprocess.run([AGENTD, "--certify", "agent:n3", "--ca", ca, "--out", identity],
-                   check=True, stdout=subprocess.DEVNULL)
-    strict = os.path.join(c.dir, "strict.yaml")
-    with open(strict, "w") as f:
-        f.write(f"security: {{identity_file: {identity}, certificate_authority: {ca}.pub}}\n")
+    ca = new_authority(c, "ca.key")
+    strict = certified_config(c, ca, "n3", certifier(c, ca)("agent:n3"))
     n3 = c.start_agent("n3", ["--listen", "127.0.0.3:0", "--config", strict])
     r = c.run_launch(["--agents", n3.address, "/bin/true"], env={"LATTICE_HANDSHAKE": "2"})
     check(r.code not in (0, None) and "the peer speaks handshake version 3" in r.err,
@@ -610,6 +673,7 @@ if __name__ == "__main__":
         ("no_key_launcher", no_key_launcher),
         ("versions_and_ciphers", versions_and_ciphers),
         ("certified_identities", certified_identities),
+        ("signed_relayed_launches", signed_relayed_launches),
         ("handshake_2_served", handshake_2_served),
         ("protocol_versions", protocol_versions),
         ("random_bytes", random_bytes),

@@ -157,7 +157,7 @@ export function parseM2Payload(p) {
 }
 
 export const FLAG_REQUIRES_CERTIFICATE = 0x01;
-const M2_MIN = 103, M2_MAX = 726;
+const M2_MIN = 103, M2_MAX = 758;
 
 // Version 3 as initiator. `identity` ({ secret, certificate, cert }, an identity file) gives the
 // static key and the certificate sent in M3; without one the static pair is fresh and M3 carries

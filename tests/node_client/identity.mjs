@@ -1,16 +1,21 @@
 // Certificates, identity files and the authority's public key (docs/protocol.md, "Handshake" →
 // "Version 3: Noise" → "Certificates"). All integers big-endian.
-//   certificate   = "LTCCERT\x01" | role (1) | n (1) | name (n) | static public key (32) |
+//   certificate   = "LTCCERT" | version (1 or 2) | role (1) | n (1) | name (n) |
+//                   static public key (32) | [version 2: signing public key (32)] |
 //                   not after (8, Unix seconds) | signature (64, Ed25519 over every byte before)
-//   identity file = "LTCIDNT\x01" | static secret key (32) | certificate   (a private file)
+//   identity file = "LTCIDNT" | version | static secret key (32) | [version 2: signing key
+//                   seed (32)] | certificate   (a private file)
+// This client launches as a star, so it never signs (only relayed launches are signed); it
+// reads a version 2 identity for its static key and certificate.
 //   authority.pub = a '#' comment line, then the Ed25519 public key as one hex line
 
 import fs from 'node:fs';
 import sodium from 'libsodium-wrappers';
 
 const enc = (s) => new TextEncoder().encode(s);
-export const CERT_MAGIC = enc('LTCCERT\x01');
-export const IDENTITY_MAGIC = enc('LTCIDNT\x01');
+export const CERT_MAGIC = enc('LTCCERT');
+export const IDENTITY_MAGIC = enc('LTCIDNT');
+const VERSIONS = [1, 2];
 const ROLE_NAMES = { 1: 'launcher', 2: 'agent' };
 export const roleName = (role) => ROLE_NAMES[role] ?? `role ${role}`;
 
@@ -32,21 +37,24 @@ export function readPrivateFile(path) {
 // Parses a certificate's fields; throws on a malformed one. `signed` is the bytes the signature
 // covers.
 export function parseCertificate(bytes) {
-  if (!startsWith(bytes, CERT_MAGIC)) throw new Error('not a certificate (no LTCCERT\\x01 magic)');
+  if (!startsWith(bytes, CERT_MAGIC)) throw new Error('not a certificate (no LTCCERT magic)');
   if (bytes.length < 10) throw new Error('a truncated certificate');
+  const version = bytes[7];
+  if (!VERSIONS.includes(version)) throw new Error(`a certificate of version ${version}`);
+  const signing = version === 2 ? 32 : 0;
   const role = bytes[8];
   const n = bytes[9];
-  const size = 10 + n + 32 + 8 + 64;
+  const size = 10 + n + 32 + signing + 8 + 64;
   if (n < 1 || bytes.length !== size)
     throw new Error(`a certificate of ${bytes.length} bytes (its name of ${n} makes ${size})`);
   const name = bytes.subarray(10, 10 + n);
   if (name.some((b) => b < 0x21 || b > 0x7e)) throw new Error('a certificate whose name is not printable');
   let at = 10 + n;
   const staticKey = bytes.slice(at, at + 32);
-  at += 32;
+  at += 32 + signing;
   const notAfter = new DataView(bytes.buffer, bytes.byteOffset + at, 8).getBigUint64(0, false);
   at += 8;
-  return { role, name: new TextDecoder().decode(name), staticKey, notAfter,
+  return { version, role, name: new TextDecoder().decode(name), staticKey, notAfter,
     signed: bytes.subarray(0, at), signature: bytes.slice(at, at + 64), bytes };
 }
 
@@ -62,16 +70,20 @@ export function readAuthority(path) {
 // An identity file: { secret, publicKey, certificate (bytes), cert (parsed) }.
 export function readIdentity(path) {
   const bytes = readPrivateFile(path);
-  if (!startsWith(bytes, IDENTITY_MAGIC)) throw new Error(`${path} is not an identity file (no LTCIDNT\\x01 magic)`);
-  if (bytes.length < 8 + 32 + 10) throw new Error(`${path}: a truncated identity file`);
+  if (!startsWith(bytes, IDENTITY_MAGIC) || !VERSIONS.includes(bytes[7]))
+    throw new Error(`${path} is not an identity file (no LTCIDNT magic and version 1 or 2)`);
+  const seed = bytes[7] === 2 ? 32 : 0;
+  if (bytes.length < 8 + 32 + seed + 10) throw new Error(`${path}: a truncated identity file`);
   const secret = bytes.slice(8, 40);
-  const certificate = bytes.slice(40);
+  const certificate = bytes.slice(40 + seed);
   let cert;
   try {
     cert = parseCertificate(certificate);
   } catch (e) {
     throw new Error(`${path}: ${e.message}`);
   }
+  if (cert.version !== bytes[7])
+    throw new Error(`${path}: a version ${bytes[7]} file holding a version ${cert.version} certificate`);
   const publicKey = sodium.crypto_scalarmult_base(secret);
   if (!equal(publicKey, cert.staticKey))
     throw new Error(`${path}: its certificate is for another static key than its secret's`);

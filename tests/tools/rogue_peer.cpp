@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -35,6 +36,7 @@
 #include "rpc/outgoing.hpp"
 #include "secure/credentials.hpp"
 #include "wire/launch_request.hpp"
+#include "wire/launch_signature.hpp"
 #include "wire/reports.hpp"
 #include "wire/texts.hpp"
 
@@ -65,7 +67,9 @@ const char* kUsage =
     "--protocol N: every message stamped with protocol version N (a peer of another release)\n"
     "--handshake 2: open links with handshake 2 (a 0.2.0 peer)\n"
     "--identity-file FILE, --authority FILE: a certified identity, and the authority this side\n"
-    "                     requires the peer's certificate from (handshake 3)\n";
+    "                     requires the peer's certificate from (handshake 3)\n"
+    "--sign-with FILE, --launcher-name NAME: relayed-launch signed as the launcher of identity\n"
+    "                     FILE, and naming NAME as its launcher (default lattice@rogue:1)\n";
 
 struct Args {
   std::string key, identity, host, door, launch = "none", action;
@@ -77,6 +81,8 @@ struct Args {
   std::optional<uint16_t> protocol;  // the version stamped on every message, if not ours
   uint8_t handshake = secure::kHandshakeVersion;
   std::string identity_file, authority_file;  // certified identities
+  std::string sign_with;                      // relayed-launch: a launcher's identity file
+  std::string launcher_name = "lattice@rogue:1";
   std::vector<std::string> rest;
 };
 
@@ -104,6 +110,10 @@ bool parse(int argc, char** argv, Args& a) {
       a.identity_file = v;
     else if (flag == "--authority")
       a.authority_file = v;
+    else if (flag == "--sign-with")
+      a.sign_with = v;
+    else if (flag == "--launcher-name")
+      a.launcher_name = v;
     else if (flag == "--protocol" && parse_int(v))
       a.protocol = static_cast<uint16_t>(*parse_int(v));
     else if (flag == "--connect" || flag == "--listen") {
@@ -222,9 +232,15 @@ class Rogue {
       req.setFirstRank(index);
       req.setFanout(2);
       req.setRelayed(true);
-      req.setLauncherName("lattice@rogue:1");
+      req.setLauncherName(args_.launcher_name);
       auto user = req.initUser();
       user.setName("root");
+      if (!args_.sign_with.empty()) {
+        auto signer = secure::load_identity_file(args_.sign_with);
+        if (!signer) return finish(signer.error().message);
+        auto signed_ = wire::sign_launch(req, *signer, static_cast<uint64_t>(::time(nullptr)));
+        if (!signed_) return finish(signed_.error().message);
+      }
       return call(std::move(m));
     }
     if ((a == "ended" || a == "lost") && args_.rest.size() == 1) {
