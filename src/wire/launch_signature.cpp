@@ -1,10 +1,10 @@
 #include "wire/launch_signature.hpp"
 
-#include <capnp/message.h>
-
 #include <cstring>
 
 #include "base/strings.hpp"
+#include "rpc/bytes.hpp"
+#include "rpc/canonical.hpp"
 #include "rpc/outgoing.hpp"
 #include "secure/secret.hpp"
 #include "secure/signature.hpp"
@@ -20,7 +20,7 @@ secure::Secret signed_bytes(schema::LaunchProcessesRequest::Reader request) {
   auto copy = scratch.body().getLaunchProcesses();
   copy.setNodeIndex(0);
   if (copy.hasLauncherSignature()) copy.getLauncherSignature().disownSignature();
-  kj::Array<capnp::word> canonical = capnp::canonicalize(copy.asReader());
+  kj::Array<capnp::word> canonical = rpc::canonical(copy.asReader());
   auto bytes = canonical.asBytes();
   secure::Secret out(kLaunchSignatureContext.size() + bytes.size());
   std::memcpy(out.data(), kLaunchSignatureContext.data(), kLaunchSignatureContext.size());
@@ -34,9 +34,7 @@ secure::Secret signed_bytes(schema::LaunchProcessesRequest::Reader request) {
 Status sign_launch(schema::LaunchProcessesRequest::Builder request,
                    const secure::OwnIdentity& launcher, uint64_t now) {
   auto signature = request.initLauncherSignature();
-  const std::string& certificate = launcher.certificate_bytes;
-  signature.setCertificate(
-      kj::arrayPtr(reinterpret_cast<const capnp::byte*>(certificate.data()), certificate.size()));
+  signature.setCertificate(rpc::as_data(launcher.certificate_bytes));
   signature.setNotAfter(now + kLaunchSignatureSeconds);
   secure::Secret bytes = signed_bytes(request.asReader());
   auto made = secure::sign_message(launcher, bytes.data(), bytes.size());
@@ -49,9 +47,7 @@ Result<uint64_t> check_launch_signature(schema::LaunchProcessesRequest::Reader r
                                         const secure::CaPublicKey& ca, uint64_t now) {
   if (!request.hasLauncherSignature()) return make_error("it is not signed by its launcher");
   auto signed_by = request.getLauncherSignature();
-  auto raw = signed_by.getCertificate();
-  auto certificate = secure::decode_certificate(
-      std::string_view(reinterpret_cast<const char*>(raw.begin()), raw.size()));
+  auto certificate = secure::decode_certificate(rpc::as_string(signed_by.getCertificate()));
   if (!certificate)
     return make_error(cat("its signer's certificate: ", certificate.error().message));
   const secure::Identity launcher{secure::Role::launcher, request.getLauncherName()};
