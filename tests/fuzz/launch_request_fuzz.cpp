@@ -1,7 +1,9 @@
 // libFuzzer target: a launch request as an agent decodes it (agent/launch_spec.hpp): host lists,
 // rank layouts and block shorthands, apps, environment, user, CXI key. Any request is refused
 // with an error or becomes a spec that keeps every promise launch_spec.hpp makes, and whose
-// fence tree the agent builds and walks as a launch does.
+// fence tree the agent builds and walks as a launch does. A relayed one is then judged as a
+// certified node below the head judges it (agent/signed_relays.hpp), against an authority whose
+// secret key nobody holds: none is ever taken on a signature.
 // Input: one byte describing the receiving agent, then rpc frames from a launcher; every
 // LaunchProcesses body among them is decoded.
 //   bits 0-1: the agent's node id, n0..n3
@@ -15,6 +17,7 @@
 #include <string_view>
 
 #include "agent/launch_spec.hpp"
+#include "agent/signed_relays.hpp"
 #include "proc/environment.hpp"
 #include "session_input.hpp"
 
@@ -108,7 +111,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto request = wire::decode_launch_request(envelope.getBody().getLaunchProcesses());
     if (!request) return;
     auto spec = make_launch_spec(*request, defaults);
-    if (spec) check_spec(*spec, defaults);
+    if (!spec) return;
+    check_spec(*spec, defaults);
+    if (!spec->relayed) return;
+    secure::CaPublicKey authority{};
+    authority.fill(0x5a);
+    auto raw = envelope.getBody().getLaunchProcesses();
+    SignedRelays relays;
+    auto admitted = relays.admit(raw, *spec, authority, 1800000000);
+    require(!admitted || (!raw.hasLauncherSignature() && !spec->allocation_id.empty()),
+            "taken below the head only unsigned, inside an allocation");
   });
   return 0;
 }
