@@ -51,10 +51,12 @@ export function parseCertificate(bytes) {
   if (name.some((b) => b < 0x21 || b > 0x7e)) throw new Error('a certificate whose name is not printable');
   let at = 10 + n;
   const staticKey = bytes.slice(at, at + 32);
-  at += 32 + signing;
+  at += 32;
+  const signingKey = signing ? bytes.slice(at, at + 32) : null;
+  at += signing;
   const notAfter = new DataView(bytes.buffer, bytes.byteOffset + at, 8).getBigUint64(0, false);
   at += 8;
-  return { version, role, name: new TextDecoder().decode(name), staticKey, notAfter,
+  return { version, role, name: new TextDecoder().decode(name), staticKey, signingKey, notAfter,
     signed: bytes.subarray(0, at), signature: bytes.slice(at, at + 64), bytes };
 }
 

@@ -1,6 +1,7 @@
 // Checks this client against docs/protocol.md's test vectors: handshake 2 (as initiator, M2
 // played back), the XChaCha20-Poly1305 records, and the rpc frames; the Noise vector against
-// npm noise-handshake (noise_vector.mjs); and handshake 3 (initiate3) against a responder that
+// npm noise-handshake (noise_vector.mjs); the launch signature vector's certificate and
+// Ed25519 signature (this client launches as a star and signs nothing); and handshake 3 (initiate3) against a responder that
 // noise-handshake plays in this process (payloads, certificates, notices). `npm test`.
 
 import fs from 'node:fs';
@@ -14,7 +15,7 @@ import { checkNoiseVectors } from './noise_vector.mjs';
 
 const doc = fs.readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8');
 const v = {};
-for (const block of doc.matchAll(/```vectors (?:secure|rpc)\n([\s\S]*?)```/g)) {
+for (const block of doc.matchAll(/```vectors (?:secure|rpc|launch)\n([\s\S]*?)```/g)) {
   let last = null;
   for (const line of block[1].split('\n')) {
     if (!line || line.startsWith('#')) continue;
@@ -183,4 +184,24 @@ console.log('ok noise');
   // An M2 that does not verify (another key, or changed bytes).
   await refusal('key', 'M2 does not verify', { reply: () => cat([0, 120], sodium.randombytes_buf(120)) });
   console.log('ok handshake 3');
+}
+
+// Launch signatures: the authority and the launcher's signing key from their seeds, the
+// version 2 certificate, and the signature over the documented signed bytes. (The canonical
+// form itself is Cap'n Proto's; this client has no canonicalizer, as it never signs.)
+{
+  const { parseCertificate } = await import('./identity.mjs');
+  const authority = sodium.crypto_sign_seed_keypair(hex('authority_seed'));
+  same(authority.publicKey, 'authority_public');
+  const cert = parseCertificate(hex('launcher_certificate'));
+  assert.equal(cert.version, 2);
+  assert.equal(cert.name, 'ops');
+  assert.ok(sodium.crypto_sign_verify_detached(cert.signature, cert.signed, authority.publicKey));
+  const signing = sodium.crypto_sign_seed_keypair(hex('launcher_signing_seed'));
+  assert.deepEqual(cert.signingKey, signing.publicKey);
+  assert.deepEqual(cert.staticKey, sodium.crypto_scalarmult_base(hex('launcher_static_secret')));
+  const signedBytes = hex('signed_bytes');
+  assert.equal(new TextDecoder().decode(signedBytes.subarray(0, 8)), 'LTCLNCH\x01');
+  assert.ok(sodium.crypto_sign_verify_detached(hex('signature'), signedBytes, cert.signingKey));
+  console.log('ok launch signature');
 }
