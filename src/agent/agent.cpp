@@ -45,7 +45,7 @@ uint64_t link_linger_ms(const config::AgentConfig& config) {
 
 }  // namespace
 
-Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::Credentials& credentials,
+Agent::Agent(net::Loop& loop, config::AgentConfig config, secure::Credentials& credentials,
              LaunchEnvironment environment, std::string config_source, Reread reread)
     : loop_(loop),
       metrics_(policy::kind_names(), refusal_causes()),
@@ -61,10 +61,7 @@ Agent::Agent(net::Loop& loop, config::AgentConfig config, const secure::Credenti
              NodeLinks::Options{{config_.heartbeat_interval_ms, config_.heartbeat_misses},
                                 link_linger_ms(config_)},
              [this](const std::string& node_id, const std::string& reason) {
-               for (auto& [id, entry] : launches_) {
-                 entry.route->peer_lost(node_id, reason);
-                 entry.launch->peer_lost(node_id, reason);
-               }
+               node_lost(node_id, reason);
              }),
       early_(kMaxEarlyBytes, kMaxEarlyAgeMs),
       reaper_(loop),
@@ -139,13 +136,23 @@ Status Agent::start(int ready_fd) {
   return {};
 }
 
+void Agent::node_lost(const std::string& node_id, const std::string& reason) {
+  for (auto& [id, entry] : launches_) {
+    entry.route->peer_lost(node_id, reason);
+    entry.launch->peer_lost(node_id, reason);
+  }
+}
+
 // How peers will know this node, and whom it believes; a certificate near its end is warned of
 // at every start, since peers refuse an expired one.
 void Agent::log_identity() const {
   const auto& authority = credentials_.authority();
   const std::string trust =
       authority
-          ? cat("peers must show certificates of authority ", secure::authority_id(*authority))
+          ? cat("peers must show certificates of authority ", secure::authority_id(*authority),
+                credentials_.revoked().empty()
+                    ? std::string()
+                    : cat(", not of the ", credentials_.revoked().size(), " revoked keys"))
           : std::string("no authority: peers are named on the cluster key alone");
   const secure::OwnIdentity* own = credentials_.own();
   if (!own) {
@@ -155,12 +162,14 @@ void Agent::log_identity() const {
   const uint64_t not_after = own->certificate.not_after;
   const auto now = static_cast<uint64_t>(std::time(nullptr));
   const uint64_t days = not_after > now ? (not_after - now) / 86400 : 0;
+  const std::string key = secure::static_key_hex(own->certificate.static_key);
   if (days < 14)
     LAT_LOG(warn, "agent", "this node's certificate expires in ", days,
-            " days: renew it (lattice-agentd --certify) before peers refuse it (", trust, ")");
+            " days: renew it (lattice-agentd --certify) before peers refuse it (static key ", key,
+            "; ", trust, ")");
   else
     LAT_LOG(info, "agent", "certified as ", secure::describe(own->certificate.holder), " for ",
-            days, " more days (", trust, ")");
+            days, " more days, static key ", key, " (", trust, ")");
 }
 
 void Agent::on_message(uint64_t conn_id, uint64_t request_id, schema::Envelope::Reader envelope) {
@@ -313,7 +322,8 @@ void Agent::launch_processes(const Sender& sender, uint64_t request_id,
     if (auto allowed = may_start_relayed(*spec, spec->fence_tree(), sender); !allowed)
       return refuse(allowed.error().message);
     if (const auto& ca = credentials_.authority(); ca && spec->node_index != spec->head_node) {
-      auto admitted = signed_relays_.admit(request, *spec, *ca, uint64_t(::time(nullptr)));
+      auto admitted = signed_relays_.admit(request, *spec, *ca, credentials_.revoked(),
+                                           uint64_t(::time(nullptr)));
       if (!admitted)
         return refuse(cat("a relayed launch request for ", spec->launch_id, " from ",
                           secure::describe(sender.identity),

@@ -51,7 +51,7 @@ class Agent : private NodeLinks::Host,
   // `key` must outlive the agent. `reread` gives the configuration again (the file named
   // `config_source`, "" for none, with the command line's flags over it) for SIGHUP.
   using Reread = std::function<Result<config::AgentConfig>()>;
-  Agent(net::Loop& loop, config::AgentConfig config, const secure::Credentials& credentials,
+  Agent(net::Loop& loop, config::AgentConfig config, secure::Credentials& credentials,
         LaunchEnvironment environment, std::string config_source = "", Reread reread = {});
   ~Agent() override;
 
@@ -146,6 +146,9 @@ class Agent : private NodeLinks::Host,
   // change while launches run takes effect for what comes next, the rest is said to need a
   // restart. Never ends the agent or a launch.
   void reload();
+  void reload_revocations();  // security.revoked re-read; revoked peers' links closed
+  // A peer agent gone (its link lost, or its certificate revoked): the launches it is in fail.
+  void node_lost(const std::string& node_id, const std::string& reason);
   void reap();  // destroys closed connections and ended launches, outside their callbacks
   // A report from below on a relayed launch's link: to its route.
   void pass_up(const Sender& sender, schema::Envelope::Reader envelope);
@@ -175,7 +178,7 @@ class Agent : private NodeLinks::Host,
   config::AgentConfig config_;
   std::string config_source_;
   Reread reread_;
-  const secure::Credentials& credentials_;
+  secure::Credentials& credentials_;  // its revoked keys follow security.revoked (SIGHUP)
   LaunchEnvironment environment_;
   uint64_t started_ms_;
   std::unique_ptr<SocketDir> socket_dir_;

@@ -1,6 +1,7 @@
 // The agent's signals: SIGTERM/SIGINT end every launch and then the agent; SIGHUP reopens the
 // log and re-reads the configuration, ending nothing.
 #include "agent/agent.hpp"
+#include "agent/revocations.hpp"
 #include "base/log.hpp"
 #include "base/strings.hpp"
 
@@ -55,11 +56,39 @@ void Agent::reload() {
   }
   config_ = std::move(next.config);
   set_log_level(config_.log_level);
+  reload_revocations();
   slots_.set_limits(config_.max_connections, config_.max_handshakes_per_source);
   LAT_LOG(info, "agent", "SIGHUP: log reopened, ", source, " re-read (log level ",
           log_level_name(config_.log_level), ", limits.max_connections ", config_.max_connections,
           ", limits.max_handshakes_per_source ", config_.max_handshakes_per_source,
           ", jobs.propagate_limits ", proc::describe_propagated(config_.propagate_limits), ")");
+}
+
+void Agent::reload_revocations() {
+  auto revoked = load_revocations(config_);
+  if (!revoked) {
+    LAT_LOG(error, "agent", "SIGHUP: ", revoked.error().message,
+            "; the revoked keys are unchanged");
+    return;
+  }
+  credentials_.set_revoked(std::move(*revoked));
+  // Links established before: a revoked peer keeps none.
+  std::vector<uint64_t> gone;
+  for (const auto& [id, conn] : connections_) {
+    auto key = conn->certified_key();
+    if (key && credentials_.revoked().count(*key)) gone.push_back(id);
+  }
+  const std::string why = "its certificate is revoked (security.revoked)";
+  for (uint64_t id : gone) {
+    const secure::Identity peer = connections_.at(id)->identity();
+    LAT_LOG(warn, "auth", "closing the link of ", secure::describe(peer), ": ", why);
+    drop(id, why);
+    // Its part of any launch is no longer trusted: those launches end, naming it.
+    if (peer.role == secure::Role::agent) node_lost(peer.name, why);
+  }
+  if (!config_.revoked.empty())
+    LAT_LOG(info, "agent", "SIGHUP: ", credentials_.revoked().size(), " revoked keys in ",
+            config_.revoked, gone.empty() ? "" : cat("; closed ", gone.size(), " links"));
 }
 
 }  // namespace lattice::agent

@@ -11,6 +11,7 @@
 #include "agent/agent.hpp"
 #include "agent/agent_flags.hpp"
 #include "agent/node_topology.hpp"
+#include "agent/revocations.hpp"
 #include "base/heap.hpp"
 #include "base/log.hpp"
 #include "base/open_files.hpp"
@@ -87,17 +88,17 @@ int authority_main(const agent::AgentFlags& flags) {
         cat("--certify: expected agent:NODE_ID or launcher:NAME, got '", flags.certify, "'"));
   const secure::Identity holder{role == "agent" ? secure::Role::agent : secure::Role::launcher,
                                 flags.certify.substr(colon + 1)};
-  if (auto made =
-          secure::certify_identity(flags.ca_file, holder, static_cast<uint64_t>(flags.days),
-                                   static_cast<uint64_t>(std::time(nullptr)), flags.out_file);
-      !made) {
+  auto made = secure::certify_identity(flags.ca_file, holder, static_cast<uint64_t>(flags.days),
+                                       static_cast<uint64_t>(std::time(nullptr)), flags.out_file);
+  if (!made) {
     std::fprintf(stderr, "lattice-agentd: %s\n", made.error().message.c_str());
     return 1;
   }
   std::printf(
       "lattice-agentd: certified %s for %lld days in %s (mode 0600; copy it to that host "
-      "only)\n",
-      secure::describe(holder).c_str(), static_cast<long long>(flags.days), flags.out_file.c_str());
+      "only)\nstatic key %s (to revoke it: this line in security.revoked)\n",
+      secure::describe(holder).c_str(), static_cast<long long>(flags.days), flags.out_file.c_str(),
+      secure::static_key_hex(made->static_key).c_str());
   return 0;
 }
 
@@ -117,6 +118,10 @@ Result<secure::Credentials> load_credentials(const config::AgentConfig& cfg) {
       secure::load_credentials(cfg.key_file, cfg.identity_file, cfg.certificate_authority);
   if (!credentials) return credentials;
   credentials->initiate_version = static_cast<uint8_t>(cfg.handshake);
+  if (auto revoked = agent::load_revocations(cfg); !revoked)
+    return revoked.error();
+  else
+    credentials->set_revoked(std::move(*revoked));
   if (const secure::OwnIdentity* own = credentials->own()) {
     const secure::Identity expected{secure::Role::agent, cfg.node_id};
     if (own->certificate.holder.role != expected.role ||

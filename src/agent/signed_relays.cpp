@@ -6,7 +6,8 @@
 namespace lattice::agent {
 
 Status SignedRelays::admit(schema::LaunchProcessesRequest::Reader request, const LaunchSpec& spec,
-                           const secure::CaPublicKey& ca, uint64_t now) {
+                           const secure::CaPublicKey& ca, const secure::RevokedKeys& revoked,
+                           uint64_t now) {
   for (auto it = expiries_.begin(); it != expiries_.end() && it->first < now;) {
     taken_.erase(it->second);
     it = expiries_.erase(it);
@@ -17,7 +18,7 @@ Status SignedRelays::admit(schema::LaunchProcessesRequest::Reader request, const
         "it is not signed by its launcher (with certified identities, a node takes a relayed "
         "launch from its parent only signed, or inside an allocation it holds)");
   }
-  auto not_after = wire::check_launch_signature(request, ca, now);
+  auto not_after = wire::check_launch_signature(request, ca, revoked, now);
   if (!not_after) return not_after.error();
   if (!taken_.insert(spec.launch_id).second)
     return make_error("this node has taken that signed request already (a replay)");

@@ -15,6 +15,7 @@
 #include "base/result.hpp"
 #include "lattice.capnp.h"
 #include "secure/certificate.hpp"
+#include "secure/revocation.hpp"
 
 namespace lattice::agent {
 
@@ -23,7 +24,7 @@ class SignedRelays {
   // Whether to take `request` (decoded as `spec`, allowed by may_launch_in), which came from this
   // node's parent, at `now` (Unix seconds); a signed one is remembered until it expires.
   Status admit(schema::LaunchProcessesRequest::Reader request, const LaunchSpec& spec,
-               const secure::CaPublicKey& ca, uint64_t now);
+               const secure::CaPublicKey& ca, const secure::RevokedKeys& revoked, uint64_t now);
 
  private:
   // Launches taken on a signature, by when it expires: a replay of one is refused. Bounded by

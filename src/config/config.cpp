@@ -191,6 +191,8 @@ const Key kKeys[] = {
      [](const Reader& r, const YAML::Node& n, const std::string& p, AgentConfig& c) {
        return store(text(r, n, p), c.certificate_authority);
      }},
+    {"security.revoked", [](const Reader& r, const YAML::Node& n, const std::string& p,
+                            AgentConfig& c) { return store(text(r, n, p), c.revoked); }},
     {"security.handshake", [](const Reader& r, const YAML::Node& n, const std::string& p,
                               AgentConfig& c) { return store(count(r, n, p, 2, 3), c.handshake); }},
     {"security.allow_root_jobs",
@@ -358,39 +360,41 @@ std::string describe(const AgentConfig& c) {
   std::string listen = c.listen_host.empty()
                            ? "# listen: not set (the agent refuses to start without one)"
                            : "listen: " + yaml_string(host_port(c.listen_host, c.listen_port));
-  return cat("node_id: ", yaml_string(c.node_id),                                 //
-             "\n", listen,                                                        //
-             "\nlog_level: ", log_level_name(c.log_level),                        //
-             c.log_file.empty() ? "" : "\nlog_file: " + yaml_string(c.log_file),  //
-             "\nadmin_socket: ", yaml_string(c.admin_socket),                     //
-             c.metrics_host.empty() ? ""
-                                    : "\nmetrics:\n  listen: " +
-                                          yaml_string(host_port(c.metrics_host, c.metrics_port)),
-             "\npmi:\n  socket_dir: ", yaml_string(c.pmi_socket_dir),                    //
-             "\nfence:\n  timeout: ", seconds(c.fence_timeout_ms),                       //
-             "\nlinks:\n  heartbeat_interval: ", seconds(c.heartbeat_interval_ms),       //
-             "\n  heartbeat_misses: ", c.heartbeat_misses,                               //
-             "\ncompat:\n  set_slurm_env: ", c.compat_set_slurm_env ? "true" : "false",  //
-             "\nsecurity:\n  ",
-             c.key_file.empty() ? "# key_file: not set (the agent refuses to start without one)"
-                                : "key_file: " + yaml_string(c.key_file),
-             c.identity_file.empty() ? "\n  # identity_file: not set"
-                                     : "\n  identity_file: " + yaml_string(c.identity_file),
-             c.certificate_authority.empty()
-                 ? "\n  # certificate_authority: not set (peers named on the cluster key alone)"
-                 : "\n  certificate_authority: " + yaml_string(c.certificate_authority),
-             "\n  handshake: ", c.handshake,                                              //
-             "\n  allow_root_jobs: ", c.allow_root_jobs ? "true" : "false",               //
-             "\n  allow_root_job_env: [", join(quoted(c.allow_root_job_env), ", "), ']',  //
-             "\n  handshake_timeout: ", seconds(c.handshake_timeout_ms),                  //
-             "\nlimits:\n  max_ranks_per_node: ", c.max_ranks_per_node,                   //
-             "\n  max_world_size: ", c.max_world_size,                                    //
-             "\n  max_connections: ", c.max_connections,                                  //
-             "\n  max_handshakes_per_source: ", c.max_handshakes_per_source,              //
-             "\n  idle_timeout: ", seconds(c.idle_timeout_ms),                            //
-             "\njobs:\n  containment: ", proc::containment_mode_name(c.containment),      //
-             "\n  propagate_limits: ", proc::describe_propagated(c.propagate_limits),     //
-             "\ngpus: [", join(gpu_items(c.gpus), ", "), "]\n");
+  return cat(
+      "node_id: ", yaml_string(c.node_id),                                 //
+      "\n", listen,                                                        //
+      "\nlog_level: ", log_level_name(c.log_level),                        //
+      c.log_file.empty() ? "" : "\nlog_file: " + yaml_string(c.log_file),  //
+      "\nadmin_socket: ", yaml_string(c.admin_socket),                     //
+      c.metrics_host.empty()
+          ? ""
+          : "\nmetrics:\n  listen: " + yaml_string(host_port(c.metrics_host, c.metrics_port)),
+      "\npmi:\n  socket_dir: ", yaml_string(c.pmi_socket_dir),                    //
+      "\nfence:\n  timeout: ", seconds(c.fence_timeout_ms),                       //
+      "\nlinks:\n  heartbeat_interval: ", seconds(c.heartbeat_interval_ms),       //
+      "\n  heartbeat_misses: ", c.heartbeat_misses,                               //
+      "\ncompat:\n  set_slurm_env: ", c.compat_set_slurm_env ? "true" : "false",  //
+      "\nsecurity:\n  ",
+      c.key_file.empty() ? "# key_file: not set (the agent refuses to start without one)"
+                         : "key_file: " + yaml_string(c.key_file),
+      c.identity_file.empty() ? "\n  # identity_file: not set"
+                              : "\n  identity_file: " + yaml_string(c.identity_file),
+      c.certificate_authority.empty()
+          ? "\n  # certificate_authority: not set (peers named on the cluster key alone)"
+          : "\n  certificate_authority: " + yaml_string(c.certificate_authority),
+      c.revoked.empty() ? "\n  # revoked: not set" : "\n  revoked: " + yaml_string(c.revoked),
+      "\n  handshake: ", c.handshake,                                              //
+      "\n  allow_root_jobs: ", c.allow_root_jobs ? "true" : "false",               //
+      "\n  allow_root_job_env: [", join(quoted(c.allow_root_job_env), ", "), ']',  //
+      "\n  handshake_timeout: ", seconds(c.handshake_timeout_ms),                  //
+      "\nlimits:\n  max_ranks_per_node: ", c.max_ranks_per_node,                   //
+      "\n  max_world_size: ", c.max_world_size,                                    //
+      "\n  max_connections: ", c.max_connections,                                  //
+      "\n  max_handshakes_per_source: ", c.max_handshakes_per_source,              //
+      "\n  idle_timeout: ", seconds(c.idle_timeout_ms),                            //
+      "\njobs:\n  containment: ", proc::containment_mode_name(c.containment),      //
+      "\n  propagate_limits: ", proc::describe_propagated(c.propagate_limits),     //
+      "\ngpus: [", join(gpu_items(c.gpus), ", "), "]\n");
 }
 
 }  // namespace lattice::config

@@ -43,6 +43,7 @@ struct AgentConfig {
   // certificates every peer must show; both empty: the cluster key alone (the simple mode).
   std::string identity_file;
   std::string certificate_authority;
+  std::string revoked;     // security.revoked: static keys no longer trusted (re-read on SIGHUP)
   uint32_t handshake = 3;  // the version this agent opens links with (2 while upgrading 0.2.0)
   bool allow_root_jobs = false;
   // Hooks (interpreter, shell and loader variables) root jobs may still be given: names and

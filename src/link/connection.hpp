@@ -77,6 +77,10 @@ class Connection : public rpc::ByteTransport {
   // The authenticated peer; meaningful once established().
   const secure::Identity& identity() const { return channel_ ? channel_->peer() : local_peer_; }
   bool local() const { return !channel_; }
+  // The peer's certified static key (none on a local door link, or without an authority).
+  std::optional<secure::StaticKey> certified_key() const {
+    return channel_ ? channel_->certified_key() : std::nullopt;
+  }
   const std::string& peer() const { return peer_; }  // its address, for logs
   // Why the link ended before its peer authenticated, as a metrics cause: the handshake's
   // refusal (secure::refusal_name), "timeout", or "closed" (the peer left, or broke off); ""

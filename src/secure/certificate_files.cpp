@@ -114,8 +114,8 @@ Status generate_authority_files(const std::string& secret_path) {
   return {};
 }
 
-Status certify_identity(const std::string& ca_secret_path, const Identity& holder, uint64_t days,
-                        uint64_t now, const std::string& out_path) {
+Result<Certificate> certify_identity(const std::string& ca_secret_path, const Identity& holder,
+                                     uint64_t days, uint64_t now, const std::string& out_path) {
   auto ca = read_private_file(ca_secret_path, "authority key file", 4096);
   if (!ca) return ca.error();
   if (ca->size != kCaSecretBytes)
@@ -149,7 +149,11 @@ Status certify_identity(const std::string& ca_secret_path, const Identity& holde
   sign_certificate(certificate, ca->bytes.data());
   const std::string bytes = encode_certificate(certificate);
   std::memcpy(file.data() + header, bytes.data(), bytes.size());
-  return write_private_file(out_path, "identity file", file.data(), header + bytes.size());
+  if (auto written =
+          write_private_file(out_path, "identity file", file.data(), header + bytes.size());
+      !written)
+    return written.error();
+  return certificate;
 }
 
 }  // namespace lattice::secure

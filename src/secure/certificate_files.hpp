@@ -39,7 +39,8 @@ Status generate_authority_files(const std::string& secret_path);
 // Makes a static key for `holder` (and for a launcher a signing key), certifies it with the
 // authority's secret key for `days` from `now`, and writes both to the identity file `out_path`
 // (0600, never overwritten).
-Status certify_identity(const std::string& ca_secret_path, const Identity& holder, uint64_t days,
-                        uint64_t now, const std::string& out_path);
+// Returns the certificate made.
+Result<Certificate> certify_identity(const std::string& ca_secret_path, const Identity& holder,
+                                     uint64_t days, uint64_t now, const std::string& out_path);
 
 }  // namespace lattice::secure

@@ -23,6 +23,7 @@ Status Channel::receive(std::string_view bytes, ChannelOutput& out) {
     auto result = handshake_->take_result();
     handshake_.reset();
     peer_ = std::move(result.peer);
+    certified_key_ = result.certified_key;
     cipher_ = result.cipher;
     writer_ = std::make_unique<RecordWriter>(result.send_key, result.cipher);
     reader_ = std::make_unique<RecordReader>(result.receive_key, result.cipher);

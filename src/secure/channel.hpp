@@ -46,7 +46,9 @@ class Channel {
 
   bool established() const { return writer_ != nullptr; }
   const Identity& peer() const { return peer_; }  // valid once established
-  Cipher cipher() const { return cipher_; }       // likewise
+  // The peer's static key, when this side checked its certificate (revocations are by key).
+  const std::optional<StaticKey>& certified_key() const { return certified_key_; }
+  Cipher cipher() const { return cipher_; }  // likewise
   bool peer_finished() const { return reader_ && reader_->finished(); }
   // Why the handshake was refused (none while it runs, once it completed, or for a broken
   // record).
@@ -57,6 +59,7 @@ class Channel {
   std::unique_ptr<RecordWriter> writer_;
   std::unique_ptr<RecordReader> reader_;
   Identity peer_;
+  std::optional<StaticKey> certified_key_;
   Cipher cipher_ = Cipher::xchacha20poly1305;
   std::optional<Error> failed_;
 };

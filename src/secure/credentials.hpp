@@ -3,7 +3,8 @@
 //   a static X25519 key: certified by the operators' authority when an identity file is given,
 //   else one made for this process;
 //   the authority whose certificates it requires of its peers. Without one (the simple mode)
-//   a peer's claimed name is taken on the cluster key alone, as in handshake 2.
+//   a peer's claimed name is taken on the cluster key alone, as in handshake 2;
+//   the static keys whose certificates it no longer takes (revocation.hpp).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "secure/certificate.hpp"
 #include "secure/certificate_files.hpp"
 #include "secure/cluster_key.hpp"
+#include "secure/revocation.hpp"
 
 namespace lattice::secure {
 
@@ -27,6 +29,10 @@ class Credentials {
   const StaticKey& static_public() const { return static_public_; }
   const OwnIdentity* own() const { return own_ ? &*own_ : nullptr; }
   const std::optional<CaPublicKey>& authority() const { return authority_; }
+  const RevokedKeys& revoked() const { return revoked_; }
+  // Replaces the revoked keys (an agent's start and SIGHUP): later handshakes and launch
+  // signatures are judged by the new list.
+  void set_revoked(RevokedKeys keys) { revoked_ = std::move(keys); }
 
   // The handshake version this side opens links with: 3, or 2 while a cluster upgrades from a
   // release without handshake 3 (security.handshake). Responders answer both.
@@ -36,6 +42,7 @@ class Credentials {
   ClusterKey key_;
   std::optional<OwnIdentity> own_;
   std::optional<CaPublicKey> authority_;
+  RevokedKeys revoked_;
   Secret process_static_{kStaticKeyBytes};  // used when there is no identity file
   StaticKey static_public_{};               // static_secret()'s, computed once
 };

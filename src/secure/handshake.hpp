@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -57,6 +58,7 @@ struct HandshakeResult {
   Secret send_key{32};                        // this side's traffic key out
   Secret receive_key{32};                     // and in
   Cipher cipher = Cipher::xchacha20poly1305;  // the records' (both offered it)
+  std::optional<StaticKey> certified_key;     // the peer's, when its certificate was checked
 };
 
 class Handshake {

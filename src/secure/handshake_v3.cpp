@@ -116,6 +116,10 @@ struct HandshakeV3::State {
     auto checked = check_certificate(*certificate, *authority, claim->identity, proved,
                                      static_cast<uint64_t>(std::time(nullptr)));
     if (!checked) return refuse(checked.error().message);
+    if (credentials.revoked().count(proved))
+      return refuse(cat("its certificate (static key ", static_key_hex(proved),
+                        ") is revoked (security.revoked)"));
+    result.certified_key = proved;
     return std::move(claim->identity);
   }
 

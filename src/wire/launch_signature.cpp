@@ -44,7 +44,8 @@ Status sign_launch(schema::LaunchProcessesRequest::Builder request,
 }
 
 Result<uint64_t> check_launch_signature(schema::LaunchProcessesRequest::Reader request,
-                                        const secure::CaPublicKey& ca, uint64_t now) {
+                                        const secure::CaPublicKey& ca,
+                                        const secure::RevokedKeys& revoked, uint64_t now) {
   if (!request.hasLauncherSignature()) return make_error("it is not signed by its launcher");
   auto signed_by = request.getLauncherSignature();
   auto certificate = secure::decode_certificate(rpc::as_string(signed_by.getCertificate()));
@@ -55,6 +56,10 @@ Result<uint64_t> check_launch_signature(schema::LaunchProcessesRequest::Reader r
     return make_error(cat("its signer: ", certified.error().message));
   if (!certificate->signing_key)
     return make_error("its signer's certificate has no signing key (version 1)");
+  if (revoked.count(certificate->static_key))
+    return make_error(cat("its signer's certificate (static key ",
+                          secure::static_key_hex(certificate->static_key),
+                          ") is revoked (security.revoked)"));
   const uint64_t not_after = signed_by.getNotAfter();
   if (not_after < now)
     return make_error(cat("its signature expired ", now - not_after,

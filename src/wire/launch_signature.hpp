@@ -11,6 +11,7 @@
 #include "base/result.hpp"
 #include "lattice.capnp.h"
 #include "secure/certificate_files.hpp"
+#include "secure/revocation.hpp"
 
 namespace lattice::wire {
 
@@ -27,8 +28,10 @@ Status sign_launch(schema::LaunchProcessesRequest::Builder request,
                    const secure::OwnIdentity& launcher, uint64_t now);
 
 // The signature's not-after time when `request` carries a signature by a launcher that `ca`
-// certified with the name `request.launcherName`, good at `now`; else why not.
+// certified with the name `request.launcherName` and whose key is not `revoked`, good at `now`;
+// else why not.
 Result<uint64_t> check_launch_signature(schema::LaunchProcessesRequest::Reader request,
-                                        const secure::CaPublicKey& ca, uint64_t now);
+                                        const secure::CaPublicKey& ca,
+                                        const secure::RevokedKeys& revoked, uint64_t now);
 
 }  // namespace lattice::wire

@@ -118,7 +118,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     authority.fill(0x5a);
     auto raw = envelope.getBody().getLaunchProcesses();
     SignedRelays relays;
-    auto admitted = relays.admit(raw, *spec, authority, 1800000000);
+    auto admitted = relays.admit(raw, *spec, authority, {}, 1800000000);
     require(!admitted || (!raw.hasLauncherSignature() && !spec->allocation_id.empty()),
             "taken below the head only unsigned, inside an allocation");
   });

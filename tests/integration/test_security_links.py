@@ -4,6 +4,7 @@ key in a launch's peer list; authenticated peers in the wrong role (not in the l
 member forging another node's fromNode, or, toward a launcher, another node's rank exits); and the agent's memory and fds under abuse. After
 every probe the agent is alive, says why it refused, and serves the next good launch."""
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -247,20 +248,25 @@ def new_authority(c, name):
 
 
 def certifier(c, ca):
-    """certify(who, authority=ca): an identity file by lattice-agentd --certify, for two days."""
+    """certify(who, authority=ca): an identity file by lattice-agentd --certify, for two days;
+    certify.keys maps it to the static key --certify printed."""
     def certify(who, authority=ca):
         out = os.path.join(c.dir, who.replace(":", "-") + os.path.basename(authority) + ".id")
-        subprocess.run([AGENTD, "--certify", who, "--ca", authority, "--out", out, "--days", "2"],
-                       check=True, stdout=subprocess.DEVNULL)
+        p = subprocess.run([AGENTD, "--certify", who, "--ca", authority, "--out", out, "--days",
+                            "2"], check=True, stdout=subprocess.PIPE, text=True)
+        certify.keys[out] = p.stdout.split("static key ")[1].split()[0]
         return out
+    certify.keys = {}
     return certify
 
 
-def certified_config(c, ca, node, identity):
-    """An agent configuration with this identity, requiring certificates of authority `ca`."""
+def certified_config(c, ca, node, identity, revoked=None):
+    """An agent configuration with this identity, requiring certificates of authority `ca` (and
+    taking none whose key is listed in the file `revoked`)."""
     path = os.path.join(c.dir, f"{node}-{os.path.basename(identity)}.yaml")
+    extra = f", revoked: {revoked}" if revoked else ""
     with open(path, "w") as f:
-        f.write(f"security: {{identity_file: {identity}, certificate_authority: {ca}.pub}}\n")
+        f.write(f"security: {{identity_file: {identity}, certificate_authority: {ca}.pub{extra}}}\n")
     return path
 
 
@@ -398,6 +404,64 @@ def signed_relayed_launches(c):
                          "/bin/true"],
                         env={"LATTICE_IDENTITY_FILE": ops, "LATTICE_AUTHORITY_FILE": ca + ".pub"})
     expect_status(good, 0)
+
+
+def revoked_identities(c):
+    """security.revoked lists static keys the operators no longer trust, re-read on SIGHUP:
+    n1 then closes the link it has with a revoked n2 (the launch running over it fails, naming
+    n2) and refuses n2's handshakes, and a revoked launcher is refused; an identity certified
+    anew, with a new key under the same name, is taken again."""
+    ca = new_authority(c, "ca.key")
+    certify = certifier(c, ca)
+    revoked = os.path.join(c.dir, "revoked")
+    with open(revoked, "w") as f:
+        f.write("# static keys no longer trusted\n")
+    n2_identity = certify("agent:n2")
+    n1 = c.start_agent("n1", ["--listen", "127.0.0.1:0", "--config",
+                              certified_config(c, ca, "n1", certify("agent:n1"), revoked)])
+    n2 = c.start_agent("n2", ["--listen", "127.0.0.2:0", "--config",
+                              certified_config(c, ca, "n2", n2_identity)])
+    check(n2.wait_log(f"static key {certify.keys[n2_identity]}"), f"n2 did not log its key\n"
+          f"{n2.log()}")
+    ops = certify("launcher:ops")
+    env = {"LATTICE_IDENTITY_FILE": ops, "LATTICE_AUTHORITY_FILE": ca + ".pub"}
+    args = ["--agents", addresses([n1, n2]), "-n", "4", "/bin/sh", "-c",
+            f"{prog('mpi_check')} && sleep 30"]
+    p = c.start_launch(args, env=env)
+    started = time.monotonic()
+    check(wait_until(lambda: len(c.survivors()) >= 4, 20), "the launch's ranks never started")
+    time.sleep(2)  # past MPI_Init's fence: n1 and n2 are linked
+    with open(revoked, "a") as f:
+        f.write(f"{certify.keys[n2_identity]}  # n2, lost\n")
+    n1.proc.send_signal(signal.SIGHUP)
+    check(n1.wait_log("closing the link of agent n2: its certificate is revoked"),
+          f"n1 kept its link with the revoked n2\n{n1.log()}")
+    check(n1.wait_log("SIGHUP: 1 revoked keys in"), f"n1 did not say what it read\n{n1.log()}")
+    r = c.finish_launch(p, args, started, 60)
+    check(r.code not in (0, None) and "node n2" in r.err and "certificate is revoked" in r.err,
+          f"the launch did not fail naming n2's revocation\n"
+          f"{r.describe()}\n{n1.log()}")
+    r = c.run_launch(["--agents", addresses([n1, n2]), "--fence-timeout", "5", "-n", "2",
+                      prog("mpi_check")], env=env)
+    check(r.code not in (0, None), f"a launch over the revoked n2 ran\n{r.describe()}")
+    check(n1.wait_log(f"agent n2 is not certified: its certificate (static key "
+                      f"{certify.keys[n2_identity]}) is revoked"),
+          f"n1 did not refuse n2's handshake by its revocation\n{n1.log()}")
+    # The launcher's key too.
+    with open(revoked, "a") as f:
+        f.write(certify.keys[ops] + "\n")
+    n1.proc.send_signal(signal.SIGHUP)
+    check(n1.wait_log("SIGHUP: 2 revoked keys in"), f"n1 did not re-read\n{n1.log()}")
+    r = c.run_launch(["--agents", n1.address, "/bin/true"], env=env)
+    check(r.code not in (0, None) and "it refused this side's identity" in r.err,
+          f"a revoked launcher was not refused\n{r.describe()}")
+    # Certified anew (a new key under the same name), the launcher is taken again.
+    renewed = os.path.join(c.dir, "ops-renewed.id")
+    subprocess.run([AGENTD, "--certify", "launcher:ops", "--ca", ca, "--out", renewed, "--days",
+                    "2"], check=True, stdout=subprocess.DEVNULL)
+    expect_status(c.run_launch(["--agents", n1.address, "-n", "2", prog("mpi_check")],
+                               env={"LATTICE_IDENTITY_FILE": renewed,
+                                    "LATTICE_AUTHORITY_FILE": ca + ".pub"}), 0)
 
 
 def handshake_2_served(c):
@@ -674,6 +738,7 @@ if __name__ == "__main__":
         ("versions_and_ciphers", versions_and_ciphers),
         ("certified_identities", certified_identities),
         ("signed_relayed_launches", signed_relayed_launches),
+        ("revoked_identities", revoked_identities),
         ("handshake_2_served", handshake_2_served),
         ("protocol_versions", protocol_versions),
         ("random_bytes", random_bytes),

@@ -220,7 +220,7 @@ compat: {set_slurm_env: true}
 security: {key_file: "/etc/lattice/my key", allow_root_jobs: true,
            allow_root_job_env: [BASH_ENV, "PYTHON*", "LUA_[CP]PATH"],
            identity_file: /etc/lattice/identity, certificate_authority: /etc/lattice/ca.pub,
-           handshake: 2}
+           revoked: /etc/lattice/revoked, handshake: 2}
 limits: {max_world_size: 77, max_handshakes_per_source: 3}
 jobs: {containment: cgroup1, propagate_limits: "nofile, stack"}
 gpus: [{index: 1, vendor: amd, numa: 1}, {vendor: nvidia, index: 0}]
@@ -249,6 +249,7 @@ gpus: [{index: 1, vendor: amd, numa: 1}, {vendor: nvidia, index: 0}]
   CHECK(again->max_world_size == 77);
   CHECK(again->identity_file == "/etc/lattice/identity");
   CHECK(again->certificate_authority == "/etc/lattice/ca.pub");
+  CHECK(again->revoked == "/etc/lattice/revoked");
   CHECK(again->handshake == 2);
   CHECK(again->max_handshakes_per_source == 3);
   CHECK(again->containment == proc::ContainmentMode::cgroup1);
@@ -267,6 +268,7 @@ gpus: [{index: 1, vendor: amd, numa: 1}, {vendor: nvidia, index: 0}]
         "security:\n  # key_file: not set (the agent refuses to start without one)\n"
         "  # identity_file: not set\n"
         "  # certificate_authority: not set (peers named on the cluster key alone)\n"
+        "  # revoked: not set\n"
         "  handshake: 3\n"
         "  allow_root_jobs: false\n  allow_root_job_env: []\n  handshake_timeout: 5\n"
         "limits:\n  max_ranks_per_node: 1024\n  max_world_size: 1048576\n  max_connections: 1024\n"
@@ -353,7 +355,8 @@ TEST_CASE("a reload takes what may change while launches run, and names what may
   auto running = parse_config("log_level: info\nlisten: 10.0.0.1:7400\n", "agent.yaml");
   auto fresh = parse_config(
       "log_level: debug\nlisten: 10.0.0.2:7400\nlimits: {max_connections: 77}\n"
-      "security: {allow_root_jobs: true}\njobs: {propagate_limits: NONE, containment: subreaper}\n",
+      "security: {allow_root_jobs: true, revoked: /etc/lattice/revoked}\n"
+      "jobs: {propagate_limits: NONE, containment: subreaper}\n",
       "agent.yaml");
   REQUIRE(running);
   REQUIRE(fresh);
@@ -361,6 +364,7 @@ TEST_CASE("a reload takes what may change while launches run, and names what may
   CHECK(next.config.log_level == LogLevel::debug);
   CHECK(next.config.max_connections == 77);
   CHECK(next.config.propagate_limits.empty());
+  CHECK(next.config.revoked == "/etc/lattice/revoked");  // revocations apply without a restart
   CHECK(next.config.listen_host == "10.0.0.1");
   CHECK(!next.config.allow_root_jobs);
   CHECK(next.config.containment == proc::ContainmentMode::automatic);

@@ -13,12 +13,15 @@
 #include <fstream>
 #include <string>
 
+#include "base/strings.hpp"
 #include "secure/certificate_files.hpp"
 #include "secure/credentials.hpp"
+#include "secure/revocation.hpp"
 #include "secure/signature.hpp"
 #include "secure_test_support.hpp"
 
 using namespace lattice::secure;
+using lattice::cat;
 using namespace lattice::secure::testing;
 
 namespace {
@@ -233,6 +236,34 @@ TEST_CASE("the operators' files: an authority, and identity files it certifies")
         std::string::npos);
 }
 
+TEST_CASE("a revocation file lists static keys, one a line, and names a bad line") {
+  const std::string a(64, 'a'),
+      b = "0123456789abcdef0123456789ABCDEF0123456789abcdef0123456789abcdef";
+  auto keys =
+      parse_revoked(cat("# lost nodes\n\n", a, "\n  ", b, "  # n7, 2026-11-28\r\n", a, "#again\n"));
+  REQUIRE_MESSAGE(keys, keys.error().message);
+  CHECK(keys->size() == 2);
+  StaticKey key{};
+  key.fill(0xaa);
+  CHECK(keys->count(key) == 1);
+  CHECK(static_key_hex(key) == a);
+  CHECK(parse_revoked("").value().empty());
+  auto bad = parse_revoked(cat(a, "\n", a.substr(2), "\n"));
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("line 2 is not a static key") != std::string::npos);
+  CHECK_FALSE(parse_revoked("n7\n"));
+  CHECK_FALSE(parse_revoked(a + "ff\n"));
+  TempDir d;
+  CHECK(load_revoked_file(d.path + "/none").error().message.find("cannot read revocation file") !=
+        std::string::npos);
+  {
+    std::ofstream out(d.path + "/big");
+    out << std::string(kMaxRevokedFile + 1, '#');
+  }
+  CHECK(load_revoked_file(d.path + "/big").error().message.find("holds more than") !=
+        std::string::npos);
+}
+
 TEST_CASE("a launcher's identity signs; an agent's does not") {
   TempDir d;
   const std::string ca = d.path + "/ca.key";
@@ -348,6 +379,23 @@ TEST_CASE("an authority refuses peers without a certificate for what they claim"
     Pair p(thief, agent, kOps, kN1);
     CHECK_FALSE(p.handshake());
     CHECK(p.responder_error.find("the link proved") != std::string::npos);
+  }
+  SUBCASE("a revoked certificate, refused by its static key; then a new key for the name") {
+    OwnIdentity lost = ca.certify(kOps);
+    const StaticKey lost_key = lost.certificate.static_key;
+    auto launcher = ca.with(std::move(lost), false);
+    agent.set_revoked({lost_key});
+    Pair p(launcher, agent, kOps, kN1);
+    CHECK_FALSE(p.handshake());
+    CHECK(p.responder_error == cat("handshake failed: launcher ops is not certified: its "
+                                   "certificate (static key ",
+                                   static_key_hex(lost_key), ") is revoked (security.revoked)"));
+    CHECK(p.responder.refusal() == Refusal::certificate);
+    auto renewed = ca.credentials(kOps, false);
+    Pair q(renewed, agent, kOps, kN1);
+    REQUIRE(q.handshake());
+    REQUIRE(q.responder.certified_key());
+    CHECK(*q.responder.certified_key() == renewed.own()->certificate.static_key);
   }
   SUBCASE("an expired certificate") {
     auto old = ca.with(ca.certify(kOps, static_cast<uint64_t>(std::time(nullptr)) - 60), false);

@@ -15,7 +15,7 @@ using namespace lattice::testing;
 namespace {
 
 std::string why(rpc::Outgoing& m, const secure::CaPublicKey& ca, uint64_t now = kNow) {
-  auto checked = wire::check_launch_signature(body(m).asReader(), ca, now);
+  auto checked = wire::check_launch_signature(body(m).asReader(), ca, {}, now);
   REQUIRE_FALSE(checked);
   return checked.error().message;
 }
@@ -35,14 +35,19 @@ TEST_CASE("a signed relayed request checks at every node index, and only unchang
   CHECK(body(m).getLauncherSignature().getNotAfter() == kNow + wire::kLaunchSignatureSeconds);
   for (uint32_t index : {0u, 1u, 2u}) {
     body(m).setNodeIndex(index);  // what each relay changes
-    auto checked = wire::check_launch_signature(body(m).asReader(), f.authority, kNow);
+    auto checked = wire::check_launch_signature(body(m).asReader(), f.authority, {}, kNow);
     REQUIRE_MESSAGE(checked, checked.error().message);
     CHECK(*checked == kNow + wire::kLaunchSignatureSeconds);
   }
+  // Not once the launcher's key is revoked.
+  const secure::RevokedKeys revoked{ops.certificate.static_key};
+  auto refused = wire::check_launch_signature(body(m).asReader(), f.authority, revoked, kNow);
+  REQUIRE_FALSE(refused);
+  CHECK(has(refused.error().message, ") is revoked (security.revoked)"));
   // A relay's copy (a new message, as launch_route_relay makes it) checks the same.
   rpc::Outgoing copy;
   copy.body().setLaunchProcesses(body(m).asReader());
-  CHECK(wire::check_launch_signature(body(copy).asReader(), f.authority, kNow + 599));
+  CHECK(wire::check_launch_signature(body(copy).asReader(), f.authority, {}, kNow + 599));
 
   // Anything else a relay might change breaks it.
   auto changed = [&](auto change) {

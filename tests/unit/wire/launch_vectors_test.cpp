@@ -106,7 +106,7 @@ TEST_CASE("docs/protocol.md's launch signature vectors") {
   std::memcpy(authority.data(), ca_public, 32);
   auto received = reader.getRoot<schema::LaunchProcessesRequest>();
   CHECK(received.getNodeIndex() == 2);
-  auto checked = wire::check_launch_signature(received, authority, not_after - 1);
+  auto checked = wire::check_launch_signature(received, authority, {}, not_after - 1);
   REQUIRE_MESSAGE(checked, checked.error().message);
   CHECK(*checked == not_after);
   CHECK(v.unused().empty());
