@@ -76,6 +76,26 @@ struct TempDir {
   ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
 };
 
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Why the identity file at `path`, with byte `at` flipped, is refused.
+std::string refusal_with_byte_flipped(const std::string& path, size_t at) {
+  std::string bytes = file_bytes(path);
+  bytes[at] ^= 1;
+  const std::string changed = path + ".changed";
+  {
+    std::ofstream out(changed, std::ios::binary | std::ios::trunc);
+    out << bytes;
+  }
+  ::chmod(changed.c_str(), 0600);
+  auto refused = load_identity_file(changed);
+  REQUIRE_FALSE(refused);
+  return refused.error().message;
+}
+
 const Identity kN1{Role::agent, "n1"};
 const Identity kN2{Role::agent, "n2"};
 const Identity kOps{Role::launcher, "ops"};
@@ -192,21 +212,7 @@ TEST_CASE("the operators' files: an authority, and identity files it certifies")
             .message.find("cannot be certified") != std::string::npos);
 
   // A static secret that is not the certificate's is refused with the file's name.
-  std::string bytes;
-  {
-    std::ifstream in(n1, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
-  bytes[10] ^= 1;
-  const std::string swapped = d.path + "/swapped.identity";
-  {
-    std::ofstream out(swapped, std::ios::binary);
-    out << bytes;
-  }
-  ::chmod(swapped.c_str(), 0600);
-  auto refused = load_identity_file(swapped);
-  REQUIRE_FALSE(refused);
-  CHECK(refused.error().message.find("for another static key") != std::string::npos);
+  CHECK(refusal_with_byte_flipped(n1, 10).find("for another static key") != std::string::npos);
   // Credentials check their own identity where its file is named: expired, or of another
   // authority, it would only be refused by every peer.
   REQUIRE(generate_key_file(d.path + "/cluster.key"));
@@ -278,11 +284,7 @@ TEST_CASE("a launcher's identity signs; an agent's does not") {
   auto agent = load_identity_file(n1);
   REQUIRE(agent);
   // Launchers get version 2 files and certificates, with a signing key; agents version 1.
-  std::string bytes;
-  {
-    std::ifstream in(ops, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  const std::string bytes = file_bytes(ops);
   CHECK(bytes.substr(0, 8) == std::string("LTCIDNT\x02"));
   CHECK(bytes.substr(8 + 32 + 32, 8) == std::string("LTCCERT\x02"));
   REQUIRE(launcher->signing_secret);
@@ -306,16 +308,8 @@ TEST_CASE("a launcher's identity signs; an agent's does not") {
   CHECK(unsigned_.error().message.find("has no signing key") != std::string::npos);
 
   // A signing seed that is not the certificate's is refused with the file's name.
-  bytes[8 + 32 + 3] ^= 1;
-  const std::string swapped = d.path + "/swapped.identity";
-  {
-    std::ofstream out(swapped, std::ios::binary);
-    out << bytes;
-  }
-  ::chmod(swapped.c_str(), 0600);
-  auto refused = load_identity_file(swapped);
-  REQUIRE_FALSE(refused);
-  CHECK(refused.error().message.find("for another signing key") != std::string::npos);
+  CHECK(refusal_with_byte_flipped(ops, 8 + 32 + 3).find("for another signing key") !=
+        std::string::npos);
 
   // A version 2 launcher establishes with a certifying agent as version 1 ones do.
   uint8_t key[kClusterKeyBytes];

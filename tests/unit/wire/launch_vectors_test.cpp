@@ -11,8 +11,8 @@
 
 #include "base/strings.hpp"
 #include "protocol_vectors.hpp"
-#include "rpc/outgoing.hpp"
 #include "secure/certificate_files.hpp"
+#include "signed_request_support.hpp"
 #include "wire/launch_signature.hpp"
 
 using namespace lattice;
@@ -55,25 +55,8 @@ TEST_CASE("docs/protocol.md's launch signature vectors") {
   CHECK(to_hex(ops.certificate_bytes) == to_hex(v.bytes("launcher_certificate")));
 
   // The request as docs/protocol.md describes it, signed as the launcher signs it.
-  rpc::Outgoing m;
-  auto req = m.body().initLaunchProcesses();
-  req.setLaunchId("L1");
-  req.setEntrypoint("/bin/true");
-  req.setWorldSize(3);
-  req.setTasksPerNode(1);
-  auto peers = req.initPeers(3);
-  for (unsigned i = 0; i < 3; ++i) {
-    peers[i].setNodeId("n" + std::to_string(i + 1));
-    peers[i].setHost("127.0.0." + std::to_string(i + 1));
-    peers[i].setPort(7400);
-  }
-  req.setRelayed(true);
-  req.setFanout(2);
-  req.setLauncherName("ops");
-  auto user = req.initUser();
-  user.setUid(1000);
-  user.setGid(1000);
-  user.setName("alice");
+  rpc::Outgoing m = testing::request("ops", false);
+  auto req = m.body().getLaunchProcesses();
   REQUIRE(wire::sign_launch(req, ops, not_after - wire::kLaunchSignatureSeconds));
 
   // What it signed: the context and the canonical form at node index 0 with no signature,

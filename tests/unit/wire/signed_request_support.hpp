@@ -36,8 +36,9 @@ struct Files {
   }
 };
 
-// A relayed request of three nodes, launched by `launcher`, addressed to node 0.
-inline rpc::Outgoing request(const std::string& launcher = "ops") {
+// A relayed request of three nodes, launched by `launcher`, addressed to node 0 (docs/protocol.md's
+// launch vectors are this request without CXI credentials).
+inline rpc::Outgoing request(const std::string& launcher = "ops", bool cxi = true) {
   rpc::Outgoing m;
   auto req = m.body().initLaunchProcesses();
   req.setLaunchId("L1");
@@ -53,9 +54,11 @@ inline rpc::Outgoing request(const std::string& launcher = "ops") {
   req.setRelayed(true);
   req.setFanout(2);
   req.setLauncherName(launcher);
-  req.initUser().setName("alice");
-  req.getUser().setUid(1000);
-  req.initCxiCredentials().setAuthKey(kj::StringPtr("not a real key").asBytes());
+  auto user = req.initUser();
+  user.setUid(1000);
+  user.setGid(1000);
+  user.setName("alice");
+  if (cxi) req.initCxiCredentials().setAuthKey(kj::StringPtr("not a real key").asBytes());
   return m;
 }
 
