@@ -239,7 +239,7 @@ Status distribution(const std::string& spelled, const std::string& value,
   if (levels[0] != "block" && levels[0] != "cyclic")
     return make_error(cat(spelled, " ", value, ": '", levels[0],
                           "' is not supported (lattice launch distributes block or cyclic)"));
-  out.insert(out.end(), {"--distribution", levels[0]});
+  out.push_back("--distribution=" + levels[0]);
   return {};
 }
 
@@ -250,7 +250,7 @@ void cpu_bind(const std::string& value, std::vector<std::string>& out) {
   std::vector<std::string> kept;
   for (const auto& item : split(value, ','))
     if (item != "verbose" && item != "v" && item != "quiet" && item != "q") kept.push_back(item);
-  if (!kept.empty()) out.insert(out.end(), {"--cpu-bind", join(kept, ",")});
+  if (!kept.empty()) out.push_back("--cpu-bind=" + join(kept, ","));
 }
 
 // srun's --mpi: the PMIx plugins -> lattice's PMIx tier; pmi2 -> its PMI-2; none -> nothing:
@@ -259,9 +259,9 @@ void cpu_bind(const std::string& value, std::vector<std::string>& out) {
 Status mpi(const std::string& value, std::vector<std::string>& out) {
   if (value == "pmix" || value == "pmix_v2" || value == "pmix_v3" || value == "pmix_v4" ||
       value == "pmix_v5")
-    out.insert(out.end(), {"--pmi", "pmix"});
+    out.emplace_back("--pmi=pmix");
   else if (value == "pmi2")
-    out.insert(out.end(), {"--pmi", "pmi2"});
+    out.emplace_back("--pmi=pmi2");
   else if (value != "none")
     return make_error(cat("--mpi=", value,
                           " is not supported (lattice launch serves pmix, pmix_v2 to pmix_v5, "
@@ -278,8 +278,7 @@ Status apply(const SrunOption& o, const std::string& spelled, const std::string*
     case Does::ignore:
       return {};
     case Does::rename:
-      out.emplace_back(o.text);
-      if (value) out.push_back(*value);
+      out.push_back(value ? cat(o.text, '=', *value) : std::string(o.text));
       return {};
     case Does::special:
       break;
@@ -291,7 +290,7 @@ Status apply(const SrunOption& o, const std::string& spelled, const std::string*
       return make_error(cat(spelled, " ", *value,
                             ": a range of node counts is not supported (lattice launch runs on "
                             "exactly N nodes); give one number"));
-    out.insert(out.end(), {"--nodes", *value});
+    out.push_back("--nodes=" + *value);
   } else if (o.name == "distribution") {
     return distribution(spelled, *value, out);
   } else if (o.name == "cpu-bind" || o.name == "cpu_bind") {
@@ -300,7 +299,7 @@ Status apply(const SrunOption& o, const std::string& spelled, const std::string*
     // Only "verbose," (srun prints the binding) is dropped; the rest is lattice launch's to judge.
     std::string_view bind = *value;
     if (starts_with(bind, "verbose,")) bind.remove_prefix(8);
-    out.insert(out.end(), {"--gpu-bind", std::string(bind)});
+    out.push_back(cat("--gpu-bind=", bind));
   } else if (o.name == "mpi") {
     return mpi(*value, out);
   } else if (o.name == "exclusive") {

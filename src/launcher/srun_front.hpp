@@ -12,6 +12,7 @@ namespace lattice::launcher {
 
 // srun's arguments (argv after the program name) -> `lattice launch`'s (after "launch"): always
 // --slurm-compat, the options mapped, then "--" and the program with its arguments untouched.
+// Values are attached (--chdir=DIR), so one that looks like an option or like "--" stays a value.
 // An srun option lattice cannot honour is an error naming it and why, never silently dropped;
 // the result is also checked by parse_launch_options, so values lattice would refuse (a bad
 // -n, an unknown --output pattern) fail here, before anything is exec'd.
