@@ -31,8 +31,7 @@ std::string error_of(const Args& srun) {
 TEST_CASE("srun front: the program and its arguments pass untouched") {
   auto out = translate_srun(Args{"-n", "2", "./app", "-n", "5", "--mem", "1G", "-"});
   REQUIRE(out);
-  CHECK(*out ==
-        Args{"--slurm-compat", "--ntasks=2", "--", "./app", "-n", "5", "--mem", "1G", "-"});
+  CHECK(*out == Args{"--slurm-compat", "--ntasks=2", "--", "./app", "-n", "5", "--mem", "1G", "-"});
   // After "--" even a program named like an option.
   out = translate_srun(Args{"-l", "--", "-odd", "--label"});
   REQUIRE(out);
