@@ -319,6 +319,7 @@ struct Failure {
   timeoutMs @8 :UInt64;
   peer @9 :Text;
   memoryLimit @10 :UInt64;       # outOfMemory
+  peerEnded @11 :Bool;           # nodeLost: `peer` ended the link itself (its report says why)
 }
 
 struct AbortProcesses {

@@ -60,8 +60,8 @@ Agent::Agent(net::Loop& loop, config::AgentConfig config, secure::Credentials& c
       peers_(loop, *this,
              NodeLinks::Options{{config_.heartbeat_interval_ms, config_.heartbeat_misses},
                                 link_linger_ms(config_)},
-             [this](const std::string& node_id, const std::string& reason) {
-               node_lost(node_id, reason);
+             [this](const std::string& node_id, const std::string& reason, bool peer_ended) {
+               node_lost(node_id, reason, peer_ended);
              }),
       early_(kMaxEarlyBytes, kMaxEarlyAgeMs),
       reaper_(loop),
@@ -136,10 +136,10 @@ Status Agent::start(int ready_fd) {
   return {};
 }
 
-void Agent::node_lost(const std::string& node_id, const std::string& reason) {
+void Agent::node_lost(const std::string& node_id, const std::string& reason, bool peer_ended) {
   for (auto& [id, entry] : launches_) {
     entry.route->peer_lost(node_id, reason);
-    entry.launch->peer_lost(node_id, reason);
+    entry.launch->peer_lost(node_id, reason, peer_ended);
   }
 }
 

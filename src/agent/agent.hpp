@@ -148,7 +148,8 @@ class Agent : private NodeLinks::Host,
   void reload();
   void reload_revocations();  // security.revoked re-read; revoked peers' links closed
   // A peer agent gone (its link lost, or its certificate revoked): the launches it is in fail.
-  void node_lost(const std::string& node_id, const std::string& reason);
+  // `peer_ended`: it closed the link itself (Failure::peer_ended).
+  void node_lost(const std::string& node_id, const std::string& reason, bool peer_ended = false);
   void reap();  // destroys closed connections and ended launches, outside their callbacks
   // A report from below on a relayed launch's link: to its route.
   void pass_up(const Sender& sender, schema::Envelope::Reader envelope);

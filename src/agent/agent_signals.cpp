@@ -82,9 +82,10 @@ void Agent::reload_revocations() {
   for (uint64_t id : gone) {
     const secure::Identity peer = connections_.at(id)->identity();
     LAT_LOG(warn, "auth", "closing the link of ", secure::describe(peer), ": ", why);
-    drop(id, why);
-    // Its part of any launch is no longer trusted: those launches end, naming it.
+    // Its part of any launch is no longer trusted: those launches end, naming it, before the
+    // close, which the peer reports as its link ended by this node.
     if (peer.role == secure::Role::agent) node_lost(peer.name, why);
+    drop(id, why);
   }
   if (!config_.revoked.empty())
     LAT_LOG(info, "agent", "SIGHUP: ", credentials_.revoked().size(), " revoked keys in ",

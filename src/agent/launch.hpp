@@ -159,7 +159,8 @@ class Launch : private WireUpEvents, private RankSet::Events, private LaunchHatc
   // An abort from the launcher or from one of the launch's nodes (as its link proved).
   void abort_received(policy::AbortSource from, Failure failure);
   // The link to agent `node_id` was lost: fails the launch when that node is one of its nodes.
-  void peer_lost(const std::string& node_id, const std::string& reason);
+  // `peer_ended`: that agent closed it itself (Failure::peer_ended).
+  void peer_lost(const std::string& node_id, const std::string& reason, bool peer_ended);
   void launcher_lost(const std::string& reason);
   // The agent is stopping: SIGTERM and a grace, or SIGKILL at once for `kill_now`.
   void shutdown(int signum, bool kill_now);

@@ -47,11 +47,11 @@ void Launch::hold_neighbour_links() {
         peers_.hold(spec_.peers[static_cast<size_t>(node)], node == fence_.parent()));
 }
 
-void Launch::peer_lost(const std::string& node_id, const std::string& reason) {
+void Launch::peer_lost(const std::string& node_id, const std::string& reason, bool peer_ended) {
   if (int node = spec_.peers.find(node_id); node >= 0) {
     // The collectives it was in can no longer complete: their other nodes hear so now.
     connects_.node_lost(node, cat("node ", node_id, " was lost: ", reason));
-    run(policy_.peer_lost(node, node_id, reason));
+    run(policy_.peer_lost(node, node_id, reason, peer_ended));
   }
 }
 

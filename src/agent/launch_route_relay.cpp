@@ -163,7 +163,7 @@ void LaunchRoute::launcher_lost(const std::string& reason) {
             log_fields({{"launch", spec().launch_id}, {"node", node_id_}, {"peer", p.node_id}}));
     const std::string why = cat("its link to this node closed (", reason, ")");
     if (relay_->lost(parent)) report(wire::node_answer({spec().launch_id, parent, {}, why, true}));
-    launch_->peer_lost(p.node_id, why);
+    launch_->peer_lost(p.node_id, why, false);
     // Below, nobody else may hear of it (the head may be what was lost): the abort goes down.
     policy::Failure failure;
     failure.kind = policy::FailureKind::node_lost;

@@ -199,7 +199,8 @@ void NodeLinks::closed(uint64_t conn, const Error& why) {
     }
     return;  // awaited while held or needed, else forgotten at the next tick
   }
-  lose(node, cat("connection closed (", why.message, ")"), false);
+  lose(node, cat("connection closed (", why.message, ")"), false,
+       why.kind == ErrorKind::closed_by_peer);
 }
 
 bool NodeLinks::may_close(uint64_t conn) {
@@ -219,7 +220,8 @@ bool NodeLinks::may_close(uint64_t conn) {
   return true;
 }
 
-void NodeLinks::lose(const std::string& node_id, const std::string& reason, bool close) {
+void NodeLinks::lose(const std::string& node_id, const std::string& reason, bool close,
+                     bool peer_ended) {
   auto it = links_.find(node_id);
   if (it == links_.end()) return;
   std::unique_ptr<Link> link = std::move(it->second);
@@ -233,7 +235,7 @@ void NodeLinks::lose(const std::string& node_id, const std::string& reason, bool
     c.cb(make_error(cat("connection closed: ", reason)));
   // Launches that use the peer say so at warn level; a peer going away is otherwise routine.
   LAT_LOG(info, "link", "peer ", node_id, " lost: ", reason, log_fields({{"peer", node_id}}));
-  on_lost_(node_id, reason);
+  on_lost_(node_id, reason, peer_ended);
 }
 
 void NodeLinks::ask_to_close(Link& link) {

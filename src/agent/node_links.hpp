@@ -66,8 +66,10 @@ class NodeLinks {
     NodeLinks* links_ = nullptr;
     std::string node_;
   };
-  // Called once per lost link to `node_id` (a later send makes a new one).
-  using LostFn = std::function<void(const std::string& node_id, const std::string& reason)>;
+  // Called once per lost link to `node_id` (a later send makes a new one). `peer_ended`: the
+  // peer closed a link this side made, cleanly: it does so only for a reason it reports itself.
+  using LostFn =
+      std::function<void(const std::string& node_id, const std::string& reason, bool peer_ended)>;
   NodeLinks(net::Loop& loop, Host& host, Options options, LostFn on_lost);
   ~NodeLinks();
 
@@ -122,7 +124,8 @@ class NodeLinks {
   rpc::Session* session(const Link& link);
   void flush(Link& link);
   // `close`: this side ends the connection (its own verdict), rather than hearing it closed.
-  void lose(const std::string& node_id, const std::string& reason, bool close);
+  void lose(const std::string& node_id, const std::string& reason, bool close,
+            bool peer_ended = false);
   void release(const std::string& node_id);
   bool held(const std::string& node_id) const { return holds_.count(node_id) != 0; }
   void tick();  // heartbeats for held links; unused ones closed, or forgotten when never made

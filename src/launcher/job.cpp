@@ -441,7 +441,10 @@ void Job::on_message(int via, schema::Envelope::Reader envelope) {
       for (auto& s : end.stragglers)
         stragglers_.push_back(Straggler{s.rank, id(*node), std::move(s.pmi_state),
                                         std::move(s.last_command), s.idle_ms});
-      run(policy_.ended(*node, std::move(end.failure)));
+      // A node that lost its link to the head could not tell it (policy/launch_policy.cpp).
+      const bool head_told = !end.failure || end.failure->kind != policy::FailureKind::node_lost ||
+                             end.failure->peer != id(layout_.head());
+      run(policy_.ended(*node, std::move(end.failure), head_told));
       return input_.pace();  // it takes no more input
     }
     case schema::Envelope::Body::PMIX_SPAWN:

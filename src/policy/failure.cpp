@@ -50,6 +50,9 @@ std::string describe(const Failure& f) {
     case FailureKind::fence_timeout:
       return cat("fence ", f.fence_epoch, " timed out after ", f.timeout_ms / 1000.0, " s");
     case FailureKind::node_lost:
+      if (f.peer_ended)  // the detail only says the link closed cleanly
+        return cat("node ", f.peer, " closed its link",
+                   f.node.empty() ? "" : cat(" with ", f.node));
       return cat("node ", f.peer, " lost (", f.detail, ")");
     case FailureKind::launcher_lost:
       return cat("the launcher's connection was lost (", f.detail, ")");

@@ -43,6 +43,10 @@ struct Failure {
   uint64_t timeout_ms = 0;       // fence_timeout, time_limit
   std::string peer = {};         // node_lost: the node id lost
   uint64_t memory_limit = 0;     // out_of_memory
+  // node_lost: `peer` ended the link itself, cleanly. It does so only for a reason of its own
+  // (a revoked certificate, missed heartbeats, its shutdown), which its own report gives: this
+  // failure only echoes that one.
+  bool peer_ended = false;
 };
 
 // The kind's name as in the enum ("exited", "fence_timeout"): a metrics label.

@@ -6,7 +6,9 @@
 namespace lattice::policy {
 
 void record_failure(std::optional<Failure>& current, Failure candidate) {
-  if (!current || (current->rank < 0 && candidate.rank >= 0)) current = std::move(candidate);
+  // Higher explains more: naming a rank, then an account of its own.
+  auto weight = [](const Failure& f) { return (f.rank >= 0 ? 2 : 0) + (f.peer_ended ? 0 : 1); };
+  if (!current || weight(candidate) > weight(*current)) current = std::move(candidate);
 }
 
 JobPolicy::JobPolicy(int nodes, int head, bool kill_on_bad_exit)
@@ -33,7 +35,8 @@ std::vector<JobAction> JobPolicy::accepted(int node) {
   return out;
 }
 
-std::vector<JobAction> JobPolicy::ended(int node, std::optional<Failure> failure) {
+std::vector<JobAction> JobPolicy::ended(int node, std::optional<Failure> failure,
+                                        bool head_told) {
   Node& n = nodes_.at(static_cast<size_t>(node));
   std::vector<JobAction> out;
   n.ended = true;
@@ -46,7 +49,7 @@ std::vector<JobAction> JobPolicy::ended(int node, std::optional<Failure> failure
   } else if (failure) {
     n.ended_failed = true;
     // The failing agent has told its head (or is the head, and has told everyone).
-    out = abort(std::move(*failure), true);
+    out = abort(std::move(*failure), head_told || node == head_);
   } else {
     dispatch(out);  // a head that ended cleanly while aborting passed nothing on
   }

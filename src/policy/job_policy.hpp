@@ -36,7 +36,8 @@ struct DropNode {  // never asked to launch: out of the launch, close its link
 struct Finish {};  // every node is done: the launcher may exit
 using JobAction = std::variant<AbortNode, SignalNode, DropNode, Finish>;
 
-// Keeps the failure that explains the job: the first one that names a rank, else the first.
+// Keeps the failure that explains the job: the first one that names a rank, else the first that
+// is not an echo of another node's (Failure::peer_ended), else the first.
 void record_failure(std::optional<Failure>& current, Failure candidate);
 
 class JobPolicy {
@@ -56,7 +57,9 @@ class JobPolicy {
   std::vector<JobAction> accepted(int node);
   // Its LaunchEnded: every rank there is done (`failure`: why the launch failed there). Recorded
   // even after the node is out: a failing relayed launch's nodes may report by two ways.
-  std::vector<JobAction> ended(int node, std::optional<Failure> failure);
+  // `head_told`: the node told the head of its failure, as it does unless it lost its link to
+  // the head (which the launcher may still reach, and then tells).
+  std::vector<JobAction> ended(int node, std::optional<Failure> failure, bool head_told = true);
   // Unreachable, not authenticated, refused the launch, or lost: out of the launch.
   std::vector<JobAction> node_out(int node, Failure failure, Out how = Out::lost);
   // SIGINT/SIGTERM to the launcher: forwarded to the ranks (of nodes still being asked, once they

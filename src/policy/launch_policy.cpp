@@ -144,7 +144,7 @@ std::vector<Action> LaunchPolicy::abort_received(AbortSource from, Failure failu
 }
 
 std::vector<Action> LaunchPolicy::peer_lost(int node, const std::string& node_id,
-                                            const std::string& reason) {
+                                            const std::string& reason, bool peer_ended) {
   if (shape_.nodes < 2 || node == shape_.self) return {};
   // A lost head cannot be told; the launcher, which sees it lost too, tells the others.
   Tell tell = shape_.self == shape_.head ? Tell::all
@@ -152,6 +152,7 @@ std::vector<Action> LaunchPolicy::peer_lost(int node, const std::string& node_id
                                          : Tell::head;
   Failure failure = here(FailureKind::node_lost, -1, reason);
   failure.peer = node_id;
+  failure.peer_ended = peer_ended;
   return fail(std::move(failure), tell, node, SIGKILL);
 }
 

@@ -141,7 +141,9 @@ class LaunchPolicy {
 
   // Peers, the launcher, the agent.
   std::vector<Action> abort_received(AbortSource from, Failure failure);
-  std::vector<Action> peer_lost(int node, const std::string& node_id, const std::string& reason);
+  // `peer_ended`: the peer closed the link itself (Failure::peer_ended).
+  std::vector<Action> peer_lost(int node, const std::string& node_id, const std::string& reason,
+                                bool peer_ended = false);
   std::vector<Action> launcher_lost(const std::string& reason);
   // Forwarded by the launcher: not a failure, unless it stops ranks (SIGINT, SIGTERM, SIGHUP)
   // that have not all started; those then never start.

@@ -21,6 +21,7 @@ void encode_failure(const policy::Failure& f, schema::Failure::Builder out) {
   out.setTimeoutMs(f.timeout_ms);
   out.setPeer(f.peer);
   out.setMemoryLimit(f.memory_limit);
+  out.setPeerEnded(f.peer_ended);
 }
 
 policy::Failure decode_failure(schema::Failure::Reader in) {
@@ -40,6 +41,7 @@ policy::Failure decode_failure(schema::Failure::Reader in) {
   f.timeout_ms = in.getTimeoutMs();
   f.peer = in.getPeer();
   f.memory_limit = in.getMemoryLimit();
+  f.peer_ended = in.getPeerEnded();
   return f;
 }
 

@@ -32,8 +32,8 @@ class End : public NodeLinks::Host {
         key_(key),
         name_(std::move(name)),
         links(loop, *this, NodeLinks::Options{{100, 3}, linger_ms},
-              [this](const std::string& node, const std::string& why) {
-                lost.push_back(node + ": " + why);
+              [this](const std::string& node, const std::string& why, bool peer_ended) {
+                lost.push_back(node + ": " + why + (peer_ended ? " [peer ended]" : ""));
               }) {
     listener_ = net::TcpListener::listen(loop, "127.0.0.1", 0, [this](auto stream) {
                   add(std::move(stream), secure::Channel::Side::responder);
@@ -64,7 +64,7 @@ class End : public NodeLinks::Host {
   void drop(uint64_t id, const std::string& why) override {
     if (link::Connection* conn = connection(id)) {
       conn->close();
-      links.closed(id, make_error(why, ErrorKind::closed_by_peer));
+      links.closed(id, make_error(why));  // as Agent::drop: this side's choice
     }
   }
 
@@ -190,6 +190,29 @@ TEST_CASE("links made from both ends at once: each keeps its order, and the spar
   CHECK(a.heard == std::vector<std::string>{"b0", "b1", "b2", "b3", "b4"});
   REQUIRE(run_until(loop, [&] { return a.open() == 0 && b.open() == 0; }));
   nothing_lost(a, b);
+}
+
+TEST_CASE(
+    "a held link the peer ends is lost as ended by the peer; one this side ends is not an echo") {
+  net::Loop loop;
+  auto key = test_key();
+  End a(loop, key, "a", 60000), b(loop, key, "b", 60000);
+  auto hold = a.links.hold(b.me(), true);
+  a.say(b.me(), "hello");
+  REQUIRE(run_until(loop, [&] { return b.heard.size() == 1; }));
+  b.drop(1, "revoked");  // b's only connection: the one a made
+  REQUIRE(run_until(loop, [&] { return !a.lost.empty(); }));
+  CHECK(a.lost[0] == "b: connection closed (closed by the peer) [peer ended]");
+  // b, whose own choice it was, reports it with its reason, as no echo.
+  REQUIRE(b.lost.size() == 1);
+  CHECK(b.lost[0] == "a: connection closed (revoked)");
+  // Nor is a's own verdict on a link it made.
+  End c(loop, key, "c", 60000);
+  auto held = c.links.hold(a.me(), true);
+  c.say(a.me(), "hello");
+  REQUIRE(run_until(loop, [&] { return a.heard.size() == 1; }));
+  c.links.closed(1, make_error("gone"));
+  CHECK(c.lost.back() == "a: connection closed (gone)");
 }
 
 TEST_CASE("a peer that proves another name is lost, with why") {

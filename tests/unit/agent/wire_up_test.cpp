@@ -96,7 +96,7 @@ struct Fixture {
   LaunchSpec spec;
   MonotonicClock clock;
   NoLinks no_links;
-  NodeLinks links{loop, no_links, {}, [](auto&, auto&) {}};
+  NodeLinks links{loop, no_links, {}, [](auto&, auto&, bool) {}};
   LaunchNames names{loop, spec, links, launch_proc_nodes(spec), nullptr};
   Events events;
   PmiWireUp pmi{loop, spec, clock, names, events};

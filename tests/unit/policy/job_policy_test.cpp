@@ -39,6 +39,32 @@ TEST_CASE("record_failure keeps the first failure that names a rank") {
   CHECK(f->rank == 3);
 }
 
+TEST_CASE("record_failure prefers a node's own account to an echo of it") {
+  // n2 says n1 ended their link; n1, which ended it, says why. Either may arrive first.
+  Failure echo{"connection closed (closed by the peer)", 1};
+  echo.kind = FailureKind::node_lost;
+  echo.node = "n2";
+  echo.peer = "n1";
+  echo.peer_ended = true;
+  Failure account{"its certificate is revoked (security.revoked)", 1};
+  account.kind = FailureKind::node_lost;
+  account.node = "n1";
+  account.peer = "n2";
+  for (bool echo_first : {true, false}) {
+    std::optional<Failure> f;
+    record_failure(f, echo_first ? echo : account);
+    record_failure(f, echo_first ? account : echo);
+    CHECK(f->node == "n1");
+  }
+  // An echo alone still explains the job; a rank's failure outweighs an account.
+  std::optional<Failure> f;
+  record_failure(f, echo);
+  CHECK(f->peer_ended);
+  record_failure(f, Failure{"rank 2 failed", 3, 2});
+  record_failure(f, account);
+  CHECK(f->rank == 2);
+}
+
 TEST_CASE("a rank's failure reported by its agent costs the launcher no message") {
   auto p = live(16, 0);
   Actions all;
@@ -124,6 +150,17 @@ TEST_CASE("signals: forwarded to live nodes; a second SIGINT aborts with 130") {
   CHECK(aborted(b) == std::vector<int>{1});
   CHECK(p.failure()->exit_code == 130);
   CHECK(only<SignalNode>(p.signal(SIGTERM)).size() == 3);  // live until they end
+}
+
+TEST_CASE("a node that lost its link to a head the launcher still reaches: the head is told") {
+  Failure lost{"refused this side's identity", 1};
+  lost.kind = FailureKind::node_lost;
+  lost.peer = "n0";
+  auto p = live(3, 0);
+  CHECK(aborted(p.ended(1, lost, false)) == std::vector<int>{0});
+  // It told the head: the launcher sends nothing.
+  auto q = live(3, 0);
+  CHECK(aborted(q.ended(1, lost, true)).empty());
 }
 
 TEST_CASE("signals: a node still being asked gets the signal when it accepts") {

@@ -136,6 +136,10 @@ TEST_CASE("a lost peer: reported to the head, or by the head to all but the lost
   CHECK(abort_targets(head.peer_lost(2, "n2", "closed")) == std::set<int>{1, 3});
   auto single = running(shape(0, 0, 1));
   CHECK(single.peer_lost(1, "n1", "x").empty());
+  auto ended = running(shape(2, 0, 4));
+  auto e = ended.peer_lost(3, "n3", "connection closed (closed by the peer)", true);
+  CHECK(only<FirstFailure>(e)[0].failure.peer_ended);
+  CHECK(describe(only<FirstFailure>(e)[0].failure) == "node n3 closed its link with n2");
 }
 
 TEST_CASE("a forwarded signal reaches the running ranks and is not a failure") {

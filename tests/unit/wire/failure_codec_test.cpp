@@ -34,6 +34,23 @@ TEST_CASE("aborts: the launcher's and a head's read back the same way") {
   CHECK(policy::describe(got) == "rank 5 on n3 killed by signal 9 (SIGKILL)");
 }
 
+TEST_CASE("a node's link ended by its peer reads back as an echo of the peer's report") {
+  policy::Failure f;
+  f.kind = policy::FailureKind::node_lost;
+  f.detail = "connection closed (closed by the peer)";
+  f.node = "n2";
+  f.peer = "n1";
+  f.peer_ended = true;
+  auto got = wire::decode_abort(
+      wire::abort_message("L", f).envelope().asReader().getBody().getAbortProcesses());
+  CHECK(got.peer_ended);
+  CHECK(policy::describe(got) == "node n1 closed its link with n2");
+  f.peer_ended = false;
+  CHECK(!wire::decode_abort(
+             wire::abort_message("L", f).envelope().asReader().getBody().getAbortProcesses())
+             .peer_ended);
+}
+
 TEST_CASE("a hostile failure: an unknown kind reads as its detail, exit code 0 as 1") {
   rpc::Outgoing msg;
   auto abort = msg.envelope().initBody().initAbortProcesses();
