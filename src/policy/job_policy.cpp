@@ -35,8 +35,7 @@ std::vector<JobAction> JobPolicy::accepted(int node) {
   return out;
 }
 
-std::vector<JobAction> JobPolicy::ended(int node, std::optional<Failure> failure,
-                                        bool head_told) {
+std::vector<JobAction> JobPolicy::ended(int node, std::optional<Failure> failure, bool head_told) {
   Node& n = nodes_.at(static_cast<size_t>(node));
   std::vector<JobAction> out;
   n.ended = true;
