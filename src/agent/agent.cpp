@@ -468,9 +468,9 @@ void Agent::connection_closed(uint64_t conn_id, const Error& why) {
         log_fields({{"peer", who},
                     {"cause", it == connections_.end() ? std::string("?")
                                                        : std::string(it->second->refusal())}}));
-  else if (why.kind == ErrorKind::closed_by_peer)
+  else if (why.kind == ErrorKind::closed_by_peer || why.kind == ErrorKind::closed_here)
     LAT_LOG(debug, "link", "connection ", conn_id, " (", secure::describe(it->second->identity()),
-            ") closed by the peer");
+            ") closed: ", why.message);
   else
     LAT_LOG(info, "link", "connection ", conn_id, " (", secure::describe(it->second->identity()),
             ") lost: ", why.message, log_fields({{"node", config_.node_id}, {"peer", who}}));

@@ -71,8 +71,8 @@ link::Connection* Agent::connection(uint64_t id) {
 void Agent::drop(uint64_t id, const std::string& reason) {
   link::Connection* conn = connection(id);
   if (!conn) return;
-  conn->close();                              // a final record: the peer sees a clean close
-  connection_closed(id, make_error(reason));  // this side's choice, not the peer's
+  conn->close();  // a final record: the peer sees a clean close
+  connection_closed(id, make_error(reason, ErrorKind::closed_here));
 }
 
 Source Agent::source_of(const net::Stream& stream) const {

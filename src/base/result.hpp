@@ -14,6 +14,7 @@ enum class ErrorKind {
   other,
   eof,             // a byte stream ended (the peer closed its end)
   closed_by_peer,  // a link ended cleanly, as its peer chose
+  closed_here,     // a link this side ended, by its own choice
   refused,         // the peer answered a request with an error (it did not do what was asked)
   no_reader,       // a write found nobody left to read it (EPIPE)
   too_large,       // a peer's input went past a bound before it was whole

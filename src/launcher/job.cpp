@@ -11,6 +11,7 @@
 #include "launcher/node_choice.hpp"
 #include "launcher/spawn_plan.hpp"
 #include "launcher/user_files.hpp"
+#include "policy/launch_policy.hpp"
 #include "secure/secret.hpp"
 #include "wire/control.hpp"
 #include "wire/failure_codec.hpp"
@@ -441,9 +442,7 @@ void Job::on_message(int via, schema::Envelope::Reader envelope) {
       for (auto& s : end.stragglers)
         stragglers_.push_back(Straggler{s.rank, id(*node), std::move(s.pmi_state),
                                         std::move(s.last_command), s.idle_ms});
-      // A node that lost its link to the head could not tell it (policy/launch_policy.cpp).
-      const bool head_told = !end.failure || end.failure->kind != policy::FailureKind::node_lost ||
-                             end.failure->peer != id(layout_.head());
+      const bool head_told = !end.failure || policy::told_head(*end.failure, id(layout_.head()));
       run(policy_.ended(*node, std::move(end.failure), head_told));
       return input_.pace();  // it takes no more input
     }

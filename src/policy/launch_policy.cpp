@@ -143,6 +143,10 @@ std::vector<Action> LaunchPolicy::abort_received(AbortSource from, Failure failu
   return fail(std::move(failure), Tell::all, skip, signum);
 }
 
+bool told_head(const Failure& failure, const std::string& head_id) {
+  return failure.kind != FailureKind::node_lost || failure.peer != head_id;
+}
+
 std::vector<Action> LaunchPolicy::peer_lost(int node, const std::string& node_id,
                                             const std::string& reason, bool peer_ended) {
   if (shape_.nodes < 2 || node == shape_.self) return {};

@@ -109,6 +109,10 @@ struct PolicyTimes {
   uint64_t lost_pmi_ms = 2000;  // PMI dropped without finalize -> fail unless the rank exited
 };
 
+// Whether a node whose launch failed with `failure` told the launch's head (`head_id`): it does,
+// unless what it lost was its link to the head (peer_lost).
+bool told_head(const Failure& failure, const std::string& head_id);
+
 class LaunchPolicy {
  public:
   LaunchPolicy(LaunchShape shape, PolicyTimes times = {});
@@ -141,7 +145,8 @@ class LaunchPolicy {
 
   // Peers, the launcher, the agent.
   std::vector<Action> abort_received(AbortSource from, Failure failure);
-  // `peer_ended`: the peer closed the link itself (Failure::peer_ended).
+  // `peer_ended`: the peer closed the link itself (Failure::peer_ended). A lost head is told
+  // nothing (told_head).
   std::vector<Action> peer_lost(int node, const std::string& node_id, const std::string& reason,
                                 bool peer_ended = false);
   std::vector<Action> launcher_lost(const std::string& reason);

@@ -64,7 +64,7 @@ class End : public NodeLinks::Host {
   void drop(uint64_t id, const std::string& why) override {
     if (link::Connection* conn = connection(id)) {
       conn->close();
-      links.closed(id, make_error(why));  // as Agent::drop: this side's choice
+      links.closed(id, make_error(why, ErrorKind::closed_here));  // as Agent::drop
     }
   }
 

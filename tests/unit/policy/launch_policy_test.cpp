@@ -140,6 +140,10 @@ TEST_CASE("a lost peer: reported to the head, or by the head to all but the lost
   auto e = ended.peer_lost(3, "n3", "connection closed (closed by the peer)", true);
   CHECK(only<FirstFailure>(e)[0].failure.peer_ended);
   CHECK(describe(only<FirstFailure>(e)[0].failure) == "node n3 closed its link with n2");
+  // The head, lost, is told nothing; any other failure reaches it.
+  auto lost_head = running(shape(2, 0, 4)).peer_lost(0, "n0", "x");
+  CHECK(!told_head(only<FirstFailure>(lost_head)[0].failure, "n0"));
+  CHECK(told_head(only<FirstFailure>(e)[0].failure, "n0"));
 }
 
 TEST_CASE("a forwarded signal reaches the running ranks and is not a failure") {
